@@ -1,0 +1,74 @@
+// Package app is the module contract of svc and the machinery that runs modules: HTTP server
+// assembly with the outer middlewares, the lifecycle (start in order, roll back on failure, stop
+// in reverse) and the worker runner.
+package app
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/svc-framework/svc/config"
+	"github.com/svc-framework/svc/db"
+	"github.com/svc-framework/svc/i18n"
+	"github.com/svc-framework/svc/rpc"
+)
+
+// Module is everything one feature module adds to the server. A module's module.go returns one
+// Module value; the composition root (package svc) lists modules in boot order.
+//
+// Building a Module must not do I/O: databases are migrated after all modules are built and
+// before Start runs.
+type Module struct {
+	// Name identifies the module in logs and errors ("security", "storage", ...).
+	Name string
+	// Resources are mounted on /api.
+	Resources []rpc.Resource
+	// Routes are plain HTTP routes (download proxy, /ws, /mcp, /sso/trust, inbound gateway).
+	Routes []Route
+	// Migrations are the module's embedded migrations, or nil.
+	Migrations *db.Migrations
+	// AutoMigrate runs Migrations at startup (the module's auto_migrate key); `svc migrate`
+	// always runs them.
+	AutoMigrate bool
+	// Strategies are authentication strategies the module adds to the shared registry.
+	Strategies []rpc.Strategy
+	// Workers run in the background from Start until shutdown.
+	Workers []Worker
+	// Start runs after migrations, in boot order; nil means nothing to start.
+	Start func(ctx context.Context) error
+	// Stop runs at shutdown in reverse boot order, and to roll back a failed start.
+	Stop func(ctx context.Context) error
+	// Ready reports whether the module can serve (used by GET /readyz); nil means always ready.
+	Ready func(ctx context.Context) error
+}
+
+// Route is one plain HTTP route. Pattern is a net/http ServeMux pattern such as
+// "GET /storage/files/{key...}".
+type Route struct {
+	Pattern string
+	Handler http.Handler
+}
+
+// Worker is a background job of a module. With Interval > 0 Run is called every Interval (the
+// first call after one Interval); with Interval == 0 Run is called again as soon as it returns
+// (a loop worker that blocks on its own source), after a short back-off when it returned an
+// error. Panics are recovered and logged; ctx is cancelled at shutdown.
+type Worker struct {
+	Name     string
+	Interval time.Duration
+	Run      func(ctx context.Context) error
+}
+
+// Deps are what the composition root hands a module when building it.
+type Deps struct {
+	Config      *config.Config
+	Logger      *slog.Logger
+	Clock       func() time.Time
+	I18n        *i18n.Catalog
+	DB          *db.DB            // the primary data source
+	DataSources map[string]*db.DB // every data source by name, primary included
+	KV          *redis.Client     // nil when svc.kvstore.enabled is false
+}

@@ -1,0 +1,34 @@
+// Package db opens the svc.data_sources (PostgreSQL, MySQL/MariaDB, SQLite), holds the dialect
+// helpers that keep dialect-specific SQL out of modules, and runs each module's embedded
+// migrations.
+package db
+
+import (
+	"io/fs"
+
+	"github.com/svc-framework/svc/config"
+	"github.com/uptrace/bun"
+)
+
+// DB is one opened data source: a bun query builder over database/sql plus what modules need to
+// know about it.
+type DB struct {
+	*bun.DB
+	// Name is the data source name ("primary", ...).
+	Name string
+	// Kind is the dialect: config.Postgres, config.MySQL or config.SQLite.
+	Kind config.DBKind
+	// Schema is the PostgreSQL schema in use ("public" by default); empty for other kinds.
+	Schema string
+	// SQLGuard mirrors enable_sql_guard for modules that expose raw SQL.
+	SQLGuard bool
+}
+
+// Migrations are one module's embedded migration files: FS holds the directories postgres/,
+// mysql/ and sqlite/, each with files named NNN_name.sql applied in ascending NNN order.
+type Migrations struct {
+	// Module names the module; versions are recorded per module in the version table.
+	Module string
+	// FS is the embedded tree (usually an embed.FS rooted at "migrations").
+	FS fs.FS
+}
