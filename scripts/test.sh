@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# test.sh is the project's one test command (CI runs it through .ci/run):
+# start the real services, then gofmt, go vet and the race-enabled test suite
+# with SVC_TEST_REQUIRE_SERVICES=1, so a missing service fails instead of
+# skipping. Optional arguments replace the package pattern ./... for vet and
+# test, e.g. `scripts/test.sh ./db/...`.
+#
+# Every check runs even when an earlier one failed, so one run reports all of
+# them; the exit status is non-zero when any failed.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+
+pkgs=("$@")
+((${#pkgs[@]})) || pkgs=(./...)
+timeout="${SVC_TEST_TIMEOUT:-30m}"
+
+section() { printf '\n==> %s\n' "$*"; }
+failed=()
+
+section "services (scripts/services.sh)"
+# Assign first: `eval "$(cmd)"` alone would hide a failing cmd from set -e.
+env_lines="$(scripts/services.sh)"
+eval "$env_lines"
+export SVC_TEST_REQUIRE_SERVICES=1
+
+section "gofmt -l"
+# Module code only: skip the caches, nested tools modules' build output and
+# testdata, which may hold deliberately malformed Go.
+mapfile -t unformatted < <(
+	find . \( -path ./.git -o -path ./.cache -o -name testdata -o -name node_modules \) -prune \
+		-o -type f -name '*.go' -print0 | xargs -0 -r gofmt -l
+)
+if ((${#unformatted[@]})); then
+	echo "these files need gofmt -w:"
+	printf '  %s\n' "${unformatted[@]}"
+	failed+=("gofmt")
+else
+	echo "ok"
+fi
+
+section "go vet ${pkgs[*]}"
+if go vet "${pkgs[@]}"; then echo "ok"; else failed+=("go vet"); fi
+
+section "go test -race -count=1 -timeout $timeout ${pkgs[*]}"
+if go test -race -count=1 -timeout "$timeout" "${pkgs[@]}"; then
+	echo "ok"
+else
+	failed+=("go test")
+fi
+
+if ((${#failed[@]})); then
+	section "FAILED: ${failed[*]}"
+	exit 1
+fi
+section "all checks passed"
