@@ -1,16 +1,48 @@
 package config
 
+import (
+	"fmt"
+	"net/netip"
+)
+
+// Defaults of svc.app.
+const (
+	defaultAppName   = "svc-app"
+	defaultBodyLimit = 32 * MiB
+)
+
 // App is the svc.app section (spec §8.3).
 type App struct {
-	// Name is svc.app.name (default "svc-app"): the JWT audience and the push-relay namespace.
+	// Name is svc.app.name (default "svc-app"): the JWT audience, the push-relay channel
+	// namespace and the last fallback of the object-store bucket.
 	Name string `toml:"name"`
-	// Port is svc.app.port: the HTTP port. Required, no default.
+	// Port is svc.app.port: the HTTP port. Required, no default; a missing port fails Validate
+	// with ErrMissingPort.
 	Port uint16 `toml:"port"`
 	// BodyLimit is svc.app.body_limit (default 32mib): the largest request body accepted.
+	// Non-positive selects the default.
 	BodyLimit Size `toml:"body_limit"`
 	// TrustedProxies is svc.app.trusted_proxies: IPs or CIDRs whose X-Forwarded-For is believed.
 	// Empty means forwarded headers are ignored and the peer address is the client IP.
 	TrustedProxies []string `toml:"trusted_proxies"`
+}
+
+func (a *App) applyDefaults() {
+	a.Name = orDefault(a.Name, defaultAppName)
+	a.BodyLimit = positive(a.BodyLimit, defaultBodyLimit)
+}
+
+func (a *App) validate() []error {
+	var errs []error
+	if a.Port == 0 {
+		errs = append(errs, fmt.Errorf("svc.app.port: required (set it in application.toml or SVC_APP_PORT): %w", ErrMissingPort))
+	}
+	for i, p := range a.TrustedProxies {
+		if !validIPOrPrefix(p) {
+			errs = append(errs, fmt.Errorf("svc.app.trusted_proxies[%d] %q: %w", i, p, ErrInvalidTrustedProxy))
+		}
+	}
+	return errs
 }
 
 // CORS is the svc.cors section (spec §8.3).
@@ -19,4 +51,13 @@ type CORS struct {
 	Enabled bool `toml:"enabled"`
 	// AllowOrigins is svc.cors.allow_origins: the origins allowed ("*" for any).
 	AllowOrigins []string `toml:"allow_origins"`
+}
+
+// validIPOrPrefix reports whether s is an IP address or a CIDR prefix.
+func validIPOrPrefix(s string) bool {
+	if _, err := netip.ParseAddr(s); err == nil {
+		return true
+	}
+	_, err := netip.ParsePrefix(s)
+	return err == nil
 }

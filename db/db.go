@@ -1,6 +1,3 @@
-// Package db opens the svc.data_sources (PostgreSQL, MySQL/MariaDB, SQLite), holds the dialect
-// helpers that keep dialect-specific SQL out of modules, and runs each module's embedded
-// migrations.
 package db
 
 import (

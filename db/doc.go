@@ -1,0 +1,131 @@
+// Package db opens the data sources of svc.data_sources (spec §8.3), holds the dialect helpers
+// that keep dialect-specific SQL out of modules, and runs each module's embedded migrations.
+//
+// # Kinds
+//
+// Open supports three kinds, each behind a github.com/uptrace/bun query builder over
+// database/sql:
+//
+//   - postgres: PostgreSQL through pgx (github.com/jackc/pgx/v5/stdlib);
+//   - mysql: MySQL and MariaDB through github.com/go-sql-driver/mysql;
+//   - sqlite: SQLite through modernc.org/sqlite (pure Go, no cgo).
+//
+// oracle and sqlserver are declared by the spec but not implemented: Open fails with
+// ErrUnsupportedDBKind (the config package's sentinel), as does any other type. OpenAll opens the
+// whole map, "primary" first, fails with config.ErrMissingPrimaryDataSource when "primary" is
+// absent, and closes what it had opened when any source fails. Every source is pinged within 10 s
+// at open. Errors name the data source ("db: data source \"primary\" (postgres): …") and never
+// contain its password: drivers leave it out, and Open removes it from the message in case one
+// does not.
+//
+// # Connection settings
+//
+// Zero fields fall back to the spec's defaults, so a hand-built config.DataSource works without
+// the config package's defaults: host 127.0.0.1, port 5432 or 3306, ssl_mode disable, PostgreSQL
+// schema public. A host starting with "/" is a unix socket (directory for PostgreSQL, socket
+// file for MySQL).
+//
+// PostgreSQL: the connection URL is built with net/url (user, password and database escaped),
+// with sslmode from ssl_mode and sslrootcert from ssl_root_cert (verify-ca and verify-full use
+// the system pool when it is empty). The session's search_path is the schema alone, quoted so
+// its case is kept, and timezone is UTC. DB.Schema holds the schema in use. Migrate creates the
+// schema when it does not exist yet.
+//
+// MySQL/MariaDB: the driver is configured through mysql.Config and a connector, not a DSN
+// string, and no TLS configuration is registered globally. parseTime is on, loc and the session
+// time_zone are UTC, the connection collation is utf8mb4_unicode_ci. multiStatements stays off:
+// Migrate splits files itself, so an injected ";" can never start a second statement. ssl_mode
+// require encrypts without verifying the server (like libpq's require, and unlike the driver's
+// "preferred", which may fall back to plain text); verify-ca verifies the chain against
+// ssl_root_cert (or the system pool) but not the host name; verify-full verifies both.
+//
+// Network pools are capped at 25 open connections (10 idle, idle for at most 5 minutes,
+// recycled after an hour), so a burst cannot exhaust the server's max_connections.
+//
+// # SQLite
+//
+// path is required; its directory is created. Every pooled connection runs:
+//
+//   - busy_timeout(5000): a connection that meets the write lock waits up to 5 s instead of
+//     failing at once with SQLITE_BUSY;
+//   - journal_mode(WAL): readers do not block the writer nor the writer the readers;
+//   - synchronous(NORMAL): durable across application crashes, the usual pairing with WAL;
+//   - foreign_keys(1): foreign keys are enforced (SQLite's default is off);
+//   - _txlock=immediate: transactions begin with BEGIN IMMEDIATE and take the write lock at the
+//     start. A deferred transaction that reads and then writes can fail with SQLITE_BUSY without
+//     the busy handler ever being called (its snapshot is stale); an immediate one waits in
+//     busy_timeout instead;
+//   - _time_format=sqlite: time.Time arguments are stored as sortable "YYYY-MM-DD HH:MM:SS…" text.
+//
+// Pool strategy: SQLite allows one writer at a time. The pool holds up to 8 connections, so reads
+// run beside the writer under WAL, and writers (autocommit statements and InTx transactions
+// alike) queue on the database lock through busy_timeout. A single-connection pool was not
+// chosen because a query issued outside a transaction while that transaction is open would wait
+// for the pool forever; with this strategy it reads, or waits at most 5 s to write. The cost: a
+// write transaction held longer than 5 s makes other writers fail with SQLITE_BUSY, so keep
+// write transactions short (as on any database).
+//
+// # Helpers
+//
+//   - (*DB).InTx runs a function in one transaction, committed on nil and rolled back on error
+//     or panic. It makes one attempt and does not retry, because the function may have effects
+//     outside the database; callers retry when they know it is safe.
+//   - (*DB).SkipLocked returns "FOR UPDATE SKIP LOCKED" on PostgreSQL and MySQL/MariaDB (MariaDB
+//     10.6 or later) and "" on SQLite, which has no row locks: its writers are serialised, so a
+//     claim made inside InTx is already exclusive. (*DB).ForUpdateSkipLocked applies the same
+//     clause to a bun select query. Leases shared by several nodes use it.
+//   - IsUniqueViolation and IsForeignKeyViolation classify driver errors of all three kinds,
+//     through any %w wrapping.
+//
+// # Migrations
+//
+// A module embeds its migrations as a tree with one directory per dialect:
+//
+//	migrations/postgres/001_init.sql
+//	migrations/mysql/001_init.sql
+//	migrations/sqlite/001_init.sql
+//
+// and passes Migrations{Module: "storage", FS: sub-tree} to Migrate. Rules, checked for every set
+// before anything is applied (violations wrap ErrInvalidMigrations and name the file):
+//
+//   - a dialect directory holds only files named NNN_name.sql: at least three digits, "_", a
+//     name of letters, digits, "_" and "-";
+//   - versions are numbered 1, 2, 3, … with no gap and no duplicate (001_a.sql and 0001_b.sql
+//     are both version 1);
+//   - each module appears once in a call, and the directory of the database's dialect exists.
+//
+// Applied versions are recorded in one table, created on first use in the database (on
+// PostgreSQL in the data source's schema):
+//
+//	svc_schema_migrations(module, version, name, applied_at)  PRIMARY KEY (module, version)
+//
+// applied_at is the database's clock in UTC. Sets are applied in the order given, files in version
+// order; versions already recorded are skipped, so a re-run is a no-op. Recorded versions that
+// have no file (a database migrated by a newer release) are left alone, so an older node can
+// still start during a rolling upgrade.
+//
+// Each file is applied on its own:
+//
+//   - PostgreSQL and SQLite have transactional DDL: the file runs as one multi-statement exec
+//     inside a transaction together with its version row, so it is applied completely or not at
+//     all. Dollar-quoted bodies and triggers are fine.
+//   - MySQL/MariaDB commit DDL implicitly. The file is split into statements, run one by one,
+//     and its version row is written after the last. The split rule: a statement ends at a line
+//     whose last non-blank character is ";"; lines that are only a "--" or "#" comment are
+//     dropped; text after the last ";" is a final statement. There is no DELIMITER, so no stored
+//     procedures or compound trigger bodies, and a string literal must not end a line with ";".
+//     When a statement fails, the earlier statements of that file stay applied and the file is
+//     not recorded: prefer one DDL statement per MySQL file, or statements that can be re-run
+//     (IF NOT EXISTS).
+//
+// A failing file stops the run. Files before it stay applied and recorded, and the error names
+// the data source, the module and the file (and on MySQL the statement number).
+//
+// Concurrent runs (several nodes starting together) apply each file once. PostgreSQL: the run
+// holds pg_advisory_lock on one connection, keyed by the schema. MySQL: the run holds GET_LOCK on
+// a name derived from the database. SQLite: each file's transaction is BEGIN IMMEDIATE and checks
+// the version again inside it, so the database write lock serialises runs across processes.
+//
+// Pending lists what Migrate would apply, in order, without locking or creating anything (for
+// progress output such as `svc migrate`).
+package db
