@@ -4,14 +4,43 @@ import (
 	"fmt"
 
 	"github.com/svc-framework/svc/app"
+	"github.com/svc-framework/svc/monitor"
 	"github.com/svc-framework/svc/rpc"
+	"github.com/svc-framework/svc/schema"
+	"github.com/svc-framework/svc/security"
+	"github.com/svc-framework/svc/storage"
 )
 
-// bootChain lists the default modules in boot order (spec §1). Integration and approval join only
-// when a host includes them by an option; cron, push and mcp join here when they land.
-func (s *Server) bootChain() []ModuleFunc {
-	chain := []ModuleFunc{}
+// bootChain lists the default modules in boot order (spec §1), then the host's modules.
+// Integration and approval join only when a host includes them by an option; cron, push and mcp
+// join here when they land.
+func (s *Server) bootChain(engine *rpc.Engine) []ModuleFunc {
+	chain := []ModuleFunc{
+		func(d app.Deps) (app.Module, error) {
+			m, sec, err := security.Build(d, s.opts.security)
+			s.security = sec
+			return m, err
+		},
+		func(d app.Deps) (app.Module, error) {
+			o := s.opts.storage
+			o.Auth, o.Errors = pick[storage.Authenticator](o.Auth, engine), pick[storage.ErrorWriter](o.Errors, engine)
+			o.Permissions = pick[storage.PermissionChecker](o.Permissions, engine)
+			m, st, err := storage.Build(d, o)
+			s.storage = st
+			return m, err
+		},
+		schema.Build,
+		func(d app.Deps) (app.Module, error) { return monitor.Build(d, s.opts.monitor) },
+	}
 	return append(chain, s.opts.modules...)
+}
+
+// pick returns override unless it is nil.
+func pick[T any](override, def T) T {
+	if any(override) == nil {
+		return def
+	}
+	return override
 }
 
 // build creates the /api engine, builds every module of the boot chain and registers their
@@ -48,7 +77,7 @@ func (s *Server) build() error {
 		KV:          s.kv,
 	}
 	var mods []app.Module
-	for _, build := range s.bootChain() {
+	for _, build := range s.bootChain(engine) {
 		m, err := build(deps)
 		if err != nil {
 			return fmt.Errorf("build module: %w", err)
@@ -70,8 +99,11 @@ func (s *Server) build() error {
 			return fmt.Errorf("module %s: %w", m.Name, err)
 		}
 	}
-	if s.opts.permissions != nil {
+	switch {
+	case s.opts.permissions != nil:
 		engine.SetPermissionChecker(s.opts.permissions)
+	case s.security != nil:
+		engine.SetPermissionChecker(s.security.PermissionChecker())
 	}
 	if err := engine.Validate(); err != nil {
 		return err

@@ -5,7 +5,10 @@ import (
 	"net"
 	"time"
 
+	"github.com/svc-framework/svc/monitor"
 	"github.com/svc-framework/svc/rpc"
+	"github.com/svc-framework/svc/security"
+	"github.com/svc-framework/svc/storage"
 )
 
 // Option configures a Server for a host application.
@@ -20,7 +23,20 @@ type options struct {
 	strategies  []rpc.Strategy
 	permissions rpc.PermissionChecker
 	audit       rpc.AuditSink
+	security    security.Options
+	storage     storage.Options
+	monitor     monitor.Options
 }
+
+// WithSecurity sets the security module's host extension points (authenticators, user-info
+// loader, user store, challenge providers, event sink, ...).
+func WithSecurity(o security.Options) Option { return func(opts *options) { opts.security = o } }
+
+// WithStorage sets the storage module's host extension points (file ACL, backend, events).
+func WithStorage(o storage.Options) Option { return func(opts *options) { opts.storage = o } }
+
+// WithMonitor gives sys/monitor its optional inspectors (event streams, integration stats).
+func WithMonitor(o monitor.Options) Option { return func(opts *options) { opts.monitor = o } }
 
 // WithLogger replaces the default JSON logger.
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }

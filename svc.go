@@ -34,6 +34,8 @@ import (
 	"github.com/svc-framework/svc/i18n"
 	"github.com/svc-framework/svc/kv"
 	"github.com/svc-framework/svc/rpc"
+	"github.com/svc-framework/svc/security"
+	"github.com/svc-framework/svc/storage"
 )
 
 // ShutdownGrace is how long in-flight requests may run after shutdown begins.
@@ -50,16 +52,26 @@ type Server struct {
 	logger *slog.Logger
 	clock  func() time.Time
 
-	mu      sync.Mutex
-	started bool
-	dbs     map[string]*db.DB
-	kv      *redis.Client
-	engine  *rpc.Engine
-	modules []app.Module
-	workers *app.Workers
-	handler http.Handler
-	catalog *i18n.Catalog
+	mu       sync.Mutex
+	started  bool
+	dbs      map[string]*db.DB
+	kv       *redis.Client
+	engine   *rpc.Engine
+	modules  []app.Module
+	workers  *app.Workers
+	handler  http.Handler
+	catalog  *i18n.Catalog
+	security *security.Service
+	storage  *storage.Service
 }
+
+// Security returns the security module's service (tokens, user store, password policy); nil
+// before Start.
+func (s *Server) Security() *security.Service { return s.security }
+
+// Storage returns the storage module's service (the adoption API for host code); nil before
+// Start.
+func (s *Server) Storage() *storage.Service { return s.storage }
 
 // New validates cfg and prepares a server; it does no I/O. Every startup error of spec §7 is
 // returned here, wrapped with its key path.

@@ -1,0 +1,147 @@
+// Package svctest is the public test harness of svc: the real boot chain in-process on
+// httptest, an RPC client, token minting, a fake clock, Eventually, and a database matrix over
+// SQLite (always) and PostgreSQL, MySQL/MariaDB, Redis and S3 when their SVC_TEST_* settings are
+// present. With SVC_TEST_REQUIRE_SERVICES=1 a missing service fails the test instead of skipping.
+//
+// Host applications use it for their own API tests:
+//
+//	srv := svctest.New(t, svctest.WithOptions(svc.WithResources(myResource)))
+//	resp := srv.Call(t, "shop/order", "create", params, svctest.As(user))
+//	if resp.Code != 0 { t.Fatalf("create: %d %s", resp.Code, resp.Message) }
+package svctest
+
+import (
+	"context"
+	"log/slog"
+	"net/http/httptest"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/svc-framework/svc"
+	"github.com/svc-framework/svc/config"
+	"github.com/svc-framework/svc/db"
+)
+
+// TestSecret is the hex JWT secret of servers built by New, so tokens minted by As verify.
+const TestSecret = "7376637465737473656372657400000000000000000000000000000000000001"
+
+// Server is a running in-process svc server.
+type Server struct {
+	*svc.Server
+	// URL is the base URL of the httptest server (no trailing slash).
+	URL string
+	// HTTP is the underlying httptest server.
+	HTTP *httptest.Server
+	// Clock is the server's fake clock (nil when the server runs on real time).
+	Clock *Clock
+	cfg   *config.Config
+}
+
+// Option configures New.
+type Option func(*setup)
+
+type setup struct {
+	kind    config.DBKind
+	mutate  []func(*config.Config)
+	clock   *Clock
+	options []svc.Option
+}
+
+// WithDB selects the kind of the primary data source (default SQLite). PostgreSQL and MySQL are
+// skipped — or fail under SVC_TEST_REQUIRE_SERVICES=1 — when their SVC_TEST_* DSN is not set.
+func WithDB(kind config.DBKind) Option { return func(s *setup) { s.kind = kind } }
+
+// WithConfig changes the configuration before the server is built. It runs after the harness's
+// defaults (memory storage, every auto_migrate on, a fixed test secret).
+func WithConfig(f func(*config.Config)) Option {
+	return func(s *setup) { s.mutate = append(s.mutate, f) }
+}
+
+// WithClock runs the server on a fake clock.
+func WithClock(c *Clock) Option { return func(s *setup) { s.clock = c } }
+
+// WithOptions passes host options (resources, modules, strategies, ...) to svc.New.
+func WithOptions(opts ...svc.Option) Option {
+	return func(s *setup) { s.options = append(s.options, opts...) }
+}
+
+// New boots a server with the default boot chain on a fresh isolated database and serves it on
+// httptest until the test ends.
+func New(t testing.TB, opts ...Option) *Server {
+	t.Helper()
+	st := setup{kind: config.SQLite}
+	for _, o := range opts {
+		o(&st)
+	}
+	cfg := Config(t, st.kind)
+	for _, f := range st.mutate {
+		f(cfg)
+	}
+	svcOpts := []svc.Option{svc.WithLogger(Logger())}
+	if st.clock != nil {
+		svcOpts = append(svcOpts, svc.WithClock(st.clock.Now))
+	}
+	srv, err := svc.New(cfg, append(svcOpts, st.options...)...)
+	if err != nil {
+		t.Fatalf("svctest: svc.New: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := srv.Start(ctx); err != nil {
+		t.Fatalf("svctest: start: %v", err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	t.Cleanup(func() {
+		hs.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := srv.Stop(ctx); err != nil {
+			t.Errorf("svctest: stop: %v", err)
+		}
+	})
+	return &Server{Server: srv, URL: hs.URL, HTTP: hs, Clock: st.clock, cfg: cfg}
+}
+
+// Config returns the harness's base configuration for a primary data source of kind on a fresh
+// isolated database: defaults applied, port 0 (unused under httptest), memory storage, every
+// module's auto_migrate on and a fixed test secret.
+func Config(t testing.TB, kind config.DBKind) *config.Config {
+	t.Helper()
+	cfg := config.Default()
+	cfg.App.Port = 1
+	cfg.DataSources = map[string]config.DataSource{config.PrimaryDataSource: DataSource(t, kind)}
+	cfg.Security.Secret = TestSecret
+	cfg.Storage.Provider = config.StorageMemory
+	cfg.Storage.AutoMigrate = true
+	cfg.Cron.Store.AutoMigrate = true
+	cfg.Integration.AutoMigrate = true
+	cfg.Approval.AutoMigrate = true
+	return cfg
+}
+
+// DB returns the server's primary data source.
+func (s *Server) DB() *db.DB { return s.Server.DB() }
+
+// Logger is the logger of harness servers: silent unless SVC_TEST_LOG is set (to a level such
+// as debug), then JSON on stderr.
+func Logger() *slog.Logger {
+	lv := os.Getenv("SVC_TEST_LOG")
+	if lv == "" {
+		return slog.New(slog.DiscardHandler)
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(lv)); err != nil {
+		level = slog.LevelDebug
+	}
+	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+}
+
+// EachDBKind runs fn as a subtest per database kind: sqlite always, postgres and mysql when
+// their SVC_TEST_* DSN is set (see DataSource for the skip/fail rule).
+func EachDBKind(t *testing.T, fn func(t *testing.T, kind config.DBKind)) {
+	t.Helper()
+	for _, kind := range []config.DBKind{config.SQLite, config.Postgres, config.MySQL} {
+		t.Run(string(kind), func(t *testing.T) { fn(t, kind) })
+	}
+}

@@ -1,0 +1,198 @@
+package svctest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"hash/fnv"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/svc-framework/svc/config"
+	"github.com/svc-framework/svc/kv"
+)
+
+// Environment variables that point the real-service tests at running servers (CONVENTIONS:
+// tests layer 3). A test that needs a service whose variable is unset is skipped, or fails when
+// EnvRequireServices is "1".
+const (
+	// EnvPostgresDSN is a PostgreSQL URL, e.g. postgres://postgres@127.0.0.1:5432/test?sslmode=disable.
+	EnvPostgresDSN = "SVC_TEST_POSTGRES_DSN"
+	// EnvMySQLDSN is a go-sql-driver DSN, e.g. root@tcp(127.0.0.1:3306)/test?parseTime=true.
+	EnvMySQLDSN = "SVC_TEST_MYSQL_DSN"
+	// EnvRedisAddr is host:port of a Redis server, or the path of its unix socket.
+	EnvRedisAddr = "SVC_TEST_REDIS_ADDR"
+	// EnvS3Endpoint is the S3 endpoint: host:port, or a URL whose scheme selects TLS.
+	EnvS3Endpoint = "SVC_TEST_S3_ENDPOINT"
+	// EnvS3AccessKey is the S3 access key.
+	EnvS3AccessKey = "SVC_TEST_S3_ACCESS_KEY"
+	// EnvS3SecretKey is the S3 secret key.
+	EnvS3SecretKey = "SVC_TEST_S3_SECRET_KEY"
+	// EnvS3Region is the S3 region (default us-east-1).
+	EnvS3Region = "SVC_TEST_S3_REGION"
+	// EnvRequireServices set to "1" (as CI does) turns a missing service into a test failure.
+	EnvRequireServices = "SVC_TEST_REQUIRE_SERVICES"
+)
+
+// serviceTimeout bounds each set-up and clean-up call against a real service.
+const serviceTimeout = 30 * time.Second
+
+// requireService returns the value of envVar. When it is empty the test is skipped with a
+// message naming the variable, or fails when SVC_TEST_REQUIRE_SERVICES=1. This is the one place
+// that rule lives.
+func requireService(t testing.TB, envVar string) string {
+	t.Helper()
+	v := os.Getenv(envVar)
+	if v != "" {
+		return v
+	}
+	if os.Getenv(EnvRequireServices) == "1" {
+		t.Fatalf("%s is not set, and %s=1 requires the real service", envVar, EnvRequireServices)
+	}
+	t.Skipf("%s is not set: skipping the test against the real service", envVar)
+	return ""
+}
+
+// isolationSuffix returns n random bytes as lowercase hex, for names of databases, schemas and
+// buckets that must not collide between tests, runs or machines.
+func isolationSuffix(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails (Go 1.24+)
+	return hex.EncodeToString(b)
+}
+
+// processNonce is random per test binary run: it keeps UniquePrefix apart between packages that
+// `go test` runs in parallel and between runs against the same server. It is the one piece of
+// package state in svctest, read-only after first use.
+var processNonce = sync.OnceValue(func() string { return isolationSuffix(4) })
+
+// UniquePrefix returns a key prefix that belongs to t alone, for Redis keys, stream and channel
+// names and the like: "svctest:<run nonce>:<test name>:<hash>:". It is the same on every call in
+// one test, so clean-up code can find the keys again, and differs between tests (the hash covers
+// the full test name), between parallel packages and between runs.
+func UniquePrefix(t testing.TB) string {
+	name := t.Name()
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(name))
+	short := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' {
+			return r
+		}
+		return '_'
+	}, name)
+	if len(short) > 40 {
+		short = short[:40]
+	}
+	return fmt.Sprintf("svctest:%s:%s:%08x:", processNonce(), short, h.Sum32())
+}
+
+// RedisConfig returns an enabled config.KVStore for the server in SVC_TEST_REDIS_ADDR (host:port,
+// or a socket path starting with "/"), database 0. It skips or fails the test per
+// requireService when the variable is unset.
+func RedisConfig(t testing.TB) config.KVStore {
+	t.Helper()
+	addr := requireService(t, EnvRedisAddr)
+	if strings.HasPrefix(addr, "/") {
+		return config.KVStore{Enabled: true, Network: "unix", Host: addr}
+	}
+	host, portText, err := net.SplitHostPort(addr)
+	if err != nil {
+		t.Fatalf("%s=%q: want host:port or a socket path: %v", EnvRedisAddr, addr, err)
+	}
+	port, err := strconv.ParseUint(portText, 10, 16)
+	if err != nil {
+		t.Fatalf("%s=%q: port: %v", EnvRedisAddr, addr, err)
+	}
+	return config.KVStore{Enabled: true, Network: "tcp", Host: host, Port: uint16(port)}
+}
+
+// Redis returns a client for the server in SVC_TEST_REDIS_ADDR (see RedisConfig), closed when
+// the test ends. The server is shared, so tests must isolate their data with UniquePrefix(t) on
+// every key and never FLUSHDB; at clean-up the keys under UniquePrefix(t) are deleted.
+func Redis(t testing.TB) *redis.Client {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), serviceTimeout)
+	defer cancel()
+	client, err := kv.Open(ctx, RedisConfig(t))
+	if err != nil {
+		t.Fatalf("svctest: redis: %v", err)
+	}
+	prefix := UniquePrefix(t)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), serviceTimeout)
+		defer cancel()
+		if err := deleteKeys(ctx, client, prefix+"*"); err != nil {
+			t.Errorf("svctest: delete redis keys %s*: %v", prefix, err)
+		}
+		_ = client.Close()
+	})
+	return client
+}
+
+// deleteKeys removes every key matching pattern, one SCAN page at a time.
+func deleteKeys(ctx context.Context, client *redis.Client, pattern string) error {
+	iter := client.Scan(ctx, 0, pattern, 500).Iterator()
+	var batch []string
+	for iter.Next(ctx) {
+		batch = append(batch, iter.Val())
+		if len(batch) == 500 {
+			if err := client.Unlink(ctx, batch...).Err(); err != nil {
+				return err
+			}
+			batch = batch[:0]
+		}
+	}
+	if err := iter.Err(); err != nil {
+		return err
+	}
+	if len(batch) > 0 {
+		return client.Unlink(ctx, batch...).Err()
+	}
+	return nil
+}
+
+// S3Config locates the S3-compatible server of the real-service tests.
+type S3Config struct {
+	// Endpoint is host:port, without scheme.
+	Endpoint string
+	// AccessKey and SecretKey are the credentials.
+	AccessKey, SecretKey string
+	// Bucket is a name unique to the test; creating (and removing) it is the caller's job.
+	Bucket string
+	// Region is the signing region (SVC_TEST_S3_REGION, default us-east-1).
+	Region string
+	// UseSSL is true when the endpoint was given as an https:// URL.
+	UseSSL bool
+}
+
+// S3 returns the S3 server of SVC_TEST_S3_ENDPOINT, SVC_TEST_S3_ACCESS_KEY and
+// SVC_TEST_S3_SECRET_KEY with a fresh bucket name ("svctest-" and 16 hex digits, valid under the
+// S3 naming rules). It skips or fails the test per requireService when a variable is unset.
+func S3(t testing.TB) S3Config {
+	t.Helper()
+	cfg := S3Config{
+		Endpoint:  requireService(t, EnvS3Endpoint),
+		AccessKey: requireService(t, EnvS3AccessKey),
+		SecretKey: requireService(t, EnvS3SecretKey),
+		Bucket:    "svctest-" + isolationSuffix(8),
+		Region:    os.Getenv(EnvS3Region),
+	}
+	if cfg.Region == "" {
+		cfg.Region = "us-east-1"
+	}
+	switch {
+	case strings.HasPrefix(cfg.Endpoint, "https://"):
+		cfg.Endpoint, cfg.UseSSL = strings.TrimPrefix(cfg.Endpoint, "https://"), true
+	case strings.HasPrefix(cfg.Endpoint, "http://"):
+		cfg.Endpoint = strings.TrimPrefix(cfg.Endpoint, "http://")
+	}
+	cfg.Endpoint = strings.TrimSuffix(cfg.Endpoint, "/")
+	return cfg
+}
