@@ -3,6 +3,7 @@ package rpc
 import (
 	"context"
 	"encoding/json"
+	"reflect"
 	"time"
 )
 
@@ -89,9 +90,10 @@ func Handle[P, R any](action string, fn func(ctx context.Context, c Call, p P) (
 	for _, opt := range opts {
 		opt(&op)
 	}
+	useNumber := numbersNeedCare(reflect.TypeFor[P]())
 	op.Invoke = func(ctx context.Context, c Call, raw json.RawMessage) (any, error) {
 		var p P
-		if err := decodeParams(raw, &p); err != nil {
+		if err := decodeParams(raw, &p, useNumber); err != nil {
 			return nil, err
 		}
 		if v, ok := any(&p).(Validator); ok {

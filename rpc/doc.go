@@ -1,0 +1,160 @@
+// Package rpc is the /api engine of svc: the request envelope, resources and typed operations,
+// the authentication strategy registry, the permission check, the rate limiter, the body
+// encodings, and the one renderer of the {code, message, data} envelope. It speaks the wire
+// protocol of the original framework (spec/wire-core.md §1–§4, §6) so its clients work
+// unmodified.
+//
+// # Wiring
+//
+//	e, err := rpc.NewEngine(rpc.EngineConfig{BodyLimit: …, Logger: …, Clock: …, Messages: …})
+//	e.RegisterStrategy(bearer)             // security registers bearer, api_key, http_basic, ip
+//	e.Register(module.Resources...)        // fails fast on any bad declaration
+//	e.SetPermissionChecker(checker)
+//	if err := e.Validate(); err != nil {…} // every strategy named by an op exists; freezes
+//	mux.Handle("/api", e)                  // every method: others get the 405 envelope
+//
+// Operations are declared in tables with Handle (see operation.go); nothing is found by
+// reflection per request. Registration checks: resource names are lowercase snake segments
+// joined by "/", actions snake_case, versions v1, v2, …, permission tokens dot-separated words
+// ([A-Za-z0-9_]+ per segment), no permission on a public operation, no duplicate
+// (resource, action, version), Invoke set, no negative timeout. All problems of one Register call
+// are reported together and nothing of that call is registered. After Validate (or the first
+// request) the registry is read-only and read without locks.
+//
+// # The request path
+//
+// ServeHTTP is one straight-line function, one step per file, in the order of ARCHITECTURE.md:
+//
+//  1. body.go — body encodings. A declared Content-Length over BodyLimit answers 413 at once.
+//     JSON bodies are read whole (one allocation for a declared length up to 64 KiB; larger
+//     ones grow with the data that arrives, so a declared length reserves nothing) and
+//     X-Body-Encoding is undone; multipart bodies are only wrapped in the limit, to be streamed.
+//  2. envelope.go, multipart.go — the envelope (below).
+//  3. lookup.go — one map hit on (resource, action, version), key built in a stack buffer.
+//     Unknown → 404/1200, before any authentication.
+//  4. authenticate.go — the operation's strategy: bearer unless declared (EngineConfig.
+//     DefaultStrategy), "none" (built in, the anonymous principal) for public operations.
+//  5. permission.go — RequiredPermission through the PermissionChecker; system principals
+//     bypass; a denial, a missing checker or a checker error answer 403/1100 (the error is
+//     logged).
+//  6. ratelimit.go — the rate limiter (below).
+//  7. and 8. invoke.go — Op.Invoke decodes and validates the params (raw JSON, so numbers keep
+//     their digits) and runs the handler under the operation's timeout (DefaultTimeout, 30s).
+//  9. render.go — the envelope; every error, from any step, goes through the one renderer.
+//
+// The handler receives a Call: resource, action, version, the principal (never nil), client IP
+// and request id (from RequestInfo set by the outer middleware; without it the engine uses the
+// peer address and a fresh UUIDv7 echoed as X-Request-ID), meta ({} when absent, shared: do not
+// modify), the request, the response header, a logger carrying request_id, resource, action and
+// version, and Files for multipart requests (nil for JSON).
+//
+// # The envelope
+//
+// Requests: POST /api with Content-Type application/json (any parameters, type compared
+// case-insensitively) carrying {resource, action, version, params, meta}, or multipart/form-data
+// with plain fields resource, action, version and params/meta as JSON strings. Anything else —
+// application/x-www-form-urlencoded, text/plain, application/*+json, no Content-Type — answers
+// 415/1300. resource, action and version are required (400/1400 "<field> is required") and
+// limited to the original's validator sets: resource [A-Za-z0-9_/], action [A-Za-z0-9_], version
+// [A-Za-z0-9] (else 400/1400 "<field> is invalid"); a well-formed but unknown triple is 404.
+// params and meta are objects; absent or null means {}. Unknown top-level keys are ignored.
+//
+// The JSON body is checked whole with json.Valid and then scanned for its top-level keys
+// without building a map: keys match exactly (the original's encoding/json also folded case; no
+// client relies on it), the last duplicate wins, params and meta stay raw slices of the body.
+//
+// Responses: {"code","message","data"}, all three keys always present, data null when empty,
+// Content-Type application/json; charset=utf-8. Success is code 0 with the message of key "ok".
+// The envelope is written from pooled buffers in one Write.
+//
+// # Error rendering
+//
+// An *Error anywhere in the chain renders its own HTTP status, code, message (the literal
+// Message, else Key and Args in the process-wide language) and Data. Anything else answers
+// 500/1900 "unknown_error"; its cause is logged with the request id and never sent. A handler
+// panic answers 500/1900 and is logged with its stack (http.ErrAbortHandler is re-raised). Data
+// that cannot be encoded answers 500/1900. WriteError and WriteData are the same renderer for
+// the routes outside /api (download proxy, /ws, /mcp), which also share Authenticate and
+// CheckPermission.
+//
+// # Timeouts
+//
+// The handler runs on the request goroutine, so it may stream the request body and set headers
+// without races; the operation's timeout reaches it through ctx. When the deadline has passed
+// by the time the handler returns, the answer is 408/1402 whatever it returned. A handler that
+// ignores ctx therefore delays its 408 until it returns: handlers must honour ctx.
+//
+// # Strategies
+//
+// A Strategy returns a principal or an *Error (401 codes of wire-core §2.3). An unknown strategy
+// name and a nil principal answer 401/1000; a plain (non-*Error) error is a server fault,
+// 500/1900. Validate reports operations naming unregistered strategies at startup.
+//
+// # Rate limiting
+//
+// Per node, in memory (RateLimiter). The key is resource:version:action:clientIP:principalID
+// (public operations count under the anonymous principal, so per IP), hashed to 64 bits with a
+// per-process random seed instead of being stored. The limit is the operation's Max and Period
+// when positive, else the engine default (100 per 5m): a non-positive Max never disables
+// limiting. The window is an approximate sliding window of two fixed buckets per key, starting
+// at the key's first call: a call is admitted while previous×(1−elapsed/period) + current < max.
+// Limiting runs after authentication, so failed logins of unknown callers do not consume it, and
+// refused calls are not counted. Refused: 429/1401 with Retry-After, the exact seconds until the
+// estimate falls below max (rounded up, at least 1). Admitted: X-RateLimit-Limit,
+// X-RateLimit-Remaining and X-RateLimit-Reset (seconds until the current bucket ends) on the
+// response, whatever the handler answers. Memory is bounded: 64 shards, each sweeping windows
+// whose two buckets are over at most once a minute of the injected clock (amortised on calls;
+// Sweep does all shards at once) and rebuilding a map that fell below a quarter of its peak.
+//
+// # Body encodings (wire-core §6)
+//
+// For JSON requests only (multipart and other bodies are never decoded). The X-Body-Encoding
+// value is trimmed and matched exactly. With the protected transport off: none (plain),
+// "base64" (standard padded, surrounding whitespace and line breaks tolerated) and
+// "gzip+base64"; any other value answers ErrUnsupportedBodyEncoding (400/1400), a bad base64 or
+// gzip stream ErrBodyDecodeFailed (400/1400), a decoded body over BodyLimit ErrBodyTooLarge
+// (413/1400) — gzip is inflated through a reader cut at the limit, so a bomb costs at most the
+// limit. Responses are not encoded.
+//
+// With EngineConfig.BodyEncoding enabled, "aes-gcm+base64" (AES-128/192/256) or
+// "sm4-gcm+base64" (SM4 through github.com/emmansun/gmsm): the wire text is the standard base64
+// of nonce(12) ‖ ciphertext ‖ tag(16), a fresh nonce per body, no additional data (BodyCodec). A
+// non-empty JSON request must carry exactly the configured value: missing →
+// ErrBodyEncodingRequired, anything else (base64 included: no downgrade) →
+// ErrUnsupportedBodyEncoding, a failed tag → ErrBodyDecodeFailed. Every response ServeHTTP
+// writes — successes and every error, the 404s, 401s, 405s, 415s and the encoding rejections
+// themselves — is encrypted, with X-Body-Encoding set and Content-Type left as JSON, including
+// the JSON answers to multipart requests. WriteError and WriteData (other routes) never encrypt.
+//
+// # Multipart
+//
+// Parts are read in order. Plain fields fill the envelope (the first of duplicate fields wins;
+// other names are discarded unread into memory). A file part that arrives once resource,
+// action, version and params have been read is not read by the engine: it reaches the handler
+// through Call.Files as a stream straight from the body (File.Size −1), and plain fields after it
+// are ignored. A file part that arrives earlier — or one the handler skips by asking for a later
+// field, or the unread rest of a stream when the handler moves on — is spooled: in memory while
+// the request's 1 MiB spool budget lasts, then to a temporary file in EngineConfig.SpoolDir,
+// removed when the handler returns. Memory per multipart request is therefore bounded
+// independently of the file sizes: at most 1 MiB of plain fields (more answers 413), 1 MiB of
+// spooled data, at most 1000 parts, plus the reader's buffers. BodyLimit applies to the whole
+// multipart body, also while the handler streams it: going past it answers 413 whatever the
+// handler returns (raise BodyLimit for large parts). Files are valid only during the handler
+// call and are not safe for concurrent use.
+//
+// # Compatibility choices (where the wire facts were open)
+//
+//   - Malformed or empty JSON: 400/1400 (api_request_body_invalid_json), not the original's
+//     500/1900 (spec/README.md).
+//   - Other methods on /api: HTTP 405 with code 1900 — the code the original's error handler
+//     gives every HTTP status it does not map (wire-core §1.1, §1.5) — message key
+//     method_not_allowed and an Allow: POST header.
+//   - Body over the limit: 413 with ErrBodyTooLarge (code 1400, api_body_too_large) for every
+//     body, raw or decoded, where the original answered a raw overflow with 413/1900.
+//   - A params or meta value that is not an object: "<field> is invalid" (400/1400) in JSON; in
+//     multipart the original's ErrInvalidRequestParams / ErrInvalidRequestMeta (400/1400), also
+//     for invalid JSON; an empty multipart params field means absent.
+//   - Audit: every call of an audited operation that got past lookup is recorded, failures
+//     included (Principal nil when authentication failed), after its answer is written.
+//   - JSON strings are escaped as encoding/json does (<, >, & as \u003c…).
+package rpc

@@ -1,0 +1,249 @@
+package rpc
+
+import (
+	"bytes"
+	"encoding/json"
+)
+
+// fieldState records what the client sent for one envelope field.
+type fieldState uint8
+
+const (
+	fieldAbsent  fieldState = iota // missing or null
+	fieldSet                       // a value of the right JSON type
+	fieldInvalid                   // a value of the wrong type, or bad JSON in a form field
+)
+
+// field is one envelope field: the unescaped string of resource/action/version, or the raw JSON
+// object of params/meta. Values may point into the request body.
+type field struct {
+	val   []byte
+	state fieldState
+}
+
+// envelope is the decoded request envelope of wire-core §1.3.
+type envelope struct {
+	resource, action, version field
+	params, meta              field
+	form                      bool // read from multipart: params/meta errors use their own codes
+}
+
+// decodeEnvelope is step 2: the JSON or multipart envelope, then the field checks. Any other
+// media type answers 415/1300 (wire-core §1.2).
+func (e *Engine) decodeEnvelope(q *request) error {
+	switch q.kind {
+	case kindJSON:
+		if err := parseEnvelopeJSON(q.body, &q.env); err != nil {
+			return err
+		}
+	case kindMultipart:
+		if err := e.readMultipart(q); err != nil {
+			return err
+		}
+	default:
+		return ErrUnsupportedMediaType
+	}
+	return q.env.validate()
+}
+
+// parseEnvelopeJSON reads the top-level keys of a JSON envelope. The body is checked whole with
+// json.Valid first (malformed or empty → 400/1400, svc's deviation from the original's 500), so
+// the scan below only has to find value boundaries: params and meta stay raw slices of the body
+// and keep every digit of their numbers. Keys match exactly; unknown keys are ignored; with
+// duplicate keys the last wins, as in encoding/json.
+func parseEnvelopeJSON(b []byte, env *envelope) error {
+	if !json.Valid(b) {
+		return ErrInvalidRequestBody
+	}
+	i := skipSpace(b, 0)
+	if b[i] != '{' {
+		return ErrInvalidRequestBody
+	}
+	for i++; i < len(b); {
+		if i = skipSpace(b, i); i >= len(b) {
+			break
+		}
+		switch b[i] {
+		case '}':
+			return nil
+		case ',':
+			i++
+			continue
+		}
+		ks := i
+		i = skipString(b, i)
+		key := b[ks:i]
+		i = skipSpace(b, i) + 1 // the colon
+		i = skipSpace(b, i)
+		vs := i
+		i = skipValue(b, i)
+		env.set(key, b[vs:i])
+	}
+	return ErrInvalidRequestBody // unreachable for a valid object
+}
+
+// set stores the value of one top-level key (key still quoted).
+func (env *envelope) set(key, val []byte) {
+	name := key[1 : len(key)-1]
+	if bytes.IndexByte(name, '\\') >= 0 {
+		var s string
+		if json.Unmarshal(key, &s) != nil {
+			return
+		}
+		name = []byte(s)
+	}
+	switch string(name) {
+	case "resource":
+		env.resource = stringField(val)
+	case "action":
+		env.action = stringField(val)
+	case "version":
+		env.version = stringField(val)
+	case "params":
+		env.params = objectField(val)
+	case "meta":
+		env.meta = objectField(val)
+	}
+}
+
+func stringField(val []byte) field {
+	switch val[0] {
+	case 'n':
+		return field{}
+	case '"':
+		s := val[1 : len(val)-1]
+		if bytes.IndexByte(s, '\\') >= 0 {
+			var u string
+			if json.Unmarshal(val, &u) != nil {
+				return field{state: fieldInvalid}
+			}
+			s = []byte(u)
+		}
+		return field{val: s, state: fieldSet}
+	}
+	return field{state: fieldInvalid}
+}
+
+func objectField(val []byte) field {
+	switch val[0] {
+	case 'n':
+		return field{}
+	case '{':
+		return field{val: val, state: fieldSet}
+	}
+	return field{state: fieldInvalid}
+}
+
+// validate applies the envelope rules of wire-core §1.3: resource, action and version are
+// required and limited to their character sets (400/1400 naming the field); params and meta,
+// when present, are objects.
+func (env *envelope) validate() error {
+	if err := checkName("resource", env.resource, true, true); err != nil {
+		return err
+	}
+	if err := checkName("action", env.action, true, false); err != nil {
+		return err
+	}
+	if err := checkName("version", env.version, false, false); err != nil {
+		return err
+	}
+	if env.params.state == fieldInvalid {
+		if env.form {
+			return ErrInvalidRequestParams
+		}
+		return ErrValidationInvalid.WithArgs("field", "params")
+	}
+	if env.meta.state == fieldInvalid {
+		if env.form {
+			return ErrInvalidRequestMeta
+		}
+		return ErrValidationInvalid.WithArgs("field", "meta")
+	}
+	return nil
+}
+
+// checkName enforces "required" and the validator tags of the original: alphanum_us_slash for
+// resource, alphanum_us for action, alphanum for version.
+func checkName(name string, f field, underscore, slash bool) error {
+	if f.state == fieldInvalid {
+		return ErrValidationInvalid.WithArgs("field", name)
+	}
+	if len(f.val) == 0 {
+		return ErrValidationRequired.WithArgs("field", name)
+	}
+	for _, c := range f.val {
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case c == '_' && underscore, c == '/' && slash:
+		default:
+			return ErrValidationInvalid.WithArgs("field", name)
+		}
+	}
+	return nil
+}
+
+// rawOrEmpty returns the raw params or meta object, {} when absent (wire-core §1.3).
+func (f field) rawOrEmpty() json.RawMessage {
+	if f.state != fieldSet {
+		return emptyObject
+	}
+	return f.val
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) {
+		switch b[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// skipString returns the index after the string starting at b[i] == '"'.
+func skipString(b []byte, i int) int {
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return len(b)
+}
+
+// skipValue returns the index after the (valid) JSON value starting at b[i].
+func skipValue(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for i < len(b) {
+			switch b[i] {
+			case '"':
+				i = skipString(b, i)
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+		return len(b)
+	}
+	for i < len(b) {
+		switch b[i] {
+		case ',', '}', ']', ' ', '\t', '\n', '\r':
+			return i
+		}
+		i++
+	}
+	return len(b)
+}

@@ -1,0 +1,124 @@
+package rpc
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+func TestAudit(t *testing.T) {
+	t.Parallel()
+	clock := newFakeClock()
+	start := clock.Now()
+	sink := &auditLog{}
+	e := newEngine(t, EngineConfig{Clock: clock.Now, Audit: sink}, Resource{Name: "audit", Ops: []Op{
+		Handle("slow", func(context.Context, Call, NoParams) (any, error) {
+			clock.Add(250 * time.Millisecond)
+			return nil, nil
+		}, Audit(), RateLimit(1, time.Minute)),
+		Handle("fails", func(context.Context, Call, NoParams) (any, error) { return nil, ErrRecordNotFound }, Audit()),
+		Handle("quiet", func(context.Context, Call, NoParams) (any, error) { return nil, nil }),
+	}})
+	call := func(action, token string) {
+		r := post(envelopeJSON("audit", action, "v1", ""), "Authorization", token)
+		r = r.WithContext(WithRequestInfo(r.Context(), RequestInfo{ID: "req-" + action, ClientIP: "10.1.1.1"}))
+		serve(t, e, r)
+	}
+	call("slow", bearerAlice)
+	call("slow", bearerAlice) // 429
+	call("slow", "")          // 401
+	call("fails", bearerAlice)
+	call("quiet", bearerAlice)
+	call("nope", bearerAlice) // 404: no operation, no record
+	base := AuditRecord{RequestID: "req-slow", Resource: "audit", Action: "slow", Version: "v1", Principal: alice, ClientIP: "10.1.1.1"}
+	rec := func(mod func(*AuditRecord)) AuditRecord {
+		r := base
+		mod(&r)
+		return r
+	}
+	want := []AuditRecord{
+		rec(func(r *AuditRecord) { r.Start, r.Duration, r.Status, r.OK = start, 250*time.Millisecond, 200, true }),
+		rec(func(r *AuditRecord) {
+			r.Start, r.Code, r.Status = start.Add(250*time.Millisecond), CodeTooManyRequests, http.StatusTooManyRequests
+		}),
+		rec(func(r *AuditRecord) {
+			r.Start, r.Code, r.Status, r.Principal = start.Add(250*time.Millisecond), CodeUnauthenticated, http.StatusUnauthorized, nil
+		}),
+		rec(func(r *AuditRecord) {
+			r.RequestID, r.Action, r.Start, r.Code, r.Status = "req-fails", "fails", start.Add(250*time.Millisecond), CodeRecordNotFound, 200
+		}),
+	}
+	if diff := cmp.Diff(want, sink.records(), cmpopts.EquateComparable(time.Time{})); diff != "" {
+		t.Errorf("audit records (-want +got):\n%s", diff)
+	}
+}
+
+func TestPanicAuditedAndRecovered(t *testing.T) {
+	t.Parallel()
+	sink := &auditLog{}
+	e := newEngine(t, EngineConfig{Audit: sink}, Resource{Name: "p", Ops: []Op{
+		Handle("x", func(context.Context, Call, NoParams) (any, error) { panic(42) }, Audit()),
+	}})
+	res := serve(t, e, post(envelopeJSON("p", "x", "v1", ""), "Authorization", bearerAlice))
+	if res.Status != 500 || res.Code != CodeUnknown {
+		t.Fatalf("got %d %d", res.Status, res.Code)
+	}
+	if recs := sink.records(); len(recs) != 1 || recs[0].Code != CodeUnknown || recs[0].Status != 500 || recs[0].OK {
+		t.Errorf("audit = %+v", recs)
+	}
+}
+
+func TestAbortHandlerPanicPropagates(t *testing.T) {
+	t.Parallel()
+	e := newEngine(t, EngineConfig{}, Resource{Name: "p", Ops: []Op{
+		Handle("x", func(context.Context, Call, NoParams) (any, error) { panic(http.ErrAbortHandler) }, Public()),
+	}})
+	defer func() {
+		if v := recover(); v != http.ErrAbortHandler {
+			t.Errorf("recovered %v, want http.ErrAbortHandler", v)
+		}
+	}()
+	serve(t, e, post(envelopeJSON("p", "x", "v1", "")))
+	t.Error("ServeHTTP returned normally")
+}
+
+func TestHandlerSeesDeadline(t *testing.T) {
+	t.Parallel()
+	got := make(chan time.Duration, 1)
+	e := newEngine(t, EngineConfig{}, Resource{Name: "d", Ops: []Op{
+		Handle("default", func(ctx context.Context, _ Call, _ NoParams) (any, error) {
+			dl, _ := ctx.Deadline()
+			got <- time.Until(dl)
+			return nil, nil
+		}, Public()),
+	}})
+	serve(t, e, post(envelopeJSON("d", "default", "v1", "")))
+	if d := <-got; d <= 25*time.Second || d > DefaultTimeout {
+		t.Errorf("deadline in %s, want about DefaultTimeout", d)
+	}
+}
+
+// TestConcurrentRequests runs the engine from many goroutines (meaningful under -race).
+func TestConcurrentRequests(t *testing.T) {
+	t.Parallel()
+	e := newEngine(t, EngineConfig{DefaultLimit: Limit{Max: 1 << 20}}, testResource())
+	var wg sync.WaitGroup
+	for i := range 16 {
+		wg.Go(func() {
+			for range 50 {
+				action := [...]string{"echo", "public_echo", "nope", "panic"}[i%4]
+				res := serve(t, e, post(envelopeJSON("test/things", action, "v1", `{"id":1}`), "Authorization", bearerAlice))
+				want := map[string]int{"echo": 0, "public_echo": 0, "nope": 1200, "panic": 1900}[action]
+				if res.Code != want {
+					t.Errorf("%s: code = %d, want %d", action, res.Code, want)
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
