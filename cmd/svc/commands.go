@@ -1,0 +1,109 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/pelletier/go-toml/v2"
+	"github.com/spf13/cobra"
+	"github.com/svc-framework/svc"
+	"github.com/svc-framework/svc/app"
+	"github.com/svc-framework/svc/config"
+)
+
+// load reads the configuration, prints its warnings (unknown keys, ...) to stderr and validates.
+func load(g *globalFlags, stderr io.Writer) (*config.Config, error) {
+	cfg, warnings, err := config.Load(config.LoadOptions{Path: g.configPath})
+	for _, w := range warnings {
+		fmt.Fprintln(stderr, "warning:", w)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+func newServer(g *globalFlags, cmd *cobra.Command) (*svc.Server, error) {
+	cfg, err := load(g, cmd.ErrOrStderr())
+	if err != nil {
+		return nil, err
+	}
+	return svc.New(cfg, hostOptions()...)
+}
+
+func serveCmd(g *globalFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "serve",
+		Short: "Run the server until SIGINT or SIGTERM",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			srv, err := newServer(g, cmd)
+			if err != nil {
+				return err
+			}
+			return srv.Run(cmd.Context())
+		},
+	}
+}
+
+func migrateCmd(g *globalFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "migrate",
+		Short: "Apply every module's pending migrations (whatever auto_migrate says)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			srv, err := newServer(g, cmd)
+			if err != nil {
+				return err
+			}
+			if err := srv.Migrate(cmd.Context()); err != nil {
+				return err
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), "migrations applied")
+			return nil
+		},
+	}
+}
+
+func configCmd(g *globalFlags) *cobra.Command {
+	c := &cobra.Command{Use: "config", Short: "Inspect the configuration"}
+	c.AddCommand(&cobra.Command{
+		Use:   "check",
+		Short: "Validate the configuration and print the effective values, secrets redacted",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := load(g, cmd.ErrOrStderr())
+			if err != nil {
+				return exitError{code: 2, err: err}
+			}
+			if err := cfg.Validate(); err != nil {
+				return exitError{code: 2, err: err}
+			}
+			out := cmd.OutOrStdout()
+			source := cfg.Source
+			if source == "" {
+				source = "environment only"
+			}
+			fmt.Fprintf(out, "# configuration OK (%s); effective values, secrets redacted\n", source)
+			return toml.NewEncoder(out).Encode(cfg.Redacted())
+		},
+	})
+	return c
+}
+
+func versionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print version data",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			b := app.BuildInfo()
+			fmt.Fprintf(cmd.OutOrStdout(), "svc %s\napp version: %s\nbuild time:  %s\ngit commit:  %s\ngo:          %s\n",
+				b.FrameworkVersion, b.AppVersion, b.BuildTime, b.GitCommit, b.GoVersion)
+			return nil
+		},
+	}
+}
+
+// hostOptions are the options of the ready binary: none beyond the default boot chain.
+func hostOptions() []svc.Option { return nil }

@@ -1,0 +1,87 @@
+package security
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/svc-framework/svc/rpc"
+)
+
+// Error templates of the security module (wire-core §2.3, §5). Derive request-specific copies
+// with WithArgs or Wrap; compare with errors.Is.
+var (
+	// ErrUnsupportedAuthenticationType: unknown login type, a token type used as a login type,
+	// or trust_code while trust login is off (400/1001).
+	ErrUnsupportedAuthenticationType = rpc.NewError(rpc.CodeUnsupportedAuthenticationType, http.StatusBadRequest, "security_unsupported_authentication_type")
+	// ErrTokenExpired: the JWT's exp has passed (401/1002, the code clients refresh on).
+	ErrTokenExpired = rpc.NewError(rpc.CodeTokenExpired, http.StatusUnauthorized, "security_token_expired")
+	// ErrTokenInvalid: malformed, forged, wrongly typed or revoked token (401/1003).
+	ErrTokenInvalid = rpc.NewError(rpc.CodeTokenInvalid, http.StatusUnauthorized, "security_token_invalid")
+	// ErrTokenNotValidYet: a refresh token used before refresh_not_before (401/1004).
+	ErrTokenNotValidYet = rpc.NewError(rpc.CodeTokenNotValidYet, http.StatusUnauthorized, "security_token_not_valid_yet")
+	// ErrTokenInvalidIssuer: the iss claim is not ours (401/1005).
+	ErrTokenInvalidIssuer = rpc.NewError(rpc.CodeTokenInvalidIssuer, http.StatusUnauthorized, "security_token_invalid_issuer")
+	// ErrTokenInvalidAudience: the aud claim is not svc.app.name (401/1006).
+	ErrTokenInvalidAudience = rpc.NewError(rpc.CodeTokenInvalidAudience, http.StatusUnauthorized, "security_token_invalid_audience")
+	// ErrPrincipalInvalid: an authenticator or challenge produced no principal or a reserved id
+	// (401/1007).
+	ErrPrincipalInvalid = rpc.NewError(rpc.CodePrincipalInvalid, http.StatusUnauthorized, "security_principal_invalid")
+	// ErrCredentialsInvalid: unknown user or wrong password, deliberately indistinguishable
+	// (401/1008).
+	ErrCredentialsInvalid = rpc.NewError(rpc.CodeCredentialsInvalid, http.StatusUnauthorized, "security_invalid_credentials")
+	// ErrIPNotAllowed: the ip strategy refused the client address (401/1016).
+	ErrIPNotAllowed = rpc.NewError(rpc.CodeIPNotAllowed, http.StatusUnauthorized, "security_ip_not_allowed")
+	// ErrAccountLocked: the lockout guard blocks the identity (429/1023); the message carries
+	// {{minutes}}, the wait rounded up, at least 1.
+	ErrAccountLocked = rpc.NewError(rpc.CodeAccountLocked, http.StatusTooManyRequests, "security_account_locked")
+	// ErrAPIKeyInvalid: missing or unknown X-API-Key (401/1025).
+	ErrAPIKeyInvalid = rpc.NewError(rpc.CodeAPIKeyInvalid, http.StatusUnauthorized, "security_api_key_invalid")
+	// ErrBasicCredentialsInvalid: malformed, unknown or wrong HTTP basic credentials (401/1026).
+	ErrBasicCredentialsInvalid = rpc.NewError(rpc.CodeBasicCredentialsInvalid, http.StatusUnauthorized, "security_basic_credentials_invalid")
+	// ErrChallengeTokenInvalid: the challenge token is forged, expired or malformed (401/1031).
+	ErrChallengeTokenInvalid = rpc.NewError(rpc.CodeChallengeTokenInvalid, http.StatusUnauthorized, "security_challenge_token_invalid")
+	// ErrChallengeTypeInvalid: resolve_challenge names a type other than the pending one
+	// (400/1033).
+	ErrChallengeTypeInvalid = rpc.NewError(rpc.CodeChallengeTypeInvalid, http.StatusBadRequest, "security_challenge_type_invalid")
+	// ErrChallengeResolveFailed: a provider failed with an error that carries no code (401/1034).
+	ErrChallengeResolveFailed = rpc.NewError(rpc.CodeChallengeResolveFailed, http.StatusUnauthorized, "security_challenge_resolve_failed")
+	// ErrOTPCodeRequired: the OTP response is not a non-empty string (400/1035).
+	ErrOTPCodeRequired = rpc.NewError(rpc.CodeOTPCodeRequired, http.StatusBadRequest, "security_otp_code_required")
+	// ErrOTPCodeInvalid: wrong or replayed OTP code (401/1036).
+	ErrOTPCodeInvalid = rpc.NewError(rpc.CodeOTPCodeInvalid, http.StatusUnauthorized, "security_otp_code_invalid")
+	// ErrNewPasswordRequired: the password_change response is not a non-empty string (400/1037).
+	ErrNewPasswordRequired = rpc.NewError(rpc.CodeNewPasswordRequired, http.StatusBadRequest, "security_new_password_required")
+	// ErrUserInfoLoaderNotImplemented: get_user_info without a registered loader (501/1500).
+	ErrUserInfoLoaderNotImplemented = rpc.NewError(rpc.CodeNotImplemented, http.StatusNotImplemented, "security_user_info_loader_not_implemented")
+)
+
+// Password policy errors (wire-core §5.8): every rule answers 400/1050 with a message naming it.
+var (
+	ErrPasswordTooShort          = policyError("security_password_too_short")
+	ErrPasswordTooLong           = policyError("security_password_too_long")
+	ErrPasswordMissingUppercase  = policyError("security_password_missing_uppercase")
+	ErrPasswordMissingLowercase  = policyError("security_password_missing_lowercase")
+	ErrPasswordMissingDigit      = policyError("security_password_missing_digit")
+	ErrPasswordMissingSymbol     = policyError("security_password_missing_symbol")
+	ErrPasswordTooFewCharClasses = policyError("security_password_too_few_char_classes")
+	ErrPasswordContainsIdentity  = policyError("security_password_contains_identity")
+	ErrPasswordBlocked           = policyError("security_password_blocked")
+	ErrPasswordReused            = policyError("security_password_reused")
+	ErrPasswordExpired           = policyError("security_password_expired")
+)
+
+func policyError(key string) *rpc.Error {
+	return rpc.NewError(rpc.CodePasswordPolicyViolation, http.StatusBadRequest, key)
+}
+
+// Errors of the built-in user store (CLI and host code; never sent on the wire as such).
+var (
+	// ErrUserNotFound: no user with that name or id.
+	ErrUserNotFound = errors.New("security: user not found")
+	// ErrUserExists: the user name is taken.
+	ErrUserExists = errors.New("security: user already exists")
+	// ErrInvalidUsername: empty, too long, or with control characters.
+	ErrInvalidUsername = errors.New("security: invalid user name")
+	// ErrTOTPNotPending: verification without a pending enrollment.
+	ErrTOTPNotPending = errors.New("security: no pending TOTP enrollment")
+)

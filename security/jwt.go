@@ -1,0 +1,207 @@
+package security
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+	"github.com/svc-framework/svc/rpc"
+)
+
+// Token lifetimes and claim values (wire-core §5.4).
+const (
+	// AccessTokenTTL is the fixed lifetime of an access token (spec §5.2).
+	AccessTokenTTL = 30 * time.Minute
+	// ChallengeTokenTTL is the lifetime of a challenge-state token (wire-core §5.2).
+	ChallengeTokenTTL = 5 * time.Minute
+	// Issuer is the iss claim of every token svc issues.
+	Issuer = "svc"
+	// jwtLeeway tolerates clock skew between nodes when checking exp and nbf.
+	jwtLeeway = 10 * time.Second
+
+	typAccess    = "access"
+	typRefresh   = "refresh"
+	typChallenge = "challenge"
+)
+
+// SampleSecret is the public signing key written in the sample configuration
+// (configs/application.toml). It is known to everyone: a server that runs with it gets a startup
+// warning, because anyone can mint its tokens.
+const SampleSecret = "737663207075626c69632073616d706c65207365637265742c206368616e6765206d65"
+
+// claims are the JWT claims of access, refresh and challenge tokens. aud is a single string, as
+// the original sends it; uid and pnm carry the principal's id and name explicitly so that ids
+// containing "@" survive the sub = "<id>@<name>" form kept for compatibility.
+type claims struct {
+	Issuer    string           `json:"iss"`
+	Audience  string           `json:"aud"`
+	Subject   string           `json:"sub"`
+	ID        string           `json:"jti"`
+	IssuedAt  *jwt.NumericDate `json:"iat"`
+	NotBefore *jwt.NumericDate `json:"nbf"`
+	Expires   *jwt.NumericDate `json:"exp"`
+	Type      string           `json:"typ"`
+	UserID    string           `json:"uid,omitempty"`
+	Name      string           `json:"pnm,omitempty"`
+	PType     string           `json:"ptp,omitempty"`
+	Roles     []string         `json:"rls,omitempty"`
+	Details   json.RawMessage  `json:"det,omitempty"`
+	Family    string           `json:"fid,omitempty"`
+	// Challenge state (typ "challenge"): login mechanism, identifier, pending and resolved.
+	Mechanism  string   `json:"mech,omitempty"`
+	Identifier string   `json:"unm,omitempty"`
+	Pending    []string `json:"pnd,omitempty"`
+	Resolved   []string `json:"rsd,omitempty"`
+}
+
+var _ jwt.Claims = (*claims)(nil)
+
+func (c *claims) GetExpirationTime() (*jwt.NumericDate, error) { return c.Expires, nil }
+func (c *claims) GetIssuedAt() (*jwt.NumericDate, error)       { return c.IssuedAt, nil }
+func (c *claims) GetNotBefore() (*jwt.NumericDate, error)      { return c.NotBefore, nil }
+func (c *claims) GetIssuer() (string, error)                   { return c.Issuer, nil }
+func (c *claims) GetSubject() (string, error)                  { return c.Subject, nil }
+func (c *claims) GetAudience() (jwt.ClaimStrings, error)       { return jwt.ClaimStrings{c.Audience}, nil }
+
+// principal rebuilds the caller from the claims (no database, wire-core §3.1).
+func (c *claims) principal() (*rpc.Principal, error) {
+	id, name := c.UserID, c.Name
+	if id == "" { // a token without uid: sub is "<id>@<name>"
+		id, name, _ = strings.Cut(c.Subject, "@")
+	}
+	if id == "" {
+		return nil, ErrTokenInvalid
+	}
+	p := &rpc.Principal{Type: rpc.PrincipalUser, ID: id, Name: name, Roles: c.Roles}
+	if c.PType != "" {
+		p.Type = rpc.PrincipalType(c.PType)
+	}
+	if p.Roles == nil {
+		p.Roles = []string{}
+	}
+	if len(c.Details) > 0 && string(c.Details) != "null" {
+		var d any
+		if err := json.Unmarshal(c.Details, &d); err != nil {
+			return nil, ErrTokenInvalid.Wrap(err)
+		}
+		p.Details = d
+	}
+	return p, nil
+}
+
+// setPrincipal writes p into the claims.
+func (c *claims) setPrincipal(p *rpc.Principal) error {
+	c.Subject = p.ID + "@" + p.Name
+	c.UserID, c.Name = p.ID, p.Name
+	if p.Type != "" && p.Type != rpc.PrincipalUser {
+		c.PType = string(p.Type)
+	}
+	c.Roles = p.Roles
+	if p.Details != nil {
+		b, err := json.Marshal(p.Details)
+		if err != nil {
+			return fmt.Errorf("security: principal details: %w", err)
+		}
+		c.Details = b
+	}
+	return nil
+}
+
+// signer signs and verifies HS256 JWTs with one key and audience.
+type signer struct {
+	key      []byte
+	audience string
+	now      func() time.Time
+}
+
+// sign returns the compact JWT of c.
+func (s *signer) sign(c *claims) (string, error) {
+	c.Issuer, c.Audience = Issuer, s.audience
+	tok, err := jwt.NewWithClaims(jwt.SigningMethodHS256, c).SignedString(s.key)
+	if err != nil {
+		return "", fmt.Errorf("security: sign token: %w", err)
+	}
+	return tok, nil
+}
+
+// parse verifies the signature (HS256 only: "none", RS*/ES* and other HMAC sizes are refused
+// before any key is used), then iss, aud, exp and nbf, and the typ claim. Errors are the 401
+// templates of wire-core §2.3; a bad signature always wins over a bad claim.
+func (s *signer) parse(token, typ string) (*claims, error) {
+	c := &claims{}
+	p := jwt.NewParser(jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}), jwt.WithoutClaimsValidation())
+	if _, err := p.ParseWithClaims(token, c, func(*jwt.Token) (any, error) { return s.key, nil }); err != nil {
+		return nil, mapJWTError(err)
+	}
+	// the type is checked before the times: a refresh token presented as an access token is
+	// invalid (1003), not "not valid yet"
+	if c.Type != typ || c.ID == "" {
+		return nil, ErrTokenInvalid
+	}
+	v := jwt.NewValidator(jwt.WithTimeFunc(s.now), jwt.WithLeeway(jwtLeeway), jwt.WithIssuer(Issuer),
+		jwt.WithAudience(s.audience), jwt.WithExpirationRequired(), jwt.WithIssuedAt())
+	if err := v.Validate(c); err != nil {
+		return nil, mapJWTError(err)
+	}
+	return c, nil
+}
+
+// mapJWTError turns a jwt parse error into the wire codes of wire-core §2.3. A signature or
+// format error is checked first, so a forged token never reports "expired".
+func mapJWTError(err error) error {
+	switch {
+	case errors.Is(err, jwt.ErrTokenMalformed), errors.Is(err, jwt.ErrTokenSignatureInvalid),
+		errors.Is(err, jwt.ErrTokenUnverifiable), errors.Is(err, jwt.ErrSignatureInvalid):
+		return ErrTokenInvalid.Wrap(err)
+	case errors.Is(err, jwt.ErrTokenExpired):
+		return ErrTokenExpired.Wrap(err)
+	case errors.Is(err, jwt.ErrTokenNotValidYet), errors.Is(err, jwt.ErrTokenUsedBeforeIssued):
+		return ErrTokenNotValidYet.Wrap(err)
+	case errors.Is(err, jwt.ErrTokenInvalidIssuer):
+		return ErrTokenInvalidIssuer.Wrap(err)
+	case errors.Is(err, jwt.ErrTokenInvalidAudience):
+		return ErrTokenInvalidAudience.Wrap(err)
+	default:
+		return ErrTokenInvalid.Wrap(err)
+	}
+}
+
+// SigningKey decodes svc.security.secret. An empty secret gives a fresh random 32-byte key and
+// ephemeral = true (tokens die with the process and do not work across nodes).
+func SigningKey(secret string) (key []byte, ephemeral bool, err error) {
+	if secret == "" {
+		key = make([]byte, 32)
+		if _, err := rand.Read(key); err != nil {
+			return nil, false, fmt.Errorf("security: generate ephemeral key: %w", err)
+		}
+		return key, true, nil
+	}
+	key, err = hex.DecodeString(secret)
+	if err != nil {
+		return nil, false, fmt.Errorf("svc.security.secret: not hex: %w", err)
+	}
+	if len(key) == 0 {
+		return nil, false, errors.New("svc.security.secret: empty key")
+	}
+	return key, false, nil
+}
+
+// IsSampleSecret reports whether secret is the public secret of the sample configuration.
+func IsSampleSecret(secret string) bool {
+	return strings.EqualFold(secret, SampleSecret)
+}
+
+// deriveKey returns a purpose-bound subkey of key, so that a token made for one purpose (a
+// challenge state) can never verify as another (an access token) even if claims were confused.
+func deriveKey(key []byte, purpose string) []byte {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte("svc.security." + purpose))
+	return m.Sum(nil)
+}

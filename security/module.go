@@ -1,0 +1,222 @@
+package security
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"time"
+
+	"github.com/svc-framework/svc/app"
+	"github.com/svc-framework/svc/config"
+	"github.com/svc-framework/svc/db"
+	"github.com/svc-framework/svc/rpc"
+)
+
+//go:embed migrations
+var migrationsFS embed.FS
+
+// familyPurgeInterval is how often expired token families are deleted.
+const familyPurgeInterval = time.Hour
+
+// Migrations returns the module's migrations (tables sys_security_*), for Build and for the CLI.
+func Migrations() *db.Migrations {
+	sub, err := fs.Sub(migrationsFS, "migrations")
+	if err != nil {
+		panic(err) // the embedded tree is fixed at build time
+	}
+	return &db.Migrations{Module: "security", FS: sub}
+}
+
+// Options are the host application's extension points. Every field is optional.
+type Options struct {
+	// Authenticators adds login types by name ("password" replaces the built-in store's
+	// password login; "jwt_token", "opaque_token" and "refresh" are refused).
+	Authenticators map[string]Authenticator
+	// UserStore replaces the built-in store as the directory of the built-in password login.
+	// When it also implements PrincipalLoader, TokenStateLoader, TOTPSecretLoader,
+	// PasswordHistoryStore, PasswordMetadata or PasswordChanger, those are used too.
+	UserStore UserStore
+	// UserInfo loads get_user_info; default: the built-in store's loader (or none → 501/1500
+	// when the host registered its own password authenticator).
+	UserInfo UserInfoLoader
+	// Permissions replaces the role-based checker of svc.security.roles.
+	Permissions rpc.PermissionChecker
+	// Challenges adds challenge providers to the chain (a provider of type "totp" replaces the
+	// built-in one).
+	Challenges []ChallengeProvider
+	// TOTPSecrets loads the per-user secrets of the built-in totp challenge.
+	TOTPSecrets TOTPSecretLoader
+	// PasswordHistory backs password_policy.history_depth.
+	PasswordHistory PasswordHistoryStore
+	// PasswordMetadata backs password_policy.max_age.
+	PasswordMetadata PasswordMetadata
+	// PasswordChanger resolves the password_change challenge presented on max_age.
+	PasswordChanger PasswordChanger
+	// TokenState refuses tokens issued before a password change or disable.
+	TokenState TokenStateLoader
+	// PrincipalLoader reloads principals on refresh.
+	PrincipalLoader PrincipalLoader
+	// Events receives security events (default: logged at info level).
+	Events EventSink
+	// Tokens replaces the JWT token service (opaque sessions, issue #5). Required when
+	// svc.security.token_type is opaque_token.
+	Tokens TokenService
+	// Lockout replaces the lockout store (default: Redis when svc.kvstore.enabled, else memory).
+	Lockout LockoutStore
+	// Hash sets the password-hash parameters of the built-in store (default DefaultHashParams).
+	Hash HashParams
+}
+
+// Service is the security module at run time: what the composition root and host code use
+// after Build.
+type Service struct {
+	cfg            *config.Config
+	logger         *slog.Logger
+	now            func() time.Time
+	tokens         TokenService
+	authenticators map[string]Authenticator
+	guard          *guard
+	chain          *chain
+	challenges     *challengeTokens
+	userInfo       UserInfoLoader
+	permissions    rpc.PermissionChecker
+	store          *Store
+	policy         *Policy
+	events         *emitter
+	families       *familyStore
+}
+
+// Tokens returns the token service (the bearer strategy's verifier).
+func (s *Service) Tokens() TokenService { return s.tokens }
+
+// PermissionChecker returns the checker the composition root installs in the engine: the
+// host's Options.Permissions, else the role-based checker of svc.security.roles.
+func (s *Service) PermissionChecker() rpc.PermissionChecker { return s.permissions }
+
+// Store returns the built-in user store, or nil when the host supplied the password login or
+// the user directory.
+func (s *Service) Store() *Store { return s.store }
+
+// Policy returns the password policy (for host flows that set passwords).
+func (s *Service) Policy() *Policy { return s.policy }
+
+// Build assembles the security module (spec §5, wire-core §2.3, §3, §5): the security/auth
+// resource, the bearer, api_key, http_basic and ip strategies, the migrations of the built-in
+// tables (always applied: token families and TOTP steps are needed whatever the user store),
+// the token-family purge worker and a start check that tells how to create the first user.
+// It does no I/O; it logs the signing-key warnings of spec §5.2.
+func Build(deps app.Deps, opts Options) (app.Module, *Service, error) {
+	if deps.Config == nil || deps.DB == nil {
+		return app.Module{}, nil, errors.New("security: a configuration and the primary data source are required")
+	}
+	s := &Service{cfg: deps.Config, logger: deps.Logger, now: deps.Clock}
+	if s.logger == nil {
+		s.logger = slog.New(slog.DiscardHandler)
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	key, err := s.signingKey()
+	if err != nil {
+		return app.Module{}, nil, err
+	}
+	sink := opts.Events
+	if sink == nil {
+		sink = logSink{s.logger}
+	}
+	s.events = &emitter{sink: sink, now: s.now}
+	hasher := NewHasher(opts.Hash)
+	ext := s.extensions(deps, opts, hasher)
+	if err := s.buildTokens(deps, opts, ext, key); err != nil {
+		return app.Module{}, nil, err
+	}
+	s.buildAuthenticators(opts, ext, hasher)
+	s.buildGuard(deps, opts)
+	s.buildChain(deps, opts, ext)
+	s.challenges = &challengeTokens{signer: signer{key: deriveKey(key, typChallenge), audience: deps.Config.App.Name, now: s.now}}
+
+	perms := NewRolePermissions(deps.Config.Security.Roles)
+	s.permissions = opts.Permissions
+	if s.permissions == nil {
+		s.permissions = perms
+	}
+	s.userInfo = opts.UserInfo
+	if s.userInfo == nil && s.store != nil {
+		s.userInfo = &builtinUserInfo{store: s.store, perms: perms}
+	}
+	return s.module(), s, nil
+}
+
+// signingKey decodes svc.security.secret and logs the warnings of spec §5.2.
+func (s *Service) signingKey() ([]byte, error) {
+	secret := s.cfg.Security.Secret
+	key, ephemeral, err := SigningKey(secret)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case ephemeral:
+		s.logger.Warn("svc.security.secret is not set: using an ephemeral signing key; tokens will not survive a restart or work on other nodes")
+	case IsSampleSecret(secret):
+		s.logger.Warn("svc.security.secret is the public sample secret: anyone can mint tokens for this server; set a random one (openssl rand -hex 32)")
+	}
+	return key, nil
+}
+
+// module lists what the module adds to the server.
+func (s *Service) module() app.Module {
+	m := app.Module{
+		Name:        "security",
+		Resources:   []rpc.Resource{s.resource()},
+		Strategies:  s.strategies(),
+		Migrations:  Migrations(),
+		AutoMigrate: true,
+		Start:       s.start,
+	}
+	if s.families != nil {
+		m.Workers = []app.Worker{{Name: "token_family_purge", Interval: familyPurgeInterval, Run: s.purgeFamilies}}
+	}
+	return m
+}
+
+// strategies are the bearer (engine default), api_key, http_basic and ip strategies.
+func (s *Service) strategies() []rpc.Strategy {
+	sec := s.cfg.Security
+	return []rpc.Strategy{&Bearer{Tokens: s.tokens}, NewAPIKeys(sec.APIKeys), NewHTTPBasic(sec.BasicAccounts), NewIPAllow(sec.IPWhitelists)}
+}
+
+// start tells the operator how to create the first user of an empty built-in store.
+func (s *Service) start(ctx context.Context) error {
+	if s.store == nil {
+		return nil
+	}
+	n, err := s.store.Count(ctx)
+	if err != nil {
+		return fmt.Errorf("security: count users: %w", err)
+	}
+	if n == 0 {
+		s.logger.Warn("no users yet: create the first one with `svc user add NAME --roles admin` " +
+			"(and give the role permissions in svc.security.roles, e.g. admin = [\"*\"])")
+	}
+	return nil
+}
+
+// purgeFamilies deletes token families whose refresh token has expired.
+func (s *Service) purgeFamilies(ctx context.Context) error {
+	n, err := s.families.purge(ctx, s.now().Add(-jwtLeeway))
+	if err == nil && n > 0 {
+		s.logger.Debug("token families purged", slog.Int64("count", n))
+	}
+	return err
+}
+
+// logSink is the default EventSink: one info line per event.
+type logSink struct{ logger *slog.Logger }
+
+func (l logSink) Emit(ctx context.Context, e Event) {
+	l.logger.InfoContext(ctx, "security event", slog.String("event", e.Type), slog.String("principal", e.PrincipalID),
+		slog.String("identifier", e.Identifier), slog.String("reason", e.Reason), slog.String("client_ip", e.ClientIP))
+}

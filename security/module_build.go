@@ -1,0 +1,141 @@
+package security
+
+import (
+	"errors"
+	"maps"
+
+	"github.com/svc-framework/svc/app"
+	"github.com/svc-framework/svc/config"
+)
+
+// extensions are the directory-backed pieces, from the built-in store, a host UserStore that
+// implements them, or the Options fields (which win).
+type extensions struct {
+	users      UserStore
+	principals PrincipalLoader
+	state      TokenStateLoader
+	totp       TOTPSecretLoader
+	history    PasswordHistoryStore
+	meta       PasswordMetadata
+	changer    PasswordChanger
+}
+
+// extensions picks the user directory: the built-in store unless the host registered its own
+// password authenticator or user store (spec/README.md).
+func (s *Service) extensions(deps app.Deps, opts Options, hasher *Hasher) extensions {
+	var ext extensions
+	var dir any
+	switch {
+	case opts.Authenticators[LoginTypePassword] != nil:
+	case opts.UserStore != nil:
+		ext.users, dir = opts.UserStore, opts.UserStore
+	default:
+		s.store = NewStore(deps.DB, hasher, nil, s.now)
+		ext.users, dir = s.store, s.store
+	}
+	ext.principals, _ = dir.(PrincipalLoader)
+	ext.state, _ = dir.(TokenStateLoader)
+	ext.totp, _ = dir.(TOTPSecretLoader)
+	ext.history, _ = dir.(PasswordHistoryStore)
+	ext.meta, _ = dir.(PasswordMetadata)
+	ext.changer, _ = dir.(PasswordChanger)
+	ext.principals = pick(opts.PrincipalLoader, ext.principals)
+	ext.state = pick(opts.TokenState, ext.state)
+	ext.totp = pick(opts.TOTPSecrets, ext.totp)
+	ext.history = pick(opts.PasswordHistory, ext.history)
+	ext.meta = pick(opts.PasswordMetadata, ext.meta)
+	ext.changer = pick(opts.PasswordChanger, ext.changer)
+
+	s.policy = NewPolicy(deps.Config.Security.PasswordPolicy, ext.history, ext.meta, hasher, s.now)
+	if s.store != nil {
+		s.store.policy = s.policy
+	}
+	return ext
+}
+
+func pick[T comparable](override, def T) T {
+	var zero T
+	if override != zero {
+		return override
+	}
+	return def
+}
+
+// buildTokens sets up the JWT token service with families in the primary database, or the
+// host's token service.
+func (s *Service) buildTokens(deps app.Deps, opts Options, ext extensions, key []byte) error {
+	if opts.Tokens != nil {
+		s.tokens = opts.Tokens
+		return nil
+	}
+	if deps.Config.Security.TokenType == config.TokenTypeOpaque {
+		return errors.New("security: svc.security.token_type opaque_token needs an opaque token service (Options.Tokens); not built in yet")
+	}
+	sec := deps.Config.Security
+	s.families = &familyStore{db: deps.DB}
+	state := newStateCache(ext.state, s.now, s.logger)
+	if s.store != nil {
+		s.store.onChange = state.invalidate
+	}
+	s.tokens = &JWTTokens{
+		signer:           signer{key: key, audience: deps.Config.App.Name, now: s.now},
+		refreshTTL:       sec.TokenExpires,
+		refreshNotBefore: sec.RefreshNotBefore,
+		families:         s.families,
+		state:            state,
+		reload:           ext.principals,
+		events:           s.events,
+		logger:           s.logger,
+	}
+	return nil
+}
+
+// buildAuthenticators registers the host's login types and the built-in password login over
+// the chosen directory.
+func (s *Service) buildAuthenticators(opts Options, ext extensions, hasher *Hasher) {
+	s.authenticators = map[string]Authenticator{}
+	if ext.users != nil {
+		s.authenticators[LoginTypePassword] = &PasswordAuthenticator{Users: ext.users, Hasher: hasher}
+	}
+	maps.Copy(s.authenticators, opts.Authenticators)
+	for typ := range refusedLoginTypes {
+		delete(s.authenticators, typ)
+	}
+}
+
+// buildGuard chooses the lockout store: the host's, Redis when the key-value store is enabled
+// (all nodes agree), else memory.
+func (s *Service) buildGuard(deps app.Deps, opts Options) {
+	lc := deps.Config.Security.Lockout
+	store := opts.Lockout
+	switch {
+	case store != nil:
+	case deps.KV != nil:
+		store = NewRedisLockout(deps.KV, deps.Config.App.Name, lc)
+	default:
+		store = NewMemoryLockout(lc)
+	}
+	s.guard = &guard{enabled: lc.Enabled, key: lc.Key, store: store, now: s.now, logger: s.logger, events: s.events}
+}
+
+// buildChain orders the challenge providers: the host's, plus the built-in totp (when secrets
+// can be loaded and the host did not bring its own totp) and password_change (when max_age is
+// set and passwords can be changed).
+func (s *Service) buildChain(deps app.Deps, opts Options, ext extensions) {
+	ps := append([]ChallengeProvider(nil), opts.Challenges...)
+	has := func(typ string) bool {
+		for _, p := range ps {
+			if p.Type() == typ {
+				return true
+			}
+		}
+		return false
+	}
+	if ext.totp != nil && !has(ChallengeTOTP) {
+		ps = append(ps, NewTOTPProvider(ext.totp, deps.DB, s.now))
+	}
+	if deps.Config.Security.PasswordPolicy.MaxAge > 0 && ext.meta != nil && ext.changer != nil && !has(ChallengePasswordChange) {
+		ps = append(ps, &passwordChangeProvider{policy: s.policy, changer: ext.changer})
+	}
+	s.chain = newChain(ps)
+}

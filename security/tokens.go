@@ -1,0 +1,248 @@
+package security
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/svc-framework/svc/rpc"
+)
+
+// AuthTokens is the token pair of wire-core §5.2. RefreshToken is omitted by token services
+// without refresh (opaque sessions).
+type AuthTokens struct {
+	AccessToken  string `json:"accessToken"`
+	RefreshToken string `json:"refreshToken,omitempty"`
+}
+
+// TokenService is the token layer behind security/auth and the bearer strategy. The JWT service
+// of this package is the default; opaque sessions (issue #5) implement the same interface.
+type TokenService interface {
+	// Issue returns a fresh token pair for p after a completed login.
+	Issue(ctx context.Context, p *rpc.Principal) (AuthTokens, error)
+	// Verify checks an access token and returns its principal, or a 401 *rpc.Error.
+	Verify(ctx context.Context, accessToken string) (*rpc.Principal, error)
+	// Refresh exchanges a refresh token for a new pair. Services without refresh return
+	// ErrTokenInvalid.
+	Refresh(ctx context.Context, refreshToken string) (AuthTokens, *rpc.Principal, error)
+	// Revoke ends what the access token belongs to (logout). It never fails for a token that
+	// is already revoked.
+	Revoke(ctx context.Context, accessToken string) error
+	// SupportsRefresh reports whether the refresh action is mounted.
+	SupportsRefresh() bool
+}
+
+// TokenState is what a principal's store says about the tokens issued to it.
+type TokenState struct {
+	// ValidAfter: tokens issued before this instant (password change, disable) are refused.
+	ValidAfter time.Time
+	// Disabled: every token of the principal is refused.
+	Disabled bool
+}
+
+// TokenStateLoader returns the TokenState of a principal id, or an error wrapping
+// ErrUserNotFound when the store does not know it (its tokens are then not restricted). The
+// built-in user store implements it.
+type TokenStateLoader interface {
+	TokenState(ctx context.Context, principalID string) (TokenState, error)
+}
+
+// PrincipalLoader reloads a principal by id at refresh time, so role changes and disabling take
+// effect on the next refresh. It returns an error wrapping ErrUserNotFound for an unknown or
+// disabled principal. The built-in user store implements it.
+type PrincipalLoader interface {
+	LoadPrincipal(ctx context.Context, id string) (*rpc.Principal, error)
+}
+
+// JWTTokens is the jwt_token TokenService (wire-core §5.4) with refresh-token rotation: each
+// login starts a token family recorded in the database; a refresh exchanges the family's
+// current refresh token for a new pair, and presenting any older refresh token of the family
+// revokes the whole family (reuse detection).
+type JWTTokens struct {
+	signer           signer
+	refreshTTL       time.Duration
+	refreshNotBefore time.Duration
+	families         *familyStore
+	state            *stateCache
+	reload           PrincipalLoader
+	events           *emitter
+	logger           *slog.Logger
+}
+
+var _ TokenService = (*JWTTokens)(nil)
+
+// Issue implements TokenService. The pair shares its jti (wire-core §5.4) and carries the
+// family id fid.
+func (t *JWTTokens) Issue(ctx context.Context, p *rpc.Principal) (AuthTokens, error) {
+	now := t.signer.now()
+	fid, jti := newID(), newID()
+	pair, err := t.pair(p, fid, jti, now)
+	if err != nil {
+		return AuthTokens{}, err
+	}
+	if t.families != nil {
+		snap, err := json.Marshal(p)
+		if err != nil {
+			return AuthTokens{}, fmt.Errorf("security: principal snapshot: %w", err)
+		}
+		if err := t.families.create(ctx, family{ID: fid, PrincipalID: p.ID, CurrentJTI: jti,
+			Principal: string(snap), CreatedAt: now, RefreshedAt: now, ExpiresAt: now.Add(t.refreshTTL)}); err != nil {
+			return AuthTokens{}, err
+		}
+	}
+	return pair, nil
+}
+
+// pair signs an access and a refresh token.
+func (t *JWTTokens) pair(p *rpc.Principal, fid, jti string, now time.Time) (AuthTokens, error) {
+	access, err := t.accessToken(p, fid, jti, now)
+	if err != nil {
+		return AuthTokens{}, err
+	}
+	rc := &claims{ID: jti, Type: typRefresh, Family: fid, IssuedAt: date(now),
+		NotBefore: date(now.Add(t.refreshNotBefore)), Expires: date(now.Add(t.refreshTTL))}
+	rc.Subject = p.ID + "@" + p.Name
+	rc.UserID, rc.Name = p.ID, p.Name
+	if p.Type != "" && p.Type != rpc.PrincipalUser {
+		rc.PType = string(p.Type)
+	}
+	refresh, err := t.signer.sign(rc)
+	if err != nil {
+		return AuthTokens{}, err
+	}
+	return AuthTokens{AccessToken: access, RefreshToken: refresh}, nil
+}
+
+func (t *JWTTokens) accessToken(p *rpc.Principal, fid, jti string, now time.Time) (string, error) {
+	return mintAccess(&t.signer, p, fid, jti, now)
+}
+
+// mintAccess signs an access token: iat = nbf = now, exp = now + 30 minutes.
+func mintAccess(s *signer, p *rpc.Principal, fid, jti string, now time.Time) (string, error) {
+	ac := &claims{ID: jti, Type: typAccess, Family: fid, IssuedAt: date(now), NotBefore: date(now),
+		Expires: date(now.Add(AccessTokenTTL))}
+	if err := ac.setPrincipal(p); err != nil {
+		return "", err
+	}
+	if ac.Roles == nil {
+		ac.Roles = []string{}
+	}
+	return s.sign(ac)
+}
+
+// Verify implements TokenService: signature, claims, typ access, then the principal's token
+// state (password changed or disabled after issue → 1003).
+func (t *JWTTokens) Verify(ctx context.Context, accessToken string) (*rpc.Principal, error) {
+	c, err := t.signer.parse(accessToken, typAccess)
+	if err != nil {
+		return nil, err
+	}
+	p, err := c.principal()
+	if err != nil {
+		return nil, err
+	}
+	if err := t.state.check(ctx, p.ID, c.IssuedAt.Time, false); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// Refresh implements TokenService with rotation and reuse detection.
+func (t *JWTTokens) Refresh(ctx context.Context, refreshToken string) (AuthTokens, *rpc.Principal, error) {
+	c, err := t.signer.parse(refreshToken, typRefresh)
+	if err != nil {
+		return AuthTokens{}, nil, err
+	}
+	p, err := c.principal()
+	if err != nil {
+		return AuthTokens{}, nil, err
+	}
+	if t.families == nil || c.Family == "" {
+		return AuthTokens{}, nil, ErrTokenInvalid
+	}
+	fam, err := t.families.get(ctx, c.Family)
+	if err != nil {
+		return AuthTokens{}, nil, err
+	}
+	if fam == nil || fam.RevokedAt != nil {
+		return AuthTokens{}, nil, ErrTokenInvalid
+	}
+	if fam.CurrentJTI != c.ID {
+		return AuthTokens{}, nil, t.reused(ctx, fam.ID, p)
+	}
+	if err := t.state.check(ctx, p.ID, c.IssuedAt.Time, true); err != nil {
+		return AuthTokens{}, nil, err
+	}
+	if p, err = t.current(ctx, p, fam); err != nil {
+		return AuthTokens{}, nil, err
+	}
+	now := t.signer.now()
+	jti := newID()
+	ok, err := t.families.rotate(ctx, fam.ID, c.ID, jti, now, now.Add(t.refreshTTL))
+	if err != nil {
+		return AuthTokens{}, nil, err
+	}
+	if !ok { // another exchange of the same token won the race: that is a reuse too
+		return AuthTokens{}, nil, t.reused(ctx, fam.ID, p)
+	}
+	pair, err := t.pair(p, fam.ID, jti, now)
+	return pair, p, err
+}
+
+// current returns the principal to put in the new pair: reloaded from the store when there is
+// a loader, otherwise the snapshot taken at login.
+func (t *JWTTokens) current(ctx context.Context, p *rpc.Principal, fam *family) (*rpc.Principal, error) {
+	if t.reload != nil {
+		q, err := t.reload.LoadPrincipal(ctx, p.ID)
+		switch {
+		case errors.Is(err, ErrUserNotFound):
+			// not a user of this store (a host authenticator's principal): keep the snapshot
+		case err != nil:
+			return nil, err
+		default:
+			return q, nil
+		}
+	}
+	var snap rpc.Principal
+	if err := json.Unmarshal([]byte(fam.Principal), &snap); err != nil || snap.ID != p.ID {
+		return nil, ErrTokenInvalid
+	}
+	if snap.Roles == nil {
+		snap.Roles = []string{}
+	}
+	return &snap, nil
+}
+
+// reused revokes the whole family after a refresh token was presented a second time.
+func (t *JWTTokens) reused(ctx context.Context, fid string, p *rpc.Principal) error {
+	if err := t.families.revoke(ctx, fid, revokeReuse, t.signer.now()); err != nil {
+		t.logger.ErrorContext(ctx, "revoke token family failed", slog.String("family", fid), slog.Any("error", err))
+	}
+	t.events.emit(ctx, Event{Type: EventRefreshReuseDetected, PrincipalID: p.ID, Reason: revokeReuse})
+	return ErrTokenInvalid
+}
+
+// Revoke implements TokenService: the family of the access token is revoked, so its refresh
+// token stops working. Access tokens are stateless and live out their 30 minutes.
+func (t *JWTTokens) Revoke(ctx context.Context, accessToken string) error {
+	c, err := t.signer.parse(accessToken, typAccess)
+	if err != nil || t.families == nil || c.Family == "" {
+		return nil
+	}
+	return t.families.revoke(ctx, c.Family, revokeLogout, t.signer.now())
+}
+
+// SupportsRefresh implements TokenService.
+func (t *JWTTokens) SupportsRefresh() bool { return true }
+
+func newID() string {
+	id, err := uuid.NewV7()
+	if err != nil {
+		return uuid.NewString()
+	}
+	return id.String()
+}
