@@ -1,0 +1,152 @@
+package svc_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/svc-framework/svc"
+	"github.com/svc-framework/svc/app"
+	"github.com/svc-framework/svc/config"
+	"github.com/svc-framework/svc/db"
+	"github.com/svc-framework/svc/svctest"
+)
+
+func TestStartFailsFastOnUnreachablePostgres(t *testing.T) {
+	cfg := svctest.Config(t, config.SQLite)
+	cfg.DataSources[config.PrimaryDataSource] = config.DataSource{
+		Type: config.Postgres, Host: "127.0.0.1", Port: 1, User: "svc", Password: "hunter2-secret",
+		Database: "svc", SSLMode: config.SSLDisable,
+	}
+	srv, err := svc.New(cfg, svc.WithLogger(svctest.Logger()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	start := time.Now()
+	err = srv.Start(ctx)
+	if err == nil {
+		t.Fatal("Start succeeded against an unreachable PostgreSQL")
+	}
+	if took := time.Since(start); took > 15*time.Second {
+		t.Errorf("Start took %s to fail, want it to fail fast", took)
+	}
+	if msg := err.Error(); !strings.Contains(msg, "primary") || strings.Contains(msg, "hunter2") {
+		t.Errorf("error = %q, want it to name the data source and hide the password", msg)
+	}
+}
+
+func TestNewReturnsStartupErrors(t *testing.T) {
+	cfg := svctest.Config(t, config.SQLite)
+	cfg.Security.TokenType = "paseto"
+	if _, err := svc.New(cfg); !errors.Is(err, config.ErrInvalidTokenType) {
+		t.Errorf("New error = %v, want ErrInvalidTokenType", err)
+	}
+}
+
+func TestStartRollsBackWhenAModuleFails(t *testing.T) {
+	var stopped []string
+	boom := errors.New("boom")
+	cfg := svctest.Config(t, config.SQLite)
+	srv, err := svc.New(cfg, svc.WithLogger(svctest.Logger()),
+		svc.WithModule(func(app.Deps) (app.Module, error) {
+			return app.Module{Name: "first", Stop: func(context.Context) error { stopped = append(stopped, "first"); return nil }}, nil
+		}),
+		svc.WithModule(func(app.Deps) (app.Module, error) {
+			return app.Module{Name: "second", Start: func(context.Context) error { return boom }}, nil
+		}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = srv.Start(context.Background())
+	if !errors.Is(err, boom) || !strings.Contains(err.Error(), "second") {
+		t.Fatalf("Start error = %v, want boom naming module second", err)
+	}
+	if len(stopped) != 1 {
+		t.Errorf("modules stopped on rollback = %v, want [first]", stopped)
+	}
+	if srv.DB() != nil {
+		t.Error("data sources still open after a failed start")
+	}
+}
+
+func TestRunServesAndShutsDown(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := svc.New(svctest.Config(t, config.SQLite), svc.WithLogger(svctest.Logger()), svc.WithListener(ln))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx) }()
+	url := "http://" + ln.Addr().String()
+	svctest.Eventually(t, 30*time.Second, func() bool {
+		resp, err := http.Get(url + "/readyz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}, "server never became ready")
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Run returned %v after cancellation, want nil", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Run did not return after cancellation")
+	}
+}
+
+func TestMigrateIsIdempotent(t *testing.T) {
+	svctest.EachDBKind(t, func(t *testing.T, kind config.DBKind) {
+		cfg := svctest.Config(t, kind)
+		cfg.Storage.AutoMigrate = false
+		for i := 0; i < 2; i++ {
+			srv, err := svc.New(cfg, svc.WithLogger(svctest.Logger()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := srv.Migrate(context.Background()); err != nil {
+				t.Fatalf("Migrate run %d: %v", i+1, err)
+			}
+		}
+		d, err := db.Open(context.Background(), "primary", cfg.DataSources[config.PrimaryDataSource])
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer d.Close()
+		var modules []string
+		err = d.NewSelect().Table("svc_schema_migrations").ColumnExpr("DISTINCT module").
+			OrderExpr("module").Scan(context.Background(), &modules)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"security", "storage"} {
+			if !slices.Contains(modules, want) {
+				t.Errorf("migrated modules = %v, want %s among them", modules, want)
+			}
+		}
+	})
+}
+
+func TestHealthAndReadiness(t *testing.T) {
+	srv := svctest.New(t)
+	for _, path := range []string{"/healthz", "/readyz"} {
+		req, _ := http.NewRequest(http.MethodGet, path, nil)
+		resp, body := srv.Do(t, req)
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("GET %s = %d %s, want 200", path, resp.StatusCode, body)
+		}
+	}
+}
