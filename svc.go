@@ -165,7 +165,7 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	if err = s.build(); err != nil {
 		return err
 	}
-	if err = s.migrate(ctx, false); err != nil {
+	if err = s.migrate(ctx); err != nil {
 		return err
 	}
 	if err = app.StartModules(ctx, s.logger, s.modules); err != nil {
@@ -196,16 +196,25 @@ func (s *Server) Stop(ctx context.Context) error {
 }
 
 // Migrate opens the data sources, builds the modules and applies every module's pending
-// migrations whatever its auto_migrate setting (`svc migrate`), then closes the data sources.
-func (s *Server) Migrate(ctx context.Context) error {
+// migrations whatever its auto_migrate setting (`svc migrate`), then closes the data sources. It
+// returns the migrations it applied, in order.
+func (s *Server) Migrate(ctx context.Context) ([]db.Migration, error) {
 	if err := s.openData(ctx); err != nil {
-		return err
+		return nil, err
 	}
 	defer s.closeData(context.WithoutCancel(ctx))
 	if err := s.build(); err != nil {
-		return err
+		return nil, err
 	}
-	return s.migrate(ctx, true)
+	sets := s.migrationSets(true)
+	pending, err := db.Pending(ctx, s.DB(), sets...)
+	if err != nil {
+		return nil, err
+	}
+	if err := db.Migrate(ctx, s.DB(), sets...); err != nil {
+		return nil, err
+	}
+	return pending, nil
 }
 
 func (s *Server) openData(ctx context.Context) error {
@@ -259,17 +268,23 @@ func (s *Server) ready(ctx context.Context) error {
 	return nil
 }
 
-func (s *Server) migrate(ctx context.Context, all bool) error {
+func (s *Server) migrate(ctx context.Context) error {
+	sets := s.migrationSets(false)
+	if len(sets) == 0 {
+		return nil
+	}
+	return db.Migrate(ctx, s.DB(), sets...)
+}
+
+// migrationSets lists the modules' migrations: all of them, or only those with auto_migrate on.
+func (s *Server) migrationSets(all bool) []db.Migrations {
 	var sets []db.Migrations
 	for _, m := range s.modules {
 		if m.Migrations != nil && (all || m.AutoMigrate) {
 			sets = append(sets, *m.Migrations)
 		}
 	}
-	if len(sets) == 0 {
-		return nil
-	}
-	return db.Migrate(ctx, s.DB(), sets...)
+	return sets
 }
 
 // NewLogger returns the default JSON logger on stderr at the given level (debug, info, warn,

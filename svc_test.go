@@ -117,8 +117,12 @@ func TestMigrateIsIdempotent(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := srv.Migrate(context.Background()); err != nil {
+			applied, err := srv.Migrate(context.Background())
+			if err != nil {
 				t.Fatalf("Migrate run %d: %v", i+1, err)
+			}
+			if got := len(applied) > 0; got != (i == 0) {
+				t.Errorf("Migrate run %d applied %d migrations; want some on the first run only", i+1, len(applied))
 			}
 		}
 		d, err := db.Open(context.Background(), "primary", cfg.DataSources[config.PrimaryDataSource])

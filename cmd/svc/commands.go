@@ -56,10 +56,15 @@ func migrateCmd(g *globalFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := srv.Migrate(cmd.Context()); err != nil {
+			applied, err := srv.Migrate(cmd.Context())
+			if err != nil {
 				return err
 			}
-			fmt.Fprintln(cmd.OutOrStdout(), "migrations applied")
+			out := cmd.OutOrStdout()
+			for _, m := range applied {
+				fmt.Fprintf(out, "applied %s %03d_%s\n", m.Module, m.Version, m.Name)
+			}
+			fmt.Fprintf(out, "%d migration(s) applied; the database is up to date\n", len(applied))
 			return nil
 		},
 	}
