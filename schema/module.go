@@ -1,0 +1,86 @@
+package schema
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/svc-framework/svc/app"
+	"github.com/svc-framework/svc/rpc"
+)
+
+// Resource is the name of the resource this module mounts on /api.
+const Resource = "sys/schema"
+
+// rateLimit is the per-operation maximum of every sys/schema action per engine period (spec
+// §4.1, wire-core §4).
+const rateLimit = 60
+
+// Build returns the schema module: the sys/schema resource over the primary data source. It
+// does no I/O; an unsupported data source type is an error.
+func Build(deps app.Deps) (app.Module, error) {
+	ins, err := newInspector(deps.DB)
+	if err != nil {
+		return app.Module{}, err
+	}
+	s := &service{ins: ins}
+	return app.Module{Name: "schema", Resources: []rpc.Resource{s.resource()}}, nil
+}
+
+// service holds the handlers of sys/schema.
+type service struct {
+	ins inspector
+}
+
+func (s *service) resource() rpc.Resource {
+	limit := rpc.RateLimit(rateLimit, 0)
+	return rpc.Resource{Name: Resource, Ops: []rpc.Op{
+		rpc.Handle("list_tables", s.listTables, limit),
+		rpc.Handle("get_table_schema", s.getTableSchema, limit),
+		rpc.Handle("list_views", s.listViews, limit),
+	}}
+}
+
+// TableParams are the params of get_table_schema.
+type TableParams struct {
+	// Name is the table to describe (required).
+	Name string `json:"name"`
+}
+
+// Validate requires Name (400/1400 naming the field otherwise).
+func (p *TableParams) Validate() error {
+	var c rpc.Check
+	c.Required("name", p.Name != "")
+	return c.Err()
+}
+
+// listTables answers a bare array of the schema's base tables, by name.
+func (s *service) listTables(ctx context.Context, _ rpc.Call, _ rpc.NoParams) ([]Table, error) {
+	tables, err := s.ins.tables(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("schema: list tables: %w", err)
+	}
+	return tables, nil
+}
+
+// getTableSchema describes one base table, or answers 2300.
+func (s *service) getTableSchema(ctx context.Context, _ rpc.Call, p TableParams) (*TableSchema, error) {
+	t, err := s.ins.table(ctx, p.Name)
+	if errors.Is(err, ErrTableNotFound) {
+		return nil, ErrTableNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("schema: inspect table: %w", err)
+	}
+	sortByName(t)
+	return t, nil
+}
+
+// listViews answers a bare array of the schema's views, by name.
+func (s *service) listViews(ctx context.Context, _ rpc.Call, _ rpc.NoParams) ([]View, error) {
+	views, err := s.ins.views(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("schema: list views: %w", err)
+	}
+	return views, nil
+}
