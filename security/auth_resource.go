@@ -137,7 +137,9 @@ func (s *Service) advance(ctx context.Context, st ChallengeState) (*LoginResult,
 		return &LoginResult{ChallengeToken: tok, Challenge: ch}, nil
 	}
 	tokens, err := s.tokens.Issue(ctx, st.Principal)
-	if err != nil {
+	if err != nil { // e.g. 403/1024: session.max_concurrent reached with on_exceed reject
+		s.events.emit(ctx, Event{Type: EventLoginFailed, LoginType: st.LoginType, Identifier: st.Identifier,
+			PrincipalID: st.Principal.ID, Reason: reason(err)})
 		return nil, err
 	}
 	s.events.emit(ctx, Event{Type: EventLoginSucceeded, LoginType: st.LoginType, Identifier: st.Identifier, PrincipalID: st.Principal.ID})

@@ -1,7 +1,8 @@
 // Package security is the security module of svc (spec §2.3, §3 login flow, §4.1, §5, §7;
-// wire-core §2.3, §3, §5): the security/auth resource, the token layer, the bearer, api_key,
-// http_basic and ip strategies, login challenges (TOTP), brute-force lockout, the password
-// policy and the built-in user store.
+// wire-core §2.3, §3, §5): the security/auth resource, the token layer (JWT, or opaque sessions
+// with session control), the bearer, api_key, http_basic and ip strategies, login challenges
+// (TOTP), brute-force lockout, the password policy, trust login (SSO) and the built-in user
+// store.
 //
 // # Resources and actions
 //
@@ -10,13 +11,23 @@
 //	login              public, rate limit svc.security.login_rate_limit (6)  → LoginResult
 //	resolve_challenge  public, rate limit svc.security.login_rate_limit (6)  → LoginResult
 //	refresh            public, rate limit svc.security.refresh_rate_limit (1), only when the
-//	                   token service refreshes (jwt_token)                   → AuthTokens, unwrapped
-//	logout             bearer                                                → null
+//	                   token service refreshes (jwt_token; opaque_token: 404/1200)
+//	                                                                         → AuthTokens, unwrapped
+//	logout             bearer; revokes the JWT's family or the opaque session → null
 //	get_user_info      bearer; params forwarded to the UserInfoLoader        → UserInfo
 //
-// LoginResult is {tokens:{accessToken, refreshToken}} XOR {challengeToken, challenge:{type,
-// data?, required}}. No loader → 501/1500. No plain HTTP routes (trust login, issue #5, adds
-// /sso/trust).
+// LoginResult is {tokens:{accessToken, refreshToken?}} XOR {challengeToken, challenge:{type,
+// data?, required}} (no refreshToken with opaque_token). No loader → 501/1500. Login type
+// trust_code exchanges a gateway code (principal = app id, credentials = the code) while trust
+// login is on, else 400/1001.
+//
+// # Routes
+//
+//	GET <svc.security.trust_login.path> (default /sso/trust), only while trust_login.enabled:
+//	    the trust-login gateway (wire-core §5.9 leg 1). Query app_id, user_id, redirect,
+//	    timestamp, nonce, signature → 302 to redirect with app_id and code added; failures are
+//	    plain text: 401 (1060, 1062), 400 (1061), 429 (rate limit, Retry-After), 500 (store
+//	    down). Always Cache-Control: no-store, Referrer-Policy: no-referrer.
 //
 // # Strategies
 //
@@ -31,9 +42,13 @@
 // refresh_rate_limit, token_type, ip_whitelists, api_keys, basic_accounts, roles (svc addition:
 // role → permission tokens for the built-in permission checker), lockout.* (enabled,
 // max_failures, window, lock_duration, strategy, backoff_base, backoff_max, key),
-// password_policy.* (every rule of spec §5.3), trust_login.enabled (only to refuse trust_code
-// with 1001 while off). svc.kvstore.enabled moves the lockout state to Redis. svc.app.name is
-// the JWT audience.
+// password_policy.* (every rule of spec §5.3), session.* (max_concurrent, on_exceed, idle_ttl,
+// max_lifetime, sliding; opaque_token only), trust_login.* (enabled, path, code_ttl,
+// bind_user_agent, bind_client_ip, apps.<appId>.redirect_urls and .secret, rate_limit.max and
+// .period). svc.kvstore.enabled moves the lockout state, the sessions and the trust-login
+// nonces and codes to Redis under svc:lockout:<app>:, svc:session:<app>: (s:<id> hash per
+// session, u:<userId> sorted set per user) and svc:trust:<app>: (nonce:, code:), app =
+// svc.app.name, which is also the JWT audience.
 //
 // # Tables (migrations/{postgres,mysql,sqlite}, always applied)
 //
@@ -44,10 +59,14 @@
 //	sys_security_token_family      refresh-token families: current jti, principal snapshot,
 //	                               expiry, revocation (rotation and reuse detection)
 //	sys_security_totp_step         last accepted TOTP step per principal (no replay)
+//	sys_security_session           opaque sessions (002): id = hex(SHA-256(token)), principal
+//	                               id and snapshot, client IP, created, last seen, expiry, cap
 //
 // # Workers
 //
-// token_family_purge (hourly): deletes families whose refresh token has expired.
+// token_family_purge (hourly, jwt_token): deletes families whose refresh token has expired.
+// session_purge (hourly, opaque_token with sessions in the database): deletes expired sessions.
+// Redis entries expire by TTL.
 //
 // # Compatibility choices (spec/README.md order; where the original is silent)
 //
@@ -85,6 +104,41 @@
 //   - Events (EventSink; the event bus plugs in later): svc.security.login_succeeded,
 //     login_failed, account_locked, logout, token_refreshed, refresh_reuse_detected; they carry
 //     ids, the identifier, client IP, request id and a reason word, never a secret.
-//   - token_type opaque_token needs Options.Tokens (opaque sessions are issue #5); refresh is
-//     mounted only when the token service refreshes.
+//   - Opaque sessions (wire-core §5.5): the token is 32 random bytes, base64url without
+//     padding; only hex(SHA-256(token)) is stored and it is the session id (SessionID). A JWT,
+//     a malformed token and an unknown, expired or revoked session are all 401/1003. The
+//     principal is the login snapshot. As with JWTs, sessions created before a password change
+//     or disable are refused. Sliding moves the expiry to now + idle_ttl capped at creation +
+//     max_lifetime, written only when it moves by idle_ttl/30 (1 s to 1 minute) or reaches the
+//     cap, so a busy session writes at most about once a minute; with sliding = false the
+//     expiry stays at login + idle_ttl. A session store error is 500/1900, not a logout.
+//   - max_concurrent counts live sessions. Each node serializes the logins of one user, so the
+//     limit is exact on one node; with the database, logins racing on k nodes can leave up to
+//     k-1 extra sessions (the next login trims them; the spec allows max_concurrent + nodes);
+//     with Redis the check, eviction and insert are one script: exact on any number of nodes.
+//     evict_oldest revokes the oldest by creation time.
+//   - Forced logout: Sessions.Revoke, RevokeUser, List, Get (no slide) and `svc session list|
+//     revoke`. RevocationHook (Options.OnRevoke, Sessions.OnRevoke) runs after each revocation
+//     made in this process (logout, evicted, forced), for the push module's kicks; revocations
+//     by another process reach push through its session recheck (Sessions.Get).
+//   - Trust login: the gateway checks, in order, rate limit (per app id and client IP; unknown
+//     app ids share one bucket per IP), app known, parameters present, timestamp within ±5
+//     minutes, HMAC-SHA256 signature over TrustRequest.Payload with the app's hex secret (the
+//     config's, or Options.TrustSecrets; an app with neither is a startup error), nonce unused
+//     for 11 minutes per app (spent only by signed requests), redirect, user. Every failure up
+//     to the nonce is 1060.
+//   - Redirect allowlist: scheme and host (port included) equal, case-insensitively; path equal
+//     to or below the entry's, by segments. Refused outright: non-http(s), scheme-relative,
+//     user info, backslashes, white space and control characters, "." and ".." segments (also
+//     percent-encoded or followed by ";"). The target's query is kept; app_id and code replace
+//     any of the same name.
+//   - The default TrustUserResolver takes user_id as a user name of the user directory (the
+//     built-in store or Options.UserStore; normalized like logins), refusing disabled users;
+//     a host with its own password login and no directory must set Options.TrustUsers.
+//   - A trust code is a 43-character opaque token stored by its hash for code_ttl, bound to the
+//     app, the User-Agent's hash (bind_user_agent) and the client IP (bind_client_ip). The first
+//     exchange attempt spends it whatever the outcome. trust_code belongs to the gateway: host
+//     authenticators cannot take the name.
+//   - Events also include svc.security.session_revoked (session id = hash, reason),
+//     trust_code_issued and trust_login_failed (app id of configured apps only, reason word).
 package security

@@ -51,6 +51,22 @@ var (
 	ErrOTPCodeInvalid = rpc.NewError(rpc.CodeOTPCodeInvalid, http.StatusUnauthorized, "security_otp_code_invalid")
 	// ErrNewPasswordRequired: the password_change response is not a non-empty string (400/1037).
 	ErrNewPasswordRequired = rpc.NewError(rpc.CodeNewPasswordRequired, http.StatusBadRequest, "security_new_password_required")
+	// ErrTooManyConcurrentSessions: an opaque-token login over session.max_concurrent with
+	// on_exceed reject (403/1024).
+	ErrTooManyConcurrentSessions = rpc.NewError(rpc.CodeTooManyConcurrentSessions, http.StatusForbidden, "security_too_many_concurrent_sessions")
+	// ErrTrustAuthFailed: the trust-login gateway could not verify the request: unknown app,
+	// missing parameter, stale timestamp, bad signature or replayed nonce all collapse to it
+	// (401/1060, plain text).
+	ErrTrustAuthFailed = rpc.NewError(rpc.CodeTrustAuthFailed, http.StatusUnauthorized, "security_trust_auth_failed")
+	// ErrTrustRedirectNotAllowed: the gateway's redirect is not covered by the app's
+	// redirect_urls (400/1061, plain text).
+	ErrTrustRedirectNotAllowed = rpc.NewError(rpc.CodeTrustRedirectNotAllowed, http.StatusBadRequest, "security_trust_redirect_not_allowed")
+	// ErrTrustUserNotResolved: the TrustUserResolver did not produce a principal (401/1062,
+	// plain text).
+	ErrTrustUserNotResolved = rpc.NewError(rpc.CodeTrustUserNotResolved, http.StatusUnauthorized, "security_trust_user_not_resolved")
+	// ErrTrustCodeInvalid: login type trust_code with an unknown, used or expired code, or one
+	// issued to another app, User-Agent or client IP (401/1063).
+	ErrTrustCodeInvalid = rpc.NewError(rpc.CodeTrustCodeInvalid, http.StatusUnauthorized, "security_trust_code_invalid")
 	// ErrUserInfoLoaderNotImplemented: get_user_info without a registered loader (501/1500).
 	ErrUserInfoLoaderNotImplemented = rpc.NewError(rpc.CodeNotImplemented, http.StatusNotImplemented, "security_user_info_loader_not_implemented")
 )

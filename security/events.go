@@ -16,6 +16,13 @@ const (
 	EventLogout               = "svc.security.logout"
 	EventTokenRefreshed       = "svc.security.token_refreshed"
 	EventRefreshReuseDetected = "svc.security.refresh_reuse_detected"
+	// EventSessionRevoked: an opaque-token session ended before its time (Reason logout,
+	// evicted or forced).
+	EventSessionRevoked = "svc.security.session_revoked"
+	// EventTrustCodeIssued: the trust-login gateway redirected with a one-time code.
+	EventTrustCodeIssued = "svc.security.trust_code_issued"
+	// EventTrustLoginFailed: the trust-login gateway refused a request (Reason says why).
+	EventTrustLoginFailed = "svc.security.trust_login_failed"
 )
 
 // Event is one security event. Identifier is the login identifier as typed (normalized), which
@@ -28,6 +35,10 @@ type Event struct {
 	LoginType   string    `json:"loginType,omitempty"`
 	Identifier  string    `json:"identifier,omitempty"`
 	PrincipalID string    `json:"principalId,omitempty"`
+	// AppID is the trust-login app of the trust events.
+	AppID string `json:"appId,omitempty"`
+	// SessionID is the opaque session of EventSessionRevoked (the token's hash, not the token).
+	SessionID string `json:"sessionId,omitempty"`
 	// Reason is a short machine word: "invalid_credentials", "locked", "reuse", a challenge
 	// type, or the code of a failure.
 	Reason string `json:"reason,omitempty"`

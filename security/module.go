@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"net/http"
 	"time"
 
 	"github.com/svc-framework/svc/app"
@@ -33,7 +34,8 @@ func Migrations() *db.Migrations {
 // Options are the host application's extension points. Every field is optional.
 type Options struct {
 	// Authenticators adds login types by name ("password" replaces the built-in store's
-	// password login; "jwt_token", "opaque_token" and "refresh" are refused).
+	// password login; "jwt_token", "opaque_token" and "refresh" are refused; "trust_code" is
+	// the trust-login gateway's and cannot be replaced).
 	Authenticators map[string]Authenticator
 	// UserStore replaces the built-in store as the directory of the built-in password login.
 	// When it also implements PrincipalLoader, TokenStateLoader, TOTPSecretLoader,
@@ -61,9 +63,18 @@ type Options struct {
 	PrincipalLoader PrincipalLoader
 	// Events receives security events (default: logged at info level).
 	Events EventSink
-	// Tokens replaces the JWT token service (opaque sessions, issue #5). Required when
-	// svc.security.token_type is opaque_token.
+	// Tokens replaces the token service chosen by svc.security.token_type (JWT, or opaque
+	// sessions). With a host token service there are no built-in sessions (Service.Sessions is
+	// nil).
 	Tokens TokenService
+	// OnRevoke is called after every revocation of an opaque session on this node (logout,
+	// eviction, forced); the push module registers its kick through Sessions.OnRevoke instead.
+	OnRevoke RevocationHook
+	// TrustUsers resolves the user_id of trust-login gateway requests (default: a user name of
+	// the user directory).
+	TrustUsers TrustUserResolver
+	// TrustSecrets supplies the secrets of trust-login apps configured without one.
+	TrustSecrets TrustSecretLoader
 	// Lockout replaces the lockout store (default: Redis when svc.kvstore.enabled, else memory).
 	Lockout LockoutStore
 	// Hash sets the password-hash parameters of the built-in store (default DefaultHashParams).
@@ -87,10 +98,16 @@ type Service struct {
 	policy         *Policy
 	events         *emitter
 	families       *familyStore
+	sessions       *Sessions
+	trust          *trustGateway
 }
 
 // Tokens returns the token service (the bearer strategy's verifier).
 func (s *Service) Tokens() TokenService { return s.tokens }
+
+// Sessions returns the opaque sessions (forced logout, revocation hooks), or nil unless
+// svc.security.token_type is opaque_token with the built-in token service.
+func (s *Service) Sessions() *Sessions { return s.sessions }
 
 // PermissionChecker returns the checker the composition root installs in the engine: the
 // host's Options.Permissions, else the role-based checker of svc.security.roles.
@@ -105,9 +122,11 @@ func (s *Service) Policy() *Policy { return s.policy }
 
 // Build assembles the security module (spec §5, wire-core §2.3, §3, §5): the security/auth
 // resource, the bearer, api_key, http_basic and ip strategies, the migrations of the built-in
-// tables (always applied: token families and TOTP steps are needed whatever the user store),
-// the token-family purge worker and a start check that tells how to create the first user.
-// It does no I/O; it logs the signing-key warnings of spec §5.2.
+// tables (always applied: token families, sessions and TOTP steps are needed whatever the user
+// store), the token service of svc.security.token_type (JWT with families, or opaque sessions in
+// the database or Redis), the trust-login gateway route when enabled, the purge workers and a
+// start check that tells how to create the first user. It does no I/O; it logs the signing-key
+// warnings of spec §5.2.
 func Build(deps app.Deps, opts Options) (app.Module, *Service, error) {
 	if deps.Config == nil || deps.DB == nil {
 		return app.Module{}, nil, errors.New("security: a configuration and the primary data source are required")
@@ -134,6 +153,9 @@ func Build(deps app.Deps, opts Options) (app.Module, *Service, error) {
 		return app.Module{}, nil, err
 	}
 	s.buildAuthenticators(opts, ext, hasher)
+	if err := s.buildTrustLogin(deps, opts, ext); err != nil {
+		return app.Module{}, nil, err
+	}
 	s.buildGuard(deps, opts)
 	s.buildChain(deps, opts, ext)
 	s.challenges = &challengeTokens{signer: signer{key: deriveKey(key, typChallenge), audience: deps.Config.App.Name, now: s.now}}
@@ -177,7 +199,15 @@ func (s *Service) module() app.Module {
 		Start:       s.start,
 	}
 	if s.families != nil {
-		m.Workers = []app.Worker{{Name: "token_family_purge", Interval: familyPurgeInterval, Run: s.purgeFamilies}}
+		m.Workers = append(m.Workers, app.Worker{Name: "token_family_purge", Interval: familyPurgeInterval, Run: s.purgeFamilies})
+	}
+	if s.sessions != nil {
+		if _, inDB := s.sessions.store.(*dbSessions); inDB {
+			m.Workers = append(m.Workers, app.Worker{Name: "session_purge", Interval: sessionPurgeInterval, Run: s.sessions.purge})
+		}
+	}
+	if s.trust != nil {
+		m.Routes = []app.Route{{Pattern: http.MethodGet + " " + s.cfg.Security.TrustLogin.Path, Handler: s.trust}}
 	}
 	return m
 }
@@ -218,5 +248,6 @@ type logSink struct{ logger *slog.Logger }
 
 func (l logSink) Emit(ctx context.Context, e Event) {
 	l.logger.InfoContext(ctx, "security event", slog.String("event", e.Type), slog.String("principal", e.PrincipalID),
-		slog.String("identifier", e.Identifier), slog.String("reason", e.Reason), slog.String("client_ip", e.ClientIP))
+		slog.String("identifier", e.Identifier), slog.String("reason", e.Reason), slog.String("client_ip", e.ClientIP),
+		slog.String("app", e.AppID), slog.String("session", e.SessionID))
 }

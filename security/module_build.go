@@ -1,7 +1,6 @@
 package security
 
 import (
-	"errors"
 	"maps"
 
 	"github.com/svc-framework/svc/app"
@@ -61,22 +60,27 @@ func pick[T comparable](override, def T) T {
 	return def
 }
 
-// buildTokens sets up the JWT token service with families in the primary database, or the
-// host's token service.
+// buildTokens sets up the token service of svc.security.token_type: JWTs with families in the
+// primary database, or opaque sessions (in Redis when the key-value store is enabled, else in
+// the primary database); or the host's token service.
 func (s *Service) buildTokens(deps app.Deps, opts Options, ext extensions, key []byte) error {
 	if opts.Tokens != nil {
 		s.tokens = opts.Tokens
 		return nil
 	}
-	if deps.Config.Security.TokenType == config.TokenTypeOpaque {
-		return errors.New("security: svc.security.token_type opaque_token needs an opaque token service (Options.Tokens); not built in yet")
-	}
 	sec := deps.Config.Security
-	s.families = &familyStore{db: deps.DB}
 	state := newStateCache(ext.state, s.now, s.logger)
 	if s.store != nil {
 		s.store.onChange = state.invalidate
 	}
+	if sec.TokenType == config.TokenTypeOpaque {
+		s.sessions = OpenSessions(deps.Config, deps.DB, deps.KV, s.now)
+		s.sessions.state, s.sessions.events, s.sessions.logger = state, s.events, s.logger
+		s.sessions.OnRevoke(opts.OnRevoke)
+		s.tokens = NewOpaqueTokens(s.sessions)
+		return nil
+	}
+	s.families = &familyStore{db: deps.DB}
 	s.tokens = &JWTTokens{
 		signer:           signer{key: key, audience: deps.Config.App.Name, now: s.now},
 		refreshTTL:       sec.TokenExpires,
@@ -98,6 +102,7 @@ func (s *Service) buildAuthenticators(opts Options, ext extensions, hasher *Hash
 		s.authenticators[LoginTypePassword] = &PasswordAuthenticator{Users: ext.users, Hasher: hasher}
 	}
 	maps.Copy(s.authenticators, opts.Authenticators)
+	delete(s.authenticators, LoginTypeTrustCode) // only the gateway's codes, when trust login is on
 	for typ := range refusedLoginTypes {
 		delete(s.authenticators, typ)
 	}

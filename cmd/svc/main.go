@@ -5,6 +5,8 @@
 //	svc serve          run the server until SIGINT/SIGTERM
 //	svc migrate        apply every module's pending migrations
 //	svc config check   validate and print the effective configuration (secrets redacted)
+//	svc user …         manage the built-in users (add, passwd, disable, enable, list, roles, totp)
+//	svc session …      list or revoke opaque-token sessions (forced logout)
 //	svc version        print version data
 package main
 
@@ -56,6 +58,6 @@ func newRoot() *cobra.Command {
 	}
 	root.PersistentFlags().StringVarP(&g.configPath, "config", "c", "",
 		"path of application.toml (default: search ./configs, $SVC_CONFIG_PATH, ., ../configs)")
-	root.AddCommand(serveCmd(g), migrateCmd(g), configCmd(g), versionCmd(), userCmd(g))
+	root.AddCommand(serveCmd(g), migrateCmd(g), configCmd(g), versionCmd(), userCmd(g), sessionCmd(g))
 	return root
 }

@@ -1,0 +1,119 @@
+package security_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/svc-framework/svc/config"
+	"github.com/svc-framework/svc/rpc"
+	"github.com/svc-framework/svc/security"
+	"github.com/svc-framework/svc/svctest"
+)
+
+// twoNodes boots two servers on one PostgreSQL database and, with redis, one Redis namespace:
+// two nodes of one deployment.
+func twoNodes(t *testing.T, redis bool, opts ...envOption) (*env, *env) {
+	t.Helper()
+	ds := svctest.DataSource(t, config.Postgres)
+	shared := []envOption{withCfg(func(c *config.Config) { c.DataSources[config.PrimaryDataSource] = ds })}
+	if redis {
+		shared = append(shared, withRedis(t))
+	}
+	shared = append(shared, opts...)
+	return newEnv(t, shared...), newEnv(t, shared...)
+}
+
+// eachCluster runs fn on two nodes sharing PostgreSQL and Redis (sessions in Redis), and on two
+// nodes sharing only PostgreSQL (sessions in the database).
+func eachCluster(t *testing.T, fn func(t *testing.T, redis bool)) {
+	t.Helper()
+	t.Run("postgres+redis", func(t *testing.T) { fn(t, true) })
+	t.Run("postgres", func(t *testing.T) { fn(t, false) })
+}
+
+// TestTwoNodesRevocation: a session revoked on one node is refused on the other at once
+// (401/1003): logout, forced revocation and revocation of all of a user's sessions.
+func TestTwoNodesRevocation(t *testing.T) {
+	eachCluster(t, func(t *testing.T, redis bool) {
+		t.Parallel()
+		a, b := twoNodes(t, redis, opaque(nil))
+		user := a.freshUser(t)
+		ctx := context.Background()
+
+		tok := a.access(t, user)
+		want(t, b.use(t, tok), 200, 0)
+		want(t, a.call(t, "logout", nil, svctest.WithToken(tok)), 200, 0)
+		want(t, b.use(t, tok), 401, rpc.CodeTokenInvalid)
+
+		tok = b.access(t, user)
+		want(t, a.use(t, tok), 200, 0)
+		if ok, err := a.sec.Sessions().Revoke(ctx, security.SessionID(tok)); !ok || err != nil {
+			t.Fatalf("Revoke on node A = %v, %v", ok, err)
+		}
+		want(t, b.use(t, tok), 401, rpc.CodeTokenInvalid)
+
+		one, two := a.access(t, user), b.access(t, user)
+		if n, err := b.sec.Sessions().RevokeUser(ctx, b.userID(t, user)); n != 2 || err != nil {
+			t.Fatalf("RevokeUser on node B = %d, %v; want 2", n, err)
+		}
+		want(t, a.use(t, one), 401, rpc.CodeTokenInvalid)
+		want(t, a.use(t, two), 401, rpc.CodeTokenInvalid)
+	})
+}
+
+// TestTwoNodesTrustCode: with Redis, a code issued by node A's gateway is exchangeable on node
+// B exactly once, and a nonce spent on A is refused on B.
+func TestTwoNodesTrustCode(t *testing.T) {
+	a, b := twoNodes(t, true, opaque(nil), trustOn(nil))
+	a.addUser(t, "alice", alicePassword)
+
+	q := signedQuery(t, a.trustReq("crm", "alice", "https://crm.example.com/cb"))
+	code := gateway(t, a.srv, q, browserUA).code(t)
+	r := b.exchange(t, "crm", code, browserUA)
+	want(t, r, 200, 0)
+	var res security.LoginResult
+	r.DataAs(t, &res)
+	want(t, a.use(t, res.Tokens.AccessToken), 200, 0)
+	want(t, b.exchange(t, "crm", code, browserUA), 401, rpc.CodeTrustCodeInvalid)
+	want(t, a.exchange(t, "crm", code, browserUA), 401, rpc.CodeTrustCodeInvalid)
+
+	if g := gateway(t, b.srv, q, browserUA); g.status != 401 || g.body != msgTrustAuth {
+		t.Errorf("nonce replayed on node B = %d %q, want 401 %q", g.status, g.body, msgTrustAuth)
+	}
+}
+
+// TestTwoNodesSessionLimit: logins of one user racing on two nodes never leave more than
+// max_concurrent + nodes sessions (issue #5). With Redis the check is one script: exactly
+// max_concurrent. With the database each node serializes its own logins, so at most one extra
+// per other node survives the race, and the user's next login trims back to max_concurrent.
+func TestTwoNodesSessionLimit(t *testing.T) {
+	const limit, nodes = 2, 2
+	eachCluster(t, func(t *testing.T, redis bool) {
+		t.Parallel()
+		for _, mode := range []config.OnExceed{config.OnExceedEvictOldest, config.OnExceedReject} {
+			t.Run(string(mode), func(t *testing.T) {
+				a, b := twoNodes(t, redis, opaque(func(s *config.Session) { s.MaxConcurrent, s.OnExceed = limit, mode }))
+				user := a.freshUser(t)
+				ok, _ := tally(t, concurrentLogins(t, []*svctest.Server{a.srv, b.srv}, user, 16))
+				live := a.live(t, user)
+				t.Logf("after the race: %d logins succeeded, %d live sessions", ok, live)
+				bound := limit + nodes - 1 // the spec allows max_concurrent + nodes
+				if redis {
+					bound = limit
+				}
+				if live > bound || live < 1 {
+					t.Errorf("live sessions = %d, want between 1 and %d", live, bound)
+				}
+				if mode == config.OnExceedReject && ok > bound {
+					t.Errorf("reject: %d logins succeeded, want at most %d", ok, bound)
+				}
+				if mode == config.OnExceedEvictOldest {
+					a.access(t, user)
+					if got := b.live(t, user); got != limit {
+						t.Errorf("after one more login: %d live sessions, want %d", got, limit)
+					}
+				}
+			})
+		}
+	})
+}
