@@ -26,7 +26,16 @@ func TestLockoutStores(t *testing.T) {
 	stores := map[string]func(t *testing.T, c config.Lockout) security.LockoutStore{
 		"memory": func(t *testing.T, c config.Lockout) security.LockoutStore { return security.NewMemoryLockout(c) },
 		"redis": func(t *testing.T, c config.Lockout) security.LockoutStore {
-			return security.NewRedisLockout(svctest.Redis(t), svctest.UniquePrefix(t), c)
+			client, app := svctest.Redis(t), svctest.UniquePrefix(t)
+			// The store namespaces its keys under svc:lockout:<app>:, outside the harness's
+			// cleanup prefix: remove them here so repeated runs start clean.
+			t.Cleanup(func() {
+				keys, _ := client.Keys(context.Background(), "svc:lockout:"+app+"*").Result()
+				if len(keys) > 0 {
+					client.Del(context.Background(), keys...)
+				}
+			})
+			return security.NewRedisLockout(client, app, c)
 		},
 	}
 	for name, mk := range stores {
