@@ -2,15 +2,16 @@ package app
 
 import (
 	"bufio"
+	"encoding/binary"
 	"errors"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/svc-framework/svc/rpc"
 )
 
@@ -31,9 +32,18 @@ type outer struct {
 
 var recorders = sync.Pool{New: func() any { return new(recorder) }}
 
+// Shared header values, so a response does not allocate its own. net/http never modifies header
+// values in place, and Header.Add on these keys appends into a new array (they have no spare
+// capacity); nothing may write into them by index.
+var (
+	nosniff      = []string{"nosniff"}
+	hsts         = []string{"max-age=31536000; includeSubDomains"}
+	cacheNoStore = []string{defaultCacheControl}
+)
+
 func (o *outer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := o.clock()
-	id := requestID(r)
+	id := requestID(r, start)
 	info := rpc.RequestInfo{ID: id, ClientIP: o.proxies.ClientIP(r)}
 	r = r.WithContext(rpc.WithRequestInfo(r.Context(), info))
 
@@ -51,11 +61,7 @@ func (o *outer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		if o.access {
-			o.logger.LogAttrs(r.Context(), slog.LevelInfo, "request",
-				slog.String("method", r.Method), slog.String("path", r.URL.Path),
-				slog.Int("status", rec.statusCode()), slog.Int64("bytes", rec.written),
-				slog.Duration("duration", o.clock().Sub(start)),
-				slog.String("client_ip", info.ClientIP), slog.String("request_id", id))
+			o.logAccess(r, rec, info, start)
 		}
 		rec.ResponseWriter = nil
 		recorders.Put(rec)
@@ -63,9 +69,9 @@ func (o *outer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	h := w.Header()
 	h["X-Request-Id"] = []string{id}
-	h["X-Content-Type-Options"] = []string{"nosniff"}
+	h["X-Content-Type-Options"] = nosniff
 	if r.TLS != nil {
-		h["Strict-Transport-Security"] = []string{"max-age=31536000; includeSubDomains"}
+		h["Strict-Transport-Security"] = hsts
 	}
 	if o.cors != nil && o.cors.handle(rec, r) {
 		return
@@ -73,17 +79,60 @@ func (o *outer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	o.next.ServeHTTP(rec, r)
 }
 
+// logAccess writes the access-log line of a finished request at info level. It hands the record
+// to the logger's handler directly: slog.Logger.LogAttrs would also capture the caller's program
+// counter (runtime.Callers) on every request, for a source location no access line needs.
+func (o *outer) logAccess(r *http.Request, rec *recorder, info rpc.RequestInfo, start time.Time) {
+	ctx := r.Context()
+	h := o.logger.Handler()
+	if !h.Enabled(ctx, slog.LevelInfo) {
+		return
+	}
+	line := slog.NewRecord(time.Now(), slog.LevelInfo, "request", 0)
+	line.AddAttrs(
+		slog.String("method", r.Method), slog.String("path", r.URL.Path),
+		slog.Int("status", rec.statusCode()), slog.Int64("bytes", rec.written),
+		slog.Duration("duration", o.clock().Sub(start)),
+		slog.String("client_ip", info.ClientIP), slog.String("request_id", info.ID))
+	_ = h.Handle(ctx, line)
+}
+
 // requestID keeps a well-formed incoming X-Request-ID (so a gateway's id survives) and otherwise
-// generates a UUIDv7.
-func requestID(r *http.Request) string {
-	if v := r.Header.Get("X-Request-ID"); v != "" && len(v) <= 128 && isToken(v) {
-		return v
+// generates a UUIDv7 for the request's start time.
+func requestID(r *http.Request, now time.Time) string {
+	// indexed by the canonical key: Header.Get("X-Request-ID") would canonicalise, and so
+	// allocate, the key on every request
+	if vs := r.Header["X-Request-Id"]; len(vs) > 0 {
+		if v := vs[0]; v != "" && len(v) <= 128 && isToken(v) {
+			return v
+		}
 	}
-	id, err := uuid.NewV7()
-	if err != nil {
-		return uuid.NewString()
+	return newUUIDv7(now)
+}
+
+// newUUIDv7 returns a UUID version 7 (RFC 9562 §5.7) in its canonical 36-character form: 48 bits
+// of Unix milliseconds, then 74 random bits. The random bits come from math/rand/v2's runtime
+// generator (ChaCha8, seeded by the OS, per thread, lock-free) rather than crypto/rand: a request
+// id must be unique and time-ordered, not secret, and this costs no system call and no lock on
+// the hot path. It allocates only the string.
+func newUUIDv7(now time.Time) string {
+	var u [16]byte
+	binary.BigEndian.PutUint64(u[0:8], uint64(now.UnixMilli())<<16|rand.Uint64()&0xffff)
+	binary.BigEndian.PutUint64(u[8:16], rand.Uint64())
+	u[6] = u[6]&0x0f | 0x70 // version 7
+	u[8] = u[8]&0x3f | 0x80 // variant 10
+	const hexDigits = "0123456789abcdef"
+	var out [36]byte
+	j := 0
+	for i, b := range u {
+		if i == 4 || i == 6 || i == 8 || i == 10 {
+			out[j] = '-'
+			j++
+		}
+		out[j], out[j+1] = hexDigits[b>>4], hexDigits[b&0x0f]
+		j += 2
 	}
-	return id.String()
+	return string(out[:])
 }
 
 func isToken(s string) bool {
@@ -131,7 +180,7 @@ func (rec *recorder) WriteHeader(code int) {
 	rec.status = code
 	h := rec.ResponseWriter.Header()
 	if _, ok := h["Cache-Control"]; !ok {
-		h["Cache-Control"] = []string{defaultCacheControl}
+		h["Cache-Control"] = cacheNoStore
 	}
 	rec.ResponseWriter.WriteHeader(code)
 }

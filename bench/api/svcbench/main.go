@@ -10,6 +10,7 @@ import (
 	"log"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 	"time"
 
@@ -36,7 +37,15 @@ func echo(_ context.Context, c rpc.Call, p echoParams) (echoParams, error) { ret
 func main() {
 	cfgPath := flag.String("config", "", "application.toml")
 	tokenFile := flag.String("token-file", "", "where to write the benchmark access token")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file (stopped on SIGINT/SIGTERM)")
 	flag.Parse()
+	if *cpuProfile != "" {
+		stop, err := startCPUProfile(*cpuProfile)
+		if err != nil {
+			log.Fatal(err)
+		}
+		defer stop()
+	}
 
 	cfg, warnings, err := config.Load(config.LoadOptions{Path: *cfgPath})
 	for _, w := range warnings {
@@ -53,7 +62,7 @@ func main() {
 	if err := os.WriteFile(*tokenFile, []byte(token), 0o600); err != nil {
 		log.Fatal(err)
 	}
-	srv, err := svc.New(cfg, svc.WithResources(rpc.Resource{Name: "bench", Ops: []rpc.Op{
+	srv, err := svc.New(cfg, svc.WithResources(rpc.Resource{Name: "bench/echo", Ops: []rpc.Op{
 		rpc.Handle("echo", echo),
 	}}))
 	if err != nil {
@@ -62,6 +71,24 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := srv.Run(ctx); err != nil {
-		log.Fatal(err)
+		log.Print(err)
 	}
+}
+
+// startCPUProfile profiles the process into path until the returned function is called.
+func startCPUProfile(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			log.Print(err)
+		}
+	}, nil
 }
