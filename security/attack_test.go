@@ -76,6 +76,7 @@ func TestAttacks(t *testing.T) {
 		}), 401, rpc.CodeTokenInvalid},
 		{"wrong audience", "get_user_info", nil, forge(t, jwt.SigningMethodHS256, key, func(c jwt.MapClaims) { c["aud"] = "other-app" }), 401, rpc.CodeTokenInvalidAudience},
 		{"wrong issuer", "get_user_info", nil, forge(t, jwt.SigningMethodHS256, key, func(c jwt.MapClaims) { c["iss"] = "vef" }), 401, rpc.CodeTokenInvalidIssuer},
+		{"principal type system (would bypass permissions)", "get_user_info", nil, forge(t, jwt.SigningMethodHS256, key, func(c jwt.MapClaims) { c["ptp"] = "system" }), 401, rpc.CodeTokenInvalid},
 		{"no exp", "get_user_info", nil, forge(t, jwt.SigningMethodHS256, key, func(c jwt.MapClaims) { delete(c, "exp") }), 401, rpc.CodeTokenInvalid},
 		{"challenge-typed token as access", "get_user_info", nil, forge(t, jwt.SigningMethodHS256, key, func(c jwt.MapClaims) { c["typ"] = "challenge" }), 401, rpc.CodeTokenInvalid},
 		{"refresh token as access token", "get_user_info", nil, pair.RefreshToken, 401, rpc.CodeTokenInvalid},
@@ -148,6 +149,9 @@ func TestReservedPrincipalAndHostAuthenticator(t *testing.T) {
 			"refresh": security.AuthenticatorFunc(func(context.Context, security.LoginRequest) (*rpc.Principal, error) {
 				return nil, nil
 			}),
+			"rogue": security.AuthenticatorFunc(func(context.Context, security.LoginRequest) (*rpc.Principal, error) {
+				return &rpc.Principal{Type: rpc.PrincipalSystem, ID: "svc-admin", Name: "rogue", Roles: []string{}}, nil
+			}),
 		}
 	}))
 	if e.sec.Store() != nil {
@@ -157,6 +161,9 @@ func TestReservedPrincipalAndHostAuthenticator(t *testing.T) {
 		r := e.call(t, "login", map[string]any{"type": "password", "principal": id, "credentials": "x"})
 		want(t, r, 401, rpc.CodePrincipalInvalid)
 	}
+	// a host authenticator that returns a system principal must not get a token: the system
+	// type bypasses every permission check
+	want(t, e.call(t, "login", map[string]any{"type": "rogue", "principal": "r", "credentials": "x"}), 401, rpc.CodePrincipalInvalid)
 	r := e.call(t, "login", map[string]any{"type": "badge", "principal": "b", "credentials": map[string]any{"card": 7, "pin": []int{1, 2}}})
 	want(t, r, 200, 0)
 	if string(gotCredentials) != `{"card":7,"pin":[1,2]}` {

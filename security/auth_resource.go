@@ -99,7 +99,7 @@ func (s *Service) login(ctx context.Context, c rpc.Call, p loginParams) (*LoginR
 		s.events.emit(ctx, Event{Type: EventLoginFailed, LoginType: p.Type, Identifier: NormalizeUsername(p.Principal), Reason: reason(err)})
 		return nil, err
 	}
-	if principal == nil || principal.ID == "" || rpc.IsReservedID(principal.ID) {
+	if !loginPrincipal(principal) {
 		return nil, ErrPrincipalInvalid
 	}
 	if guarded {
@@ -178,7 +178,7 @@ func (s *Service) resolveChallenge(ctx context.Context, c rpc.Call, p resolvePar
 		}
 		return nil, err
 	}
-	if next == nil || next.ID == "" || rpc.IsReservedID(next.ID) {
+	if !loginPrincipal(next) {
 		return nil, ErrPrincipalInvalid
 	}
 	st.Principal = next
@@ -233,4 +233,11 @@ func reason(err error) string {
 		return e.Key
 	}
 	return "error"
+}
+
+// loginPrincipal reports whether an authenticator's principal may receive tokens: it has an id
+// that is not reserved (wire-core §2.3, 1007) and is not of the system type, which bypasses
+// every permission check and so must never be reachable through a login.
+func loginPrincipal(p *rpc.Principal) bool {
+	return p != nil && p.ID != "" && !rpc.IsReservedID(p.ID) && p.Type != rpc.PrincipalSystem
 }

@@ -83,6 +83,9 @@ func (c *claims) principal() (*rpc.Principal, error) {
 	if c.PType != "" {
 		p.Type = rpc.PrincipalType(c.PType)
 	}
+	if p.Type == rpc.PrincipalSystem { // never issued: a token must not bypass permission checks
+		return nil, ErrTokenInvalid
+	}
 	if p.Roles == nil {
 		p.Roles = []string{}
 	}
@@ -98,6 +101,9 @@ func (c *claims) principal() (*rpc.Principal, error) {
 
 // setPrincipal writes p into the claims.
 func (c *claims) setPrincipal(p *rpc.Principal) error {
+	if p.Type == rpc.PrincipalSystem {
+		return errors.New("security: no token is issued to the system principal")
+	}
 	c.Subject = p.ID + "@" + p.Name
 	c.UserID, c.Name = p.ID, p.Name
 	if p.Type != "" && p.Type != rpc.PrincipalUser {

@@ -184,7 +184,7 @@ func (g *trustGateway) authorize(ctx context.Context, r *http.Request, q url.Val
 		return nil, nil, "redirect_not_allowed", ErrTrustRedirectNotAllowed
 	}
 	p, err := g.users.ResolveTrustUser(ctx, req.AppID, req.UserID)
-	if err != nil || p == nil || p.ID == "" || rpc.IsReservedID(p.ID) {
+	if err != nil || !loginPrincipal(p) {
 		return nil, nil, "user_not_resolved", ErrTrustUserNotResolved
 	}
 	return target, p, "", nil
