@@ -50,6 +50,7 @@ type Server struct {
 	cfg    *config.Config
 	opts   options
 	logger *slog.Logger
+	logs   *app.LogWriter // the default logger's buffer; nil with WithLogger
 	clock  func() time.Time
 
 	mu       sync.Mutex
@@ -87,8 +88,10 @@ func New(cfg *config.Config, opts ...Option) (*Server, error) {
 		opt(&o)
 	}
 	logger := o.logger
+	var logs *app.LogWriter
 	if logger == nil {
-		logger = NewLogger(string(cfg.Log.Level))
+		logs = app.NewLogWriter(os.Stderr)
+		logger = app.NewLogger(logs, cfg.Log.Level.Slog())
 	}
 	clock := o.clock
 	if clock == nil {
@@ -98,7 +101,7 @@ func New(cfg *config.Config, opts ...Option) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Server{cfg: cfg, opts: o, logger: logger, clock: clock, catalog: catalog}, nil
+	return &Server{cfg: cfg, opts: o, logger: logger, logs: logs, clock: clock, catalog: catalog}, nil
 }
 
 // Config returns the effective configuration.
@@ -119,6 +122,9 @@ func (s *Server) Handler() http.Handler { return s.handler }
 // Run starts the server, listens on svc.app.port (or the listener given by WithListener) and
 // serves until ctx is cancelled; then it shuts down gracefully.
 func (s *Server) Run(ctx context.Context) error {
+	if s.logs != nil {
+		defer s.logs.Close()
+	}
 	ln := s.opts.listener
 	if ln == nil {
 		var err error
@@ -192,6 +198,9 @@ func (s *Server) Stop(ctx context.Context) error {
 		errs = append(errs, s.workers.Stop(ctx))
 	}
 	errs = append(errs, app.StopModules(ctx, s.logger, s.modules), s.closeData(ctx))
+	if s.logs != nil {
+		_ = s.logs.Flush()
+	}
 	return errors.Join(errs...)
 }
 
@@ -285,16 +294,6 @@ func (s *Server) migrationSets(all bool) []db.Migrations {
 		}
 	}
 	return sets
-}
-
-// NewLogger returns the default JSON logger on stderr at the given level (debug, info, warn,
-// error; unknown or empty means info).
-func NewLogger(level string) *slog.Logger {
-	var l slog.Level
-	if err := l.UnmarshalText([]byte(level)); err != nil {
-		l = slog.LevelInfo
-	}
-	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: l}))
 }
 
 func decodeKey(key string) ([]byte, error) {

@@ -90,6 +90,7 @@ func (s *Service) buildTokens(deps app.Deps, opts Options, ext extensions, key [
 		reload:           ext.principals,
 		events:           s.events,
 		logger:           s.logger,
+		verified:         newVerifiedCache(),
 	}
 	return nil
 }

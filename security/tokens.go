@@ -71,6 +71,7 @@ type JWTTokens struct {
 	reload           PrincipalLoader
 	events           *emitter
 	logger           *slog.Logger
+	verified         *verifiedCache
 }
 
 var _ TokenService = (*JWTTokens)(nil)
@@ -137,6 +138,16 @@ func mintAccess(s *signer, p *rpc.Principal, fid, jti string, now time.Time) (st
 // Verify implements TokenService: signature, claims, typ access, then the principal's token
 // state (password changed or disabled after issue → 1003).
 func (t *JWTTokens) Verify(ctx context.Context, accessToken string) (*rpc.Principal, error) {
+	if v, ok := t.verified.get(accessToken); ok {
+		if t.signer.now().After(v.expires.Add(jwtLeeway)) {
+			t.verified.drop(accessToken)
+			return nil, ErrTokenExpired
+		}
+		if err := t.state.check(ctx, v.principal.ID, v.issuedAt, false); err != nil {
+			return nil, err
+		}
+		return v.copyPrincipal(), nil
+	}
 	c, err := t.signer.parse(accessToken, typAccess)
 	if err != nil {
 		return nil, err
@@ -148,7 +159,9 @@ func (t *JWTTokens) Verify(ctx context.Context, accessToken string) (*rpc.Princi
 	if err := t.state.check(ctx, p.ID, c.IssuedAt.Time, false); err != nil {
 		return nil, err
 	}
-	return p, nil
+	v := verifiedToken{principal: p, issuedAt: c.IssuedAt.Time, expires: c.Expires.Time}
+	t.verified.put(accessToken, v, t.signer.now())
+	return v.copyPrincipal(), nil
 }
 
 // Refresh implements TokenService with rotation and reuse detection.
