@@ -137,7 +137,7 @@
 // the request's 1 MiB spool budget lasts, then to a temporary file in EngineConfig.SpoolDir,
 // removed when the handler returns. Memory per multipart request is therefore bounded
 // independently of the file sizes: at most 1 MiB of plain fields (more answers 413), 1 MiB of
-// spooled data, at most 1000 parts, plus the reader's buffers. BodyLimit applies to the whole
+// spooled data, at most 1000 parts, plus a 256 KiB read buffer. BodyLimit applies to the whole
 // multipart body, also while the handler streams it: going past it answers 413 whatever the
 // handler returns (raise BodyLimit for large parts). Files are valid only during the handler
 // call and are not safe for concurrent use.

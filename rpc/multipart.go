@@ -1,6 +1,7 @@
 package rpc
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -34,6 +35,11 @@ const (
 
 var errTooManyParts = errors.New("multipart: too many parts")
 
+// multipartReadBuffer is the read buffer under the multipart reader. Without it the reader pulls
+// the body 4 KiB per system call, which costs about half the server's CPU on a large upload
+// part; 256 KiB per multipart request lets a part stream at disk speed.
+const multipartReadBuffer = 256 << 10
+
 // readMultipart is step 2 for multipart/form-data (wire-core §1.2). Parts are read in order:
 // plain fields fill the envelope (params and meta are JSON strings; the first of duplicates
 // wins); a file part that arrives once resource, action, version and params are known is left
@@ -46,7 +52,7 @@ func (e *Engine) readMultipart(q *request) error {
 	}
 	m := &multipartFiles{
 		dir:     e.cfg.SpoolDir,
-		mr:      multipart.NewReader(q.limited, ps["boundary"]),
+		mr:      multipart.NewReader(bufio.NewReaderSize(q.limited, multipartReadBuffer), ps["boundary"]),
 		limited: q.limited,
 		memLeft: maxSpoolMemory,
 	}

@@ -1,0 +1,113 @@
+// Package storage is the storage module of svc: resumable multipart uploads, a file registry,
+// the download proxy, background clean-up, and an adoption API for host code. It implements
+// spec §2.4, §3, §4.1–§4.2, §7 and §8.2–§8.3 with the wire facts of wire-core §7, so the
+// original framework's React resumable uploader works against it unmodified.
+//
+// # Resources and actions (POST /api, Bearer, version v1)
+//
+//	sys/storage       init_upload      {filename, size, contentType?, public?}
+//	                                   → {key, claimId, originalFilename, partSize, partCount, expiresAt}
+//	                  upload_part      multipart: resource, action, version, params {claimId, partNumber}, file
+//	                                   → {partNumber, size}; own rate limit (UploadPartRateLimit), 10 min timeout
+//	                  list_parts       {claimId} → {parts: [{partNumber, size}]}
+//	                  complete_upload  {claimId} → {bucket, key, eTag, size, contentType, lastModified,
+//	                                   metadata?, originalFilename}; 5 min timeout
+//	                  abort_upload     {claimId} → null
+//	sys/storage/file  resolve          {keys: 1..200} → {files: [{key, originalFilename, contentType, size,
+//	                                   status, uploadedAt, uploadedBy}]}
+//
+// Every storage code 2200–2220 is in errors.go, in the order of wire-core §7.2; all are HTTP 200.
+// Unknown and foreign claim ids both answer 403/1100, so a claim's existence is not revealed.
+//
+// # Routes
+//
+//	GET  /storage/files/{key...}   download proxy (ServeFile)
+//	HEAD /storage/files/{key...}
+//
+// # Configuration (svc.storage, config.Storage)
+//
+// provider (memory, filesystem, objstore), auto_migrate, objstore.{endpoint, access_key,
+// secret_key, bucket, region, use_ssl}, filesystem.root, max_upload_size, claim_ttl,
+// max_pending_claims, allow_public_uploads, sweep_interval, sweep_batch_size, orphan_retention,
+// delete_worker_interval, delete_batch_size, delete_concurrency, delete_max_attempts,
+// delete_lease_window. The config package applies the defaults (non-positive values take them).
+//
+// # Tables (migrations/{postgres,mysql,sqlite}/001_init.sql, run when auto_migrate is on)
+//
+//	sys_storage_upload_claim    one row per pending or uploaded upload
+//	sys_storage_upload_part     recorded parts of pending uploads (ETags stay here)
+//	sys_storage_pending_delete  objects and sessions the delete worker must remove, with leases
+//	sys_storage_file            the file registry: uploaded, claimed or deleted
+//
+// # Workers
+//
+//	storage.sweeper  every sweep_interval: Sweep (expired claims recovered or queued, orphans)
+//	storage.delete   every delete_worker_interval: ProcessDeletes (leased, backoff, dead letter)
+//
+// Both are safe on any number of nodes: every change is conditional on the state it expects,
+// and queue rows are leased with FOR UPDATE SKIP LOCKED (SQLite: its write lock).
+//
+// # Events (Publisher, called inside the transaction that makes the event true)
+//
+//	svc.storage.file.uploaded       {fileKey, size, contentType, originalFilename, uploadedBy}
+//	svc.storage.file.claimed        {fileKey}
+//	svc.storage.file.deleted        {fileKey, reason}
+//	svc.storage.delete.dead_letter  {pendingDeleteId, fileKey, reason, attempts, lastError}
+//
+// # Lifecycle (spec §3 and wire-core §7.8)
+//
+// init_upload writes a pending claim, then opens the backend session. upload_part streams the part
+// to the backend and upserts its record (re-sending replaces). complete_upload rebuilds the
+// manifest from the records, checks the summed size first (2218 changes nothing), asks the
+// backend to assemble, then in one transaction marks the claim uploaded, clears the parts and
+// registers the file; a repeat answers the same object. abort_upload deletes the claim and queues
+// the object and session in one transaction. Host code adopts uploaded files (Adopt, Replace,
+// Delete) inside its own transaction. The sweeper recovers expired claims whose object exists
+// (a completion that crashed before recording it) and queues the rest; with orphan_retention > 0
+// it also queues uploads never adopted. The delete worker aborts sessions, deletes objects, marks
+// the registry and publishes.
+//
+// # Streaming and memory
+//
+// A part goes from the request body to the backend through one pooled 256 KiB buffer
+// (backend.CopyBufferSize) and is never held whole in memory. The part size is enforced while
+// streaming (partReader): every part but the last must be exactly partSize, so the backend gets
+// its exact length up front; the last part's length is known only when the engine spooled it,
+// else the objstore backend spools it to a temporary file (at most one part size of disk). Per
+// in-flight part the module holds that buffer, plus minio-go's 64 KiB signing chunk on the
+// objstore backend over plain HTTP. Measured: peak RSS 5–8 MiB above idle for a 256 MiB upload
+// with 3 parts in flight (bench/upload).
+//
+// # Compatibility choices (spec README, rule 5)
+//
+//   - resolve is action "resolve" on resource "sys/storage/file" (the spec writes file/resolve).
+//   - Keys use the UTC date (the original: the server's local date); all stored times are UTC.
+//   - contentType sanitation also refuses image/svg+xml (script-capable) and accepts a few more
+//     inert types (text/plain, text/csv, Office documents, 7z, rar); parameters are dropped and
+//     the type is lower-cased; extension detection uses a built-in table, not the host's
+//     mime.types, so it is the same on every machine.
+//   - The pending-claim limit counts only claims that have not expired.
+//   - A part that violates the size rules is forgotten (its record removed), so completion waits
+//     for a good copy; a completion whose records no longer match the backend (a part replaced
+//     behind the server's back) answers 2216 rather than assembling stale bytes.
+//   - complete_upload checks the summed part sizes before assembling: a mismatch (2218) leaves the
+//     claim, its session and its parts intact, and the client may re-send the last part.
+//   - ErrAbortFailed (2219) is declared but never returned: abort queues the backend clean-up.
+//   - A claim whose session id was lost in a crash is cleaned by key: AbortMultipart with an
+//     empty id aborts every session of the key.
+//   - The proxy adds Range (single ranges; several ranges get the whole object), ETag and
+//     Last-Modified with If-None-Match / If-Modified-Since / If-Range, on pub/ and private keys;
+//     private responses stay "private, no-store". Non-canonical paths ("..", "//") are
+//     redirected by the router before they reach the proxy; encoded ones (%2F..) reach it and
+//     answer 2200.
+//   - Without credentials a private download runs the ACL with no principal (the default ACL
+//     refuses: 403/1100); bad credentials answer the authenticator's 401.
+//   - The default FileACL lets the uploader, the system principal and holders of ReadPermission
+//     ("sys.storage.file.read", Options.ReadPermission) read private files; the original's
+//     default allowed only pub/.
+//   - resolve's uploadedAt is "2006-01-02 15:04:05" in the server's local zone, as the original.
+//   - Filesystem objects are not fsynced unless filesystem.Options.Sync is set (see package
+//     filesystem): they survive a process crash, not a power loss.
+//   - The filesystem part size stays 4 MiB and objstore's 16 MiB (wire-core §7.1); see
+//     docs/modules/storage.md for the measurements behind keeping them.
+package storage

@@ -1,0 +1,174 @@
+package filesystem
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/google/uuid"
+	"github.com/svc-framework/svc/storage/backend"
+)
+
+// A session is a directory in the multipart area holding:
+//
+//	data     the object being assembled: part N is written in place at (N-1)·PartSize, so
+//	         completion only truncates and renames it, never copies it;
+//	part-N   a small record of part N ("<etag> <size>"), written after the part's bytes and
+//	         removed before they are overwritten, so a record always describes bytes that are
+//	         fully in data.
+const (
+	dataName   = "data"
+	lockStripe = 1024
+)
+
+// errNotDir is returned when a path component is a file, which for a lookup means "not found".
+var errNotDir = syscall.ENOTDIR
+
+// partLocks serialises writes of the same part number of a session in this process, so two
+// concurrent re-sends of one part cannot interleave their bytes (the last writer wins whole).
+type partLocks [lockStripe]sync.Mutex
+
+func (l *partLocks) lock(uploadID string, number int) func() {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(uploadID))
+	m := &l[(h.Sum32()+uint32(number)*2654435761)%lockStripe]
+	m.Lock()
+	return m.Unlock
+}
+
+// sessionDir returns the directory of a session after checking that the id is one this backend
+// made for key: "<keyhash>-<uuid>", nothing else (so it cannot name another path).
+func (f *Filesystem) sessionDir(key, uploadID string) (string, error) {
+	h, id, ok := strings.Cut(uploadID, "-")
+	if !ok || h != keyHash(key) || uuid.Validate(id) != nil || strings.ContainsAny(id, "/\\") {
+		return "", fmt.Errorf("%w: %q", backend.ErrSessionNotFound, uploadID)
+	}
+	return path.Join(multipartDir, uploadID), nil
+}
+
+func partName(dir string, number int) string {
+	return path.Join(dir, "part-"+strconv.Itoa(number))
+}
+
+// InitMultipart implements backend.Backend: it creates the session directory and its empty data
+// file.
+func (f *Filesystem) InitMultipart(ctx context.Context, key, contentType string) (string, error) {
+	if err := f.checkKey(key); err != nil {
+		return "", err
+	}
+	id := keyHash(key) + "-" + uuid.NewString()
+	dir := path.Join(multipartDir, id)
+	if err := f.root.Mkdir(dir, dirPerm); err != nil {
+		return "", fmt.Errorf("filesystem: create session: %w", err)
+	}
+	if err := f.root.WriteFile(path.Join(dir, dataName), nil, filePerm); err != nil {
+		_ = f.root.RemoveAll(dir)
+		return "", fmt.Errorf("filesystem: create session: %w", err)
+	}
+	return id, nil
+}
+
+// PutPart implements backend.Backend. Parts other than the last must be exactly PartSize bytes
+// (the storage module guarantees it): part N goes to offset (N-1)·PartSize of the session's data
+// file. Its record is removed first and written again only once every byte is in place, so a
+// failed write leaves no part under that number. Parts are not synced; completion syncs the
+// object when Options.Sync is set.
+func (f *Filesystem) PutPart(ctx context.Context, key, uploadID string, number int, r io.Reader, size int64) (backend.Part, error) {
+	if err := f.checkKey(key); err != nil {
+		return backend.Part{}, err
+	}
+	if number < 1 {
+		return backend.Part{}, fmt.Errorf("filesystem: part number %d below 1", number)
+	}
+	if size > f.opts.PartSize {
+		return backend.Part{}, fmt.Errorf("filesystem: part of %d bytes above the part size %d", size, f.opts.PartSize)
+	}
+	dir, err := f.sessionDir(key, uploadID)
+	if err != nil {
+		return backend.Part{}, err
+	}
+	defer f.locks.lock(uploadID, number)()
+	if err := f.root.Remove(partName(dir, number)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return backend.Part{}, sessionGone(err, uploadID)
+	}
+	data, err := f.root.OpenFile(path.Join(dir, dataName), os.O_WRONLY, filePerm)
+	if err != nil {
+		return backend.Part{}, sessionGone(err, uploadID)
+	}
+	if size >= 0 {
+		r = backend.ExactReader(r, size)
+	}
+	// At most PartSize bytes: more would overwrite the next part.
+	limited := io.LimitReader(ctxReader{ctx, r}, f.opts.PartSize+1)
+	n, err := backend.Copy(io.NewOffsetWriter(data, int64(number-1)*f.opts.PartSize), limited)
+	if cerr := data.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil && n > f.opts.PartSize {
+		err = fmt.Errorf("filesystem: part %d is larger than the part size %d", number, f.opts.PartSize)
+	}
+	if err != nil {
+		return backend.Part{}, err
+	}
+	part := backend.Part{Number: number, ETag: newETag(), Size: n}
+	if err := f.writeRecord(dir, part); err != nil {
+		return backend.Part{}, sessionGone(err, uploadID)
+	}
+	return part, nil
+}
+
+// newETag identifies one write of a part.
+func newETag() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// writeRecord stores the record of part p atomically (temporary file, rename).
+func (f *Filesystem) writeRecord(dir string, p backend.Part) error {
+	tmp := path.Join(dir, "tmp-"+uuid.NewString())
+	if err := f.root.WriteFile(tmp, []byte(p.ETag+" "+strconv.FormatInt(p.Size, 10)), filePerm); err != nil {
+		return err
+	}
+	if err := f.root.Rename(tmp, partName(dir, p.Number)); err != nil {
+		_ = f.root.Remove(tmp)
+		return err
+	}
+	return nil
+}
+
+// readRecord loads the record of part number, or reports it missing.
+func (f *Filesystem) readRecord(dir string, number int) (backend.Part, bool, error) {
+	b, err := f.root.ReadFile(partName(dir, number))
+	if errors.Is(err, fs.ErrNotExist) {
+		return backend.Part{}, false, nil
+	}
+	if err != nil {
+		return backend.Part{}, false, err
+	}
+	tag, sizeText, ok := strings.Cut(string(b), " ")
+	size, perr := strconv.ParseInt(sizeText, 10, 64)
+	if !ok || perr != nil {
+		return backend.Part{}, false, nil // a torn record counts as missing
+	}
+	return backend.Part{Number: number, ETag: tag, Size: size}, true, nil
+}
+
+// sessionGone maps a missing session directory to backend.ErrSessionNotFound.
+func sessionGone(err error, uploadID string) error {
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, errNotDir) {
+		return fmt.Errorf("%w: %s", backend.ErrSessionNotFound, uploadID)
+	}
+	return fmt.Errorf("filesystem: session %s: %w", uploadID, err)
+}

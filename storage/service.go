@@ -1,0 +1,145 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/svc-framework/svc/config"
+	"github.com/svc-framework/svc/db"
+	"github.com/svc-framework/svc/rpc"
+	"github.com/svc-framework/svc/storage/backend"
+	"github.com/uptrace/bun"
+)
+
+// Service is the storage module at run time: the upload lifecycle behind sys/storage, the file
+// registry behind sys/storage/file, the download proxy, the workers, and the adoption API that
+// host code calls inside its own transactions (Adopt, Replace, Delete).
+type Service struct {
+	cfg     config.Storage
+	db      *db.DB
+	backend backend.Backend
+	info    backend.Info
+	clock   func() time.Time
+	log     *slog.Logger
+	events  Publisher
+	acl     FileACL
+	auth    Authenticator
+	errs    ErrorWriter
+
+	claims claimStore
+	parts  partStore
+	files  registry
+	queue  deleteQueue
+}
+
+// serviceDeps are what newService needs; Build fills them from app.Deps and Options.
+type serviceDeps struct {
+	cfg     config.Storage
+	db      *db.DB
+	backend backend.Backend
+	clock   func() time.Time
+	log     *slog.Logger
+	opts    Options
+	errs    ErrorWriter
+}
+
+func newService(d serviceDeps) *Service {
+	acl := d.opts.ACL
+	if acl == nil {
+		acl = DefaultACL{Permission: d.opts.ReadPermission, Checker: d.opts.Permissions}
+	}
+	clock := d.clock
+	if clock == nil {
+		clock = time.Now
+	}
+	log := d.log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Service{
+		cfg: effective(d.cfg), db: d.db, backend: d.backend, info: d.backend.Info(), clock: clock,
+		log: log.With(slog.String("module", "storage")), events: d.opts.Events, acl: acl,
+		auth: d.opts.Auth, errs: d.errs,
+		parts: partStore{kind: d.db.Kind},
+	}
+}
+
+// effective replaces non-positive tunables with the defaults (spec §8.2). Configuration loaded by
+// the config package has them already; this guards a hand-built config.Storage (a zero batch
+// size would otherwise mean "no limit" to the queries).
+func effective(c config.Storage) config.Storage {
+	d := config.Default().Storage
+	pos := func(v *int, def int) {
+		if *v <= 0 {
+			*v = def
+		}
+	}
+	dur := func(v *time.Duration, def time.Duration) {
+		if *v <= 0 {
+			*v = def
+		}
+	}
+	if c.MaxUploadSize <= 0 {
+		c.MaxUploadSize = d.MaxUploadSize
+	}
+	pos(&c.MaxPendingClaims, d.MaxPendingClaims)
+	pos(&c.SweepBatchSize, d.SweepBatchSize)
+	pos(&c.DeleteBatchSize, d.DeleteBatchSize)
+	pos(&c.DeleteConcurrency, d.DeleteConcurrency)
+	pos(&c.DeleteMaxAttempts, d.DeleteMaxAttempts)
+	dur(&c.ClaimTTL, d.ClaimTTL)
+	dur(&c.SweepInterval, d.SweepInterval)
+	dur(&c.DeleteWorkerInterval, d.DeleteWorkerInterval)
+	dur(&c.DeleteLeaseWindow, d.DeleteLeaseWindow)
+	if c.OrphanRetention < 0 {
+		c.OrphanRetention = 0
+	}
+	return c
+}
+
+// Backend returns the backend objects are stored in.
+func (s *Service) Backend() backend.Backend { return s.backend }
+
+// now is the service clock in the database's form (UTC, microseconds).
+func (s *Service) now() time.Time { return dbTime(s.clock()) }
+
+// ownedClaim returns the claim id of principal p. An unknown id and another principal's claim
+// both answer rpc.ErrAccessDenied (403/1100), so a caller cannot tell whether a claim exists.
+func (s *Service) ownedClaim(ctx context.Context, p *rpc.Principal, id string) (*Claim, error) {
+	c, err := s.claims.get(ctx, s.db, id)
+	if err != nil {
+		return nil, fmt.Errorf("storage: load claim: %w", err)
+	}
+	if c == nil || p.IsAnonymous() || c.CreatedBy != p.ID {
+		return nil, rpc.ErrAccessDenied
+	}
+	return c, nil
+}
+
+// registerUpload is the database half of a completed upload (spec §3, pending → uploaded): the
+// claim becomes uploaded, its recorded parts are cleared and the file is registered, in one
+// transaction. It is idempotent: a claim already uploaded changes nothing and publishes nothing.
+func (s *Service) registerUpload(ctx context.Context, c *Claim) error {
+	return s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+		moved, err := s.claims.markUploaded(ctx, tx, c.ID)
+		if err != nil || !moved {
+			return err
+		}
+		if err := s.parts.clear(ctx, tx, c.ID); err != nil {
+			return err
+		}
+		if err := s.files.record(ctx, tx, c, s.now()); err != nil {
+			return err
+		}
+		return s.publish(ctx, tx, EventFileUploaded, FileUploaded{
+			FileKey: c.Key, Size: c.Size, ContentType: c.ContentType,
+			OriginalFilename: c.OriginalFilename, UploadedBy: c.CreatedBy,
+		})
+	})
+}
+
+// isNotFound reports a missing object.
+func isNotFound(err error) bool { return errors.Is(err, backend.ErrNotFound) }
