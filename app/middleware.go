@@ -32,6 +32,9 @@ type outer struct {
 
 var recorders = sync.Pool{New: func() any { return new(recorder) }}
 
+// maxPooledLine: an access line buffer that grew past this (a huge path) is not kept in the pool.
+const maxPooledLine = 4 << 10
+
 // Shared header values, so a response does not allocate its own. net/http never modifies header
 // values in place, and Header.Add on these keys appends into a new array (they have no spare
 // capacity); nothing may write into them by index.
@@ -79,20 +82,38 @@ func (o *outer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	o.next.ServeHTTP(rec, r)
 }
 
-// logAccess writes the access-log line of a finished request at info level. It hands the record
-// to the logger's handler directly: slog.Logger.LogAttrs would also capture the caller's program
-// counter (runtime.Callers) on every request, for a source location no access line needs.
+// logAccess writes the access-log line of a finished request at info level. Its time and its
+// duration come from one reading of the injected clock (a clock read costs as much as formatting
+// the line's numbers). With svc's default logger the line is formatted by appendAccessLine into
+// the recorder's buffer and handed to the LogWriter in one call; any other logger gets a slog
+// record. The record goes to the handler directly: slog.Logger.LogAttrs would also capture the
+// caller's program counter (runtime.Callers) on every request, for a source location no access
+// line needs.
 func (o *outer) logAccess(r *http.Request, rec *recorder, info rpc.RequestInfo, start time.Time) {
+	if lw := accessLineWriter(o.logger); lw != nil {
+		end := o.clock()
+		rec.line = appendAccessLine(rec.line[:0], accessLine{
+			time: end, method: r.Method, path: r.URL.Path,
+			status: rec.statusCode(), bytes: rec.written, duration: end.Sub(start),
+			clientIP: info.ClientIP, requestID: info.ID,
+		})
+		_, _ = lw.Write(rec.line)
+		if cap(rec.line) > maxPooledLine {
+			rec.line = nil
+		}
+		return
+	}
 	ctx := r.Context()
 	h := o.logger.Handler()
 	if !h.Enabled(ctx, slog.LevelInfo) {
 		return
 	}
-	line := slog.NewRecord(time.Now(), slog.LevelInfo, "request", 0)
+	end := o.clock()
+	line := slog.NewRecord(end, slog.LevelInfo, "request", 0)
 	line.AddAttrs(
 		slog.String("method", r.Method), slog.String("path", r.URL.Path),
 		slog.Int("status", rec.statusCode()), slog.Int64("bytes", rec.written),
-		slog.Duration("duration", o.clock().Sub(start)),
+		slog.Duration("duration", end.Sub(start)),
 		slog.String("client_ip", info.ClientIP), slog.String("request_id", info.ID))
 	_ = h.Handle(ctx, line)
 }
@@ -159,10 +180,11 @@ type recorder struct {
 	status      int
 	written     int64
 	wroteHeader bool
+	line        []byte // the access line's buffer, kept across requests (the recorder is pooled)
 }
 
 func (rec *recorder) reset(w http.ResponseWriter) {
-	*rec = recorder{ResponseWriter: w}
+	*rec = recorder{ResponseWriter: w, line: rec.line}
 }
 
 func (rec *recorder) statusCode() int {

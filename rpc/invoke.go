@@ -8,7 +8,7 @@ import (
 )
 
 // invoke is steps 7 and 8: Op.Invoke decodes and validates the params and calls the handler,
-// all under the operation's timeout (DefaultTimeout unless declared).
+// all under the operation's timeout (DefaultTimeout unless declared; see deadlineCtx).
 //
 // The handler runs on the request goroutine, so it may stream the request body (multipart file
 // parts) and set response headers without races; the timeout reaches it through ctx. When the
@@ -17,8 +17,8 @@ import (
 // grew past the limit while the handler streamed it answers 413.
 func (e *Engine) invoke(q *request) (data any, err error) {
 	rt := q.route
-	ctx, cancel := context.WithTimeout(q.ctx, rt.timeout)
-	defer cancel()
+	ctx := withDeadline(q.ctx, rt.timeout) // context.WithTimeout without a timer until waited on
+	defer ctx.release()
 	c := Call{
 		Resource:  rt.resource,
 		Action:    rt.action,
@@ -60,15 +60,24 @@ func (e *Engine) call(ctx context.Context, q *request, c Call) (data any, err er
 }
 
 // requestLogger is the handler's logger: the engine's, with request_id, resource, action and
-// version attached lazily (nothing is formatted unless something is logged).
+// version attached lazily (nothing is formatted unless something is logged). The logger and its
+// handler share one allocation.
 func (e *Engine) requestLogger(q *request) *slog.Logger {
-	return slog.New(&requestLogHandler{
+	l := &requestLog{handler: requestLogHandler{
 		inner:    e.log.Handler(),
 		id:       q.id,
 		resource: q.route.resource,
 		action:   q.route.action,
 		version:  q.route.version,
-	})
+	}}
+	l.logger = *slog.New(&l.handler)
+	return &l.logger
+}
+
+// requestLog holds a request logger next to its handler.
+type requestLog struct {
+	logger  slog.Logger
+	handler requestLogHandler
 }
 
 // requestLogHandler adds the request attributes to each record it handles.

@@ -35,6 +35,8 @@ type Op struct {
 	// Invoke decodes and validates the raw JSON params, then calls the typed handler.
 	// The engine calls it after authentication, permission check and rate limiting.
 	Invoke func(ctx context.Context, c Call, params json.RawMessage) (any, error)
+
+	result *flatStruct // set by Handle when its result type encodes without encoding/json
 }
 
 // Limit is a rate limit: at most Max requests per Period. A zero Limit means "engine default".
@@ -90,10 +92,11 @@ func Handle[P, R any](action string, fn func(ctx context.Context, c Call, p P) (
 	for _, opt := range opts {
 		opt(&op)
 	}
-	useNumber := numbersNeedCare(reflect.TypeFor[P]())
+	plan := planParams(reflect.TypeFor[P]())
+	op.result = newFlatStruct(reflect.TypeFor[R]())
 	op.Invoke = func(ctx context.Context, c Call, raw json.RawMessage) (any, error) {
 		var p P
-		if err := decodeParams(raw, &p, useNumber); err != nil {
+		if err := decodeParams(raw, &p, plan); err != nil {
 			return nil, err
 		}
 		if v, ok := any(&p).(Validator); ok {

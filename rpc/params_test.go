@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -53,28 +54,60 @@ func TestParamsKeepDigits(t *testing.T) {
 	t.Parallel()
 	raw := json.RawMessage(`{"id":9007199254740993,"ids":[18446744073709551615],"big":123456789012345678901234567890,"meta":{"n":9007199254740993}}`)
 	var typed typedOnly
-	if err := decodeParams(raw, &typed, numbersNeedCare(reflect.TypeFor[typedOnly]())); err != nil {
+	if err := decodeParams(raw, &typed, planParams(reflect.TypeFor[typedOnly]())); err != nil {
 		t.Fatal(err)
 	}
 	if typed.ID != 9007199254740993 || typed.IDs[0] != 18446744073709551615 || typed.Big != "123456789012345678901234567890" {
 		t.Errorf("typed = %+v", typed)
 	}
 	var loose withAny
-	if err := decodeParams(raw, &loose, numbersNeedCare(reflect.TypeFor[withAny]())); err != nil {
+	if err := decodeParams(raw, &loose, planParams(reflect.TypeFor[withAny]())); err != nil {
 		t.Fatal(err)
 	}
 	if n, ok := loose.Meta["n"].(json.Number); !ok || n != "9007199254740993" {
 		t.Errorf("meta.n = %#v, want json.Number 9007199254740993", loose.Meta["n"])
 	}
 	for _, bad := range []string{`{"id":"x"}`, `{"id":1.5}`, `[1]`} {
-		if err := decodeParams(json.RawMessage(bad), &typed, false); !errors.Is(err, ErrInvalidRequestParams) {
+		if err := decodeParams(json.RawMessage(bad), &typed, paramsPlan{}); !errors.Is(err, ErrInvalidRequestParams) {
 			t.Errorf("decodeParams(%s) = %v, want ErrInvalidRequestParams", bad, err)
 		}
 	}
 	for _, empty := range []string{``, ` `, `null`, `{}`} {
 		var p typedOnly
-		if err := decodeParams(json.RawMessage(empty), &p, false); err != nil || p.ID != 0 {
+		if err := decodeParams(json.RawMessage(empty), &p, paramsPlan{}); err != nil || p.ID != 0 {
 			t.Errorf("decodeParams(%q) = %+v, %v", empty, p, err)
+		}
+	}
+}
+
+// TestParamsPooledDecoderMatchesUnmarshal: the pooled decoders give json.Unmarshal's answer for
+// every input (typedOnly has no interface field, so UseNumber changes nothing), in any order — a failed decode (type error, syntax error) does not leave state that
+// changes the next one — and params over the pooling limit take the same path.
+func TestParamsPooledDecoderMatchesUnmarshal(t *testing.T) {
+	long := `{"id":7,"ids":[` + strings.Repeat("1,", maxPooledParams) + `2]}`
+	inputs := []string{
+		`{"id":1,"ids":[1,2],"inner":{"N":3},"big":1e400}`,
+		`{"id":"x"}`,
+		`{"id":9007199254740993}`,
+		`{"id":1.5}`,
+		`{"inner":{"N":`, // never valid: the envelope refuses it, yet it must not poison a decoder
+		`{"ids":[1,2,3]}`,
+		`[1]`,
+		long,
+		`{"ID":5,"unknown":{"a":[true,null]}}`,
+		`{"id":2}`,
+	}
+	for round := range 3 { // several rounds, so pooled decoders are reused after every input
+		for _, in := range inputs {
+			for _, useNumber := range []bool{false, true} {
+				var got, want typedOnly
+				gotErr := decodeJSON([]byte(in), &got, useNumber)
+				wantErr := json.Unmarshal([]byte(in), &want)
+				if (gotErr == nil) != (wantErr == nil) || !reflect.DeepEqual(got, want) {
+					t.Errorf("round %d, useNumber %v, %.40q: decodeJSON = %+v, %v; json.Unmarshal = %+v, %v",
+						round, useNumber, in, got, gotErr, want, wantErr)
+				}
+			}
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"reflect"
 	"strconv"
 	"sync"
 	"unicode/utf8"
@@ -41,7 +42,7 @@ var renderPool = sync.Pool{New: func() any {
 
 // respond writes a success envelope (step 9).
 func (e *Engine) respond(q *request, status int, data any) {
-	e.writeEnvelope(q.w, q.ctx, q.id, status, CodeOK, "", data, e.protect)
+	e.writeEnvelope(q.w, q.ctx, q.id, status, CodeOK, "", data, q.route.op.result, e.protect)
 	q.wrote, q.status, q.code = true, status, CodeOK
 }
 
@@ -62,7 +63,7 @@ func (e *Engine) WriteError(w http.ResponseWriter, r *http.Request, err error) {
 
 // WriteData renders a success envelope {"code":0,"message":<ok>,"data":data} with status.
 func (e *Engine) WriteData(w http.ResponseWriter, r *http.Request, status int, data any) {
-	e.writeEnvelope(w, r.Context(), RequestInfoFrom(r.Context()).ID, status, CodeOK, "", data, nil)
+	e.writeEnvelope(w, r.Context(), RequestInfoFrom(r.Context()).ID, status, CodeOK, "", data, nil, nil)
 }
 
 // writeError resolves err and writes it; it returns the status and code written.
@@ -79,7 +80,7 @@ func (e *Engine) writeError(w http.ResponseWriter, ctx context.Context, id strin
 		msg = e.msgs.T(re.Key, re.Args)
 	}
 	status := re.HTTPStatus()
-	e.writeEnvelope(w, ctx, id, status, re.Code, msg, re.Data, codec)
+	e.writeEnvelope(w, ctx, id, status, re.Code, msg, re.Data, nil, codec)
 	return status, re.Code
 }
 
@@ -95,8 +96,9 @@ func (e *Engine) logInternal(ctx context.Context, id string, err error) {
 
 // writeEnvelope encodes {"code","message","data"} into a pooled buffer, encrypts it when codec is
 // set, and writes it with one Write. An empty msg with code 0 uses the prepared success head.
-// Data that cannot be encoded turns into 500/1900.
-func (e *Engine) writeEnvelope(w http.ResponseWriter, ctx context.Context, id string, status, code int, msg string, data any, codec *BodyCodec) {
+// Data that cannot be encoded turns into 500/1900. flat, when set, is the codec of the handler's
+// result type (Op.result).
+func (e *Engine) writeEnvelope(w http.ResponseWriter, ctx context.Context, id string, status, code int, msg string, data any, flat *flatStruct, codec *BodyCodec) {
 	b := renderPool.Get().(*renderBuffer)
 	defer putRenderBuffer(b)
 	b.buf.Reset()
@@ -105,7 +107,7 @@ func (e *Engine) writeEnvelope(w http.ResponseWriter, ctx context.Context, id st
 	} else {
 		b.buf.Write(appendEnvelopeHead(b.buf.AvailableBuffer(), code, msg))
 	}
-	if err := encodeData(b, data); err != nil {
+	if err := encodeData(b, data, flat); err != nil {
 		e.logInternal(ctx, id, err)
 		b.buf.Reset()
 		status, code = http.StatusInternalServerError, CodeUnknown
@@ -135,8 +137,9 @@ func putRenderBuffer(b *renderBuffer) {
 	renderPool.Put(b)
 }
 
-// encodeData appends the JSON of data: null for nil, raw JSON verbatim after a validity check.
-func encodeData(b *renderBuffer, data any) error {
+// encodeData appends the JSON of data: null for nil, raw JSON verbatim after a validity check,
+// through flat when data is of its type, else through encoding/json.
+func encodeData(b *renderBuffer, data any, flat *flatStruct) error {
 	switch v := data.(type) {
 	case nil:
 		b.buf.WriteString("null")
@@ -151,6 +154,12 @@ func encodeData(b *renderBuffer, data any) error {
 		}
 		b.buf.Write(v)
 		return nil
+	}
+	if flat != nil && reflect.TypeOf(data) == flat.typ {
+		if out, ok := flat.appendJSON(b.buf.AvailableBuffer(), reflect.ValueOf(data)); ok {
+			b.buf.Write(out)
+			return nil
+		}
 	}
 	mark := b.buf.Len()
 	if err := b.enc.Encode(data); err != nil {
@@ -170,8 +179,9 @@ func appendEnvelopeHead(dst []byte, code int, msg string) []byte {
 	return append(dst, `,"data":`...)
 }
 
-// appendJSONString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD, as encoding/json
-// does; <, > and & are escaped like encoding/json's default.
+// appendJSONString appends s as a JSON string exactly as encoding/json's default (HTML-safe)
+// encoding does: <, > and & as \u003c…, \b \f \n \r \t by their short escapes, other control
+// bytes as \u00XX, invalid UTF-8 as U+FFFD, U+2028 and U+2029 escaped.
 func appendJSONString(dst []byte, s string) []byte {
 	const hex = "0123456789abcdef"
 	dst = append(dst, '"')
@@ -181,6 +191,10 @@ func appendJSONString(dst []byte, s string) []byte {
 			switch {
 			case c == '"' || c == '\\':
 				dst = append(dst, '\\', c)
+			case c == '\b':
+				dst = append(dst, '\\', 'b')
+			case c == '\f':
+				dst = append(dst, '\\', 'f')
 			case c == '\n':
 				dst = append(dst, '\\', 'n')
 			case c == '\r':

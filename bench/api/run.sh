@@ -6,6 +6,7 @@
 #   bench/api/run.sh                    # one round: 15 s on svc, then 15 s on bare
 #   DURATION=30s ROUNDS=3 bench/api/run.sh
 #   CPUPROFILE=/tmp/svc.pprof bench/api/run.sh   # profile svcbench over the whole run
+#   MEMPROFILE=/tmp/svc.alloc bench/api/run.sh   # its allocations (go tool pprof -sample_index=alloc_space)
 #
 # Both servers run for the whole script; rounds alternate svc and bare so that a change in the
 # machine's load hits both alike. Besides wrk's numbers each line gives the server's CPU time per
@@ -47,7 +48,7 @@ max = 1000000000
 TOML
 
 "$work/svcbench" -config "$work/application.toml" -token-file "$work/token" \
-  ${CPUPROFILE:+-cpuprofile "$CPUPROFILE"} 2>"$work/svc.log" &
+  ${CPUPROFILE:+-cpuprofile "$CPUPROFILE"} ${MEMPROFILE:+-memprofile "$MEMPROFILE"} 2>"$work/svc.log" &
 svc_pid=$!
 pids+=("$svc_pid")
 "$work/bare" -addr "127.0.0.1:$BARE_PORT" &

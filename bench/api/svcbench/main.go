@@ -38,7 +38,11 @@ func main() {
 	cfgPath := flag.String("config", "", "application.toml")
 	tokenFile := flag.String("token-file", "", "where to write the benchmark access token")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file (stopped on SIGINT/SIGTERM)")
+	memProfile := flag.String("memprofile", "", "write an allocation profile of the whole run to this file on SIGINT/SIGTERM")
 	flag.Parse()
+	if *memProfile != "" {
+		defer writeAllocProfile(*memProfile)
+	}
 	if *cpuProfile != "" {
 		stop, err := startCPUProfile(*cpuProfile)
 		if err != nil {
@@ -71,6 +75,21 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := srv.Run(ctx); err != nil {
+		log.Print(err)
+	}
+}
+
+// writeAllocProfile writes the allocations sampled since the start to path.
+func writeAllocProfile(path string) {
+	f, err := os.Create(path)
+	if err != nil {
+		log.Print(err)
+		return
+	}
+	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		log.Print(err)
+	}
+	if err := f.Close(); err != nil {
 		log.Print(err)
 	}
 }
