@@ -16,6 +16,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/svc-framework/svc/config"
+	"github.com/svc-framework/svc/internal/testservice"
 	"github.com/svc-framework/svc/kv"
 )
 
@@ -38,26 +39,17 @@ const (
 	// EnvS3Region is the S3 region (default us-east-1).
 	EnvS3Region = "SVC_TEST_S3_REGION"
 	// EnvRequireServices set to "1" (as CI does) turns a missing service into a test failure.
-	EnvRequireServices = "SVC_TEST_REQUIRE_SERVICES"
+	EnvRequireServices = testservice.EnvRequireServices
 )
 
 // serviceTimeout bounds each set-up and clean-up call against a real service.
 const serviceTimeout = 30 * time.Second
 
-// requireService returns the value of envVar. When it is empty the test is skipped with a
-// message naming the variable, or fails when SVC_TEST_REQUIRE_SERVICES=1. This is the one place
-// that rule lives.
+// requireService returns the value of envVar, skipping the test when it is unset or failing it
+// under SVC_TEST_REQUIRE_SERVICES=1 (the rule lives in internal/testservice).
 func requireService(t testing.TB, envVar string) string {
 	t.Helper()
-	v := os.Getenv(envVar)
-	if v != "" {
-		return v
-	}
-	if os.Getenv(EnvRequireServices) == "1" {
-		t.Fatalf("%s is not set, and %s=1 requires the real service", envVar, EnvRequireServices)
-	}
-	t.Skipf("%s is not set: skipping the test against the real service", envVar)
-	return ""
+	return testservice.Require(t, envVar)
 }
 
 // isolationSuffix returns n random bytes as lowercase hex, for names of databases, schemas and

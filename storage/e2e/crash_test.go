@@ -36,9 +36,6 @@ type crashSetup struct {
 // exactly one object per upload and, once the sweeper and the delete worker have run, no
 // multipart session, part record or pending claim is left.
 func TestCrash(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and kills server processes")
-	}
 	bin := buildServer(t)
 	svctest.EachDBKind(t, func(t *testing.T, kind config.DBKind) {
 		for _, p := range []config.StorageProvider{config.StorageFilesystem, config.StorageObjStore} {

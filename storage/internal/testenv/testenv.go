@@ -23,22 +23,16 @@ import (
 	"github.com/minio/minio-go/v7/pkg/credentials"
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/db"
+	"github.com/svc-framework/svc/internal/testservice"
 )
 
 const timeout = 30 * time.Second
 
-// Require returns the value of the environment variable, skipping the test when it is unset, or
-// failing it when SVC_TEST_REQUIRE_SERVICES=1.
+// Require returns the value of the environment variable, skipping the test when it is unset or
+// failing it under SVC_TEST_REQUIRE_SERVICES=1 (the shared rule of internal/testservice).
 func Require(t testing.TB, name string) string {
 	t.Helper()
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	if os.Getenv("SVC_TEST_REQUIRE_SERVICES") == "1" {
-		t.Fatalf("%s is not set, and SVC_TEST_REQUIRE_SERVICES=1 requires the real service", name)
-	}
-	t.Skipf("%s is not set: skipping the test against the real service", name)
-	return ""
+	return testservice.Require(t, name)
 }
 
 // Suffix returns n random bytes in hex.
