@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 
@@ -9,6 +10,8 @@ import (
 	"github.com/svc-framework/svc"
 	"github.com/svc-framework/svc/app"
 	"github.com/svc-framework/svc/config"
+	"github.com/svc-framework/svc/db"
+	"github.com/svc-framework/svc/security"
 )
 
 // load reads the configuration, prints its warnings (unknown keys, ...) to stderr and validates.
@@ -112,3 +115,17 @@ func versionCmd() *cobra.Command {
 
 // hostOptions are the options of the ready binary: none beyond the default boot chain.
 func hostOptions() []svc.Option { return nil }
+
+// openSecurityDB opens the primary data source and applies the security module's migrations, so
+// the user and session commands work on a fresh database. The caller closes it.
+func openSecurityDB(ctx context.Context, cfg *config.Config) (*db.DB, error) {
+	d, err := db.Open(ctx, config.PrimaryDataSource, cfg.DataSources[config.PrimaryDataSource])
+	if err != nil {
+		return nil, err
+	}
+	if err := db.Migrate(ctx, d, *security.Migrations()); err != nil {
+		d.Close()
+		return nil, err
+	}
+	return d, nil
+}

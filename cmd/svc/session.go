@@ -9,7 +9,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/svc-framework/svc/config"
-	"github.com/svc-framework/svc/db"
 	"github.com/svc-framework/svc/kv"
 	"github.com/svc-framework/svc/security"
 )
@@ -105,14 +104,11 @@ func withSessions(g *globalFlags, fn func(cmd *cobra.Command, se *sessionEnv, ar
 		}
 		ctx, cancel := context.WithTimeout(cmd.Context(), 5*time.Minute)
 		defer cancel()
-		d, err := db.Open(ctx, config.PrimaryDataSource, cfg.DataSources[config.PrimaryDataSource])
+		d, err := openSecurityDB(ctx, cfg)
 		if err != nil {
 			return err
 		}
 		defer d.Close()
-		if err := db.Migrate(ctx, d, *security.Migrations()); err != nil {
-			return err
-		}
 		client, err := kv.Open(ctx, cfg.KVStore)
 		if err != nil {
 			return err

@@ -14,7 +14,6 @@ import (
 	"github.com/boombuler/barcode/qr"
 	"github.com/spf13/cobra"
 	"github.com/svc-framework/svc/config"
-	"github.com/svc-framework/svc/db"
 	"github.com/svc-framework/svc/i18n"
 	"github.com/svc-framework/svc/rpc"
 	"github.com/svc-framework/svc/security"
@@ -220,14 +219,11 @@ func withStore(g *globalFlags, fn func(cmd *cobra.Command, st *userEnv, args []s
 		}
 		ctx, cancel := context.WithTimeout(cmd.Context(), 5*time.Minute)
 		defer cancel()
-		d, err := db.Open(ctx, config.PrimaryDataSource, cfg.DataSources[config.PrimaryDataSource])
+		d, err := openSecurityDB(ctx, cfg)
 		if err != nil {
 			return err
 		}
 		defer d.Close()
-		if err := db.Migrate(ctx, d, *security.Migrations()); err != nil {
-			return err
-		}
 		msgs, err := i18n.New(cfg.I18n.Language)
 		if err != nil {
 			return err
