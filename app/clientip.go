@@ -53,8 +53,11 @@ func (p Proxies) trusts(addr netip.Addr) bool {
 // trusted proxy; it is then walked from the right, skipping trusted proxies, so a client cannot
 // forge its address by prepending entries.
 func (p Proxies) ClientIP(r *http.Request) string {
+	if len(p.prefixes) == 0 {
+		return peerString(r.RemoteAddr)
+	}
 	peer := peerAddr(r.RemoteAddr)
-	if len(p.prefixes) == 0 || !peer.IsValid() || !p.trusts(peer) {
+	if !peer.IsValid() || !p.trusts(peer) {
 		return addrString(peer, r.RemoteAddr)
 	}
 	hops := r.Header.Values("X-Forwarded-For")
@@ -74,6 +77,19 @@ func (p Proxies) ClientIP(r *http.Request) string {
 		}
 	}
 	return addrString(peer, r.RemoteAddr)
+}
+
+// peerString is the peer's address as ClientIP reports it, without allocating for the common
+// case: netip refuses IPv4 with leading zeros, so a host part that parses as IPv4 is already in
+// canonical form and is returned as a substring. Anything else goes through netip for the
+// unmapped canonical form.
+func peerString(remote string) string {
+	if host, _, err := net.SplitHostPort(remote); err == nil {
+		if a, err := netip.ParseAddr(host); err == nil && a.Is4() {
+			return host
+		}
+	}
+	return addrString(peerAddr(remote), remote)
 }
 
 func peerAddr(remote string) netip.Addr {

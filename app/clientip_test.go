@@ -20,6 +20,9 @@ func TestClientIP(t *testing.T) {
 		{"all trusted takes leftmost", []string{"10.0.0.0/8"}, "10.1.2.3:5000", "10.0.0.7, 10.9.9.9", "10.0.0.7"},
 		{"garbage stops the walk", []string{"10.1.2.3"}, "10.1.2.3:5000", "nonsense", "10.1.2.3"},
 		{"ipv6 peer", nil, "[::1]:80", "", "::1"},
+		{"v4-mapped peer is unmapped", nil, "[::ffff:192.0.2.1]:80", "", "192.0.2.1"},
+		{"peer without port", nil, "192.0.2.1", "", "192.0.2.1"},
+		{"unparsable peer is kept as is", nil, "pipe", "", "pipe"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -36,6 +39,17 @@ func TestClientIP(t *testing.T) {
 				t.Errorf("ClientIP = %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// The address of an IPv4 peer is on every request's path; with no trusted proxies it must not
+// allocate.
+func TestClientIPNoAllocForIPv4Peer(t *testing.T) {
+	r := httptest.NewRequest("GET", "/", nil)
+	r.RemoteAddr = "203.0.113.9:5000"
+	var p Proxies
+	if n := testing.AllocsPerRun(100, func() { _ = p.ClientIP(r) }); n != 0 {
+		t.Errorf("ClientIP allocates %v times per call", n)
 	}
 }
 

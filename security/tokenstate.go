@@ -29,7 +29,7 @@ type stateCache struct {
 	now    func() time.Time
 	logger *slog.Logger
 
-	mu      sync.Mutex
+	mu      sync.RWMutex // read-locked on every bearer request, write-locked on a miss
 	entries map[string]stateEntry
 }
 
@@ -69,9 +69,9 @@ func (s *stateCache) check(ctx context.Context, id string, iat time.Time, strict
 
 func (s *stateCache) get(ctx context.Context, id string, fresh bool) (stateEntry, error) {
 	now := s.now()
-	s.mu.Lock()
+	s.mu.RLock()
 	e, ok := s.entries[id]
-	s.mu.Unlock()
+	s.mu.RUnlock()
 	if ok && !fresh && now.Sub(e.fetched) < stateCacheTTL && !now.Before(e.fetched) {
 		return e, nil
 	}
