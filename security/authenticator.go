@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/http"
 
 	"github.com/svc-framework/svc/rpc"
@@ -56,9 +57,23 @@ func (f AuthenticatorFunc) Authenticate(ctx context.Context, req LoginRequest) (
 // plaintext password as a JSON string. Unknown user, wrong password and disabled account all
 // answer ErrCredentialsInvalid after the same hash work, so neither the answer nor its timing
 // tells whether a user name exists.
+//
+// When a login succeeds with a hash made under older parameters (Hasher.NeedsRehash) and Users
+// also implements PasswordHashUpgrader, the password is hashed again with the current
+// parameters and stored; a failure to store it is logged and does not fail the login.
 type PasswordAuthenticator struct {
 	Users  UserStore
 	Hasher *Hasher
+	// Logger receives failed hash upgrades; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// PasswordHashUpgrader is implemented by user stores that accept a re-hashed password after a
+// successful login. UpgradePasswordHash replaces the hash of userID with newHash only while the
+// stored hash is still oldHash (a password changed meanwhile wins), and changes nothing else:
+// it is the same password, so issued tokens stay valid and the history is not touched.
+type PasswordHashUpgrader interface {
+	UpgradePasswordHash(ctx context.Context, userID, oldHash, newHash string) error
 }
 
 var _ Authenticator = (*PasswordAuthenticator)(nil)
@@ -81,5 +96,26 @@ func (a *PasswordAuthenticator) Authenticate(ctx context.Context, req LoginReque
 	if !a.Hasher.Verify(u.PasswordHash, password) || u.Disabled {
 		return nil, ErrCredentialsInvalid
 	}
+	a.upgradeHash(ctx, u, password)
 	return u.Principal(), nil
+}
+
+// upgradeHash stores a hash of password under the current parameters when u's was made under
+// older ones.
+func (a *PasswordAuthenticator) upgradeHash(ctx context.Context, u *User, password string) {
+	up, ok := a.Users.(PasswordHashUpgrader)
+	if !ok || !a.Hasher.NeedsRehash(u.PasswordHash) {
+		return
+	}
+	logger := a.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	hash, err := a.Hasher.Hash(password)
+	if err == nil {
+		err = up.UpgradePasswordHash(ctx, u.ID, u.PasswordHash, hash)
+	}
+	if err != nil {
+		logger.WarnContext(ctx, "security: password hash upgrade failed; the old hash stays", slog.String("user", u.ID), slog.Any("error", err))
+	}
 }

@@ -93,7 +93,9 @@
 //     built-in store keys users by. A failed TOTP code also counts as a failure. trust_code is
 //     exempt. Locked: 429/1023, {{minutes}} rounded up, no Retry-After, data null.
 //   - Password login: unknown user, wrong password, disabled user and a non-string credential
-//     all answer 1008 after the same hash work (a dummy hash for unknown users).
+//     all answer 1008 after the same hash work (a dummy hash for unknown users). A successful
+//     login re-hashes a password stored under other hash parameters (PasswordHashUpgrader; the
+//     built-in store implements it) without moving tokens_valid_after or password_changed_at.
 //   - password_policy.max_age presents the password_change challenge (data {reason:
 //     "expired"}) when a metadata loader and a password changer exist (the built-in store is
 //     both); disallow_username ignores identities shorter than 3 characters.

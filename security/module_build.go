@@ -100,7 +100,7 @@ func (s *Service) buildTokens(deps app.Deps, opts Options, ext extensions, key [
 func (s *Service) buildAuthenticators(opts Options, ext extensions, hasher *Hasher) {
 	s.authenticators = map[string]Authenticator{}
 	if ext.users != nil {
-		s.authenticators[LoginTypePassword] = &PasswordAuthenticator{Users: ext.users, Hasher: hasher}
+		s.authenticators[LoginTypePassword] = &PasswordAuthenticator{Users: ext.users, Hasher: hasher, Logger: s.logger}
 	}
 	maps.Copy(s.authenticators, opts.Authenticators)
 	delete(s.authenticators, LoginTypeTrustCode) // only the gateway's codes, when trust login is on

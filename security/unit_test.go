@@ -2,6 +2,7 @@ package security_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http/httptest"
 	"testing"
@@ -207,6 +208,76 @@ func TestStoreHistoryAndMaxAge(t *testing.T) {
 		}
 		if _, err := s.LookupUser(ctx, "nobody"); !errors.Is(err, security.ErrUserNotFound) {
 			t.Errorf("unknown = %v", err)
+		}
+	})
+}
+
+// TestPasswordLoginUpgradesHash on every database: a login whose stored hash was made under older
+// parameters stores a hash under the current ones, and leaves the token cut-off, the password
+// age and the history alone. A wrong password upgrades nothing.
+func TestPasswordLoginUpgradesHash(t *testing.T) {
+	svctest.EachDB(t, func(t *testing.T, d *db.DB) {
+		t.Parallel()
+		ctx := context.Background()
+		if err := db.Migrate(ctx, d, *security.Migrations()); err != nil {
+			t.Fatal(err)
+		}
+		clock := svctest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+		sec := config.Default().Security
+		oldParams := security.HashParams{Memory: 64, Time: 1, Threads: 1}
+		newParams := security.HashParams{Memory: 128, Time: 2, Threads: 1}
+		if _, err := security.OpenStore(d, sec, oldParams, clock.Now).Create(ctx, "frank", "", "pw-frank-1", nil); err != nil {
+			t.Fatal(err)
+		}
+		store := security.OpenStore(d, sec, newParams, clock.Now)
+		before, err := store.LookupUser(ctx, "frank")
+		if err != nil {
+			t.Fatal(err)
+		}
+		hasher := security.NewHasher(newParams)
+		if !hasher.NeedsRehash(before.PasswordHash) {
+			t.Fatal("the old hash does not need a rehash; the test proves nothing")
+		}
+		auth := &security.PasswordAuthenticator{Users: store, Hasher: hasher}
+		login := func(password string) error {
+			raw, _ := json.Marshal(password)
+			_, err := auth.Authenticate(ctx, security.LoginRequest{Type: "password", Identifier: "frank", Credentials: raw})
+			return err
+		}
+
+		clock.Advance(time.Hour)
+		if err := login("wrong"); !errors.Is(err, security.ErrCredentialsInvalid) {
+			t.Fatalf("wrong password = %v", err)
+		}
+		if u, _ := store.LookupUser(ctx, "frank"); u.PasswordHash != before.PasswordHash {
+			t.Fatal("a failed login changed the hash")
+		}
+		if err := login("pw-frank-1"); err != nil {
+			t.Fatalf("login = %v", err)
+		}
+		after, err := store.LookupUser(ctx, "frank")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if after.PasswordHash == before.PasswordHash || hasher.NeedsRehash(after.PasswordHash) {
+			t.Errorf("hash not upgraded: %q", after.PasswordHash)
+		}
+		if !after.TokensValidAfter.Equal(before.TokensValidAfter) || !after.PasswordChangedAt.Equal(before.PasswordChangedAt) {
+			t.Errorf("upgrade moved the token cut-off or the password age: %v/%v → %v/%v",
+				before.TokensValidAfter, before.PasswordChangedAt, after.TokensValidAfter, after.PasswordChangedAt)
+		}
+		if hist, err := store.PasswordHashes(ctx, after.ID, 10); err != nil || len(hist) != 1 {
+			t.Errorf("history = %d entries, %v; want the one from Create", len(hist), err)
+		}
+		if err := login("pw-frank-1"); err != nil {
+			t.Errorf("login with the upgraded hash = %v", err)
+		}
+		// A password changed between verify and upgrade wins: the upgrade is conditional.
+		if err := store.UpgradePasswordHash(ctx, after.ID, before.PasswordHash, "$argon2id$stale"); err != nil {
+			t.Fatal(err)
+		}
+		if u, _ := store.LookupUser(ctx, "frank"); u.PasswordHash != after.PasswordHash {
+			t.Error("an upgrade from a stale hash overwrote the current one")
 		}
 	})
 }

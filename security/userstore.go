@@ -142,6 +142,7 @@ var (
 	_ TOTPSecretLoader     = (*Store)(nil)
 	_ PasswordHistoryStore = (*Store)(nil)
 	_ PasswordMetadata     = (*Store)(nil)
+	_ PasswordHashUpgrader = (*Store)(nil)
 )
 
 func (s *Store) changed(id string) {
@@ -277,6 +278,17 @@ func (s *Store) ChangePassword(ctx context.Context, id, password string) error {
 		return fmt.Errorf("security: change password: %w", err)
 	}
 	s.changed(u.ID)
+	return nil
+}
+
+// UpgradePasswordHash implements PasswordHashUpgrader: the hash of userID becomes newHash if it
+// is still oldHash. password_changed_at, tokens_valid_after and the history stay as they are.
+func (s *Store) UpgradePasswordHash(ctx context.Context, userID, oldHash, newHash string) error {
+	_, err := s.db.NewUpdate().Model((*userRow)(nil)).Set("password_hash = ?", newHash).Set("updated_at = ?", s.now().UTC()).
+		Where("id = ?", userID).Where("password_hash = ?", oldHash).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("security: upgrade password hash: %w", err)
+	}
 	return nil
 }
 
