@@ -11,11 +11,11 @@ import (
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/db"
 	"github.com/svc-framework/svc/i18n"
+	"github.com/svc-framework/svc/internal/testservice"
 	"github.com/svc-framework/svc/rpc"
 	"github.com/svc-framework/svc/storage/backend"
 	"github.com/svc-framework/svc/storage/backend/backendtest"
 	"github.com/svc-framework/svc/storage/filesystem"
-	"github.com/svc-framework/svc/storage/internal/testenv"
 	"github.com/svc-framework/svc/storage/memory"
 	"github.com/svc-framework/svc/storage/objstore"
 	"github.com/uptrace/bun"
@@ -84,7 +84,7 @@ func newBackend(t *testing.T, kind config.StorageProvider, clock func() time.Tim
 		t.Cleanup(func() { _ = f.Close() })
 		return f
 	case config.StorageObjStore:
-		s3 := testenv.S3Server(t)
+		s3 := testservice.S3Server(t)
 		s, err := objstore.New(objstore.Config{Endpoint: s3.Endpoint, AccessKey: s3.AccessKey, SecretKey: s3.SecretKey,
 			Bucket: s3.Bucket, Region: s3.Region, PartSize: objstore.MinPartSize})
 		if err != nil {
@@ -93,7 +93,7 @@ func newBackend(t *testing.T, kind config.StorageProvider, clock func() time.Tim
 		if err := s.Start(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { testenv.RemoveBucket(t, s3) })
+		t.Cleanup(func() { testservice.RemoveBucket(t, s3) })
 		return s
 	}
 	t.Fatalf("unknown backend %q", kind)
@@ -131,7 +131,7 @@ func newEnv(t *testing.T, d *db.DB, be backend.Backend, clock *fakeClock, mutate
 // migrated opens a fresh database of kind with the storage tables.
 func migrated(t *testing.T, kind config.DBKind) *db.DB {
 	t.Helper()
-	d := testenv.OpenDB(t, testenv.DataSource(t, kind))
+	d := testservice.OpenDB(t, testservice.DataSource(t, kind))
 	if err := db.Migrate(context.Background(), d, *Migrations()); err != nil {
 		t.Fatalf("migrate: %v", err)
 	}
@@ -141,7 +141,7 @@ func migrated(t *testing.T, kind config.DBKind) *db.DB {
 // eachEnv runs fn for every database kind and backend.
 func eachEnv(t *testing.T, mutate func(*config.Storage), fn func(t *testing.T, e *env)) {
 	t.Helper()
-	for _, kind := range testenv.Kinds {
+	for _, kind := range testservice.DBKinds {
 		t.Run(string(kind), func(t *testing.T) {
 			for _, bk := range backendKinds {
 				t.Run(string(bk), func(t *testing.T) {

@@ -14,8 +14,8 @@ import (
 	"github.com/svc-framework/svc/app"
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/db"
+	"github.com/svc-framework/svc/internal/testservice"
 	"github.com/svc-framework/svc/storage/filesystem"
-	"github.com/svc-framework/svc/storage/internal/testenv"
 	"github.com/svc-framework/svc/storage/memory"
 	"github.com/svc-framework/svc/storage/objstore"
 )
@@ -28,7 +28,7 @@ func TestBuild(t *testing.T) {
 	cfg.Storage.Filesystem.Root = root
 	cfg.Storage.AutoMigrate = true
 	var logs bytes.Buffer
-	deps := app.Deps{Config: cfg, DB: testenv.OpenDB(t, testenv.DataSource(t, config.SQLite)), Clock: time.Now,
+	deps := app.Deps{Config: cfg, DB: testservice.OpenDB(t, testservice.DataSource(t, config.SQLite)), Clock: time.Now,
 		Logger: slog.New(slog.NewTextHandler(&logs, nil))}
 	mod, svc, err := Build(deps, Options{})
 	if err != nil {
@@ -83,7 +83,7 @@ func TestBuild(t *testing.T) {
 func TestMemoryWarning(t *testing.T) {
 	cfg := config.Default()
 	var logs bytes.Buffer
-	deps := app.Deps{Config: cfg, DB: testenv.OpenDB(t, testenv.DataSource(t, config.SQLite)),
+	deps := app.Deps{Config: cfg, DB: testservice.OpenDB(t, testservice.DataSource(t, config.SQLite)),
 		Logger: slog.New(slog.NewTextHandler(&logs, nil))}
 	mod, _, err := Build(deps, Options{})
 	if err != nil {

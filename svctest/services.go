@@ -2,17 +2,13 @@ package svctest
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"hash/fnv"
 	"net"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/svc-framework/svc/config"
@@ -25,45 +21,27 @@ import (
 // EnvRequireServices is "1".
 const (
 	// EnvPostgresDSN is a PostgreSQL URL, e.g. postgres://postgres@127.0.0.1:5432/test?sslmode=disable.
-	EnvPostgresDSN = "SVC_TEST_POSTGRES_DSN"
+	EnvPostgresDSN = testservice.EnvPostgresDSN
 	// EnvMySQLDSN is a go-sql-driver DSN, e.g. root@tcp(127.0.0.1:3306)/test?parseTime=true.
-	EnvMySQLDSN = "SVC_TEST_MYSQL_DSN"
+	EnvMySQLDSN = testservice.EnvMySQLDSN
 	// EnvRedisAddr is host:port of a Redis server, or the path of its unix socket.
-	EnvRedisAddr = "SVC_TEST_REDIS_ADDR"
+	EnvRedisAddr = testservice.EnvRedisAddr
 	// EnvS3Endpoint is the S3 endpoint: host:port, or a URL whose scheme selects TLS.
-	EnvS3Endpoint = "SVC_TEST_S3_ENDPOINT"
+	EnvS3Endpoint = testservice.EnvS3Endpoint
 	// EnvS3AccessKey is the S3 access key.
-	EnvS3AccessKey = "SVC_TEST_S3_ACCESS_KEY"
+	EnvS3AccessKey = testservice.EnvS3AccessKey
 	// EnvS3SecretKey is the S3 secret key.
-	EnvS3SecretKey = "SVC_TEST_S3_SECRET_KEY"
+	EnvS3SecretKey = testservice.EnvS3SecretKey
 	// EnvS3Region is the S3 region (default us-east-1).
-	EnvS3Region = "SVC_TEST_S3_REGION"
+	EnvS3Region = testservice.EnvS3Region
 	// EnvRequireServices set to "1" (as CI does) turns a missing service into a test failure.
 	EnvRequireServices = testservice.EnvRequireServices
 )
 
-// serviceTimeout bounds each set-up and clean-up call against a real service.
-const serviceTimeout = 30 * time.Second
-
-// requireService returns the value of envVar, skipping the test when it is unset or failing it
-// under SVC_TEST_REQUIRE_SERVICES=1 (the rule lives in internal/testservice).
-func requireService(t testing.TB, envVar string) string {
-	t.Helper()
-	return testservice.Require(t, envVar)
-}
-
-// isolationSuffix returns n random bytes as lowercase hex, for names of databases, schemas and
-// buckets that must not collide between tests, runs or machines.
-func isolationSuffix(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b) // crypto/rand.Read never fails (Go 1.24+)
-	return hex.EncodeToString(b)
-}
-
 // processNonce is random per test binary run: it keeps UniquePrefix apart between packages that
 // `go test` runs in parallel and between runs against the same server. It is the one piece of
 // package state in svctest, read-only after first use.
-var processNonce = sync.OnceValue(func() string { return isolationSuffix(4) })
+var processNonce = sync.OnceValue(func() string { return testservice.Suffix(4) })
 
 // UniquePrefix returns a key prefix that belongs to t alone, for Redis keys, stream and channel
 // names and the like: "svctest:<run nonce>:<test name>:<hash>:". It is the same on every call in
@@ -87,10 +65,10 @@ func UniquePrefix(t testing.TB) string {
 
 // RedisConfig returns an enabled config.KVStore for the server in SVC_TEST_REDIS_ADDR (host:port,
 // or a socket path starting with "/"), database 0. It skips or fails the test per
-// requireService when the variable is unset.
+// testservice.Require when the variable is unset (skip, or fail under SVC_TEST_REQUIRE_SERVICES=1).
 func RedisConfig(t testing.TB) config.KVStore {
 	t.Helper()
-	addr := requireService(t, EnvRedisAddr)
+	addr := testservice.Require(t, EnvRedisAddr)
 	if strings.HasPrefix(addr, "/") {
 		return config.KVStore{Enabled: true, Network: "unix", Host: addr}
 	}
@@ -110,7 +88,7 @@ func RedisConfig(t testing.TB) config.KVStore {
 // every key and never FLUSHDB; at clean-up the keys under UniquePrefix(t) are deleted.
 func Redis(t testing.TB) *redis.Client {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), serviceTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), testservice.Timeout)
 	defer cancel()
 	client, err := kv.Open(ctx, RedisConfig(t))
 	if err != nil {
@@ -118,7 +96,7 @@ func Redis(t testing.TB) *redis.Client {
 	}
 	prefix := UniquePrefix(t)
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), serviceTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), testservice.Timeout)
 		defer cancel()
 		if err := deleteKeys(ctx, client, prefix+"*"); err != nil {
 			t.Errorf("svctest: delete redis keys %s*: %v", prefix, err)
@@ -150,41 +128,26 @@ func deleteKeys(ctx context.Context, client *redis.Client, pattern string) error
 	return nil
 }
 
-// S3Config locates the S3-compatible server of the real-service tests.
-type S3Config struct {
-	// Endpoint is host:port, without scheme.
-	Endpoint string
-	// AccessKey and SecretKey are the credentials.
-	AccessKey, SecretKey string
-	// Bucket is a name unique to the test; creating (and removing) it is the caller's job.
-	Bucket string
-	// Region is the signing region (SVC_TEST_S3_REGION, default us-east-1).
-	Region string
-	// UseSSL is true when the endpoint was given as an https:// URL.
-	UseSSL bool
-}
+// S3Config locates the S3-compatible server of the real-service tests: Endpoint (host:port,
+// without scheme), AccessKey, SecretKey, Bucket (a name unique to the test; creating it is the
+// caller's job, RemoveBucket removes it), Region (SVC_TEST_S3_REGION, default us-east-1) and
+// UseSSL (the endpoint was given as an https:// URL); its ObjStore method gives the matching
+// svc.storage.objstore section.
+type S3Config = testservice.S3Config
 
 // S3 returns the S3 server of SVC_TEST_S3_ENDPOINT, SVC_TEST_S3_ACCESS_KEY and
 // SVC_TEST_S3_SECRET_KEY with a fresh bucket name ("svctest-" and 16 hex digits, valid under the
-// S3 naming rules). It skips or fails the test per requireService when a variable is unset.
+// S3 naming rules). It skips the test when a variable is unset, or fails it when
+// SVC_TEST_REQUIRE_SERVICES=1.
 func S3(t testing.TB) S3Config {
 	t.Helper()
-	cfg := S3Config{
-		Endpoint:  requireService(t, EnvS3Endpoint),
-		AccessKey: requireService(t, EnvS3AccessKey),
-		SecretKey: requireService(t, EnvS3SecretKey),
-		Bucket:    "svctest-" + isolationSuffix(8),
-		Region:    os.Getenv(EnvS3Region),
-	}
-	if cfg.Region == "" {
-		cfg.Region = "us-east-1"
-	}
-	switch {
-	case strings.HasPrefix(cfg.Endpoint, "https://"):
-		cfg.Endpoint, cfg.UseSSL = strings.TrimPrefix(cfg.Endpoint, "https://"), true
-	case strings.HasPrefix(cfg.Endpoint, "http://"):
-		cfg.Endpoint = strings.TrimPrefix(cfg.Endpoint, "http://")
-	}
-	cfg.Endpoint = strings.TrimSuffix(cfg.Endpoint, "/")
-	return cfg
+	return testservice.S3Server(t)
+}
+
+// RemoveBucket deletes every object and open multipart upload of the test's bucket, then the
+// bucket; a bucket that was never created is not an error. Register it with t.Cleanup after
+// creating the bucket.
+func RemoveBucket(t testing.TB, s3 S3Config) {
+	t.Helper()
+	testservice.RemoveBucket(t, s3)
 }

@@ -26,14 +26,14 @@ func useProvider(t *testing.T, p config.StorageProvider) func(*config.Config) {
 	if p == config.StorageObjStore {
 		s3 = svctest.S3(t)
 		t.Cleanup(func() {
-			removeBucket(t, config.ObjStore{Endpoint: s3.Endpoint, AccessKey: s3.AccessKey, SecretKey: s3.SecretKey, Bucket: s3.Bucket, Region: s3.Region})
+			svctest.RemoveBucket(t, s3)
 		})
 	}
 	root := t.TempDir()
 	return func(c *config.Config) {
 		c.Storage.Provider = p
 		c.Storage.Filesystem.Root = root
-		c.Storage.ObjStore = config.ObjStore{Endpoint: s3.Endpoint, AccessKey: s3.AccessKey, SecretKey: s3.SecretKey, Bucket: s3.Bucket, Region: s3.Region}
+		c.Storage.ObjStore = s3.ObjStore()
 	}
 }
 

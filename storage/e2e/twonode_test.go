@@ -48,8 +48,8 @@ func (b *counting) Delete(ctx context.Context, key string) error {
 func TestTwoNodes(t *testing.T) {
 	svctest.EachDBKind(t, func(t *testing.T, kind config.DBKind) {
 		s3 := svctest.S3(t)
-		obj := config.ObjStore{Endpoint: s3.Endpoint, AccessKey: s3.AccessKey, SecretKey: s3.SecretKey, Bucket: s3.Bucket, Region: s3.Region}
-		t.Cleanup(func() { removeBucket(t, obj) })
+		obj := s3.ObjStore()
+		t.Cleanup(func() { svctest.RemoveBucket(t, s3) })
 		ds := svctest.DataSource(t, kind)
 		counter := &deleteCounter{counts: map[string]int{}}
 		node := func() *svctest.Server {

@@ -4,9 +4,9 @@ import (
 	"context"
 	"testing"
 
+	"github.com/svc-framework/svc/internal/testservice"
 	"github.com/svc-framework/svc/storage/backend"
 	"github.com/svc-framework/svc/storage/backend/backendtest"
-	"github.com/svc-framework/svc/storage/internal/testenv"
 	"github.com/svc-framework/svc/storage/objstore"
 )
 
@@ -14,7 +14,7 @@ import (
 // when the test ends. The part size is the S3 minimum, to keep the suite's data small.
 func newStore(t *testing.T) *objstore.Store {
 	t.Helper()
-	s3 := testenv.S3Server(t)
+	s3 := testservice.S3Server(t)
 	s, err := objstore.New(objstore.Config{
 		Endpoint: s3.Endpoint, AccessKey: s3.AccessKey, SecretKey: s3.SecretKey,
 		Bucket: s3.Bucket, Region: s3.Region, PartSize: objstore.MinPartSize,
@@ -25,7 +25,7 @@ func newStore(t *testing.T) *objstore.Store {
 	if err := s.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { testenv.RemoveBucket(t, s3) })
+	t.Cleanup(func() { testservice.RemoveBucket(t, s3) })
 	return s
 }
 
