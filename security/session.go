@@ -201,6 +201,9 @@ func (s *Sessions) revoke(ctx context.Context, id, reason string) (bool, error) 
 	if err != nil || sess == nil {
 		return false, err
 	}
+	if !s.now().Before(sess.ExpiresAt) { // expired but not purged yet: removed, was not live
+		return false, nil
+	}
 	s.revoked(ctx, sess.ID, sess.UserID, reason)
 	return true, nil
 }

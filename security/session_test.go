@@ -226,6 +226,18 @@ func sessionScenarios() []sessionScenario {
 				t.Errorf("revocations = %+v, want 3 forced", got)
 			}
 		}},
+		{name: "revoking an expired session reports false and fires no hook", session: "sliding", run: func(t *testing.T, f *sessionFixture) {
+			user := f.e.freshUser(t)
+			tok := f.e.access(t, user)
+			n := f.rec.count()
+			f.e.clock.Advance(3 * time.Hour) // past max_lifetime, before any purge
+			if ok, err := f.e.sec.Sessions().Revoke(context.Background(), security.SessionID(tok)); ok || err != nil {
+				t.Errorf("Revoke(expired) = %v, %v; want false, nil", ok, err)
+			}
+			if got := f.rec.since(n); len(got) != 0 {
+				t.Errorf("revocations = %+v, want none", got)
+			}
+		}},
 		{name: "a password change or disable refuses older sessions", session: "sliding", run: func(t *testing.T, f *sessionFixture) {
 			ctx := context.Background()
 			user, other := f.e.freshUser(t), f.e.freshUser(t)

@@ -26,7 +26,11 @@ func sessionCmd(g *globalFlags) *cobra.Command {
 		Short: "List the live sessions of a user (user name of the built-in store, or principal id)",
 		Args:  cobra.ExactArgs(1),
 		RunE: withSessions(g, func(cmd *cobra.Command, se *sessionEnv, args []string) error {
-			ss, err := se.sessions.List(cmd.Context(), se.principalID(cmd.Context(), args[0]))
+			id, err := se.principalID(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			ss, err := se.sessions.List(cmd.Context(), id)
 			if err != nil {
 				return err
 			}
@@ -52,7 +56,11 @@ func sessionCmd(g *globalFlags) *cobra.Command {
 		RunE: withSessions(g, func(cmd *cobra.Command, se *sessionEnv, args []string) error {
 			ctx, out := cmd.Context(), cmd.OutOrStdout()
 			if user != "" {
-				n, err := se.sessions.RevokeUser(ctx, se.principalID(ctx, user))
+				id, err := se.principalID(ctx, user)
+				if err != nil {
+					return err
+				}
+				n, err := se.sessions.RevokeUser(ctx, id)
 				if err != nil {
 					return err
 				}
@@ -83,11 +91,15 @@ type sessionEnv struct {
 
 // principalID maps a user name of the built-in store to its id; anything else is taken as a
 // principal id (users of host authenticators).
-func (se *sessionEnv) principalID(ctx context.Context, name string) string {
-	if u, err := se.store.LookupUser(ctx, name); err == nil {
-		return u.ID
+func (se *sessionEnv) principalID(ctx context.Context, name string) (string, error) {
+	u, err := se.store.LookupUser(ctx, name)
+	switch {
+	case err == nil:
+		return u.ID, nil
+	case errors.Is(err, security.ErrUserNotFound):
+		return name, nil
 	}
-	return name
+	return "", err
 }
 
 // withSessions loads the configuration, refuses unless token_type is opaque_token, opens the

@@ -154,8 +154,12 @@ func totpCmd(g *globalFlags) *cobra.Command {
 			}
 			fmt.Fprintf(out, "\n%s\n\nEnter the 6-digit code the app shows to activate it: ", en.URI)
 			line, err := bufio.NewReader(cmd.InOrStdin()).ReadString('\n')
+			if err != nil && !errors.Is(err, io.EOF) {
+				return fmt.Errorf("read the code: %w (the enrollment stays pending: run `svc user totp verify %s CODE`)",
+					err, security.NormalizeUsername(args[0]))
+			}
 			code := strings.TrimSpace(line)
-			if code == "" && (err == nil || errors.Is(err, io.EOF)) {
+			if code == "" {
 				fmt.Fprintf(out, "\nnot activated yet: run `svc user totp verify %s CODE`\n", security.NormalizeUsername(args[0]))
 				return nil
 			}
