@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"testing"
+	"time"
 )
 
 // TestHostProbes reads the machine the test runs on: every probe answers, and the figures
@@ -34,6 +35,10 @@ func TestHostProbes(t *testing.T) {
 	}
 	if ct, err := h.cpuTimes(ctx); err != nil || len(ct) == 0 || ct[0].total <= 0 {
 		t.Errorf("cpuTimes = %+v, %v", ct, err)
+	}
+	// The process's CPU time comes in clock ticks (10 ms): spend a few so a fresh test binary
+	// cannot read 0.
+	for start := time.Now(); time.Since(start) < 50*time.Millisecond; {
 	}
 	pi, cpuSecs, err := h.process(ctx)
 	if err != nil || pi.PID != int32(os.Getpid()) || pi.MemoryRSS == 0 || pi.CreateTime == 0 || cpuSecs <= 0 {
