@@ -100,6 +100,10 @@ type ObjStore struct {
 type Filesystem struct {
 	// Root is svc.storage.filesystem.root (default ./storage): the directory objects live under.
 	Root string `toml:"root"`
+	// Sync is svc.storage.filesystem.sync (default false; our addition): sync each part and each
+	// completed object to disk before acknowledging it, so uploads also survive a power loss, at
+	// the cost of waiting for the disk.
+	Sync bool `toml:"sync"`
 }
 
 func (s *Storage) applyDefaults(appName string) {

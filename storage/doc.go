@@ -27,7 +27,7 @@
 // # Configuration (svc.storage, config.Storage)
 //
 // provider (memory, filesystem, objstore), auto_migrate, objstore.{endpoint, access_key,
-// secret_key, bucket, region, use_ssl}, filesystem.root, max_upload_size, claim_ttl,
+// secret_key, bucket, region, use_ssl}, filesystem.{root, sync}, max_upload_size, claim_ttl,
 // max_pending_claims, allow_public_uploads, sweep_interval, sweep_batch_size, orphan_retention,
 // delete_worker_interval, delete_batch_size, delete_concurrency, delete_max_attempts,
 // delete_lease_window. The config package applies the defaults (non-positive values take them).
@@ -106,8 +106,8 @@
 //     ("sys.storage.file.read", Options.ReadPermission) read private files; the original's
 //     default allowed only pub/.
 //   - resolve's uploadedAt is "2006-01-02 15:04:05" in the server's local zone, as the original.
-//   - Filesystem objects are not fsynced unless filesystem.Options.Sync is set (see package
-//     filesystem): they survive a process crash, not a power loss.
+//   - Filesystem objects are not fsynced unless svc.storage.filesystem.sync (our key) is set
+//     (see package filesystem): they survive a process crash, not a power loss.
 //   - The filesystem part size stays 4 MiB and objstore's 16 MiB (wire-core §7.1); see
 //     docs/modules/storage.md for the measurements behind keeping them.
 package storage

@@ -106,7 +106,7 @@ func NewBackend(cfg config.Storage, clock func() time.Time) (backend.Backend, er
 	case "", config.StorageMemory:
 		return memory.New(clock), nil
 	case config.StorageFilesystem:
-		return filesystem.New(cfg.Filesystem.Root, filesystem.Options{}), nil
+		return filesystem.New(cfg.Filesystem.Root, filesystem.Options{Sync: cfg.Filesystem.Sync}), nil
 	case config.StorageObjStore:
 		return objstore.New(objstore.Config{
 			Endpoint: cfg.ObjStore.Endpoint, AccessKey: cfg.ObjStore.AccessKey, SecretKey: cfg.ObjStore.SecretKey,

@@ -17,9 +17,10 @@
 // copy the object (see docs/modules/storage.md, "Benchmark").
 //
 // Durability: objects survive a crash of the process at any point (every step is a rename).
-// They survive a power loss only with Options.Sync, which syncs each object and its directory
-// before it becomes visible, at the cost of waiting for the disk (0.3 s per 256 MiB on the
-// benchmark machine, three times the upload itself). It is off by default, like a plain `cp`.
+// They survive a power loss only with Options.Sync (svc.storage.filesystem.sync), which syncs
+// each part before its record is written and each object and the directories above it before it
+// becomes visible, at the cost of waiting for the disk (0.3 s per 256 MiB on the benchmark
+// machine, three times the upload itself). It is off by default, like a plain `cp`.
 //
 // All access goes through an os.Root, so no key, upload id or symbolic link can reach outside
 // the root; keys are also checked with backend.ValidKey, and keys whose first segment starts with
@@ -67,9 +68,10 @@ var (
 type Options struct {
 	// PartSize overrides the part size (default PartSize).
 	PartSize int64
-	// Sync makes every object durable before it becomes visible: the file and its directory are
-	// synced. Without it (the default) objects survive a crash of the process but not a power
-	// loss, like files written by cp.
+	// Sync makes every part durable before it is acknowledged and every object durable before
+	// it becomes visible: the data, then the record or the rename's directories, are synced.
+	// Without it (the default) objects survive a crash of the process but not a power loss, like
+	// files written by cp.
 	Sync bool
 }
 
@@ -217,11 +219,25 @@ func (f *Filesystem) publish(tmp, key string) (backend.Object, error) {
 		return backend.Object{}, fmt.Errorf("filesystem: publish %s: %w", key, err)
 	}
 	if f.opts.Sync {
-		if err := f.syncDir(path.Dir(key)); err != nil {
+		if err := f.syncDirs(path.Dir(key)); err != nil {
 			return backend.Object{}, fmt.Errorf("filesystem: sync directory of %s: %w", key, err)
 		}
 	}
 	return f.Stat(context.Background(), key)
+}
+
+// syncDirs syncs dir and each directory above it up to the root: the rename's entry is in dir,
+// and MkdirAll may just have created dir and its parents, whose entries are one level up each.
+func (f *Filesystem) syncDirs(dir string) error {
+	for {
+		if err := f.syncDir(dir); err != nil {
+			return err
+		}
+		if dir == "." {
+			return nil
+		}
+		dir = path.Dir(dir)
+	}
 }
 
 // syncDir makes a rename into dir durable.

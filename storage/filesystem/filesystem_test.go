@@ -15,7 +15,12 @@ import (
 
 func open(t *testing.T, dir string) *filesystem.Filesystem {
 	t.Helper()
-	f, err := filesystem.Open(context.Background(), dir, filesystem.Options{})
+	return openWith(t, dir, filesystem.Options{})
+}
+
+func openWith(t *testing.T, dir string, opts filesystem.Options) *filesystem.Filesystem {
+	t.Helper()
+	f, err := filesystem.Open(context.Background(), dir, opts)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
@@ -26,6 +31,15 @@ func open(t *testing.T, dir string) *filesystem.Filesystem {
 func TestConformance(t *testing.T) {
 	t.Parallel()
 	backendtest.Run(t, func(t *testing.T) backend.Backend { return open(t, t.TempDir()) })
+}
+
+// TestConformanceSync runs the same suite with every part, object and directory synced (what
+// survives a power loss cannot be tested here; that the synced paths behave alike can).
+func TestConformanceSync(t *testing.T) {
+	t.Parallel()
+	backendtest.Run(t, func(t *testing.T) backend.Backend {
+		return openWith(t, t.TempDir(), filesystem.Options{Sync: true})
+	})
 }
 
 // TestNoEscape checks that neither keys, upload ids nor symbolic links reach outside the root.

@@ -82,8 +82,9 @@ func (f *Filesystem) InitMultipart(ctx context.Context, key, contentType string)
 // PutPart implements backend.Backend. Parts other than the last must be exactly PartSize bytes
 // (the storage module guarantees it): part N goes to offset (N-1)·PartSize of the session's data
 // file. Its record is removed first and written again only once every byte is in place, so a
-// failed write leaves no part under that number. Parts are not synced; completion syncs the
-// object when Options.Sync is set.
+// failed write leaves no part under that number. With Options.Sync the data file is synced
+// before the record is written, so a record that survives a power loss never stands for bytes
+// that did not (a record lost instead only makes the client send the part again).
 func (f *Filesystem) PutPart(ctx context.Context, key, uploadID string, number int, r io.Reader, size int64) (backend.Part, error) {
 	if err := f.checkKey(key); err != nil {
 		return backend.Part{}, err
@@ -112,6 +113,9 @@ func (f *Filesystem) PutPart(ctx context.Context, key, uploadID string, number i
 	// At most PartSize bytes: more would overwrite the next part.
 	limited := io.LimitReader(ctxReader{ctx, r}, f.opts.PartSize+1)
 	n, err := backend.Copy(io.NewOffsetWriter(data, int64(number-1)*f.opts.PartSize), limited)
+	if err == nil && f.opts.Sync {
+		err = data.Sync()
+	}
 	if cerr := data.Close(); err == nil {
 		err = cerr
 	}
