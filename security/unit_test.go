@@ -147,11 +147,7 @@ func TestStoreHistoryAndMaxAge(t *testing.T) {
 	svctest.EachDB(t, func(t *testing.T, d *db.DB) {
 		t.Parallel()
 		ctx := context.Background()
-		if err := db.Migrate(ctx, d, *security.Migrations()); err != nil {
-			t.Fatal(err)
-		}
-		clock := svctest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-		sec := config.Default().Security
+		clock, sec := migratedSecurity(t, d)
 		sec.PasswordPolicy = config.PasswordPolicy{HistoryDepth: 2, MaxAge: 24 * time.Hour, MinLength: 4}
 		s := security.OpenStore(d, sec, security.HashParams{Memory: 64, Time: 1, Threads: 1}, clock.Now)
 		u, err := s.Create(ctx, " Erin ", "Erin E.", "pw-one", []string{"ops"})
@@ -219,11 +215,7 @@ func TestPasswordLoginUpgradesHash(t *testing.T) {
 	svctest.EachDB(t, func(t *testing.T, d *db.DB) {
 		t.Parallel()
 		ctx := context.Background()
-		if err := db.Migrate(ctx, d, *security.Migrations()); err != nil {
-			t.Fatal(err)
-		}
-		clock := svctest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-		sec := config.Default().Security
+		clock, sec := migratedSecurity(t, d)
 		oldParams := security.HashParams{Memory: 64, Time: 1, Threads: 1}
 		newParams := security.HashParams{Memory: 128, Time: 2, Threads: 1}
 		if _, err := security.OpenStore(d, sec, oldParams, clock.Now).Create(ctx, "frank", "", "pw-frank-1", nil); err != nil {
@@ -280,6 +272,16 @@ func TestPasswordLoginUpgradesHash(t *testing.T) {
 			t.Error("an upgrade from a stale hash overwrote the current one")
 		}
 	})
+}
+
+// migratedSecurity applies the security migrations to d and returns a fake clock at 2026-01-01
+// and the default security configuration, for tests of the built-in store.
+func migratedSecurity(t *testing.T, d *db.DB) (*svctest.Clock, config.Security) {
+	t.Helper()
+	if err := db.Migrate(context.Background(), d, *security.Migrations()); err != nil {
+		t.Fatal(err)
+	}
+	return svctest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), config.Default().Security
 }
 
 func TestPermissionMatch(t *testing.T) {

@@ -3,12 +3,12 @@ package testservice
 import (
 	"context"
 	"os"
-	"strings"
 	"testing"
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
 	"github.com/svc-framework/svc/config"
+	"github.com/svc-framework/svc/storage/objstore"
 )
 
 // S3Config locates the S3-compatible server of the real-service tests.
@@ -47,13 +47,7 @@ func S3Server(t testing.TB) S3Config {
 	if cfg.Region == "" {
 		cfg.Region = "us-east-1"
 	}
-	switch {
-	case strings.HasPrefix(cfg.Endpoint, "https://"):
-		cfg.Endpoint, cfg.UseSSL = strings.TrimPrefix(cfg.Endpoint, "https://"), true
-	case strings.HasPrefix(cfg.Endpoint, "http://"):
-		cfg.Endpoint = strings.TrimPrefix(cfg.Endpoint, "http://")
-	}
-	cfg.Endpoint = strings.TrimSuffix(cfg.Endpoint, "/")
+	cfg.Endpoint, cfg.UseSSL = objstore.NormalizeEndpoint(cfg.Endpoint, false)
 	return cfg
 }
 

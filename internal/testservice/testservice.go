@@ -7,8 +7,9 @@
 //     call, dropped when the test ends;
 //   - S3Server and RemoveBucket: the S3 server with a bucket name unique to the test.
 //
-// It is a leaf package (it imports config and db, nothing that boots a server) so both svctest
-// and module-internal tests, which cannot import svctest without an import cycle, use it.
+// It imports config, db and storage/objstore (for the endpoint form), nothing that boots a
+// server, so both svctest and module-internal tests, which cannot import svctest without an
+// import cycle, use it.
 // svctest re-exports it for host applications.
 package testservice
 

@@ -65,15 +65,22 @@ type Store struct {
 	startErr error
 }
 
+// NormalizeEndpoint accepts an endpoint as host[:port] or as an http:// or https:// URL and
+// returns host[:port] for the client, with useSSL turned on by an https:// scheme and otherwise
+// left as given. A trailing slash is dropped.
+func NormalizeEndpoint(endpoint string, useSSL bool) (string, bool) {
+	switch {
+	case strings.HasPrefix(endpoint, "https://"):
+		endpoint, useSSL = strings.TrimPrefix(endpoint, "https://"), true
+	case strings.HasPrefix(endpoint, "http://"):
+		endpoint = strings.TrimPrefix(endpoint, "http://")
+	}
+	return strings.TrimSuffix(endpoint, "/"), useSSL
+}
+
 // New checks cfg and builds the client; it does no I/O.
 func New(cfg Config) (*Store, error) {
-	switch {
-	case strings.HasPrefix(cfg.Endpoint, "https://"):
-		cfg.Endpoint, cfg.UseSSL = strings.TrimPrefix(cfg.Endpoint, "https://"), true
-	case strings.HasPrefix(cfg.Endpoint, "http://"):
-		cfg.Endpoint = strings.TrimPrefix(cfg.Endpoint, "http://")
-	}
-	cfg.Endpoint = strings.TrimSuffix(cfg.Endpoint, "/")
+	cfg.Endpoint, cfg.UseSSL = NormalizeEndpoint(cfg.Endpoint, cfg.UseSSL)
 	if cfg.Endpoint == "" {
 		return nil, errors.New("objstore: endpoint is required")
 	}
