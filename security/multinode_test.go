@@ -2,7 +2,9 @@ package security_test
 
 import (
 	"context"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/rpc"
@@ -114,6 +116,58 @@ func TestTwoNodesSessionLimit(t *testing.T) {
 					}
 				}
 			})
+		}
+	})
+}
+
+// TestTwoNodesRefreshRace, on every database: one refresh token presented at once on two nodes
+// of one deployment is exchanged exactly once. Every other presentation is reuse: it answers
+// 401/1003 and revokes the family, so the winner's new refresh token is refused as well.
+func TestTwoNodesRefreshRace(t *testing.T) {
+	svctest.EachDBKind(t, func(t *testing.T, kind config.DBKind) {
+		t.Parallel()
+		ds := svctest.DataSource(t, kind)
+		shared := withCfg(func(c *config.Config) { c.DataSources[config.PrimaryDataSource] = ds })
+		a, b := newEnv(t, shared), newEnv(t, shared)
+		a.addUser(t, "rita", alicePassword)
+		pair := a.login(t, "rita", alicePassword)
+		for _, n := range []*env{a, b} {
+			n.clock.Advance(15*time.Minute + time.Second) // past refresh_not_before
+		}
+
+		const callers = 8
+		var (
+			wg      sync.WaitGroup
+			ready   = make(chan struct{})
+			answers = make([]svctest.Response, callers)
+		)
+		for i := range callers {
+			node := []*env{a, b}[i%2]
+			wg.Go(func() {
+				<-ready
+				answers[i] = node.call(t, "refresh", map[string]any{"refreshToken": pair.RefreshToken})
+			})
+		}
+		close(ready)
+		wg.Wait()
+
+		var won []security.AuthTokens
+		for i, r := range answers {
+			switch {
+			case r.Status == 200 && r.Code == 0:
+				var next security.AuthTokens
+				r.DataAs(t, &next)
+				won = append(won, next)
+			case r.Status != 401 || r.Code != rpc.CodeTokenInvalid:
+				t.Errorf("caller %d: %d/%d (%s), want 200/0 once and 401/%d otherwise", i, r.Status, r.Code, r.Message, rpc.CodeTokenInvalid)
+			}
+		}
+		if len(won) != 1 {
+			t.Fatalf("%d callers exchanged the refresh token, want exactly 1", len(won))
+		}
+		for _, n := range []*env{a, b} {
+			n.clock.Advance(15*time.Minute + time.Second)
+			want(t, n.call(t, "refresh", map[string]any{"refreshToken": won[0].RefreshToken}), 401, rpc.CodeTokenInvalid)
 		}
 	})
 }
