@@ -12,13 +12,26 @@ import (
 	"github.com/svc-framework/svc/svctest"
 )
 
-// twoNodes boots two servers on one PostgreSQL database and, with redis, one Redis namespace:
-// two nodes of one deployment.
-func twoNodes(t *testing.T, redis bool, opts ...envOption) (*env, *env) {
+// cluster is the shared state of two nodes of one deployment: a database of kind and, with
+// redis, one Redis namespace (sessions, lockout, nonces and codes there).
+type cluster struct {
+	kind  config.DBKind
+	redis bool
+}
+
+func (c cluster) String() string {
+	if c.redis {
+		return string(c.kind) + "+redis"
+	}
+	return string(c.kind)
+}
+
+// twoNodes boots two servers sharing c's database (a fresh one) and Redis namespace.
+func twoNodes(t *testing.T, c cluster, opts ...envOption) (*env, *env) {
 	t.Helper()
-	ds := svctest.DataSource(t, config.Postgres)
-	shared := []envOption{withCfg(func(c *config.Config) { c.DataSources[config.PrimaryDataSource] = ds })}
-	if redis {
+	ds := svctest.DataSource(t, c.kind)
+	shared := []envOption{withCfg(func(cfg *config.Config) { cfg.DataSources[config.PrimaryDataSource] = ds })}
+	if c.redis {
 		shared = append(shared, withRedis(t))
 	}
 	shared = append(shared, opts...)
@@ -26,19 +39,20 @@ func twoNodes(t *testing.T, redis bool, opts ...envOption) (*env, *env) {
 }
 
 // eachCluster runs fn on two nodes sharing PostgreSQL and Redis (sessions in Redis), and on two
-// nodes sharing only PostgreSQL (sessions in the database).
-func eachCluster(t *testing.T, fn func(t *testing.T, redis bool)) {
+// nodes sharing only PostgreSQL or only MariaDB (sessions in the database).
+func eachCluster(t *testing.T, fn func(t *testing.T, c cluster)) {
 	t.Helper()
-	t.Run("postgres+redis", func(t *testing.T) { fn(t, true) })
-	t.Run("postgres", func(t *testing.T) { fn(t, false) })
+	for _, c := range []cluster{{config.Postgres, true}, {config.Postgres, false}, {config.MySQL, false}} {
+		t.Run(c.String(), func(t *testing.T) { fn(t, c) })
+	}
 }
 
 // TestTwoNodesRevocation: a session revoked on one node is refused on the other at once
 // (401/1003): logout, forced revocation and revocation of all of a user's sessions.
 func TestTwoNodesRevocation(t *testing.T) {
-	eachCluster(t, func(t *testing.T, redis bool) {
+	eachCluster(t, func(t *testing.T, c cluster) {
 		t.Parallel()
-		a, b := twoNodes(t, redis, opaque(nil))
+		a, b := twoNodes(t, c, opaque(nil))
 		user := a.freshUser(t)
 		ctx := context.Background()
 
@@ -66,7 +80,7 @@ func TestTwoNodesRevocation(t *testing.T) {
 // TestTwoNodesTrustCode: with Redis, a code issued by node A's gateway is exchangeable on node
 // B exactly once, and a nonce spent on A is refused on B.
 func TestTwoNodesTrustCode(t *testing.T) {
-	a, b := twoNodes(t, true, opaque(nil), trustOn(nil))
+	a, b := twoNodes(t, cluster{config.Postgres, true}, opaque(nil), trustOn(nil))
 	a.addUser(t, "alice", alicePassword)
 
 	q := signedQuery(t, a.trustReq("crm", "alice", "https://crm.example.com/cb"))
@@ -90,17 +104,17 @@ func TestTwoNodesTrustCode(t *testing.T) {
 // per other node survives the race, and the user's next login trims back to max_concurrent.
 func TestTwoNodesSessionLimit(t *testing.T) {
 	const limit, nodes = 2, 2
-	eachCluster(t, func(t *testing.T, redis bool) {
+	eachCluster(t, func(t *testing.T, c cluster) {
 		t.Parallel()
 		for _, mode := range []config.OnExceed{config.OnExceedEvictOldest, config.OnExceedReject} {
 			t.Run(string(mode), func(t *testing.T) {
-				a, b := twoNodes(t, redis, opaque(func(s *config.Session) { s.MaxConcurrent, s.OnExceed = limit, mode }))
+				a, b := twoNodes(t, c, opaque(func(s *config.Session) { s.MaxConcurrent, s.OnExceed = limit, mode }))
 				user := a.freshUser(t)
 				ok, _ := tally(t, concurrentLogins(t, []*svctest.Server{a.srv, b.srv}, user, 16))
 				live := a.live(t, user)
 				t.Logf("after the race: %d logins succeeded, %d live sessions", ok, live)
 				bound := limit + nodes - 1 // the spec allows max_concurrent + nodes
-				if redis {
+				if c.redis {
 					bound = limit
 				}
 				if live > bound || live < 1 {
@@ -126,9 +140,7 @@ func TestTwoNodesSessionLimit(t *testing.T) {
 func TestTwoNodesRefreshRace(t *testing.T) {
 	svctest.EachDBKind(t, func(t *testing.T, kind config.DBKind) {
 		t.Parallel()
-		ds := svctest.DataSource(t, kind)
-		shared := withCfg(func(c *config.Config) { c.DataSources[config.PrimaryDataSource] = ds })
-		a, b := newEnv(t, shared), newEnv(t, shared)
+		a, b := twoNodes(t, cluster{kind: kind})
 		a.addUser(t, "rita", alicePassword)
 		pair := a.login(t, "rita", alicePassword)
 		for _, n := range []*env{a, b} {
