@@ -34,7 +34,11 @@
 // bearer (engine default: Authorization Bearer, scheme case-insensitive, or ?__accessToken=),
 // api_key (X-API-Key or the header named by the first argument; svc.security.api_keys),
 // http_basic (svc.security.basic_accounts) and ip (svc.security.ip_whitelists, list named by
-// the first argument, default "default"). Principals and codes as wire-core §3.1.
+// the first argument, default "default"). Principals and codes as wire-core §3.1. The
+// original's request-signature strategy (X-App-ID, X-Timestamp, X-Nonce, X-Signature) is not
+// shipped (spec §5.1 names ip, api_key and http_basic); its error templates ErrAppIDRequired …
+// ErrNonceAlreadyUsed (1009–1015, 1017–1020) and ErrAuthHeaderMissing/Invalid (1021, 1022) are,
+// so a host strategy registered on the engine answers with the original's codes and messages.
 //
 // # Configuration keys
 //

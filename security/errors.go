@@ -67,8 +67,34 @@ var (
 	// ErrTrustCodeInvalid: login type trust_code with an unknown, used or expired code, or one
 	// issued to another app, User-Agent or client IP (401/1063).
 	ErrTrustCodeInvalid = rpc.NewError(rpc.CodeTrustCodeInvalid, http.StatusUnauthorized, "security_trust_code_invalid")
+	// ErrDepartmentRequired: a department-selection challenge got an empty response (400/1038);
+	// for host challenge providers.
+	ErrDepartmentRequired = rpc.NewError(rpc.CodeDepartmentRequired, http.StatusBadRequest, "security_department_required")
+	// ErrAuthHeaderMissing: an authorization header a strategy needs is absent (401/1021). The
+	// bearer strategy answers 1000 instead, as the original does; for host strategies.
+	ErrAuthHeaderMissing = rpc.NewError(rpc.CodeAuthHeaderMissing, http.StatusUnauthorized, "security_auth_header_missing")
+	// ErrAuthHeaderInvalid: an authorization header is malformed (401/1022); for host strategies.
+	ErrAuthHeaderInvalid = rpc.NewError(rpc.CodeAuthHeaderInvalid, http.StatusUnauthorized, "security_auth_header_invalid")
 	// ErrUserInfoLoaderNotImplemented: get_user_info without a registered loader (501/1500).
 	ErrUserInfoLoaderNotImplemented = rpc.NewError(rpc.CodeNotImplemented, http.StatusNotImplemented, "security_user_info_loader_not_implemented")
+)
+
+// Errors of the original's request-signature strategy (wire-core §3.1: X-App-ID, X-Timestamp,
+// X-Nonce, X-Signature), all 401. svc ships no signature strategy (spec §5.1 lists ip, api_key
+// and http_basic); the codes and messages are here so a host strategy registered with
+// rpc.Engine.RegisterStrategy answers exactly as the original's clients expect.
+var (
+	ErrAppIDRequired       = rpc.NewError(rpc.CodeAppIDRequired, http.StatusUnauthorized, "security_app_id_required")
+	ErrTimestampRequired   = rpc.NewError(rpc.CodeTimestampRequired, http.StatusUnauthorized, "security_timestamp_required")
+	ErrSignatureRequired   = rpc.NewError(rpc.CodeSignatureRequired, http.StatusUnauthorized, "security_signature_required")
+	ErrTimestampInvalid    = rpc.NewError(rpc.CodeTimestampInvalid, http.StatusUnauthorized, "security_timestamp_invalid")
+	ErrSignatureExpired    = rpc.NewError(rpc.CodeSignatureExpired, http.StatusUnauthorized, "security_signature_expired")
+	ErrExternalAppNotFound = rpc.NewError(rpc.CodeExternalAppNotFound, http.StatusUnauthorized, "security_external_app_not_found")
+	ErrExternalAppDisabled = rpc.NewError(rpc.CodeExternalAppDisabled, http.StatusUnauthorized, "security_external_app_disabled")
+	ErrSignatureInvalid    = rpc.NewError(rpc.CodeSignatureInvalid, http.StatusUnauthorized, "security_signature_invalid")
+	ErrNonceRequired       = rpc.NewError(rpc.CodeNonceRequired, http.StatusUnauthorized, "security_nonce_required")
+	ErrNonceInvalid        = rpc.NewError(rpc.CodeNonceInvalid, http.StatusUnauthorized, "security_nonce_invalid")
+	ErrNonceAlreadyUsed    = rpc.NewError(rpc.CodeNonceAlreadyUsed, http.StatusUnauthorized, "security_nonce_already_used")
 )
 
 // Password policy errors (wire-core §5.8): every rule answers 400/1050 with a message naming it.
