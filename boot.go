@@ -123,6 +123,7 @@ func (s *Server) build() error {
 		Logger:      s.logger,
 		AccessLog:   true,
 		Clock:       s.clock,
+		Errors:      engine.WriteError,
 	})
 	if err != nil {
 		return err

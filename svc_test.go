@@ -154,3 +154,30 @@ func TestHealthAndReadiness(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryErrorIsAnEnvelope: on the real server, what no route takes and a panic outside /api
+// answer the localized {code, message, data} envelope (wire-core §1.5), in both languages.
+func TestEveryErrorIsAnEnvelope(t *testing.T) {
+	boom := app.Module{Name: "boom", Routes: []app.Route{{Pattern: "GET /boom",
+		Handler: http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("boom") })}}}
+	for _, tt := range []struct {
+		lang, method, path string
+		status             int
+		body, allow        string
+	}{
+		{"en", "GET", "/nope", 404, `{"code":1200,"message":"Resource not found","data":null}`, ""},
+		{"zh-CN", "GET", "/nope", 404, `{"code":1200,"message":"迷路了","data":null}`, ""},
+		{"en", "DELETE", "/healthz", 405, `{"code":1900,"message":"Method not allowed","data":null}`, "GET, HEAD"},
+		{"zh-CN", "GET", "/boom", 500, `{"code":1900,"message":"出小差了","data":null}`, ""},
+		{"en", "GET", "/boom", 500, `{"code":1900,"message":"An unexpected error occurred","data":null}`, ""},
+	} {
+		srv := svctest.New(t, svctest.WithConfig(func(c *config.Config) { c.I18n.Language = tt.lang }),
+			svctest.WithOptions(svc.WithModule(func(app.Deps) (app.Module, error) { return boom, nil })))
+		req, _ := http.NewRequest(tt.method, tt.path, nil)
+		resp, body := srv.Do(t, req)
+		if resp.StatusCode != tt.status || strings.TrimSpace(string(body)) != tt.body || resp.Header.Get("Allow") != tt.allow {
+			t.Errorf("%s %s %s = %d %s (Allow %q), want %d %s (Allow %q)", tt.lang, tt.method, tt.path,
+				resp.StatusCode, body, resp.Header.Get("Allow"), tt.status, tt.body, tt.allow)
+		}
+	}
+}

@@ -160,6 +160,44 @@ func TestHandlerRecoversPanics(t *testing.T) {
 	}
 }
 
+// TestHandlerFallback: what no route takes answers the envelope (wire-core §1.5): 404/1200 for
+// an unknown path, 405/1900 with Allow for a known path and another method; /api/ reaches the
+// engine like /api; a module that registers "/" keeps it.
+func TestHandlerFallback(t *testing.T) {
+	api := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "api") })
+	h := newTestHandler(t, HandlerConfig{API: api, Modules: []Module{{Name: "m", Routes: []Route{
+		{Pattern: "GET /things/{id}", Handler: http.NotFoundHandler()},
+		{Pattern: "DELETE /things/{id}", Handler: http.NotFoundHandler()},
+	}}}})
+	for _, tt := range []struct {
+		method, path string
+		status       int
+		body, allow  string
+	}{
+		{"GET", "/nope", 404, `{"code":1200,"message":"not_found","data":null}`, ""},
+		{"POST", "/things/7", 405, `{"code":1900,"message":"method_not_allowed","data":null}`, "GET, HEAD, DELETE"},
+		{"PUT", "/healthz", 405, `{"code":1900,"message":"method_not_allowed","data":null}`, "GET, HEAD"},
+		{"POST", "/api/", 200, "api", ""},
+		{"POST", "/api/x", 404, `{"code":1200,"message":"not_found","data":null}`, ""},
+	} {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(tt.method, tt.path, nil))
+		if rec.Code != tt.status || rec.Body.String() != tt.body || rec.Header().Get("Allow") != tt.allow {
+			t.Errorf("%s %s = %d %s (Allow %q), want %d %s (Allow %q)", tt.method, tt.path, rec.Code, rec.Body,
+				rec.Header().Get("Allow"), tt.status, tt.body, tt.allow)
+		}
+	}
+
+	own := newTestHandler(t, HandlerConfig{Modules: []Module{{Name: "spa", Routes: []Route{
+		{Pattern: "/", Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "spa") })},
+	}}}})
+	rec := httptest.NewRecorder()
+	own.ServeHTTP(rec, httptest.NewRequest("GET", "/anything", nil))
+	if rec.Body.String() != "spa" {
+		t.Errorf("module's own / answered %q, want spa", rec.Body)
+	}
+}
+
 func TestHandlerRejectsConflictingRoutes(t *testing.T) {
 	_, err := NewHandler(HandlerConfig{Logger: quiet, Modules: []Module{
 		{Name: "a", Routes: []Route{{Pattern: "GET /x", Handler: http.NotFoundHandler()}}},

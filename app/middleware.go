@@ -28,6 +28,7 @@ type outer struct {
 	logger  *slog.Logger
 	access  bool // log one line per request at info level
 	clock   func() time.Time
+	errors  func(w http.ResponseWriter, r *http.Request, err error) // renders the panic envelope
 }
 
 var recorders = sync.Pool{New: func() any { return new(recorder) }}
@@ -60,7 +61,7 @@ func (o *outer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			o.logger.LogAttrs(r.Context(), slog.LevelError, "panic in handler",
 				slog.String("request_id", id), slog.Any("panic", v))
 			if !rec.wroteHeader {
-				writePlainError(rec, http.StatusInternalServerError)
+				o.errors(rec, r, rpc.ErrUnknown)
 			}
 		}
 		if o.access {
@@ -164,12 +165,6 @@ func isToken(s string) bool {
 		}
 	}
 	return true
-}
-
-func writePlainError(w http.ResponseWriter, status int) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.WriteHeader(status)
-	_, _ = w.Write([]byte(`{"code":1900,"message":"unknown_error","data":null}`))
 }
 
 // recorder remembers the status and size for the access log and applies the default

@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/svc-framework/svc/rpc"
 )
 
 // HandlerConfig assembles the HTTP surface of the server.
@@ -32,11 +34,17 @@ type HandlerConfig struct {
 	AccessLog bool
 	// Clock is the time source (time.Now when nil).
 	Clock func() time.Time
+	// Errors renders an error as the {code, message, data} envelope with its status (the rpc
+	// engine's WriteError). It answers requests no route takes (404/1200, or 405/1900 with Allow
+	// when the path exists for other methods) and panics outside /api (500/1900). Nil writes a
+	// fixed English envelope.
+	Errors func(w http.ResponseWriter, r *http.Request, err error)
 }
 
 // NewHandler builds the server's root handler: the outer middlewares around a ServeMux holding
-// POST /api, GET /healthz, GET /readyz and every module route. A duplicate or malformed route
-// pattern is an error naming the module.
+// /api (also /api/, as the original's router is not strict about the slash), GET /healthz,
+// GET /readyz, every module route and, unless a module claims "/", the envelope fallback for
+// everything else. A duplicate or malformed route pattern is an error naming the module.
 func NewHandler(cfg HandlerConfig) (h http.Handler, err error) {
 	mux := http.NewServeMux()
 	register := func(owner, pattern string, handler http.Handler) (err error) {
@@ -50,6 +58,9 @@ func NewHandler(cfg HandlerConfig) (h http.Handler, err error) {
 	}
 	if cfg.API != nil {
 		if err := register("rpc", "/api", cfg.API); err != nil {
+			return nil, err
+		}
+		if err := register("rpc", "/api/{$}", cfg.API); err != nil {
 			return nil, err
 		}
 	}
@@ -70,6 +81,13 @@ func NewHandler(cfg HandlerConfig) (h http.Handler, err error) {
 			}
 		}
 	}
+	errs := cfg.Errors
+	if errs == nil {
+		errs = writeFixedError
+	}
+	// Registered last, "/" takes only what no other pattern matches; a module that registered
+	// "/" itself keeps it (the conflict is not an error here).
+	_ = register("app", "/", fallback{mux: mux, errors: errs})
 	clock := cfg.Clock
 	if clock == nil {
 		clock = time.Now
@@ -80,6 +98,7 @@ func NewHandler(cfg HandlerConfig) (h http.Handler, err error) {
 	}
 	return &outer{
 		next:    mux,
+		errors:  errs,
 		proxies: cfg.Proxies,
 		cors:    newCORS(cfg.CORSEnabled, cfg.CORSOrigins),
 		logger:  logger,
@@ -158,4 +177,47 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler, grace time.Dura
 		return serr
 	}
 	return err
+}
+
+// probeMethods are the methods tried to tell a wrong method (405) from an unknown path (404).
+var probeMethods = []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete}
+
+// fallback answers what no route takes with the envelope, as the original's single error handler
+// does (wire-core §1.5): 405/1900 with Allow when the path is routed for other methods, else
+// 404/1200.
+type fallback struct {
+	mux    *http.ServeMux
+	errors func(w http.ResponseWriter, r *http.Request, err error)
+}
+
+func (f fallback) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var allow []string
+	probe := *r
+	for _, m := range probeMethods {
+		probe.Method = m
+		if _, pattern := f.mux.Handler(&probe); pattern != "/" && pattern != "" {
+			allow = append(allow, m)
+			if m == http.MethodGet {
+				allow = append(allow, http.MethodHead)
+			}
+		}
+	}
+	if len(allow) == 0 {
+		f.errors(w, r, rpc.ErrNotFound)
+		return
+	}
+	w.Header().Set("Allow", strings.Join(allow, ", "))
+	f.errors(w, r, rpc.ErrMethodNotAllowed)
+}
+
+// writeFixedError is the renderer when the server has no rpc engine: the envelope with the
+// error's status and code and an English message.
+func writeFixedError(w http.ResponseWriter, _ *http.Request, err error) {
+	re, ok := rpc.AsError(err)
+	if !ok {
+		re = rpc.ErrUnknown
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(re.HTTPStatus())
+	_, _ = fmt.Fprintf(w, `{"code":%d,"message":%q,"data":null}`, re.Code, re.Key)
 }

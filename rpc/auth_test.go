@@ -2,6 +2,7 @@ package rpc
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -215,5 +216,22 @@ func TestWriteData(t *testing.T) {
 	e.WriteError(rec, httptest.NewRequest(http.MethodGet, "/mcp", nil), ErrDefault.WithMessage("custom \"quoted\"\n").WithData([]int{1}))
 	if rec.Code != 200 || rec.Body.String() != `{"code":2000,"message":"custom \"quoted\"\n","data":[1]}` {
 		t.Errorf("WriteError = %d %s", rec.Code, rec.Body)
+	}
+}
+
+// TestBuiltInPrincipalsJSON: the anonymous and system principals render as wire-core §3.2 has
+// them, roles an empty array and details null.
+func TestBuiltInPrincipalsJSON(t *testing.T) {
+	for _, tt := range []struct {
+		p    *Principal
+		want string
+	}{
+		{Anonymous(), `{"type":"user","id":"anonymous","name":"匿名","roles":[],"details":null}`},
+		{System(), `{"type":"system","id":"system","name":"系统","roles":[],"details":null}`},
+	} {
+		got, err := json.Marshal(tt.p)
+		if err != nil || string(got) != tt.want {
+			t.Errorf("json = %s, %v; want %s", got, err, tt.want)
+		}
 	}
 }

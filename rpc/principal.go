@@ -29,14 +29,22 @@ type Principal struct {
 	Details any           `json:"details"`
 }
 
-// Anonymous returns a fresh anonymous principal, the caller of public operations.
+// Display names of the built-in principals, as the original's clients see them (wire-core §3.2).
+const (
+	AnonymousName = "匿名"
+	SystemName    = "系统"
+)
+
+// Anonymous returns a fresh anonymous principal, the caller of public operations:
+// {type "user", id "anonymous", name "匿名"}.
 func Anonymous() *Principal {
-	return &Principal{Type: PrincipalUser, ID: AnonymousID, Name: AnonymousID, Roles: []string{}}
+	return &Principal{Type: PrincipalUser, ID: AnonymousID, Name: AnonymousName, Roles: []string{}}
 }
 
-// System returns a fresh system principal, used by workers acting on the framework's behalf.
+// System returns a fresh system principal, used by workers acting on the framework's behalf:
+// {type "system", id "system", name "系统"}.
 func System() *Principal {
-	return &Principal{Type: PrincipalSystem, ID: SystemID, Name: SystemID, Roles: []string{}}
+	return &Principal{Type: PrincipalSystem, ID: SystemID, Name: SystemName, Roles: []string{}}
 }
 
 // IsAnonymous reports whether p is nil or the anonymous user.
