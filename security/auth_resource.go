@@ -85,7 +85,7 @@ func (s *Service) login(ctx context.Context, c rpc.Call, p loginParams) (*LoginR
 	}
 	guarded := p.Type != LoginTypeTrustCode // a trust code is unguessable and single-use
 	if guarded {
-		if err := s.guard.check(ctx, p.Principal, c.ClientIP); err != nil {
+		if err := s.guard.check(ctx, s.guard.lockKey(p.Principal, c.ClientIP)); err != nil {
 			s.events.emit(ctx, Event{Type: EventLoginFailed, LoginType: p.Type, Identifier: NormalizeUsername(p.Principal), Reason: "locked"})
 			return nil, err
 		}
@@ -94,7 +94,7 @@ func (s *Service) login(ctx context.Context, c rpc.Call, p loginParams) (*LoginR
 		ClientIP: c.ClientIP, Request: c.Request})
 	if err != nil {
 		if guarded && errors.Is(err, ErrCredentialsInvalid) {
-			s.guard.fail(ctx, p.Principal, c.ClientIP, p.Type)
+			s.guard.fail(ctx, s.guard.lockKey(p.Principal, c.ClientIP), lockReasonLogin, p.Principal, p.Type)
 		}
 		s.events.emit(ctx, Event{Type: EventLoginFailed, LoginType: p.Type, Identifier: NormalizeUsername(p.Principal), Reason: reason(err)})
 		return nil, err
@@ -103,7 +103,7 @@ func (s *Service) login(ctx context.Context, c rpc.Call, p loginParams) (*LoginR
 		return nil, ErrPrincipalInvalid
 	}
 	if guarded {
-		s.guard.succeed(ctx, p.Principal, c.ClientIP)
+		s.guard.succeed(ctx, s.guard.lockKey(p.Principal, c.ClientIP))
 	}
 	st := ChallengeState{LoginType: p.Type, Identifier: NormalizeUsername(p.Principal), Principal: principal, ClientIP: c.ClientIP}
 	return s.advance(ctx, st)
@@ -136,6 +136,9 @@ func (s *Service) advance(ctx context.Context, st ChallengeState) (*LoginResult,
 		}
 		return &LoginResult{ChallengeToken: tok, Challenge: ch}, nil
 	}
+	if len(st.Resolved) > 0 && st.LoginType != LoginTypeTrustCode {
+		s.guard.succeed(ctx, s.guard.challengeKey(st.Identifier, st.ClientIP))
+	}
 	tokens, err := s.tokens.Issue(ctx, st.Principal)
 	if err != nil { // e.g. 403/1024: session.max_concurrent reached with on_exceed reject
 		s.events.emit(ctx, Event{Type: EventLoginFailed, LoginType: st.LoginType, Identifier: st.Identifier,
@@ -153,9 +156,12 @@ func (s *Service) resolveChallenge(ctx context.Context, c rpc.Call, p resolvePar
 	}
 	st.ClientIP = c.ClientIP
 	guarded := st.LoginType != LoginTypeTrustCode
+	loginKey, challengeKey := s.guard.lockKey(st.Identifier, c.ClientIP), s.guard.challengeKey(st.Identifier, c.ClientIP)
 	if guarded {
-		if err := s.guard.check(ctx, st.Identifier, c.ClientIP); err != nil {
-			return nil, err
+		for _, key := range []string{loginKey, challengeKey} {
+			if err := s.guard.check(ctx, key); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if p.Type != pending {
@@ -168,7 +174,8 @@ func (s *Service) resolveChallenge(ctx context.Context, c rpc.Call, p resolvePar
 	next, err := provider.Resolve(ctx, st, p.Response)
 	if err != nil {
 		if guarded && (errors.Is(err, ErrOTPCodeInvalid) || errors.Is(err, ErrCredentialsInvalid)) {
-			s.guard.fail(ctx, st.Identifier, c.ClientIP, st.LoginType)
+			s.guard.fail(ctx, loginKey, lockReasonLogin, st.Identifier, st.LoginType)
+			s.guard.fail(ctx, challengeKey, lockReasonChallenge, st.Identifier, st.LoginType)
 		}
 		s.events.emit(ctx, Event{Type: EventLoginFailed, LoginType: st.LoginType, Identifier: st.Identifier,
 			PrincipalID: st.Principal.ID, Reason: reason(err)})

@@ -402,6 +402,55 @@ func lockoutScenario(t *testing.T, e *env) {
 	want(t, login("alice", alicePassword), 200, 0)
 }
 
+// TestChallengeFailuresLock: a verified password clears the login counter (wire-core §5.6), but
+// wrong TOTP codes keep counting across password logins until a login completes. After
+// max_failures wrong codes spread over four password logins, resolve_challenge answers 429/1023
+// even with the right code, while the password step still answers; once the block has passed,
+// a completed login clears the counter.
+func TestChallengeFailuresLock(t *testing.T) {
+	svctest.EachDBKind(t, func(t *testing.T, kind config.DBKind) {
+		t.Parallel()
+		e := newEnv(t, onDB(kind))
+		e.addUser(t, "dora", "dora-password-1")
+		secret := enrollTOTP(t, e, "dora")
+		begin := func() string {
+			r := e.call(t, "login", map[string]any{"type": "password", "principal": "dora", "credentials": "dora-password-1"})
+			want(t, r, 200, 0)
+			var res security.LoginResult
+			r.DataAs(t, &res)
+			return res.ChallengeToken
+		}
+		resolve := func(tok, code string) svctest.Response {
+			return e.call(t, "resolve_challenge", map[string]any{"challengeToken": tok, "type": "totp", "response": code})
+		}
+		var ct string
+		for i := range 10 { // three wrong codes per password login, ten in all
+			if i%3 == 0 {
+				ct = begin()
+			}
+			want(t, resolve(ct, wrongCode(totpCode(t, secret, e.clock.Now()))), 401, rpc.CodeOTPCodeInvalid)
+		}
+		ct = begin()
+		r := resolve(ct, totpCode(t, secret, e.clock.Now()))
+		want(t, r, 429, rpc.CodeAccountLocked)
+		if !strings.Contains(r.Message, "15 minute") {
+			t.Errorf("message = %q, want the wait of 15 minutes", r.Message)
+		}
+
+		e.clock.Advance(15*time.Minute + time.Second)
+		want(t, resolve(begin(), totpCode(t, secret, e.clock.Now())), 200, 0)
+		// the completed login cleared the counter: nine new wrong codes do not lock
+		e.clock.Advance(30 * time.Second) // a fresh code: the last one is spent
+		for i := range 9 {
+			if i%3 == 0 {
+				ct = begin()
+			}
+			want(t, resolve(ct, wrongCode(totpCode(t, secret, e.clock.Now()))), 401, rpc.CodeOTPCodeInvalid)
+		}
+		want(t, resolve(begin(), totpCode(t, secret, e.clock.Now())), 200, 0)
+	})
+}
+
 // TestStrategies: api_key, http_basic and ip through a host resource, with the principals and
 // codes of wire-core §3.1.
 func TestStrategies(t *testing.T) {

@@ -76,9 +76,11 @@
 //
 //   - Tokens: HS256 with the hex secret; iss "svc" (the original's constant is "vef"; no client
 //     reads it), aud = svc.app.name as a string, sub "<id>@<name>", shared jti, typ
-//     access/refresh, rls and det on the access token; extra claims uid and pnm carry id and
-//     name explicitly (ids may contain "@") and fid the token family. Leeway 10 s. The type is
-//     checked before the times, so a refresh token used as an access token is 1003, not 1004.
+//     access/refresh, rls and det on every access token (rls [] without roles, det null
+//     without details; the refresh token has neither; tokens lacking them still verify); extra
+//     claims uid and pnm carry id and name explicitly (ids may contain "@") and fid the token
+//     family. Leeway 10 s. The type is checked before the times, so a refresh token used as an
+//     access token is 1003, not 1004.
 //   - Beyond the original: refresh-token rotation with reuse detection. Each login starts a
 //     family in the database; refresh swaps its current jti with one conditional UPDATE (safe on
 //     any number of nodes); an already exchanged refresh token revokes the whole family (1003,
@@ -94,8 +96,12 @@
 //     secret for this purpose only; it carries mechanism, identifier, principal, pending and
 //     resolved challenges. Any verification failure is 1031.
 //   - Lockout keys use the normalized identifier (trimmed, lower-cased), the same form the
-//     built-in store keys users by. A failed TOTP code also counts as a failure. trust_code is
-//     exempt. Locked: 429/1023, {{minutes}} rounded up, no Retry-After, data null.
+//     built-in store keys users by. trust_code is exempt. Locked: 429/1023, {{minutes}} rounded
+//     up, no Retry-After, data null. A verified password clears the counter (wire-core §5.6).
+//   - Beyond the original: a failed challenge code counts on the login counter and on a second
+//     one ("challenge|" + key) that only a completed login clears, so knowing the password does
+//     not buy endless TOTP guesses; when it is blocked, resolve_challenge answers 1023. Its
+//     account-locked event has reason "challenge_failures".
 //   - Password login: unknown user, wrong password, disabled user and a non-string credential
 //     all answer 1008 after the same hash work (a dummy hash for unknown users). A successful
 //     login re-hashes a password stored under other hash parameters (PasswordHashUpgrader; the
@@ -136,8 +142,9 @@
 //   - Redirect allowlist: scheme and host (port included) equal, case-insensitively; path equal
 //     to or below the entry's, by segments. Refused outright: non-http(s), scheme-relative,
 //     user info, backslashes, white space and control characters, "." and ".." segments (also
-//     percent-encoded or followed by ";"). The target's query is kept; app_id and code replace
-//     any of the same name.
+//     percent-encoded or followed by ";"). The target's raw query is kept byte for byte (pairs
+//     split on "&" only, so "b=x;y" and a bare "flag" survive) and its fragment too; pairs whose
+//     unescaped name is app_id or code are removed, then app_id=<id>&code=<code> is appended.
 //   - The default TrustUserResolver takes user_id as a user name of the user directory (the
 //     built-in store or Options.UserStore; normalized like logins), refusing disabled users;
 //     a host with its own password login and no directory must set Options.TrustUsers.

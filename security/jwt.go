@@ -38,7 +38,9 @@ const SampleSecret = "737663207075626c69632073616d706c65207365637265742c20636861
 
 // claims are the JWT claims of access, refresh and challenge tokens. aud is a single string, as
 // the original sends it; uid and pnm carry the principal's id and name explicitly so that ids
-// containing "@" survive the sub = "<id>@<name>" form kept for compatibility.
+// containing "@" survive the sub = "<id>@<name>" form kept for compatibility. rls and det are
+// omitted from refresh and challenge tokens but always written on access tokens (MarshalJSON);
+// parsing accepts tokens without them.
 type claims struct {
 	Issuer    string           `json:"iss"`
 	Audience  string           `json:"aud"`
@@ -61,7 +63,33 @@ type claims struct {
 	Resolved   []string `json:"rsd,omitempty"`
 }
 
-var _ jwt.Claims = (*claims)(nil)
+var (
+	_ jwt.Claims     = (*claims)(nil)
+	_ json.Marshaler = (*claims)(nil)
+)
+
+// MarshalJSON writes the claims. An access token always carries rls and det (wire-core §5.4, as
+// the original, which sets both on every access token): rls is [] for a principal without roles
+// and det is null without details. Other token types omit them when empty.
+func (c *claims) MarshalJSON() ([]byte, error) {
+	type plain claims // the same fields without this method
+	if c.Type != typAccess {
+		return json.Marshal((*plain)(c))
+	}
+	roles, det := c.Roles, c.Details
+	if roles == nil {
+		roles = []string{}
+	}
+	if len(det) == 0 {
+		det = json.RawMessage("null")
+	}
+	// the outer fields shadow the embedded rls and det (shallower fields win in encoding/json)
+	return json.Marshal(struct {
+		*plain
+		Roles   []string        `json:"rls"`
+		Details json.RawMessage `json:"det"`
+	}{(*plain)(c), roles, det})
+}
 
 func (c *claims) GetExpirationTime() (*jwt.NumericDate, error) { return c.Expires, nil }
 func (c *claims) GetIssuedAt() (*jwt.NumericDate, error)       { return c.IssuedAt, nil }

@@ -135,6 +135,12 @@ func (m *MemoryLockout) prune(now time.Time) {
 // guard applies svc.security.lockout around login and resolve_challenge: Check before
 // authenticating, Fail after rejected credentials, Succeed after accepted ones. Store errors
 // fail open and are logged.
+//
+// It keeps two counters per identity. The login counter (lockKey) is the original's: a verified
+// password clears it, before any challenge (wire-core §5.6). Alone, that would let someone who
+// knows the password guess challenge codes without end, max_failures - 1 per password login.
+// The challenge counter (challengeKey) also counts failed challenge responses, and only a
+// completed login clears it; when it is blocked, resolve_challenge answers 1023.
 type guard struct {
 	enabled bool
 	key     config.LockoutKey
@@ -158,12 +164,17 @@ func (g *guard) lockKey(identifier, ip string) string {
 	}
 }
 
-// check returns ErrAccountLocked with the wait in minutes when the key is blocked.
-func (g *guard) check(ctx context.Context, identifier, ip string) error {
+// challengeKey is the counter of failed challenge responses of the identity lockKey names.
+func (g *guard) challengeKey(identifier, ip string) string {
+	return "challenge|" + g.lockKey(identifier, ip)
+}
+
+// check returns ErrAccountLocked with the wait in minutes when the counter key is blocked.
+func (g *guard) check(ctx context.Context, key string) error {
 	if !g.enabled {
 		return nil
 	}
-	wait, err := g.store.Blocked(ctx, g.lockKey(identifier, ip), g.now())
+	wait, err := g.store.Blocked(ctx, key, g.now())
 	if err != nil {
 		g.logger.WarnContext(ctx, "lockout store unavailable, failing open", slog.Any("error", err))
 		return nil
@@ -174,28 +185,35 @@ func (g *guard) check(ctx context.Context, identifier, ip string) error {
 	return nil
 }
 
-// fail records a rejected credential; when it starts a block, an account-locked event follows.
-func (g *guard) fail(ctx context.Context, identifier, ip, loginType string) {
+// Reasons of account-locked events: which counter started the block.
+const (
+	lockReasonLogin     = "max_failures"
+	lockReasonChallenge = "challenge_failures"
+)
+
+// fail records a rejected credential under key; when it starts a block, an account-locked event
+// with reason follows.
+func (g *guard) fail(ctx context.Context, key, reason, identifier, loginType string) {
 	if !g.enabled {
 		return
 	}
-	wait, err := g.store.Fail(ctx, g.lockKey(identifier, ip), g.now())
+	wait, err := g.store.Fail(ctx, key, g.now())
 	if err != nil {
 		g.logger.WarnContext(ctx, "lockout store unavailable, failure not counted", slog.Any("error", err))
 		return
 	}
 	if wait > 0 {
 		g.events.emit(ctx, Event{Type: EventAccountLocked, LoginType: loginType, Identifier: NormalizeUsername(identifier),
-			Reason: "max_failures", RetryAfter: wait})
+			Reason: reason, RetryAfter: wait})
 	}
 }
 
 // succeed clears the counter of the key.
-func (g *guard) succeed(ctx context.Context, identifier, ip string) {
+func (g *guard) succeed(ctx context.Context, key string) {
 	if !g.enabled {
 		return
 	}
-	if err := g.store.Reset(ctx, g.lockKey(identifier, ip)); err != nil {
+	if err := g.store.Reset(ctx, key); err != nil {
 		g.logger.WarnContext(ctx, "lockout store unavailable, counter not reset", slog.Any("error", err))
 	}
 }

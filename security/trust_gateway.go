@@ -130,10 +130,7 @@ func (g *trustGateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	g.events.emit(ctx, Event{Type: EventTrustCodeIssued, AppID: appID, PrincipalID: p.ID})
 	loc := *target
-	vals := loc.Query()
-	vals.Set("app_id", appID)
-	vals.Set("code", code)
-	loc.RawQuery = vals.Encode()
+	loc.RawQuery = withTrustCode(loc.RawQuery, appID, code)
 	h.Set("Location", loc.String())
 	w.WriteHeader(http.StatusFound)
 }

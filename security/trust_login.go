@@ -200,6 +200,28 @@ func allowRedirect(rules []redirectRule, target string) (*url.URL, bool) {
 	return nil, false
 }
 
+// withTrustCode returns the query of the gateway's redirect (wire-core §5.9: app_id and code
+// added, existing query kept): rawQuery byte for byte, split on "&" only (as browsers split it,
+// so "b=x;y" and a bare "flag" survive), without the pairs whose unescaped name is app_id or
+// code, followed by app_id=<appID>&code=<code>. Re-encoding through url.Values would drop pairs
+// containing ";", turn "flag" into "flag=" and reorder the keys.
+func withTrustCode(rawQuery, appID, code string) string {
+	var b strings.Builder
+	for pair := range strings.SplitSeq(rawQuery, "&") {
+		key, _, _ := strings.Cut(pair, "=")
+		if name, err := url.QueryUnescape(key); err == nil && (name == "app_id" || name == "code") {
+			continue
+		}
+		b.WriteString(pair)
+		b.WriteByte('&')
+	}
+	kept := strings.TrimRight(b.String(), "&")
+	if kept != "" {
+		kept += "&"
+	}
+	return kept + "app_id=" + url.QueryEscape(appID) + "&code=" + url.QueryEscape(code)
+}
+
 // pathSegments splits a decoded path into its segments, ignoring the leading and a trailing
 // slash ("/a/b/" → [a b]; "/" and "" → []).
 func pathSegments(p string) []string {

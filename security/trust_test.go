@@ -30,6 +30,8 @@ type gatewayRow struct {
 	query      func(q url.Values)
 	wantStatus int
 	wantBody   string // for refusals: the plain-text message
+	// wantLocation, when set, is the exact Location of a 302, with {code} for the issued code.
+	wantLocation string
 }
 
 // gatewayRows are the gateway's rules and the attack rows of issue #5.
@@ -49,6 +51,19 @@ func gatewayRows() []gatewayRow {
 		{name: "timestamp 4m59s old", req: func(e *env, r *security.TrustRequest) { r.Timestamp -= 299 }, wantStatus: 302},
 		{name: "timestamp 4m59s ahead", req: func(e *env, r *security.TrustRequest) { r.Timestamp += 299 }, wantStatus: 302},
 		{name: "user id with spaces and symbols is encoded", req: func(e *env, r *security.TrustRequest) { r.UserID = " Alice " }, wantStatus: 302},
+		// wire-core §5.9: app_id and code are added, the existing query is kept byte for byte
+		{name: "query with ; and a fragment kept", req: redirect("https://crm.example.com/cb?a=1&b=x;y#frag"), wantStatus: 302,
+			wantLocation: "https://crm.example.com/cb?a=1&b=x;y&app_id=crm&code={code}#frag"},
+		{name: "bare key and + kept", req: redirect("https://crm.example.com/cb?flag&x=a+b"), wantStatus: 302,
+			wantLocation: "https://crm.example.com/cb?flag&x=a+b&app_id=crm&code={code}"},
+		{name: "target's app_id and code replaced", req: redirect("https://crm.example.com/cb?app_id=evil&x=1&code=old"), wantStatus: 302,
+			wantLocation: "https://crm.example.com/cb?x=1&app_id=crm&code={code}"},
+		{name: "escaped names app%5Fid and c%6Fde replaced", req: redirect("https://crm.example.com/cb?app%5Fid=evil&c%6Fde=old&codes=1"), wantStatus: 302,
+			wantLocation: "https://crm.example.com/cb?codes=1&app_id=crm&code={code}"},
+		{name: "target without a query", req: redirect("https://crm.example.com/cb/land"), wantStatus: 302,
+			wantLocation: "https://crm.example.com/cb/land?app_id=crm&code={code}"},
+		{name: "target with an empty query", req: redirect("https://crm.example.com/cb?"), wantStatus: 302,
+			wantLocation: "https://crm.example.com/cb?app_id=crm&code={code}"},
 
 		{name: "unknown app", req: func(_ *env, r *security.TrustRequest) { r.AppID = "hr" }, wantStatus: 401, wantBody: msgTrustAuth},
 		{name: "no app id", query: drop("app_id"), wantStatus: 401, wantBody: msgTrustAuth},
@@ -135,6 +150,16 @@ func TestTrustGateway(t *testing.T) {
 				}
 				if q := g.location.Query(); q.Get("app_id") != "crm" || !opaqueToken.MatchString(q.Get("code")) {
 					t.Errorf("Location %s: want app_id=crm and a 43-character code", g.location)
+				}
+				if row.wantLocation != "" {
+					codes := g.location.Query()["code"]
+					if len(codes) == 0 {
+						t.Fatalf("Location %s: no code", g.location)
+					}
+					wantLoc := strings.ReplaceAll(row.wantLocation, "{code}", codes[len(codes)-1])
+					if got := g.header.Get("Location"); got != wantLoc {
+						t.Errorf("Location = %q, want %q", got, wantLoc)
+					}
 				}
 			})
 		}
