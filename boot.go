@@ -124,6 +124,7 @@ func (s *Server) build() error {
 		AccessLog:   true,
 		Clock:       s.clock,
 		Errors:      engine.WriteError,
+		Compress:    !s.cfg.API.BodyEncoding.Enabled,
 	})
 	if err != nil {
 		return err

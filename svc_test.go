@@ -14,6 +14,7 @@ import (
 	"github.com/svc-framework/svc/app"
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/db"
+	"github.com/svc-framework/svc/rpc"
 	"github.com/svc-framework/svc/svctest"
 )
 
@@ -178,6 +179,31 @@ func TestEveryErrorIsAnEnvelope(t *testing.T) {
 		if resp.StatusCode != tt.status || strings.TrimSpace(string(body)) != tt.body || resp.Header.Get("Allow") != tt.allow {
 			t.Errorf("%s %s %s = %d %s (Allow %q), want %d %s (Allow %q)", tt.lang, tt.method, tt.path,
 				resp.StatusCode, body, resp.Header.Get("Allow"), tt.status, tt.body, tt.allow)
+		}
+	}
+}
+
+// TestAPIResponsesCompress: a large /api answer is gzipped for a client that accepts it, with
+// Vary: Accept-Encoding; while the protected body transport is on, compression is off
+// altogether (no Vary either; the plain request is refused by the transport, which is fine
+// here), as the original (wire-core §1.6).
+func TestAPIResponsesCompress(t *testing.T) {
+	big := rpc.Resource{Name: "test/big", Ops: []rpc.Op{rpc.Handle("get", func(context.Context, rpc.Call, rpc.NoParams) ([]string, error) {
+		return slices.Repeat([]string{"a value that repeats"}, 200), nil
+	}, rpc.Public())}}
+	for _, protected := range []bool{false, true} {
+		srv := svctest.New(t, svctest.WithOptions(svc.WithResources(big)), svctest.WithConfig(func(c *config.Config) {
+			c.API.BodyEncoding.Enabled = protected
+			c.API.BodyEncoding.Key = "MDEyMzQ1Njc4OWFiY2RlZg==" // 16 bytes
+		}))
+		req, _ := http.NewRequest(http.MethodPost, "/api", strings.NewReader(`{"resource":"test/big","action":"get","version":"v1"}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept-Encoding", "gzip")
+		resp, body := srv.Do(t, req)
+		gzipped, vary := resp.Header.Get("Content-Encoding") == "gzip", resp.Header.Get("Vary") == "Accept-Encoding"
+		if gzipped == protected || vary == protected {
+			t.Errorf("protected=%t: status %d, Content-Encoding %q, Vary %q, %d bytes", protected, resp.StatusCode,
+				resp.Header.Get("Content-Encoding"), resp.Header.Get("Vary"), len(body))
 		}
 	}
 }

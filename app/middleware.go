@@ -29,6 +29,7 @@ type outer struct {
 	access  bool // log one line per request at info level
 	clock   func() time.Time
 	errors  func(w http.ResponseWriter, r *http.Request, err error) // renders the panic envelope
+	gzip    bool                                                     // compress responses (compress.go)
 }
 
 var recorders = sync.Pool{New: func() any { return new(recorder) }}
@@ -53,7 +54,17 @@ func (o *outer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	rec := recorders.Get().(*recorder)
 	rec.reset(w)
+	var out http.ResponseWriter = rec
+	compressing := o.gzip && acceptsGzip(r)
+	if compressing {
+		rec.gz.reset(rec)
+		out = &rec.gz
+	}
+	completed := false
 	defer func() {
+		if compressing {
+			rec.gz.finish(completed)
+		}
 		if v := recover(); v != nil {
 			if v == http.ErrAbortHandler {
 				panic(v)
@@ -74,13 +85,17 @@ func (o *outer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h["X-Request-Id"] = []string{id}
 	h["X-Content-Type-Options"] = nosniff
+	if o.gzip {
+		h["Vary"] = varyAcceptEncoding
+	}
 	if r.TLS != nil {
 		h["Strict-Transport-Security"] = hsts
 	}
 	if o.cors != nil && o.cors.handle(rec, r) {
 		return
 	}
-	o.next.ServeHTTP(rec, r)
+	o.next.ServeHTTP(out, r)
+	completed = true
 }
 
 // logAccess writes the access-log line of a finished request at info level. Its time and its
@@ -175,11 +190,12 @@ type recorder struct {
 	status      int
 	written     int64
 	wroteHeader bool
-	line        []byte // the access line's buffer, kept across requests (the recorder is pooled)
+	line        []byte     // the access line's buffer, kept across requests (the recorder is pooled)
+	gz          compressor // used when the response is compressed; its buffer is kept too
 }
 
 func (rec *recorder) reset(w http.ResponseWriter) {
-	*rec = recorder{ResponseWriter: w, line: rec.line}
+	*rec = recorder{ResponseWriter: w, line: rec.line, gz: compressor{buf: rec.gz.buf[:0]}}
 }
 
 func (rec *recorder) statusCode() int {

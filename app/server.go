@@ -34,6 +34,9 @@ type HandlerConfig struct {
 	AccessLog bool
 	// Clock is the time source (time.Now when nil).
 	Clock func() time.Time
+	// Compress gzips responses for clients that accept it (wire-core §1.6; compress.go has the
+	// rules). svc turns it off while the protected body transport is on, as the original does.
+	Compress bool
 	// Errors renders an error as the {code, message, data} envelope with its status (the rpc
 	// engine's WriteError). It answers requests no route takes (404/1200, or 405/1900 with Allow
 	// when the path exists for other methods) and panics outside /api (500/1900). Nil writes a
@@ -99,6 +102,7 @@ func NewHandler(cfg HandlerConfig) (h http.Handler, err error) {
 	return &outer{
 		next:    mux,
 		errors:  errs,
+		gzip:    cfg.Compress,
 		proxies: cfg.Proxies,
 		cors:    newCORS(cfg.CORSEnabled, cfg.CORSOrigins),
 		logger:  logger,
