@@ -29,7 +29,7 @@ type outer struct {
 	access  bool // log one line per request at info level
 	clock   func() time.Time
 	errors  func(w http.ResponseWriter, r *http.Request, err error) // renders the panic envelope
-	gzip    bool                                                     // compress responses (compress.go)
+	gzip    bool                                                    // compress responses (compress.go)
 }
 
 var recorders = sync.Pool{New: func() any { return new(recorder) }}
