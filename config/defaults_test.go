@@ -140,6 +140,7 @@ max = 0
 max_upload_size = 0
 claim_ttl = "-1h"
 sweep_batch_size = -1
+upload_part_rate_limit = -1
 orphan_retention = "-1h"
 [svc.approval]
 timeout_scan_interval = "-1m"

@@ -401,6 +401,7 @@ urge_record_retention = "1d12h"
 [svc.storage]
 max_upload_size = "512mib"
 claim_ttl = "90m"
+upload_part_rate_limit = 10000
 [svc.cron.store]
 run_timeout = 0
 [svc.mcp]
@@ -415,8 +416,8 @@ transports = ["memory"]
 	cfg := mustLoad(t, file, nil)
 	tr := true
 	got := []any{cfg.App.BodyLimit, cfg.Approval.FormSnapshotRetention, cfg.Approval.UrgeRecordRetention,
-		cfg.Storage.MaxUploadSize, cfg.Storage.ClaimTTL, cfg.Cron.Store.RunTimeout, cfg.MCP.RequireAuth, cfg.Event.Routing}
-	want := []any{MiB, 7 * Day, 36 * time.Hour, 512 * MiB, 90 * time.Minute, time.Duration(0), &tr,
+		cfg.Storage.MaxUploadSize, cfg.Storage.ClaimTTL, cfg.Storage.UploadPartRateLimit, cfg.Cron.Store.RunTimeout, cfg.MCP.RequireAuth, cfg.Event.Routing}
+	want := []any{MiB, 7 * Day, 36 * time.Hour, 512 * MiB, 90 * time.Minute, 10000, time.Duration(0), &tr,
 		[]EventRoute{{"approval.*", []string{"tx_memory", "memory"}}, {"*", []string{"memory"}}}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("values mismatch (-want +got):\n%s", diff)

@@ -44,8 +44,9 @@ func TestShippedConfig(t *testing.T) {
 		t.Errorf("Validate() = %v, want nil", err)
 	}
 	if cfg.App.Port != 8080 || cfg.Storage.Provider != StorageFilesystem || cfg.Security.Secret != sampleSecret ||
-		!cfg.Storage.AutoMigrate || !cfg.Cron.Store.AutoMigrate || !cfg.Integration.AutoMigrate || !cfg.Approval.AutoMigrate {
-		t.Errorf("shipped config = %+v, want port 8080, filesystem storage, every auto_migrate on, the public sample secret", cfg)
+		!cfg.Storage.AutoMigrate || !cfg.Cron.Store.AutoMigrate || !cfg.Integration.AutoMigrate || !cfg.Approval.AutoMigrate ||
+		cfg.Storage.UploadPartRateLimit != 10000 {
+		t.Errorf("shipped config = %+v, want port 8080, filesystem storage, every auto_migrate on, the public sample secret, upload_part_rate_limit 10000", cfg)
 	}
 }
 

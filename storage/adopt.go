@@ -14,7 +14,8 @@ import (
 //   - only uploaded claims (complete_upload succeeded) of principal p are adopted: a key that is
 //     pending, another principal's, already adopted or unknown answers ErrClaimNotFound, and the
 //     host must then roll back tx (claims of the other keys were consumed in it);
-//   - an anonymous or nil principal answers rpc.ErrAccessDenied;
+//   - an anonymous or nil principal answers ErrAccessDenied, a plain error without a code
+//     (wire-core §7.8);
 //   - the claims are consumed (deleted) and the registry records move from uploaded to claimed,
 //     with EventFileClaimed per key.
 //
@@ -25,7 +26,7 @@ func (s *Service) Adopt(ctx context.Context, tx bun.IDB, p *rpc.Principal, keys 
 		return nil
 	}
 	if p.IsAnonymous() {
-		return rpc.ErrAccessDenied
+		return fmt.Errorf("%w: adoption needs an authenticated principal", ErrAccessDenied)
 	}
 	n, err := s.claims.consume(ctx, tx, p.ID, keys)
 	if err != nil {

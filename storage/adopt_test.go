@@ -53,8 +53,20 @@ func TestAdoption(t *testing.T) {
 				err := e.tx(func(tx bun.IDB) error { return e.svc.Adopt(e.ctx, tx, owner, good, bad) })
 				wantErr(t, "Adopt with "+bad, err, ErrClaimNotFound)
 			}
-			err := e.tx(func(tx bun.IDB) error { return e.svc.Adopt(e.ctx, tx, rpc.Anonymous(), good) })
-			wantErr(t, "anonymous Adopt", err, rpc.ErrAccessDenied)
+			// wire-core §7.8: a nil or anonymous principal gets the plain storage.ErrAccessDenied,
+			// which carries no code (not rpc.ErrAccessDenied, 403/1100).
+			for _, tt := range []struct {
+				name string
+				p    *rpc.Principal
+			}{{"anonymous", rpc.Anonymous()}, {"nil", nil}} {
+				err := e.tx(func(tx bun.IDB) error { return e.svc.Adopt(e.ctx, tx, tt.p, good) })
+				wantErr(t, tt.name+" Adopt", err, ErrAccessDenied)
+				if _, coded := rpc.AsError(err); coded || errors.Is(err, rpc.ErrAccessDenied) {
+					t.Errorf("%s Adopt error %v carries a code, want a plain error", tt.name, err)
+				}
+				err = e.tx(func(tx bun.IDB) error { return e.svc.Replace(e.ctx, tx, tt.p, nil, []string{good}) })
+				wantErr(t, tt.name+" Replace", err, ErrAccessDenied)
+			}
 			wantErr(t, "Adopt after the failures", e.tx(func(tx bun.IDB) error { return e.svc.Adopt(e.ctx, tx, owner, good) }), nil)
 		})
 		t.Run("replace adopts the new keys and queues the old", func(t *testing.T) {

@@ -66,7 +66,8 @@ func newID() string {
 	return id.String()
 }
 
-// extPattern is the extension a key may keep; anything else becomes ".bin" (wire-core §7.1).
+// extPattern is the extension a key may keep; anything else becomes ".bin" (wire-core §7.1). The
+// bound of 32 characters is ours (doc.go, compatibility choices).
 var extPattern = regexp.MustCompile(`^\.[a-zA-Z0-9]{1,32}$`)
 
 // ObjectKey plans the key of a new upload: pub/ or priv/, the UTC date of now, a UUIDv7 and the

@@ -32,7 +32,7 @@ func (s *Service) completeUpload(ctx context.Context, p *rpc.Principal, claimID 
 		}
 		return s.completeResult(c, obj), nil
 	}
-	if err := s.checkPending(c); err != nil {
+	if err := s.checkPending(c, true); err != nil {
 		return nil, err
 	}
 	if !s.info.Multipart {

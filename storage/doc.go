@@ -8,7 +8,7 @@
 //	sys/storage       init_upload      {filename, size, contentType?, public?}
 //	                                   → {key, claimId, originalFilename, partSize, partCount, expiresAt}
 //	                  upload_part      multipart: resource, action, version, params {claimId, partNumber}, file
-//	                                   → {partNumber, size}; own rate limit (UploadPartRateLimit), 10 min timeout
+//	                                   → {partNumber, size}; 10 min timeout
 //	                  list_parts       {claimId} → {parts: [{partNumber, size}]}
 //	                  complete_upload  {claimId} → {bucket, key, eTag, size, contentType, lastModified,
 //	                                   metadata?, originalFilename}; 5 min timeout
@@ -16,7 +16,10 @@
 //	sys/storage/file  resolve          {keys: 1..200} → {files: [{key, originalFilename, contentType, size,
 //	                                   status, uploadedAt, uploadedBy}]}
 //
-// Every storage code 2200–2220 is in errors.go, in the order of wire-core §7.2; all are HTTP 200.
+// Every action has the engine default rate limit (spec §4.1, §8.1; wire-core §7.2), upload_part
+// too unless svc.storage.upload_part_rate_limit (ours) gives it its own maximum per engine period.
+// Every storage code 2200–2220 is in errors.go; each action checks them in the order of wire-core
+// §7.2 (list_parts: 1100, 2203, 2204, 2212, without the size cap 2205); all are HTTP 200.
 // Unknown and foreign claim ids both answer 403/1100, so a claim's existence is not revealed.
 //
 // # Routes
@@ -28,9 +31,10 @@
 //
 // provider (memory, filesystem, objstore), auto_migrate, objstore.{endpoint, access_key,
 // secret_key, bucket, region, use_ssl}, filesystem.{root, sync}, max_upload_size, claim_ttl,
-// max_pending_claims, allow_public_uploads, sweep_interval, sweep_batch_size, orphan_retention,
-// delete_worker_interval, delete_batch_size, delete_concurrency, delete_max_attempts,
-// delete_lease_window. The config package applies the defaults (non-positive values take them).
+// max_pending_claims, allow_public_uploads, upload_part_rate_limit (ours; 0 = engine default),
+// sweep_interval, sweep_batch_size, orphan_retention, delete_worker_interval, delete_batch_size,
+// delete_concurrency, delete_max_attempts, delete_lease_window. The config package applies the
+// defaults (non-positive values take them).
 //
 // # Tables (migrations/{postgres,mysql,sqlite}/001_init.sql, run when auto_migrate is on)
 //
@@ -62,7 +66,9 @@
 // backend to assemble, then in one transaction marks the claim uploaded, clears the parts and
 // registers the file; a repeat answers the same object. abort_upload deletes the claim and queues
 // the object and session in one transaction. Host code adopts uploaded files (Adopt, Replace,
-// Delete) inside its own transaction. The sweeper recovers expired claims whose object exists
+// Delete) inside its own transaction; like the original, adoption answers plain errors without a
+// code (wire-core §2.4, §7.8): ErrClaimNotFound, and ErrAccessDenied for a nil or anonymous
+// principal. The sweeper recovers expired claims whose object exists
 // (a completion that crashed before recording it) and queues the rest; with orphan_retention > 0
 // it also queues uploads never adopted. The delete worker aborts sessions, deletes objects, marks
 // the registry and publishes.
@@ -97,9 +103,12 @@
 //     empty id aborts every session of the key.
 //   - The proxy adds Range (single ranges; several ranges get the whole object), ETag and
 //     Last-Modified with If-None-Match / If-Modified-Since / If-Range, on pub/ and private keys;
-//     private responses stay "private, no-store". Non-canonical paths ("..", "//") are
-//     redirected by the router before they reach the proxy; encoded ones (%2F..) reach it and
-//     answer 2200.
+//     private responses stay "private, no-store".
+//   - A key containing ".." anywhere answers 2200, also inside a segment ("a..b"), as wire-core
+//     §7.7 says; planned keys never contain one (a UUID and an extension of one dot and letters
+//     or digits). A path with a literal "//", "/./" or "/../" is redirected by net/http's
+//     ServeMux with 307 to the cleaned path before the proxy sees it (the original answered
+//     2200); percent-encoded ones (%2F, %2E) and a trailing "/" reach the proxy and answer 2200.
 //   - Without credentials a private download runs the ACL with no principal (the default ACL
 //     refuses: 403/1100); bad credentials answer the authenticator's 401.
 //   - The default FileACL lets the uploader, the system principal and holders of ReadPermission
@@ -110,4 +119,23 @@
 //     (see package filesystem): they survive a process crash, not a power loss.
 //   - The filesystem part size stays 4 MiB and objstore's 16 MiB (wire-core §7.1); see
 //     docs/modules/storage.md for the measurements behind keeping them.
+//   - upload_part_rate_limit is our key: the original gives upload_part the engine default like
+//     every action, which admits only 100 parts per 5 minutes (a 1 GiB upload is 256 parts of
+//     4 MiB); the shipped configs/application.toml sets 10000.
+//   - A key keeps the filename's extension only up to 32 characters (claim.go, else ".bin"; the
+//     original has no bound): a longer suffix names no file type, and keys, which end up in URLs
+//     and business records, stay short and predictable (at most 85 characters).
+//   - An empty final part is refused with 2215: the last part of a plan always has at least one
+//     byte (size ≥ 1, partCount = ceil(size / partSize)), so an empty one is a client error that
+//     would otherwise surface only at completion, as 2218.
+//   - Tables (wire-core §7.10): upload_id is varchar(1024), not 128, in claim and pending_delete:
+//     the S3 API puts no bound on an upload id, and a truncated one would strand its session.
+//   - Tables: the part etag is varchar(128) with an empty-string default, not varchar(64): an
+//     ETag is the backend's opaque string (a quoted SHA-256 hex alone is 66 characters).
+//   - Tables: pending_delete adds lease_token and last_error: the lease lets one node of many
+//     own a queued delete, and last_error is the class the dead-letter event reports.
+//   - Tables: the claim index is (status, expires_at), not (expires_at, status), so the
+//     sweeper's "status = ? AND expires_at < ? ORDER BY expires_at" reads one index range.
+//   - Tables: the migration does not back-fill sys_storage_file from uploaded claims: the
+//     registry is created with the claims in the first migration, so none exist without it.
 package storage

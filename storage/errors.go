@@ -87,3 +87,9 @@ var (
 // principal. It is a plain error, as in the original (wire-core §2.4): a host maps it to its own
 // business error; left unmapped it answers 500/1900.
 var ErrClaimNotFound = errors.New("storage: claim not found")
+
+// ErrAccessDenied is returned by the adoption API (Adopt, Replace) for a nil or anonymous
+// principal. It is a plain error without a code, as in the original (wire-core §7.8), not
+// rpc.ErrAccessDenied: adoption is host code, and a host maps it to its own business error;
+// left unmapped it answers 500/1900.
+var ErrAccessDenied = errors.New("storage: access denied")

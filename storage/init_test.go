@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -187,6 +188,24 @@ func TestSanitize(t *testing.T) {
 	}
 	if got := ObjectKey(true, "x.p-d", time.Now()); !regexp.MustCompile(`^pub/.*\.bin$`).MatchString(got) {
 		t.Errorf("ObjectKey with an unusual extension = %q, want a .bin key", got)
+	}
+	// Planned keys never contain ".." (wire-core §7.7 refuses such keys with 2200), whatever dots
+	// the filename has; extensions are kept up to 32 characters.
+	ext32, ext33 := "."+strings.Repeat("a", 32), "."+strings.Repeat("a", 33)
+	for _, tt := range []struct{ filename, wantExt string }{
+		{"x..pdf", ".pdf"}, {"x..", ".bin"}, {"...", ".bin"}, {"a.", ".bin"}, {".hidden", ".hidden"},
+		{"x.." + "pdf.", ".bin"}, {"x" + ext32, ext32}, {"x" + ext33, ".bin"},
+	} {
+		name, err := SanitizeFilename(tt.filename)
+		if err != nil {
+			t.Fatalf("SanitizeFilename(%q): %v", tt.filename, err)
+		}
+		for _, public := range []bool{false, true} {
+			got := ObjectKey(public, name, time.Now())
+			if !backend.ValidKey(got) || !strings.HasSuffix(got, tt.wantExt) || strings.Contains(got, "..") {
+				t.Errorf("ObjectKey(%v, %q) = %q, want a valid key ending in %s", public, name, got, tt.wantExt)
+			}
+		}
 	}
 }
 

@@ -124,14 +124,16 @@ func TestNewBackend(t *testing.T) {
 
 // TestEffectiveConfig checks that non-positive tunables fall back to the defaults.
 func TestEffectiveConfig(t *testing.T) {
-	got := effective(config.Storage{SweepBatchSize: -1, DeleteConcurrency: 0, ClaimTTL: -time.Second, OrphanRetention: -time.Hour})
+	got := effective(config.Storage{SweepBatchSize: -1, DeleteConcurrency: 0, ClaimTTL: -time.Second, OrphanRetention: -time.Hour,
+		UploadPartRateLimit: -1})
 	want := config.Default().Storage
 	if got.SweepBatchSize != want.SweepBatchSize || got.DeleteConcurrency != want.DeleteConcurrency ||
 		got.ClaimTTL != want.ClaimTTL || got.MaxUploadSize != want.MaxUploadSize || got.OrphanRetention != 0 ||
+		got.UploadPartRateLimit != 0 ||
 		got.DeleteLeaseWindow != want.DeleteLeaseWindow || got.DeleteMaxAttempts != want.DeleteMaxAttempts {
 		t.Errorf("effective = %+v, want the defaults %+v", got, want)
 	}
-	if kept := effective(config.Storage{DeleteBatchSize: 7}); kept.DeleteBatchSize != 7 {
-		t.Errorf("a positive value was replaced: %d", kept.DeleteBatchSize)
+	if kept := effective(config.Storage{DeleteBatchSize: 7, UploadPartRateLimit: 9}); kept.DeleteBatchSize != 7 || kept.UploadPartRateLimit != 9 {
+		t.Errorf("a positive value was replaced: %+v", kept)
 	}
 }

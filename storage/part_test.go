@@ -183,7 +183,8 @@ func TestUploadPartEnvelope(t *testing.T) {
 	}
 }
 
-// TestListParts covers list_parts: ascending parts without ETags, and 1100, 2203, 2204, 2212.
+// TestListParts covers list_parts: ascending parts without ETags, and 1100, 2203, 2204, 2212 in
+// the order of wire-core §7.2, never 2205.
 func TestListParts(t *testing.T) {
 	eachEnv(t, nil, func(t *testing.T, e *env) {
 		ps := e.be.Info().PartSize
@@ -213,6 +214,26 @@ func TestListParts(t *testing.T) {
 		}
 		_, err = e.svc.listParts(e.ctx, owner, empty.init.ClaimID)
 		wantErr(t, "claim without a session", err, ErrClaimNotMultipart)
+		// wire-core §7.2: list_parts does not re-check the size cap (no 2205); upload_part and
+		// complete_upload do, before 2212.
+		bare := e.start(owner, "d.pdf", 10)
+		if _, err := e.svc.claims.setUploadID(e.ctx, e.db, bare.init.ClaimID, ""); err != nil {
+			t.Fatal(err)
+		}
+		limit := e.svc.cfg.MaxUploadSize
+		e.svc.cfg.MaxUploadSize = 5
+		overCap, err := e.svc.listParts(e.ctx, owner, u.init.ClaimID)
+		_, bareListErr := e.svc.listParts(e.ctx, owner, bare.init.ClaimID)
+		_, barePartErr := bare.send(1, bare.part(1))
+		_, bareCompleteErr := bare.complete()
+		e.svc.cfg.MaxUploadSize = limit
+		wantErr(t, "list_parts over the current size limit", err, nil)
+		if len(overCap.Parts) != 2 {
+			t.Errorf("list_parts over the size limit = %+v, want parts 1 and 3", overCap.Parts)
+		}
+		wantErr(t, "list_parts without a session over the size limit", bareListErr, ErrClaimNotMultipart)
+		wantErr(t, "upload_part without a session over the size limit", barePartErr, ErrUploadSizeExceedsLimit)
+		wantErr(t, "complete_upload without a session over the size limit", bareCompleteErr, ErrUploadSizeExceedsLimit)
 		done := e.start(owner, "c.pdf", 5)
 		done.sendAll()
 		if _, err := done.complete(); err != nil {

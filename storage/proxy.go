@@ -40,8 +40,9 @@ type ErrorWriter interface {
 
 // ServeFile is the download proxy, GET and HEAD /storage/files/<key>:
 //
-//  1. the key is checked before anything else (2200 for an empty or absolute key, "." or ".."
-//     segments, empty segments, backslashes or control characters);
+//  1. the key is checked before anything else (2200 for an empty or absolute key, ".." anywhere,
+//     "." or empty segments, backslashes or control characters: backend.ValidKey); literal "//"
+//     and dot segments never get here, the router redirects them (307) to the cleaned path;
 //  2. keys under pub/ are served to anyone, any token ignored; other keys authenticate the
 //     Bearer token (Authorization header or __accessToken query): no token means no principal,
 //     a bad token is refused (401);

@@ -96,7 +96,7 @@ func TestProxy(t *testing.T) {
 		t.Run("malformed keys are refused before the backend", func(t *testing.T) {
 			guarded := e.with(shaped{})
 			guarded.svc.backend = untouchable{e.be}
-			for _, k := range []string{"", "/etc/passwd", "pub/../priv/x", "pub//x", "pub/x/", `pub\x`, "pub/a\x00b", "pub/a\nb", "./pub/x", "pub/."} {
+			for _, k := range []string{"", "/etc/passwd", "pub/../priv/x", "pub/a..b", "pub/x..pdf", "pub/..x", "pub//x", "pub/x/", `pub\x`, "pub/a\x00b", "pub/a\nb", "./pub/x", "pub/."} {
 				w := guarded.fetch(http.MethodGet, k, nil)
 				if w.Code != http.StatusOK || envelopeCode(t, w) != ErrCodeInvalidFileKey {
 					t.Errorf("key %q: %d %s, want 200 with code 2200", k, w.Code, w.Body)

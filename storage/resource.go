@@ -9,10 +9,6 @@ import (
 
 // Operation settings of sys/storage beyond the engine defaults.
 const (
-	// UploadPartRateLimit is upload_part's own limit per engine period: effectively unlimited,
-	// as in the original (a 1 GiB upload on the filesystem backend is 256 parts, over the
-	// engine default of 100 per 5 minutes).
-	UploadPartRateLimit = 1_000_000_000
 	// UploadPartTimeout bounds one part: a 16 MiB part must get through slow links.
 	UploadPartTimeout = 10 * time.Minute
 	// CompleteTimeout bounds complete_upload: the filesystem backend copies the whole object.
@@ -104,13 +100,15 @@ type CompleteUploadResult struct {
 	OriginalFilename string            `json:"originalFilename"`
 }
 
-// Resource returns sys/storage (spec §2.4, §4.1): Bearer, engine default rate limits except
-// upload_part, no permission.
+// Resource returns sys/storage (spec §2.4, §4.1): Bearer, no permission, and the engine
+// default rate limit on every action (spec §4.1 gives storage no limit of its own; wire-core
+// §7.2). Only svc.storage.upload_part_rate_limit (our key) gives upload_part its own maximum,
+// counted over the engine period; at 0 rpc.RateLimit keeps the engine default.
 func (s *Service) Resource() rpc.Resource {
 	return rpc.Resource{Name: "sys/storage", Ops: []rpc.Op{
 		rpc.Handle("init_upload", s.handleInit),
 		rpc.Handle("upload_part", s.handleUploadPart,
-			rpc.RateLimit(UploadPartRateLimit, 0), rpc.Timeout(UploadPartTimeout)),
+			rpc.RateLimit(s.cfg.UploadPartRateLimit, 0), rpc.Timeout(UploadPartTimeout)),
 		rpc.Handle("list_parts", s.handleListParts),
 		rpc.Handle("complete_upload", s.handleComplete, rpc.Timeout(CompleteTimeout)),
 		rpc.Handle("abort_upload", s.handleAbort),

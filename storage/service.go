@@ -97,6 +97,9 @@ func effective(c config.Storage) config.Storage {
 	if c.OrphanRetention < 0 {
 		c.OrphanRetention = 0
 	}
+	if c.UploadPartRateLimit < 0 {
+		c.UploadPartRateLimit = 0 // inherit the engine default
+	}
 	return c
 }
 

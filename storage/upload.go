@@ -95,7 +95,7 @@ func (s *Service) uploadPart(ctx context.Context, p *rpc.Principal, claimID stri
 	if err != nil {
 		return nil, err
 	}
-	if err := s.checkPending(c); err != nil {
+	if err := s.checkPending(c, true); err != nil {
 		return nil, err
 	}
 	if number > c.PartCount {
@@ -137,15 +137,17 @@ func (s *Service) uploadPart(ctx context.Context, p *rpc.Principal, claimID stri
 }
 
 // checkPending applies the checks shared by upload_part, list_parts and complete_upload on a
-// claim the caller owns: 2203 not pending, 2204 expired, 2205 over the current size limit, 2212
-// no backend session.
-func (s *Service) checkPending(c *Claim) error {
+// claim the caller owns, in the order of wire-core §7.2: 2203 not pending, 2204 expired, 2205
+// over the current size limit when sizeCap is set, 2212 no backend session. upload_part and
+// complete_upload re-check the size cap; list_parts does not (its order is 2203, 2204, 2212),
+// so a client can still see its parts after max_upload_size was lowered.
+func (s *Service) checkPending(c *Claim, sizeCap bool) error {
 	switch {
 	case c.Status != StatusPending:
 		return ErrClaimNotPending
 	case c.expired(s.now()):
 		return ErrClaimExpired
-	case c.Size > int64(s.cfg.MaxUploadSize):
+	case sizeCap && c.Size > int64(s.cfg.MaxUploadSize):
 		return ErrUploadSizeExceedsLimit
 	case c.UploadID == "":
 		return ErrClaimNotMultipart
@@ -169,13 +171,14 @@ func (s *Service) partFailure(ctx context.Context, p *rpc.Principal, c *Claim, e
 	return ErrClaimNotMultipart.Wrap(err)
 }
 
-// listParts returns the recorded parts of a pending claim (1100, 2203, 2204, 2205, 2212).
+// listParts returns the recorded parts of a pending claim. Its failures run in the order of
+// wire-core §7.2: 1100, 2203, 2204, 2212; the size cap (2205) is not checked.
 func (s *Service) listParts(ctx context.Context, p *rpc.Principal, claimID string) (*ListPartsResult, error) {
 	c, err := s.ownedClaim(ctx, p, claimID)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.checkPending(c); err != nil {
+	if err := s.checkPending(c, false); err != nil {
 		return nil, err
 	}
 	parts, err := s.parts.list(ctx, s.db, c.ID)

@@ -222,7 +222,7 @@ func startServer(o options, dir string) (*server, error) {
 	bucket := ""
 	cfgText := fmt.Sprintf("[svc.app]\nname = \"bench\"\nport = %d\n[svc.security]\nsecret = %q\n"+
 		"[svc.data_sources.primary]\ntype = \"sqlite\"\npath = %q\n"+
-		"[svc.storage]\nprovider = %q\nauto_migrate = true\n[svc.storage.filesystem]\nroot = %q\n",
+		"[svc.storage]\nprovider = %q\nauto_migrate = true\nupload_part_rate_limit = 100000\n[svc.storage.filesystem]\nroot = %q\n",
 		port, secret, filepath.Join(dir, "svc.db"), o.provider, root)
 	if o.provider == "objstore" {
 		for _, k := range []string{"SVC_TEST_S3_ENDPOINT", "SVC_TEST_S3_ACCESS_KEY", "SVC_TEST_S3_SECRET_KEY"} {

@@ -12,11 +12,13 @@ import (
 const MaxKeyLength = 512
 
 // ValidKey reports whether key is a safe object key: not empty, at most MaxKeyLength bytes,
-// relative (no leading "/"), no empty segment ("a//b", trailing "/"), no "." or ".." segment, no
+// relative (no leading "/"), no empty segment ("a//b", trailing "/"), no "." segment, no ".."
+// anywhere (also inside a segment, "a..b": wire-core §7.7 rejects any key containing ".."), no
 // backslash, and no control character (below 0x20, or 0x7F). Such a key can be joined to a
-// directory without escaping it and means the same thing on every backend (wire-core §7.7).
+// directory without escaping it and means the same thing on every backend. Keys the storage
+// module plans never contain "..": a UUID and an extension of one dot and letters or digits.
 func ValidKey(key string) bool {
-	if key == "" || len(key) > MaxKeyLength {
+	if key == "" || len(key) > MaxKeyLength || strings.Contains(key, "..") {
 		return false
 	}
 	for i := 0; i < len(key); i++ {
@@ -25,7 +27,7 @@ func ValidKey(key string) bool {
 		}
 	}
 	for seg := range strings.SplitSeq(key, "/") {
-		if seg == "" || seg == "." || seg == ".." {
+		if seg == "" || seg == "." {
 			return false
 		}
 	}

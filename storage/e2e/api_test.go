@@ -5,10 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/svc-framework/svc/config"
+	"github.com/svc-framework/svc/rpc"
 	"github.com/svc-framework/svc/storage"
 	"github.com/svc-framework/svc/storage/backend/backendtest"
 	"github.com/svc-framework/svc/svctest"
@@ -165,6 +168,135 @@ func TestAPI(t *testing.T) {
 		expect(t, "abort_upload again", srv.Call(t, "sys/storage", "abort_upload", map[string]any{"claimId": other.ClaimID}, alice), http.StatusOK, 0)
 		expect(t, "list_parts after abort", srv.Call(t, "sys/storage", "list_parts", map[string]any{"claimId": other.ClaimID}, alice), http.StatusForbidden, 1100)
 	})
+}
+
+// TestUploadPartRateLimit: upload_part has the engine default rate limit like every storage
+// action (spec §4.1, §8.1; wire-core §7.2) unless svc.storage.upload_part_rate_limit gives it
+// its own maximum, counted over the engine period. Calls are sent as JSON (answered 2210): the
+// limit is applied before the handler.
+func TestUploadPartRateLimit(t *testing.T) {
+	tests := []struct {
+		name       string
+		config     func(*config.Config)
+		wantMax    int    // upload_part calls admitted
+		wantInit   string // X-RateLimit-Limit of init_upload
+		wantPeriod int    // upper bound of X-RateLimit-Reset, seconds
+	}{
+		{"engine default", func(*config.Config) {}, 100, "100", 300},
+		{"engine default as configured", func(c *config.Config) {
+			c.API.RateLimit = config.RateLimit{Max: 3, Period: time.Minute}
+		}, 3, "3", 60},
+		{"own maximum over the engine period", func(c *config.Config) {
+			c.API.RateLimit = config.RateLimit{Max: 3, Period: time.Minute}
+			c.Storage.UploadPartRateLimit = 5
+		}, 5, "3", 60},
+		{"negative inherits the engine default", func(c *config.Config) {
+			c.API.RateLimit = config.RateLimit{Max: 3, Period: time.Minute}
+			c.Storage.UploadPartRateLimit = -1
+		}, 3, "3", 60},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := svctest.New(t, svctest.WithConfig(tt.config))
+			alice := svctest.As(svctest.User("alice"))
+			r := srv.Call(t, "sys/storage", "init_upload", map[string]any{"filename": "a.bin", "size": 1}, alice)
+			expect(t, "init_upload", r, http.StatusOK, 0)
+			if got := r.Header.Get("X-RateLimit-Limit"); got != tt.wantInit {
+				t.Errorf("init_upload X-RateLimit-Limit = %q, want %q", got, tt.wantInit)
+			}
+			var plan storage.InitUploadResult
+			r.DataAs(t, &plan)
+			params := map[string]any{"claimId": plan.ClaimID, "partNumber": 1}
+			for i := 1; i <= tt.wantMax; i++ {
+				r := srv.Call(t, "sys/storage", "upload_part", params, alice)
+				expect(t, "upload_part "+strconv.Itoa(i), r, http.StatusOK, storage.ErrCodeUploadRequiresMultipart)
+				if got, want := r.Header.Get("X-RateLimit-Limit"), strconv.Itoa(tt.wantMax); got != want {
+					t.Fatalf("upload_part %d: X-RateLimit-Limit = %q, want %q", i, got, want)
+				}
+				if reset, err := strconv.Atoi(r.Header.Get("X-RateLimit-Reset")); err != nil || reset > tt.wantPeriod {
+					t.Fatalf("upload_part %d: X-RateLimit-Reset = %q, want at most %d", i, r.Header.Get("X-RateLimit-Reset"), tt.wantPeriod)
+				}
+			}
+			r = srv.Call(t, "sys/storage", "upload_part", params, alice)
+			expect(t, "upload_part over the limit", r, http.StatusTooManyRequests, rpc.CodeTooManyRequests)
+		})
+	}
+}
+
+// TestChineseMessages compares whole zh-CN response bodies with the ones captured from the
+// original (spec/wire-samples.txt).
+func TestChineseMessages(t *testing.T) {
+	srv := svctest.New(t, svctest.WithConfig(func(c *config.Config) { c.I18n.Language = "zh-CN" }))
+	alice := svctest.As(svctest.User("alice"))
+	var plan storage.InitUploadResult
+	srv.Call(t, "sys/storage", "init_upload", map[string]any{"filename": "a.bin", "size": 1}, alice).DataAs(t, &plan)
+	tests := []struct {
+		name   string
+		action string
+		params map[string]any
+		want   string
+	}{
+		{"upload_part with JSON body", "upload_part", map[string]any{"claimId": plan.ClaimID, "partNumber": 1},
+			`{"code":2210,"message":"上传请求必须使用 'multipart/form-data' 格式","data":null}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := srv.Call(t, "sys/storage", tt.action, tt.params, alice)
+			if got := strings.TrimSpace(string(r.Body)); got != tt.want {
+				t.Errorf("body = %s, want %s", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestProxyKeyPaths pins what happens to malformed keys on the way to the download proxy: the
+// router redirects literal "//" and "." or ".." segments to the cleaned path with 307 before the
+// proxy sees them; everything else that reaches it malformed, percent-encoded dot segments and
+// slashes, a trailing slash and ".." inside a segment included, answers 2200 (wire-core §7.7).
+func TestProxyKeyPaths(t *testing.T) {
+	srv := svctest.New(t)
+	client := *srv.HTTP.Client()
+	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	tests := []struct {
+		name         string
+		path         string
+		wantStatus   int
+		wantCode     int // envelope code when wantStatus is 200
+		wantLocation string
+	}{
+		{"double slash", "pub//x.pdf", http.StatusTemporaryRedirect, 0, "/storage/files/pub/x.pdf"},
+		{"dot segment", "pub/./x.pdf", http.StatusTemporaryRedirect, 0, "/storage/files/pub/x.pdf"},
+		{"dot-dot segment", "pub/../priv/x.pdf", http.StatusTemporaryRedirect, 0, "/storage/files/priv/x.pdf"},
+		{"dot-dot inside a segment", "pub/a..b.pdf", http.StatusOK, storage.ErrCodeInvalidFileKey, ""},
+		{"dot-dot before the extension", "pub/x..pdf", http.StatusOK, storage.ErrCodeInvalidFileKey, ""},
+		{"encoded dot-dot segment", "pub/%2E%2E/priv/x.pdf", http.StatusOK, storage.ErrCodeInvalidFileKey, ""},
+		{"encoded slashes around dot-dot", "priv%2F..%2Fx", http.StatusOK, storage.ErrCodeInvalidFileKey, ""},
+		{"encoded double slash", "pub%2F%2Fx", http.StatusOK, storage.ErrCodeInvalidFileKey, ""},
+		{"trailing slash", "pub/x/", http.StatusOK, storage.ErrCodeInvalidFileKey, ""},
+		{"backslash", "pub/a%5Cb", http.StatusOK, storage.ErrCodeInvalidFileKey, ""},
+		{"well-formed missing key", "pub/x.pdf", http.StatusOK, storage.ErrCodeFileNotFound, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, err := client.Get(srv.URL + "/storage/files/" + tt.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var env struct {
+				Code int `json:"code"`
+			}
+			if resp.StatusCode == http.StatusOK {
+				if err := json.NewDecoder(resp.Body).Decode(&env); err != nil {
+					t.Fatalf("body is not an envelope: %v", err)
+				}
+			}
+			if resp.StatusCode != tt.wantStatus || env.Code != tt.wantCode || resp.Header.Get("Location") != tt.wantLocation {
+				t.Errorf("GET %s = %d code %d Location %q, want %d code %d Location %q", tt.path,
+					resp.StatusCode, env.Code, resp.Header.Get("Location"), tt.wantStatus, tt.wantCode, tt.wantLocation)
+			}
+		})
+	}
 }
 
 // TestAdoptionThroughServer uses the adoption API the server exposes to host code.

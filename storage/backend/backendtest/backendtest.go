@@ -98,7 +98,7 @@ func put(t *testing.T, b backend.Backend, k string, data []byte) backend.Object 
 }
 
 func testInvalidKeys(t *testing.T, b backend.Backend) {
-	for _, k := range []string{"", "/abs/key", "a//b", "a/b/", "../escape", "a/../../b", "a/./b", `a\b`, "a\x00b", "a\nb", "a\x7fb"} {
+	for _, k := range []string{"", "/abs/key", "a//b", "a/b/", "../escape", "a/../../b", "a..b", "a/b..pdf", "a/./b", `a\b`, "a\x00b", "a\nb", "a\x7fb"} {
 		if _, err := b.Put(ctx(t), k, bytes.NewReader([]byte("x")), 1, ""); !errors.Is(err, backend.ErrInvalidKey) {
 			t.Errorf("Put(%q) error = %v, want ErrInvalidKey", k, err)
 		}
