@@ -166,4 +166,10 @@
 //   - Audit: every call of an audited operation that got past lookup is recorded, failures
 //     included (Principal nil when authentication failed), after its answer is written.
 //   - JSON strings are escaped as encoding/json does (<, >, & as \u003c…).
+//   - Rate limiting: Retry-After is the exact wait until a call would be admitted, where the
+//     original's fixed-window limiter sends the time until its window resets; refused calls are
+//     not counted, where the original's limiter counts them. Both only ever shorten a client's
+//     wait; the headers' names and meanings are the same.
+//   - Outside /api (package app): what no route takes answers 404/1200 or 405/1900 with Allow,
+//     and "/api/" is "/api", as the original's non-strict router and single error handler do.
 package rpc
