@@ -142,7 +142,9 @@
 //   - Redirect allowlist: scheme and host (port included) equal, case-insensitively; path equal
 //     to or below the entry's, by segments. Refused outright: non-http(s), scheme-relative,
 //     user info, backslashes, white space and control characters, "." and ".." segments (also
-//     percent-encoded or followed by ";"). The target's raw query is kept byte for byte (pairs
+//     percent-encoded or followed by ";"), and empty segments ("//cb"). Where the original
+//     compares the cleaned path, a path that needs cleaning is refused (1061): the browser is
+//     sent exactly where the allowlist was checked. The target's raw query is kept byte for byte (pairs
 //     split on "&" only, so "b=x;y" and a bare "flag" survive) and its fragment too; pairs whose
 //     unescaped name is app_id or code are removed, then app_id=<id>&code=<code> is appended.
 //   - The default TrustUserResolver takes user_id as a user name of the user directory (the
