@@ -8,14 +8,36 @@ import (
 	"github.com/svc-framework/svc/security"
 )
 
-// TestCodeTable holds the security error templates to wire-core §2.3: every code of the table
-// has a template with the table's HTTP status, and its message key is in both catalogs.
+// TestCodeTable holds the error templates to the code tables of wire-core §2.2 (rpc: the
+// cross-cutting and api errors) and §2.3 (security): every code has a template with the table's
+// HTTP status, and its message key is in both catalogs.
 func TestCodeTable(t *testing.T) {
 	tests := []struct {
 		err    *rpc.Error
 		code   int
 		status int
 	}{
+		{rpc.ErrAccessDenied, 1100, 403},
+		{rpc.ErrNotFound, 1200, 404},
+		{rpc.ErrUnsupportedMediaType, 1300, 415},
+		{rpc.ErrBadRequest, 1400, 400},
+		{rpc.ErrTooManyRequests, 1401, 429},
+		{rpc.ErrRequestTimeout, 1402, 408},
+		{rpc.ErrNotImplemented, 1500, 501},
+		{rpc.ErrDangerousSQL, 1600, 200},
+		{rpc.ErrUnknown, 1900, 500},
+		{rpc.ErrMethodNotAllowed, 1900, 405},
+		{rpc.ErrDefault, 2000, 200},
+		{rpc.ErrRecordNotFound, 2001, 200},
+		{rpc.ErrRecordAlreadyExists, 2002, 200},
+		{rpc.ErrForeignKeyViolation, 2003, 200},
+		{rpc.ErrInvalidRequestParams, 1400, 400},
+		{rpc.ErrInvalidRequestMeta, 1400, 400},
+		{rpc.ErrInvalidRequestBody, 1400, 400},
+		{rpc.ErrBodyEncodingRequired, 1400, 400},
+		{rpc.ErrUnsupportedBodyEncoding, 1400, 400},
+		{rpc.ErrBodyDecodeFailed, 1400, 400},
+		{rpc.ErrBodyTooLarge, 1400, 413},
 		{rpc.ErrUnauthenticated, 1000, 401},
 		{security.ErrUnsupportedAuthenticationType, 1001, 400},
 		{security.ErrTokenExpired, 1002, 401},
