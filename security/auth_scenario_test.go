@@ -279,10 +279,7 @@ func TestTOTPChallenge(t *testing.T) {
 		secret := enrollTOTP(t, e, "carol")
 
 		begin := func() (string, security.LoginResult) {
-			r := e.call(t, "login", map[string]any{"type": "password", "principal": "carol", "credentials": "carol-password-1"})
-			want(t, r, 200, 0)
-			var res security.LoginResult
-			r.DataAs(t, &res)
+			res, r := e.passwordLogin(t, "carol", "carol-password-1")
 			if got := keys(t, r.Data); !cmp.Equal(got, []string{"challenge", "challengeToken"}) {
 				t.Fatalf("login data keys = %v", got)
 			}
@@ -414,10 +411,7 @@ func TestChallengeFailuresLock(t *testing.T) {
 		e.addUser(t, "dora", "dora-password-1")
 		secret := enrollTOTP(t, e, "dora")
 		begin := func() string {
-			r := e.call(t, "login", map[string]any{"type": "password", "principal": "dora", "credentials": "dora-password-1"})
-			want(t, r, 200, 0)
-			var res security.LoginResult
-			r.DataAs(t, &res)
+			res, _ := e.passwordLogin(t, "dora", "dora-password-1")
 			return res.ChallengeToken
 		}
 		resolve := func(tok, code string) svctest.Response {

@@ -89,15 +89,23 @@ func (e *env) call(t *testing.T, action string, params any, opts ...svctest.Call
 	return e.srv.Call(t, security.ResourceAuth, action, params, opts...)
 }
 
-// login logs in with a password and returns the token pair, failing the test otherwise.
-func (e *env) login(t *testing.T, user, password string) security.AuthTokens {
+// passwordLogin logs in with a password, failing the test unless it answers 200/0, and returns
+// the result (tokens, or a challenge) with the raw response.
+func (e *env) passwordLogin(t *testing.T, user, password string) (security.LoginResult, svctest.Response) {
 	t.Helper()
 	r := e.call(t, "login", map[string]any{"type": "password", "principal": user, "credentials": password})
-	if r.Code != 0 {
+	if r.Status != 200 || r.Code != 0 {
 		t.Fatalf("login %s: %d %d %s", user, r.Status, r.Code, r.Message)
 	}
 	var res security.LoginResult
 	r.DataAs(t, &res)
+	return res, r
+}
+
+// login logs in with a password and returns the token pair, failing the test otherwise.
+func (e *env) login(t *testing.T, user, password string) security.AuthTokens {
+	t.Helper()
+	res, r := e.passwordLogin(t, user, password)
 	if res.Tokens == nil {
 		t.Fatalf("login %s: no tokens in %s", user, r.Data)
 	}
