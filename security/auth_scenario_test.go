@@ -534,3 +534,28 @@ func TestAccessTokenInQuery(t *testing.T) {
 		t.Fatalf("status %d body %s, want 200 code 0", resp.StatusCode, raw)
 	}
 }
+
+// TestChineseBodiesMatchTheOriginal: on a zh-CN server the error bodies of the security path are
+// byte for byte those captured from the original (spec/wire-samples.txt).
+func TestChineseBodiesMatchTheOriginal(t *testing.T) {
+	e := newEnv(t, withCfg(func(c *config.Config) { c.I18n.Language = "zh-CN" }))
+	e.addUser(t, "alice", alicePassword)
+	for _, tt := range []struct {
+		name string
+		r    svctest.Response
+		want string
+	}{
+		{"no token", e.call(t, "get_user_info", nil), `{"code":1000,"message":"未认证","data":null}`},
+		{"bad token", e.call(t, "get_user_info", nil, svctest.WithToken("not-a-token")), `{"code":1003,"message":"无效的令牌","data":null}`},
+		{"wrong password", e.call(t, "login", map[string]any{"type": "password", "principal": "alice", "credentials": "wrong"}),
+			`{"code":1008,"message":"账号或密码错误","data":null}`},
+		{"unknown action", e.call(t, "no_such_action", nil), `{"code":1200,"message":"迷路了","data":null}`},
+	} {
+		if got := strings.TrimSpace(string(tt.r.Body)); got != tt.want {
+			t.Errorf("%s: body %s, want %s", tt.name, got, tt.want)
+		}
+	}
+	if r := e.call(t, "logout", nil, svctest.WithToken(e.login(t, "alice", alicePassword).AccessToken)); r.Message != "成功" {
+		t.Errorf("success message = %q, want 成功", r.Message)
+	}
+}
