@@ -2,8 +2,10 @@ package svc
 
 import (
 	"fmt"
+	"net/http"
 
 	"github.com/svc-framework/svc/app"
+	"github.com/svc-framework/svc/i18n"
 	"github.com/svc-framework/svc/monitor"
 	"github.com/svc-framework/svc/rpc"
 	"github.com/svc-framework/svc/schema"
@@ -11,59 +13,21 @@ import (
 	"github.com/svc-framework/svc/storage"
 )
 
-// bootChain lists the default modules in boot order (spec §1), then the host's modules.
-// Integration and approval join only when a host includes them by an option; cron, push and mcp
-// join here when they land.
-func (s *Server) bootChain(engine *rpc.Engine) []ModuleFunc {
-	chain := []ModuleFunc{
-		func(d app.Deps) (app.Module, error) {
-			m, sec, err := security.Build(d, s.opts.security)
-			s.security = sec
-			return m, err
-		},
-		func(d app.Deps) (app.Module, error) {
-			o := s.opts.storage
-			o.Auth, o.Errors = pick[storage.Authenticator](o.Auth, engine), pick[storage.ErrorWriter](o.Errors, engine)
-			o.Permissions = pick[storage.PermissionChecker](o.Permissions, engine)
-			m, st, err := storage.Build(d, o)
-			s.storage = st
-			return m, err
-		},
-		schema.Build,
-		func(d app.Deps) (app.Module, error) { return monitor.Build(d, s.opts.monitor) },
-	}
-	return append(chain, s.opts.modules...)
-}
-
-// pick returns override unless it is nil.
-func pick[T any](override, def T) T {
-	if any(override) == nil {
-		return def
-	}
-	return override
-}
-
-// build creates the /api engine, builds every module of the boot chain and registers their
-// resources, strategies and routes. It does no I/O.
+// build is the boot chain (spec §1, ARCHITECTURE.md): it creates the message catalog and the
+// /api engine, constructs each default module as a typed value in boot order, writes the wiring
+// between modules as plain statements, then appends the host's modules and registers everything
+// in the engine and the HTTP handler. It does no I/O.
+//
+// The order is the order of the statements: security first (its strategies and permission
+// checker guard everything after it), then storage, schema and monitor, then the host modules.
+// Integration and approval join only when a host includes them by an option; cron, push, mcp
+// and the event bus join here when they land.
 func (s *Server) build() error {
-	encKey, err := decodeKey(s.cfg.API.BodyEncoding.Key)
+	catalog, err := i18n.New(s.cfg.I18n.Language)
 	if err != nil {
-		return fmt.Errorf("svc.api.body_encoding.key: %w", err)
+		return err
 	}
-	engine, err := rpc.NewEngine(rpc.EngineConfig{
-		BodyLimit:    int64(s.cfg.App.BodyLimit),
-		DefaultLimit: rpc.Limit{Max: s.cfg.API.RateLimit.Max, Period: s.cfg.API.RateLimit.Period},
-		BodyEncoding: rpc.BodyEncoding{
-			Enabled:  s.cfg.API.BodyEncoding.Enabled,
-			Encoding: string(s.cfg.API.BodyEncoding.Encoding),
-			Key:      encKey,
-		},
-		Logger:          s.logger,
-		Clock:           s.clock,
-		Messages:        s.catalog,
-		Audit:           s.opts.audit,
-		DefaultStrategy: rpc.StrategyBearer,
-	})
+	engine, err := s.newEngine(catalog)
 	if err != nil {
 		return err
 	}
@@ -71,25 +35,78 @@ func (s *Server) build() error {
 		Config:      s.cfg,
 		Logger:      s.logger,
 		Clock:       s.clock,
-		I18n:        s.catalog,
+		I18n:        catalog,
 		DB:          s.DB(),
 		DataSources: s.dbs,
 		KV:          s.kv,
+		Auth:        engine,
+		Permissions: engine,
+		Errors:      engine,
 	}
-	var mods []app.Module
-	for _, build := range s.bootChain(engine) {
+
+	sec, err := security.New(deps, s.opts.security)
+	if err != nil {
+		return fmt.Errorf("build module security: %w", err)
+	}
+	// Security's revocation hook (sec.Sessions().OnRevoke) is where push's kick of revoked
+	// sessions is registered when push lands; until then nothing is wired to it.
+
+	// Storage takes the engine from deps as its download authenticator, error renderer and the
+	// permission checker of its default ACL.
+	st, err := storage.New(deps, s.opts.storage)
+	if err != nil {
+		return fmt.Errorf("build module storage: %w", err)
+	}
+	sch, err := schema.New(deps, schema.Options{})
+	if err != nil {
+		return fmt.Errorf("build module schema: %w", err)
+	}
+	mon, err := monitor.New(deps, monitor.Options{
+		Streams:     nil, // the event bus's stream inspector, when the event module lands
+		Integration: nil, // the integration module's invocation statistics, when it lands
+	})
+	if err != nil {
+		return fmt.Errorf("build module monitor: %w", err)
+	}
+
+	mods := []app.Module{sec.Module(), st.Module(), sch.Module(), mon.Module()}
+	for _, build := range s.opts.modules {
 		m, err := build(deps)
 		if err != nil {
-			return fmt.Errorf("build module: %w", err)
+			return fmt.Errorf("build host module: %w", err)
 		}
 		mods = append(mods, m)
 	}
-	if len(s.opts.resources) > 0 {
-		mods = append(mods, app.Module{Name: "host", Resources: s.opts.resources, Strategies: s.opts.strategies})
-	} else if len(s.opts.strategies) > 0 {
-		mods = append(mods, app.Module{Name: "host", Strategies: s.opts.strategies})
+	if err := register(engine, catalog, mods); err != nil {
+		return err
 	}
+	// The host's permission checker wins over the security module's role checker.
+	perms := s.opts.permissions
+	if perms == nil {
+		perms = sec.PermissionChecker()
+	}
+	engine.SetPermissionChecker(perms)
+	if err := engine.Validate(); err != nil {
+		return err
+	}
+	handler, err := s.newHandler(engine, mods)
+	if err != nil {
+		return err
+	}
+	s.catalog, s.engine, s.modules, s.handler = catalog, engine, mods, handler
+	s.security, s.storage = sec, st
+	return nil
+}
+
+// register merges each module's messages into the catalog (a key defined twice is an error) and
+// registers its strategies and resources in the engine, in boot order.
+func register(engine *rpc.Engine, catalog *i18n.Catalog, mods []app.Module) error {
 	for _, m := range mods {
+		if m.Messages != nil {
+			if err := catalog.Add(m.Messages); err != nil {
+				return fmt.Errorf("module %s: %w", m.Name, err)
+			}
+		}
 		for _, st := range m.Strategies {
 			if err := engine.RegisterStrategy(st); err != nil {
 				return fmt.Errorf("module %s: %w", m.Name, err)
@@ -99,20 +116,38 @@ func (s *Server) build() error {
 			return fmt.Errorf("module %s: %w", m.Name, err)
 		}
 	}
-	switch {
-	case s.opts.permissions != nil:
-		engine.SetPermissionChecker(s.opts.permissions)
-	case s.security != nil:
-		engine.SetPermissionChecker(s.security.PermissionChecker())
+	return nil
+}
+
+// newEngine creates the /api engine from svc.api and svc.app.
+func (s *Server) newEngine(catalog *i18n.Catalog) (*rpc.Engine, error) {
+	encKey, err := decodeKey(s.cfg.API.BodyEncoding.Key)
+	if err != nil {
+		return nil, fmt.Errorf("svc.api.body_encoding.key: %w", err)
 	}
-	if err := engine.Validate(); err != nil {
-		return err
-	}
+	return rpc.NewEngine(rpc.EngineConfig{
+		BodyLimit:    int64(s.cfg.App.BodyLimit),
+		DefaultLimit: rpc.Limit{Max: s.cfg.API.RateLimit.Max, Period: s.cfg.API.RateLimit.Period},
+		BodyEncoding: rpc.BodyEncoding{
+			Enabled:  s.cfg.API.BodyEncoding.Enabled,
+			Encoding: string(s.cfg.API.BodyEncoding.Encoding),
+			Key:      encKey,
+		},
+		Logger:          s.logger,
+		Clock:           s.clock,
+		Messages:        catalog,
+		Audit:           s.opts.audit,
+		DefaultStrategy: rpc.StrategyBearer,
+	})
+}
+
+// newHandler assembles the root HTTP handler: the outer middleware, /api and the modules' routes.
+func (s *Server) newHandler(engine *rpc.Engine, mods []app.Module) (http.Handler, error) {
 	proxies, err := app.ParseProxies(s.cfg.App.TrustedProxies)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	handler, err := app.NewHandler(app.HandlerConfig{
+	return app.NewHandler(app.HandlerConfig{
 		API:         engine,
 		Modules:     mods,
 		Ready:       s.ready,
@@ -126,9 +161,4 @@ func (s *Server) build() error {
 		Errors:      engine.WriteError,
 		Compress:    !s.cfg.API.BodyEncoding.Enabled,
 	})
-	if err != nil {
-		return err
-	}
-	s.engine, s.modules, s.handler = engine, mods, handler
-	return nil
 }

@@ -5,7 +5,6 @@ import (
 	"net"
 	"time"
 
-	"github.com/svc-framework/svc/monitor"
 	"github.com/svc-framework/svc/rpc"
 	"github.com/svc-framework/svc/security"
 	"github.com/svc-framework/svc/storage"
@@ -19,13 +18,10 @@ type options struct {
 	clock       func() time.Time
 	listener    net.Listener
 	modules     []ModuleFunc
-	resources   []rpc.Resource
-	strategies  []rpc.Strategy
 	permissions rpc.PermissionChecker
 	audit       rpc.AuditSink
 	security    security.Options
 	storage     storage.Options
-	monitor     monitor.Options
 }
 
 // WithSecurity sets the security module's host extension points (authenticators, user-info
@@ -34,9 +30,6 @@ func WithSecurity(o security.Options) Option { return func(opts *options) { opts
 
 // WithStorage sets the storage module's host extension points (file ACL, backend, events).
 func WithStorage(o storage.Options) Option { return func(opts *options) { opts.storage = o } }
-
-// WithMonitor gives sys/monitor its optional inspectors (event streams, integration stats).
-func WithMonitor(o monitor.Options) Option { return func(opts *options) { opts.monitor = o } }
 
 // WithLogger replaces the default JSON logger.
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
@@ -47,17 +40,16 @@ func WithClock(now func() time.Time) Option { return func(o *options) { o.clock 
 // WithListener serves on ln instead of listening on svc.app.port.
 func WithListener(ln net.Listener) Option { return func(o *options) { o.listener = ln } }
 
-// WithModule appends a host module to the boot chain, after the built-in modules.
-func WithModule(m ModuleFunc) Option { return func(o *options) { o.modules = append(o.modules, m) } }
-
-// WithResources mounts host RPC resources on /api.
-func WithResources(rs ...rpc.Resource) Option {
-	return func(o *options) { o.resources = append(o.resources, rs...) }
-}
-
-// WithStrategy adds a host authentication strategy to the shared registry.
-func WithStrategy(st rpc.Strategy) Option {
-	return func(o *options) { o.strategies = append(o.strategies, st) }
+// WithModule appends a host module to the boot chain, after the built-in modules and earlier
+// WithModule calls. It is the one way a host adds to the server: RPC resources, authentication
+// strategies, routes, workers, migrations and messages are fields of the app.Module that build
+// returns from the server's dependencies:
+//
+//	svc.WithModule(func(d app.Deps) (app.Module, error) {
+//		return app.Module{Name: "shop", Resources: []rpc.Resource{orders.Resource(d.DB)}}, nil
+//	})
+func WithModule(build ModuleFunc) Option {
+	return func(o *options) { o.modules = append(o.modules, build) }
 }
 
 // WithPermissionChecker sets the checker of RequiredPermission tokens; without one (and without

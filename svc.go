@@ -41,7 +41,10 @@ import (
 // ShutdownGrace is how long in-flight requests may run after shutdown begins.
 const ShutdownGrace = 30 * time.Second
 
-// ModuleFunc builds one module from its dependencies. It must not do I/O (see app.Module).
+// ModuleFunc builds one host module from the server's dependencies (database, logger, clock,
+// catalog, the engine's authenticator, permission checker and error renderer). It runs at each
+// build, after the built-in modules, and must not do I/O (see app.Module). Host resources,
+// strategies, routes, workers, migrations and messages are all fields of the Module it returns.
 type ModuleFunc func(deps app.Deps) (app.Module, error)
 
 // Server is a configured svc instance. Start it with Run, or with Start/Handler/Stop when the
@@ -61,7 +64,7 @@ type Server struct {
 	modules  []app.Module
 	workers  *app.Workers
 	handler  http.Handler
-	catalog  *i18n.Catalog
+	catalog  *i18n.Catalog // built with the modules' messages (build)
 	security *security.Service
 	storage  *storage.Service
 }
@@ -74,8 +77,9 @@ func (s *Server) Security() *security.Service { return s.security }
 // Start.
 func (s *Server) Storage() *storage.Service { return s.storage }
 
-// New validates cfg and prepares a server; it does no I/O. Every startup error of spec §7 is
-// returned here, wrapped with its key path.
+// New validates cfg and prepares a server; it does no I/O and starts no goroutine (the default
+// logger's flusher runs from Start to Stop). Every startup error of spec §7 is returned here,
+// wrapped with its key path.
 func New(cfg *config.Config, opts ...Option) (*Server, error) {
 	if cfg == nil {
 		return nil, errors.New("svc: nil configuration")
@@ -97,11 +101,7 @@ func New(cfg *config.Config, opts ...Option) (*Server, error) {
 	if clock == nil {
 		clock = time.Now
 	}
-	catalog, err := i18n.New(cfg.I18n.Language)
-	if err != nil {
-		return nil, err
-	}
-	return &Server{cfg: cfg, opts: o, logger: logger, logs: logs, clock: clock, catalog: catalog}, nil
+	return &Server{cfg: cfg, opts: o, logger: logger, logs: logs, clock: clock}, nil
 }
 
 // Config returns the effective configuration.
@@ -122,9 +122,6 @@ func (s *Server) Handler() http.Handler { return s.handler }
 // Run starts the server, listens on svc.app.port (or the listener given by WithListener) and
 // serves until ctx is cancelled; then it shuts down gracefully.
 func (s *Server) Run(ctx context.Context) error {
-	if s.logs != nil {
-		defer s.logs.Close()
-	}
 	ln := s.opts.listener
 	if ln == nil {
 		var err error
@@ -144,9 +141,9 @@ func (s *Server) Run(ctx context.Context) error {
 	return errors.Join(serveErr, s.Stop(stopCtx))
 }
 
-// Start opens the data sources and the kv store, builds the modules, runs the enabled
-// migrations, starts modules and workers and assembles the handler. On failure everything
-// already done is undone in reverse.
+// Start starts the default logger's flusher, opens the data sources and the kv store, builds
+// the modules, runs the enabled migrations, starts modules and workers and assembles the
+// handler. On failure everything already done is undone in reverse.
 func (s *Server) Start(ctx context.Context) (err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -163,6 +160,10 @@ func (s *Server) Start(ctx context.Context) (err error) {
 		}
 	}()
 
+	if s.logs != nil {
+		s.logs.Start()
+		undo = append(undo, func(context.Context) error { return s.logs.Close() })
+	}
 	if err = s.openData(ctx); err != nil {
 		return err
 	}
@@ -185,7 +186,8 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	return nil
 }
 
-// Stop stops workers, stops modules in reverse boot order and closes the data sources.
+// Stop stops workers, stops modules in reverse boot order, closes the data sources and stops
+// the default logger's flusher after flushing it.
 func (s *Server) Stop(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -199,7 +201,7 @@ func (s *Server) Stop(ctx context.Context) error {
 	}
 	errs = append(errs, app.StopModules(ctx, s.logger, s.modules), s.closeData(ctx))
 	if s.logs != nil {
-		_ = s.logs.Flush()
+		errs = append(errs, s.logs.Close())
 	}
 	return errors.Join(errs...)
 }

@@ -192,7 +192,9 @@ func TestAPIResponsesCompress(t *testing.T) {
 		return slices.Repeat([]string{"a value that repeats"}, 200), nil
 	}, rpc.Public())}}
 	for _, protected := range []bool{false, true} {
-		srv := svctest.New(t, svctest.WithOptions(svc.WithResources(big)), svctest.WithConfig(func(c *config.Config) {
+		srv := svctest.New(t, svctest.WithOptions(svc.WithModule(func(app.Deps) (app.Module, error) {
+			return app.Module{Name: "test", Resources: []rpc.Resource{big}}, nil
+		})), svctest.WithConfig(func(c *config.Config) {
 			c.API.BodyEncoding.Enabled = protected
 			c.API.BodyEncoding.Key = "MDEyMzQ1Njc4OWFiY2RlZg==" // 16 bytes
 		}))

@@ -15,20 +15,31 @@ import (
 const logFlushInterval = 100 * time.Millisecond
 
 // LogWriter buffers log output so the access log costs no system call per request. Lines are
-// written out every 100 ms, at once for records at warn level and above (see NewLogger), and on
-// Close. A crash can lose at most the last 100 ms of info lines.
+// written out every 100 ms while the flusher runs (Start to Close), at once for records at warn
+// level and above (see NewLogger), and on Flush and Close. A crash can lose at most the last
+// 100 ms of info lines.
 type LogWriter struct {
 	mu   sync.Mutex
 	buf  *bufio.Writer
-	stop chan struct{}
+	stop chan struct{} // nil while no flusher runs
 	done chan struct{}
 }
 
-// NewLogWriter starts a buffered writer over w.
+// NewLogWriter returns a buffered writer over w. It starts no goroutine: the owner runs the
+// periodic flusher from Start to Close, so a writer that is never started leaks nothing.
 func NewLogWriter(w io.Writer) *LogWriter {
-	lw := &LogWriter{buf: bufio.NewWriterSize(w, 64<<10), stop: make(chan struct{}), done: make(chan struct{})}
-	go lw.loop()
-	return lw
+	return &LogWriter{buf: bufio.NewWriterSize(w, 64<<10)}
+}
+
+// Start runs the background flusher until Close; it does nothing when the flusher runs already.
+func (lw *LogWriter) Start() {
+	lw.mu.Lock()
+	defer lw.mu.Unlock()
+	if lw.stop != nil {
+		return
+	}
+	lw.stop, lw.done = make(chan struct{}), make(chan struct{})
+	go lw.loop(lw.stop, lw.done)
 }
 
 // Write buffers p. slog handlers write one whole record per call, so lines never interleave.
@@ -45,25 +56,28 @@ func (lw *LogWriter) Flush() error {
 	return lw.buf.Flush()
 }
 
-// Close stops the background flusher and flushes what is left. Writes after Close still reach
-// the buffer but are only written by a later Flush.
+// Close stops the background flusher, if it runs, and flushes what is left; it may be called
+// more than once. Writes after Close still reach the buffer but are only written by a later
+// Flush, Close or Start.
 func (lw *LogWriter) Close() error {
-	select {
-	case <-lw.stop:
-	default:
-		close(lw.stop)
-		<-lw.done
+	lw.mu.Lock()
+	stop, done := lw.stop, lw.done
+	lw.stop, lw.done = nil, nil
+	lw.mu.Unlock()
+	if stop != nil {
+		close(stop)
+		<-done
 	}
 	return lw.Flush()
 }
 
-func (lw *LogWriter) loop() {
-	defer close(lw.done)
+func (lw *LogWriter) loop(stop <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
 	t := time.NewTicker(logFlushInterval)
 	defer t.Stop()
 	for {
 		select {
-		case <-lw.stop:
+		case <-stop:
 			return
 		case <-t.C:
 			_ = lw.Flush()

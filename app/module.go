@@ -5,6 +5,7 @@ package app
 
 import (
 	"context"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"time"
@@ -35,6 +36,11 @@ type Module struct {
 	AutoMigrate bool
 	// Strategies are authentication strategies the module adds to the shared registry.
 	Strategies []rpc.Strategy
+	// Messages is the module's message catalog: <lang>/*.json files (one per language of
+	// i18n, en and zh-CN) mapping message keys to text. The composition root merges it into
+	// the process catalog when the module is built; a key another module already defined is a
+	// startup error. Nil means the module adds no messages.
+	Messages fs.FS
 	// Workers run in the background from Start until shutdown.
 	Workers []Worker
 	// Start runs after migrations, in boot order; nil means nothing to start.
@@ -62,13 +68,45 @@ type Worker struct {
 	Run      func(ctx context.Context) error
 }
 
-// Deps are what the composition root hands a module when building it.
+// Deps are what the composition root hands a module when building it. The composition root
+// fills every field but KV (nil when the kv store is disabled); Logger and Clock are never nil.
 type Deps struct {
 	Config      *config.Config
 	Logger      *slog.Logger
 	Clock       func() time.Time
-	I18n        *i18n.Catalog
+	I18n        *i18n.Catalog     // the process catalog; modules' Messages are merged into it
 	DB          *db.DB            // the primary data source
 	DataSources map[string]*db.DB // every data source by name, primary included
 	KV          *redis.Client     // nil when svc.kvstore.enabled is false
+	// Auth runs a strategy of the shared registry for a route outside /api (download proxy,
+	// /ws, /mcp): the rpc engine.
+	Auth Authenticator
+	// Permissions checks a permission token with the checker installed in the engine.
+	Permissions PermissionChecker
+	// Errors renders any error as the {code, message, data} envelope (the engine's renderer).
+	Errors ErrorRenderer
 }
+
+// Authenticator authenticates a request with a registered strategy; an empty strategy means
+// the engine's default. *rpc.Engine implements it.
+type Authenticator interface {
+	Authenticate(ctx context.Context, r *http.Request, strategy string, args ...string) (*rpc.Principal, error)
+}
+
+// PermissionChecker checks a permission token: nil when p holds it, rpc.ErrAccessDenied (maybe
+// wrapping a checker failure) when not. *rpc.Engine implements it.
+type PermissionChecker interface {
+	CheckPermission(ctx context.Context, p *rpc.Principal, token string) error
+}
+
+// ErrorRenderer writes err as the {code, message, data} envelope with its HTTP status; internal
+// causes are logged, never sent. *rpc.Engine implements it.
+type ErrorRenderer interface {
+	WriteError(w http.ResponseWriter, r *http.Request, err error)
+}
+
+var (
+	_ Authenticator     = (*rpc.Engine)(nil)
+	_ PermissionChecker = (*rpc.Engine)(nil)
+	_ ErrorRenderer     = (*rpc.Engine)(nil)
+)

@@ -1,15 +1,20 @@
 // Package i18n holds the message catalogs (en, zh-CN) of every message key and renders messages
 // in the process-wide language chosen by SVC_I18N_LANGUAGE (wire-core §1.6: not per request).
 //
-// Catalogs are JSON files embedded from locales/<lang>/<area>.json, one file per module or area
-// so each module owns its keys. Every key must exist in every language (a test enforces it).
+// The platform's catalogs (core messages and the /api engine's) are JSON files embedded from
+// locales/<lang>/<area>.json. Each feature module owns its own keys in the same layout
+// (<lang>/*.json in an fs.FS, app.Module.Messages), merged into the process catalog with Add
+// when the module is built; a key defined twice is an error. Every key must exist in every
+// language: CheckLanguages is the test each catalog owner runs.
 package i18n
 
 import (
 	"embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"path"
 	"sort"
 	"strings"
@@ -22,6 +27,19 @@ const (
 	Default = English
 )
 
+// MustSub returns the subtree dir of an embedded catalog (a module's messages/ directory); it
+// panics on a malformed dir, which is fixed at build time.
+func MustSub(fsys fs.FS, dir string) fs.FS {
+	sub, err := fs.Sub(fsys, dir)
+	if err != nil {
+		panic(err)
+	}
+	return sub
+}
+
+// ErrDuplicateKey: two catalogs (or two files of one) define the same message key.
+var ErrDuplicateKey = errors.New("i18n: message key defined twice")
+
 //go:embed locales
 var locales embed.FS
 
@@ -33,19 +51,25 @@ type Catalog struct {
 }
 
 // New returns the catalog of lang ("en" or "zh-CN"; "zh", "zh_CN" and "zh-cn" are accepted
-// spellings). An empty lang selects English; an unknown one is an error.
-func New(lang string) (*Catalog, error) {
+// spellings) with the platform's messages and those of modules (each an fs.FS of
+// <lang>/*.json, see Add). An empty lang selects English; an unknown one is an error.
+func New(lang string, modules ...fs.FS) (*Catalog, error) {
 	norm, ok := Normalize(lang)
 	if !ok {
 		return nil, fmt.Errorf("i18n: unsupported language %q (want %s or %s)", lang, English, Chinese)
 	}
-	msgs, err := load(norm)
+	msgs, err := load(platform, norm, nil)
 	if err != nil {
 		return nil, err
 	}
 	c := &Catalog{lang: norm, messages: msgs, fallback: msgs}
 	if norm != English {
-		if c.fallback, err = load(English); err != nil {
+		if c.fallback, err = load(platform, English, nil); err != nil {
+			return nil, err
+		}
+	}
+	for _, m := range modules {
+		if err := c.Add(m); err != nil {
 			return nil, err
 		}
 	}
@@ -53,12 +77,31 @@ func New(lang string) (*Catalog, error) {
 }
 
 // MustNew is New for languages known to be valid (tests, defaults); it panics on error.
-func MustNew(lang string) *Catalog {
-	c, err := New(lang)
+func MustNew(lang string, modules ...fs.FS) *Catalog {
+	c, err := New(lang, modules...)
 	if err != nil {
 		panic(err)
 	}
 	return c
+}
+
+// Add merges a module's messages (the files <lang>/*.json of fsys) into the catalog: the
+// catalog's language, and English as its fallback. A key the catalog already has is an error
+// and leaves the catalog unchanged. Add is for building a server: it must not run while the
+// catalog renders messages.
+func (c *Catalog) Add(fsys fs.FS) error {
+	msgs, err := load(fsys, c.lang, c.messages)
+	if err != nil {
+		return err
+	}
+	fallback := msgs
+	if c.lang != English {
+		if fallback, err = load(fsys, English, c.fallback); err != nil {
+			return err
+		}
+	}
+	c.messages, c.fallback = msgs, fallback
+	return nil
 }
 
 // Normalize maps accepted spellings of a language to its canonical name.
@@ -100,9 +143,47 @@ func (c *Catalog) T(key string, args map[string]string) string {
 	return strings.NewReplacer(pairs...).Replace(msg)
 }
 
-// Keys lists the keys of a language, sorted (used by the completeness test).
-func Keys(lang string) ([]string, error) {
-	msgs, err := load(lang)
+// Keys lists the platform's keys of a language, sorted (used by the completeness test).
+func Keys(lang string) ([]string, error) { return keysOf(platform, lang) }
+
+// CheckLanguages reports an error naming every key of a module's catalog (<lang>/*.json files
+// of fsys) that is missing from one of the languages, or a language without files: every
+// catalog owner runs it in a test.
+func CheckLanguages(fsys fs.FS) error {
+	en, err := keysOf(fsys, English)
+	if err != nil {
+		return err
+	}
+	zh, err := keysOf(fsys, Chinese)
+	if err != nil {
+		return err
+	}
+	var missing []string
+	for _, k := range difference(en, zh) {
+		missing = append(missing, k+" (missing in "+Chinese+")")
+	}
+	for _, k := range difference(zh, en) {
+		missing = append(missing, k+" (missing in "+English+")")
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("i18n: keys not in every language: %s", strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+// difference lists the keys of a (sorted) that b (sorted) lacks.
+func difference(a, b []string) []string {
+	var out []string
+	for _, k := range a {
+		if _, found := sort.Find(len(b), func(i int) int { return strings.Compare(k, b[i]) }); !found {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+func keysOf(fsys fs.FS, lang string) ([]string, error) {
+	msgs, err := load(fsys, lang, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -114,15 +195,28 @@ func Keys(lang string) ([]string, error) {
 	return keys, nil
 }
 
-func load(lang string) (map[string]string, error) {
-	dir := path.Join("locales", lang)
-	files, err := fs.Glob(locales, dir+"/*.json")
+// platform is the embedded catalog of the platform's areas (locales/<lang>/*.json).
+var platform = func() fs.FS {
+	sub, err := fs.Sub(locales, "locales")
+	if err != nil {
+		panic(err) // the directory is embedded at build time
+	}
+	return sub
+}()
+
+// load reads the files <lang>/*.json of fsys into a copy of base; a key defined twice is an
+// error.
+func load(fsys fs.FS, lang string, base map[string]string) (map[string]string, error) {
+	files, err := fs.Glob(fsys, path.Join(lang, "*.json"))
 	if err != nil || len(files) == 0 {
 		return nil, fmt.Errorf("i18n: no catalog for %q", lang)
 	}
-	msgs := make(map[string]string)
+	msgs := maps.Clone(base)
+	if msgs == nil {
+		msgs = make(map[string]string)
+	}
 	for _, f := range files {
-		b, err := locales.ReadFile(f)
+		b, err := fs.ReadFile(fsys, f)
 		if err != nil {
 			return nil, err
 		}
@@ -132,7 +226,7 @@ func load(lang string) (map[string]string, error) {
 		}
 		for k, v := range part {
 			if _, dup := msgs[k]; dup {
-				return nil, fmt.Errorf("i18n: %s: key %q defined twice", f, k)
+				return nil, fmt.Errorf("%w: %q (again in %s)", ErrDuplicateKey, k, f)
 			}
 			msgs[k] = v
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/svc-framework/svc/app"
+	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/rpc"
 )
 
@@ -21,7 +22,7 @@ import (
 //
 //	go test -run '^$' -bench Actions -benchmem ./monitor/
 func BenchmarkActions(b *testing.B) {
-	m := newMonitor(app.Deps{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, Options{}, newHostProbes())
+	m := newMonitor(app.Deps{Config: config.Default(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, Options{}, newHostProbes())
 	m.sampler.wait = func(context.Context, time.Duration) error { return nil } // a zero window: only the cache matters here
 	m.sampler.sampleOnce(context.Background())
 	ops := map[string]rpc.Op{}

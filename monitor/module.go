@@ -2,10 +2,14 @@ package monitor
 
 import (
 	"context"
+	"embed"
+	"errors"
+	"io/fs"
 	"log/slog"
 	"time"
 
 	"github.com/svc-framework/svc/app"
+	"github.com/svc-framework/svc/i18n"
 	"github.com/svc-framework/svc/rpc"
 )
 
@@ -16,14 +20,9 @@ const Resource = "sys/monitor"
 // §4.1, wire-core §4).
 const rateLimit = 60
 
-// Defaults of svc.monitor, used when the configuration leaves them unset (spec §8.3).
-const (
-	defaultSampleInterval = 10 * time.Second
-	defaultSampleDuration = 2 * time.Second
-)
-
-// Options are the optional inspectors of the monitor, passed by the composition root. A nil
-// inspector makes its action answer an empty report marked disabled.
+// Options are the optional inspectors of the monitor, wired by the composition root from the
+// modules that own them. A nil inspector makes its action answer an empty report marked
+// disabled.
 type Options struct {
 	// Streams inspects the event bus's stream transport (get_event_streams).
 	Streams StreamInspector
@@ -31,19 +30,34 @@ type Options struct {
 	Integration StatsInspector
 }
 
-// Build returns the monitor module: the sys/monitor resource and the background sampler
-// worker. It does no I/O.
-func Build(deps app.Deps, opts Options) (app.Module, error) {
-	m := newMonitor(deps, opts, newHostProbes())
+//go:embed messages
+var messageFiles embed.FS
+
+// Messages returns the module's message catalog: messages/<lang>/monitor.json.
+func Messages() fs.FS { return i18n.MustSub(messageFiles, "messages") }
+
+// New builds the monitor over the host's probes, sampling every svc.monitor.sample_interval for
+// svc.monitor.sample_duration (defaults applied by config). It does no I/O.
+func New(deps app.Deps, opts Options) (*Service, error) {
+	if deps.Config == nil {
+		return nil, errors.New("monitor: a configuration is required")
+	}
+	return newMonitor(deps, opts, newHostProbes()), nil
+}
+
+// Module lists what the module adds to the server: the sys/monitor resource and the background
+// sampler worker.
+func (m *Service) Module() app.Module {
 	return app.Module{
 		Name:      "monitor",
 		Resources: []rpc.Resource{m.resource()},
+		Messages:  Messages(),
 		Workers:   []app.Worker{{Name: "sampler", Run: m.sampler.run}},
-	}, nil
+	}
 }
 
-// monitor holds the handlers of sys/monitor.
-type monitor struct {
+// Service is the monitor module at run time: the handlers of sys/monitor and their sampler.
+type Service struct {
 	probes  probes
 	sampler *sampler
 	build   app.Build
@@ -51,35 +65,19 @@ type monitor struct {
 	logger  *slog.Logger
 }
 
-func newMonitor(deps app.Deps, opts Options, p probes) *monitor {
-	interval, window := defaultSampleInterval, defaultSampleDuration
-	if deps.Config != nil {
-		interval = positive(deps.Config.Monitor.SampleInterval, interval)
-		window = positive(deps.Config.Monitor.SampleDuration, window)
-	}
-	logger := deps.Logger
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-	}
-	logger = logger.With(slog.String("module", "monitor"))
-	return &monitor{
+func newMonitor(deps app.Deps, opts Options, p probes) *Service {
+	logger := deps.Logger.With(slog.String("module", "monitor"))
+	return &Service{
 		probes: p,
-		sampler: &sampler{probes: p, interval: interval, window: window, logger: logger,
-			now: time.Now, wait: sleep},
+		sampler: &sampler{probes: p, interval: deps.Config.Monitor.SampleInterval, window: deps.Config.Monitor.SampleDuration,
+			logger: logger, now: time.Now, wait: sleep},
 		build:  app.BuildInfo(),
 		opts:   opts,
 		logger: logger,
 	}
 }
 
-func positive(d, def time.Duration) time.Duration {
-	if d > 0 {
-		return d
-	}
-	return def
-}
-
-func (m *monitor) resource() rpc.Resource {
+func (m *Service) resource() rpc.Resource {
 	limit := rpc.RateLimit(rateLimit, 0)
 	return rpc.Resource{Name: Resource, Ops: []rpc.Op{
 		rpc.Handle("get_overview", m.getOverview, limit),
@@ -98,7 +96,7 @@ func (m *monitor) resource() rpc.Resource {
 
 // live makes the handler of an action read live by one probe; a failed probe answers 2101 and
 // its cause is logged.
-func live[T any](m *monitor, probe func(context.Context) (*T, error)) func(context.Context, rpc.Call, rpc.NoParams) (*T, error) {
+func live[T any](m *Service, probe func(context.Context) (*T, error)) func(context.Context, rpc.Call, rpc.NoParams) (*T, error) {
 	return func(ctx context.Context, c rpc.Call, _ rpc.NoParams) (*T, error) {
 		v, err := probe(ctx)
 		if err != nil {
@@ -109,7 +107,7 @@ func live[T any](m *monitor, probe func(context.Context) (*T, error)) func(conte
 	}
 }
 
-func (m *monitor) log(c rpc.Call) *slog.Logger {
+func (m *Service) log(c rpc.Call) *slog.Logger {
 	if c.Logger != nil {
 		return c.Logger
 	}
@@ -117,22 +115,22 @@ func (m *monitor) log(c rpc.Call) *slog.Logger {
 }
 
 // getCPU answers from the sample cache: 2100 before the first sample, 2101 after a failed one.
-func (m *monitor) getCPU(context.Context, rpc.Call, rpc.NoParams) (*CPUInfo, error) {
+func (m *Service) getCPU(context.Context, rpc.Call, rpc.NoParams) (*CPUInfo, error) {
 	return m.sampler.cpuInfo()
 }
 
 // getProcess answers from the sample cache like getCPU.
-func (m *monitor) getProcess(context.Context, rpc.Call, rpc.NoParams) (*ProcessInfo, error) {
+func (m *Service) getProcess(context.Context, rpc.Call, rpc.NoParams) (*ProcessInfo, error) {
 	return m.sampler.processInfo()
 }
 
 // getBuildInfo answers the build data read once at build time; it cannot fail.
-func (m *monitor) getBuildInfo(context.Context, rpc.Call, rpc.NoParams) (*app.Build, error) {
+func (m *Service) getBuildInfo(context.Context, rpc.Call, rpc.NoParams) (*app.Build, error) {
 	return &m.build, nil
 }
 
 // getEventStreams asks the stream inspector; without one the report is empty and disabled.
-func (m *monitor) getEventStreams(ctx context.Context, c rpc.Call, _ rpc.NoParams) (*EventStreams, error) {
+func (m *Service) getEventStreams(ctx context.Context, c rpc.Call, _ rpc.NoParams) (*EventStreams, error) {
 	if m.opts.Streams == nil {
 		return &EventStreams{Enabled: false, Streams: []StreamInfo{}}, nil
 	}
@@ -149,7 +147,7 @@ func (m *monitor) getEventStreams(ctx context.Context, c rpc.Call, _ rpc.NoParam
 
 // getIntegrationStats reads the integration counters; without an inspector the report is
 // empty and disabled.
-func (m *monitor) getIntegrationStats(context.Context, rpc.Call, rpc.NoParams) (*IntegrationStats, error) {
+func (m *Service) getIntegrationStats(context.Context, rpc.Call, rpc.NoParams) (*IntegrationStats, error) {
 	if m.opts.Integration == nil {
 		return &IntegrationStats{Enabled: false, Stats: []InvocationStats{}}, nil
 	}

@@ -17,7 +17,7 @@ import (
 
 // invoke runs an action through its rpc.Op as the engine would (params decoding included) and
 // returns the JSON of its data.
-func invoke(t *testing.T, m *monitor, action string) (string, error) {
+func invoke(t *testing.T, m *Service, action string) (string, error) {
 	t.Helper()
 	for _, op := range m.resource().Ops {
 		if op.Action == action {
@@ -254,7 +254,7 @@ func TestMessages(t *testing.T) {
 		{"zh-CN", "monitor_collection_failed", "监控数据采集失败"},
 	}
 	for _, tt := range tests {
-		c := i18n.MustNew(tt.lang)
+		c := i18n.MustNew(tt.lang, Messages())
 		if !c.Has(tt.key) || c.T(tt.key, nil) != tt.want {
 			t.Errorf("%s %s = %q, want %q", tt.lang, tt.key, c.T(tt.key, nil), tt.want)
 		}

@@ -10,7 +10,7 @@ import (
 
 // getOverview never fails as a whole (wire-core §8.2): a part whose probe fails, panics or has
 // no sample yet is null, and the cause is logged. The disk part covers the root filesystem only.
-func (m *monitor) getOverview(ctx context.Context, c rpc.Call, _ rpc.NoParams) (*Overview, error) {
+func (m *Service) getOverview(ctx context.Context, c rpc.Call, _ rpc.NoParams) (*Overview, error) {
 	log := m.log(c)
 	out := &Overview{Build: &m.build}
 	out.Host = part(log, "host", func() (*HostSummary, error) {

@@ -48,6 +48,15 @@
 // modify), the request, the response header, a logger carrying request_id, resource, action and
 // version, and Files for multipart requests (nil for JSON).
 //
+// # In-process calls
+//
+// Engine.Call (inprocess.go) runs steps 3 and 5 to 8 for a caller that has already
+// authenticated its principal (MCP tools, cron jobs, approval hooks): the same lookup,
+// permission check, rate-limit window, params decoding and validation, handler timeout, panic
+// recovery and audit record as /api, and the *Error /api would render, returned instead of
+// written. No strategy runs; a nil principal is anonymous for public operations and 401/1000
+// otherwise.
+//
 // # The envelope
 //
 // Requests: POST /api with Content-Type application/json (any parameters, type compared

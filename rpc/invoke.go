@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"net/http"
 )
 
 // invoke is steps 7 and 8: Op.Invoke decodes and validates the params and calls the handler,
@@ -48,11 +47,7 @@ func (e *Engine) invoke(q *request) (data any, err error) {
 // (abort the response) and is re-raised.
 func (e *Engine) call(ctx context.Context, q *request, c Call) (data any, err error) {
 	defer func() {
-		if v := recover(); v != nil {
-			if v == http.ErrAbortHandler {
-				panic(v)
-			}
-			e.logPanic(q, v)
+		if e.recovered(q, recover()) {
 			data, err = nil, ErrUnknown
 		}
 	}()

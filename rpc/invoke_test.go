@@ -11,12 +11,12 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
-func TestAudit(t *testing.T) {
-	t.Parallel()
-	clock := newFakeClock()
-	start := clock.Now()
-	sink := &auditLog{}
-	e := newEngine(t, EngineConfig{Clock: clock.Now, Audit: sink}, Resource{Name: "audit", Ops: []Op{
+// auditEngine is an engine whose "audit" resource has an audited operation that takes 250 ms
+// on the returned clock and allows one call a minute, an audited failing one and an unaudited
+// one; sink collects the records.
+func auditEngine(t *testing.T) (e *Engine, clock *fakeClock, sink *auditLog) {
+	clock, sink = newFakeClock(), &auditLog{}
+	e = newEngine(t, EngineConfig{Clock: clock.Now, Audit: sink}, Resource{Name: "audit", Ops: []Op{
 		Handle("slow", func(context.Context, Call, NoParams) (any, error) {
 			clock.Add(250 * time.Millisecond)
 			return nil, nil
@@ -24,6 +24,13 @@ func TestAudit(t *testing.T) {
 		Handle("fails", func(context.Context, Call, NoParams) (any, error) { return nil, ErrRecordNotFound }, Audit()),
 		Handle("quiet", func(context.Context, Call, NoParams) (any, error) { return nil, nil }),
 	}})
+	return e, clock, sink
+}
+
+func TestAudit(t *testing.T) {
+	t.Parallel()
+	e, clock, sink := auditEngine(t)
+	start := clock.Now()
 	call := func(action, token string) {
 		r := post(envelopeJSON("audit", action, "v1", ""), "Authorization", token)
 		r = r.WithContext(WithRequestInfo(r.Context(), RequestInfo{ID: "req-" + action, ClientIP: "10.1.1.1"}))

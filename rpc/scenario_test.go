@@ -21,6 +21,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/uuid"
 	"github.com/svc-framework/svc"
+	"github.com/svc-framework/svc/app"
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/rpc"
 	"github.com/svc-framework/svc/security"
@@ -29,7 +30,7 @@ import (
 
 // The scenario tables of issue #3: every row of wire-core §1.4 and §3.3, the rate-limit rules of
 // §4 and the body encodings of §6, through the real server (svctest.New: the default boot chain
-// on a fresh SQLite database) with host resources mounted by svc.WithResources.
+// on a fresh SQLite database) with a host module (svc.WithModule).
 
 // scenarioBodyLimit is svc.app.body_limit of the main scenario server: small, so the 413 rows
 // need only a few KiB.
@@ -142,8 +143,9 @@ func (testChecker) HasPermission(_ context.Context, p *rpc.Principal, token stri
 func newScenarioServer(t *testing.T, opts ...svctest.Option) *svctest.Server {
 	t.Helper()
 	base := svctest.WithOptions(
-		svc.WithResources(testResource()),
-		svc.WithStrategy(systemStrategy{}),
+		svc.WithModule(func(app.Deps) (app.Module, error) {
+			return app.Module{Name: "test", Resources: []rpc.Resource{testResource()}, Strategies: []rpc.Strategy{systemStrategy{}}}, nil
+		}),
 		svc.WithPermissionChecker(testChecker{}),
 	)
 	return svctest.New(t, append([]svctest.Option{base}, opts...)...)

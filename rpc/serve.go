@@ -121,14 +121,8 @@ func (e *Engine) begin(w http.ResponseWriter, r *http.Request) *request {
 // end recovers a panic outside the handler (strategies, checkers), removes spooled files, emits
 // the audit record and returns the state to the pool.
 func (e *Engine) end(q *request) {
-	if v := recover(); v != nil {
-		if v == http.ErrAbortHandler {
-			panic(v)
-		}
-		e.logPanic(q, v)
-		if !q.wrote {
-			e.fail(q, ErrUnknown)
-		}
+	if e.recovered(q, recover()) && !q.wrote {
+		e.fail(q, ErrUnknown)
 	}
 	if q.files != nil {
 		q.files.cleanup()
@@ -136,6 +130,19 @@ func (e *Engine) end(q *request) {
 	e.audit(q)
 	*q = request{}
 	requestPool.Put(q)
+}
+
+// recovered logs v, the value of a recover() call, and reports whether there was a panic.
+// http.ErrAbortHandler keeps its meaning (abort the response) and is re-raised.
+func (e *Engine) recovered(q *request, v any) bool {
+	if v == nil {
+		return false
+	}
+	if v == http.ErrAbortHandler {
+		panic(v)
+	}
+	e.logPanic(q, v)
+	return true
 }
 
 func (e *Engine) logPanic(q *request, v any) {

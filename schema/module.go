@@ -2,10 +2,13 @@ package schema
 
 import (
 	"context"
+	"embed"
 	"errors"
 	"fmt"
+	"io/fs"
 
 	"github.com/svc-framework/svc/app"
+	"github.com/svc-framework/svc/i18n"
 	"github.com/svc-framework/svc/rpc"
 )
 
@@ -16,23 +19,37 @@ const Resource = "sys/schema"
 // §4.1, wire-core §4).
 const rateLimit = 60
 
-// Build returns the schema module: the sys/schema resource over the primary data source. It
-// does no I/O; an unsupported data source type is an error.
-func Build(deps app.Deps) (app.Module, error) {
+//go:embed messages
+var messageFiles embed.FS
+
+// Messages returns the module's message catalog: messages/<lang>/schema.json.
+func Messages() fs.FS { return i18n.MustSub(messageFiles, "messages") }
+
+// Options are the schema module's extension points; it has none yet. The type keeps the one
+// constructor shape of every module (New(deps, opts)).
+type Options struct{}
+
+// New builds the schema module's Service over the primary data source. It does no I/O; an
+// unsupported data source type is an error.
+func New(deps app.Deps, _ Options) (*Service, error) {
 	ins, err := newInspector(deps.DB)
 	if err != nil {
-		return app.Module{}, err
+		return nil, err
 	}
-	s := &service{ins: ins}
-	return app.Module{Name: "schema", Resources: []rpc.Resource{s.resource()}}, nil
+	return &Service{ins: ins}, nil
 }
 
-// service holds the handlers of sys/schema.
-type service struct {
+// Module lists what the module adds to the server: the sys/schema resource.
+func (s *Service) Module() app.Module {
+	return app.Module{Name: "schema", Resources: []rpc.Resource{s.resource()}, Messages: Messages()}
+}
+
+// Service holds the handlers of sys/schema.
+type Service struct {
 	ins inspector
 }
 
-func (s *service) resource() rpc.Resource {
+func (s *Service) resource() rpc.Resource {
 	limit := rpc.RateLimit(rateLimit, 0)
 	return rpc.Resource{Name: Resource, Ops: []rpc.Op{
 		rpc.Handle("list_tables", s.listTables, limit),
@@ -55,7 +72,7 @@ func (p *TableParams) Validate() error {
 }
 
 // listTables answers a bare array of the schema's base tables, by name.
-func (s *service) listTables(ctx context.Context, _ rpc.Call, _ rpc.NoParams) ([]Table, error) {
+func (s *Service) listTables(ctx context.Context, _ rpc.Call, _ rpc.NoParams) ([]Table, error) {
 	tables, err := s.ins.tables(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("schema: list tables: %w", err)
@@ -64,7 +81,7 @@ func (s *service) listTables(ctx context.Context, _ rpc.Call, _ rpc.NoParams) ([
 }
 
 // getTableSchema describes one base table, or answers 2300.
-func (s *service) getTableSchema(ctx context.Context, _ rpc.Call, p TableParams) (*TableSchema, error) {
+func (s *Service) getTableSchema(ctx context.Context, _ rpc.Call, p TableParams) (*TableSchema, error) {
 	t, err := s.ins.table(ctx, p.Name)
 	if errors.Is(err, ErrTableNotFound) {
 		return nil, ErrTableNotFound
@@ -77,7 +94,7 @@ func (s *service) getTableSchema(ctx context.Context, _ rpc.Call, p TableParams)
 }
 
 // listViews answers a bare array of the schema's views, by name.
-func (s *service) listViews(ctx context.Context, _ rpc.Call, _ rpc.NoParams) ([]View, error) {
+func (s *Service) listViews(ctx context.Context, _ rpc.Call, _ rpc.NoParams) ([]View, error) {
 	views, err := s.ins.views(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("schema: list views: %w", err)

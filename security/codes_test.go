@@ -78,7 +78,7 @@ func TestCodeTable(t *testing.T) {
 		{security.ErrTrustUserNotResolved, 1062, 401},
 		{security.ErrTrustCodeInvalid, 1063, 401},
 	}
-	catalogs := []*i18n.Catalog{i18n.MustNew("en"), i18n.MustNew("zh-CN")}
+	catalogs := []*i18n.Catalog{i18n.MustNew("en", security.Messages()), i18n.MustNew("zh-CN", security.Messages())}
 	for _, tt := range tests {
 		if tt.err.Code != tt.code || tt.err.HTTPStatus() != tt.status {
 			t.Errorf("%s: %d/%d, want %d/%d", tt.err.Key, tt.err.HTTPStatus(), tt.err.Code, tt.status, tt.code)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/svc-framework/svc"
+	"github.com/svc-framework/svc/app"
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/rpc"
 	"github.com/svc-framework/svc/security"
@@ -42,7 +43,11 @@ func onDB(kind config.DBKind) envOption           { return func(s *setup) { s.ki
 func withSec(f func(*security.Options)) envOption { return func(s *setup) { f(&s.opts) } }
 func withCfg(f func(*config.Config)) envOption    { return func(s *setup) { s.cfg = append(s.cfg, f) } }
 func withResources(rs ...rpc.Resource) envOption {
-	return func(s *setup) { s.svcOpts = append(s.svcOpts, svc.WithResources(rs...)) }
+	return func(s *setup) {
+		s.svcOpts = append(s.svcOpts, svc.WithModule(func(app.Deps) (app.Module, error) {
+			return app.Module{Name: "test", Resources: rs}, nil
+		}))
+	}
 }
 
 // newEnv boots a server (default boot chain, security included) on a fake clock. Rate limits

@@ -13,11 +13,15 @@ import (
 	"github.com/svc-framework/svc/app"
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/db"
+	"github.com/svc-framework/svc/i18n"
 	"github.com/svc-framework/svc/rpc"
 )
 
 //go:embed migrations
 var migrationsFS embed.FS
+
+//go:embed messages
+var messageFiles embed.FS
 
 // familyPurgeInterval is how often expired token families are deleted.
 const familyPurgeInterval = time.Hour
@@ -30,6 +34,10 @@ func Migrations() *db.Migrations {
 	}
 	return &db.Migrations{Module: "security", FS: sub}
 }
+
+// Messages returns the module's message catalog (messages/<lang>/security.json), for Module and
+// for code that renders the module's messages without a server (the CLI).
+func Messages() fs.FS { return i18n.MustSub(messageFiles, "messages") }
 
 // Options are the host application's extension points. Every field is optional.
 type Options struct {
@@ -82,7 +90,7 @@ type Options struct {
 }
 
 // Service is the security module at run time: what the composition root and host code use
-// after Build.
+// after New.
 type Service struct {
 	cfg            *config.Config
 	logger         *slog.Logger
@@ -120,27 +128,21 @@ func (s *Service) Store() *Store { return s.store }
 // Policy returns the password policy (for host flows that set passwords).
 func (s *Service) Policy() *Policy { return s.policy }
 
-// Build assembles the security module (spec §5, wire-core §2.3, §3, §5): the security/auth
+// New assembles the security module (spec §5, wire-core §2.3, §3, §5): the security/auth
 // resource, the bearer, api_key, http_basic and ip strategies, the migrations of the built-in
 // tables (always applied: token families, sessions and TOTP steps are needed whatever the user
 // store), the token service of svc.security.token_type (JWT with families, or opaque sessions in
 // the database or Redis), the trust-login gateway route when enabled, the purge workers and a
-// start check that tells how to create the first user. It does no I/O; it logs the signing-key
-// warnings of spec §5.2.
-func Build(deps app.Deps, opts Options) (app.Module, *Service, error) {
+// start check that tells how to create the first user; Module lists them. It does no I/O; it
+// logs the signing-key warnings of spec §5.2.
+func New(deps app.Deps, opts Options) (*Service, error) {
 	if deps.Config == nil || deps.DB == nil {
-		return app.Module{}, nil, errors.New("security: a configuration and the primary data source are required")
+		return nil, errors.New("security: a configuration and the primary data source are required")
 	}
 	s := &Service{cfg: deps.Config, logger: deps.Logger, now: deps.Clock}
-	if s.logger == nil {
-		s.logger = slog.New(slog.DiscardHandler)
-	}
-	if s.now == nil {
-		s.now = time.Now
-	}
 	key, err := s.signingKey()
 	if err != nil {
-		return app.Module{}, nil, err
+		return nil, err
 	}
 	sink := opts.Events
 	if sink == nil {
@@ -150,11 +152,11 @@ func Build(deps app.Deps, opts Options) (app.Module, *Service, error) {
 	hasher := NewHasher(opts.Hash)
 	ext := s.extensions(deps, opts, hasher)
 	if err := s.buildTokens(deps, opts, ext, key); err != nil {
-		return app.Module{}, nil, err
+		return nil, err
 	}
 	s.buildAuthenticators(opts, ext, hasher)
 	if err := s.buildTrustLogin(deps, opts, ext); err != nil {
-		return app.Module{}, nil, err
+		return nil, err
 	}
 	s.buildGuard(deps, opts)
 	s.buildChain(deps, opts, ext)
@@ -169,7 +171,7 @@ func Build(deps app.Deps, opts Options) (app.Module, *Service, error) {
 	if s.userInfo == nil && s.store != nil {
 		s.userInfo = &builtinUserInfo{store: s.store, perms: perms}
 	}
-	return s.module(), s, nil
+	return s, nil
 }
 
 // signingKey decodes svc.security.secret and logs the warnings of spec §5.2.
@@ -188,12 +190,13 @@ func (s *Service) signingKey() ([]byte, error) {
 	return key, nil
 }
 
-// module lists what the module adds to the server.
-func (s *Service) module() app.Module {
+// Module lists what the module adds to the server.
+func (s *Service) Module() app.Module {
 	m := app.Module{
 		Name:        "security",
 		Resources:   []rpc.Resource{s.resource()},
 		Strategies:  s.strategies(),
+		Messages:    Messages(),
 		Migrations:  Migrations(),
 		AutoMigrate: true,
 		Start:       s.start,

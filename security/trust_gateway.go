@@ -65,7 +65,7 @@ func (s *Service) buildTrustLogin(deps app.Deps, opts Options, ext extensions) e
 		limit: rpc.Limit{Max: tl.RateLimit.Max, Period: tl.RateLimit.Period}, codeTTL: tl.CodeTTL,
 		msgs: deps.I18n, now: s.now, logger: s.logger, events: s.events}
 	if g.msgs == nil {
-		g.msgs = i18n.MustNew(i18n.English)
+		g.msgs = i18n.MustNew(i18n.English, Messages())
 	}
 	for id, a := range tl.Apps {
 		key := "svc.security.trust_login.apps." + id

@@ -124,7 +124,7 @@ func newEnv(t *testing.T, d *db.DB, be backend.Backend, clock *fakeClock, mutate
 		opts.Events = rec
 	}
 	s := newService(serviceDeps{cfg: cfg, db: d, backend: be, clock: clock.Now, opts: opts,
-		errs: envelopeWriter{msgs: i18n.MustNew(i18n.English)}})
+		errs: envelopeWriter{msgs: i18n.MustNew(i18n.English, Messages())}})
 	return &env{t: t, svc: s, db: d, be: be, clock: clock, events: rec, ctx: context.Background()}
 }
 

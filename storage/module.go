@@ -6,13 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"log/slog"
 	"net/http"
 	"time"
 
 	"github.com/svc-framework/svc/app"
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/db"
+	"github.com/svc-framework/svc/i18n"
 	"github.com/svc-framework/svc/rpc"
 	"github.com/svc-framework/svc/storage/backend"
 	"github.com/svc-framework/svc/storage/filesystem"
@@ -23,6 +23,9 @@ import (
 //go:embed migrations
 var migrationFiles embed.FS
 
+//go:embed messages
+var messageFiles embed.FS
+
 // Migrations returns the module's migrations: migrations/{postgres,mysql,sqlite}/NNN_name.sql.
 func Migrations() *db.Migrations {
 	sub, err := fs.Sub(migrationFiles, "migrations")
@@ -32,71 +35,79 @@ func Migrations() *db.Migrations {
 	return &db.Migrations{Module: "storage", FS: sub}
 }
 
-// Options are what the composition root and host code plug into the module. Every field is
-// optional.
+// Messages returns the module's message catalog: messages/<lang>/storage.json.
+func Messages() fs.FS { return i18n.MustSub(messageFiles, "messages") }
+
+// Options are what host code plugs into the module. Every field is optional. The download
+// proxy's authenticator, error renderer and permission checker come from app.Deps (the rpc
+// engine).
 type Options struct {
 	// Backend replaces the backend chosen by svc.storage.provider.
 	Backend backend.Backend
-	// ACL decides who reads private files; nil uses DefaultACL with ReadPermission and
-	// Permissions.
+	// ACL decides who reads private files; nil uses DefaultACL with ReadPermission and the
+	// engine's permission check (app.Deps.Permissions).
 	ACL FileACL
 	// ReadPermission is the default ACL's "read every file" token (default ReadPermission).
 	ReadPermission string
-	// Permissions checks ReadPermission for the default ACL (pass the rpc engine); nil lets only
-	// uploaders and the system read private files.
-	Permissions PermissionChecker
 	// Events receives the storage events; nil drops them.
 	Events Publisher
-	// Auth authenticates private downloads (pass the rpc engine); nil treats every download as
-	// unauthenticated, so only pub/ keys and what the ACL grants to nobody are served.
-	Auth Authenticator
-	// Errors renders proxy errors (pass the rpc engine); nil uses a built-in envelope writer
-	// with the module's message catalog.
-	Errors ErrorWriter
 }
 
-// Build builds the storage module and its Service from the server's dependencies. It does no
-// I/O: the backend's bucket or directory is created in Start.
-func Build(deps app.Deps, opts Options) (app.Module, *Service, error) {
+// New builds the storage Service from the server's dependencies: the configuration (defaults
+// already applied by config), the primary database, the backend of svc.storage.provider unless
+// opts.Backend replaces it, and from the engine (deps.Auth, deps.Errors, deps.Permissions) the
+// download proxy's authentication, error envelope and default ACL check. A nil deps.Auth treats
+// every download as unauthenticated; a nil deps.Errors renders with the module's own envelope
+// writer. It does no I/O: the backend's bucket or directory is created in Start.
+func New(deps app.Deps, opts Options) (*Service, error) {
 	if deps.Config == nil || deps.DB == nil {
-		return app.Module{}, nil, errors.New("storage: the configuration and the primary database are required")
+		return nil, errors.New("storage: the configuration and the primary database are required")
 	}
-	cfg := effective(deps.Config.Storage)
 	be := opts.Backend
 	if be == nil {
 		var err error
-		if be, err = NewBackend(cfg, deps.Clock); err != nil {
-			return app.Module{}, nil, err
+		if be, err = NewBackend(deps.Config.Storage, deps.Clock); err != nil {
+			return nil, err
 		}
 	}
-	log := deps.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+	d := serviceDeps{cfg: deps.Config.Storage, db: deps.DB, backend: be, clock: deps.Clock, log: deps.Logger, opts: opts}
+	if deps.Auth != nil {
+		d.auth = deps.Auth
 	}
-	errs := opts.Errors
-	if errs == nil {
-		errs = envelopeWriter{msgs: deps.I18n, log: log}
+	if deps.Permissions != nil {
+		d.perms = deps.Permissions
 	}
-	s := newService(serviceDeps{cfg: cfg, db: deps.DB, backend: be, clock: deps.Clock, log: log, opts: opts, errs: errs})
+	if deps.Errors != nil {
+		d.errs = deps.Errors
+	} else {
+		d.errs = envelopeWriter{msgs: deps.I18n, log: deps.Logger}
+	}
+	return newService(d), nil
+}
+
+// Module lists what the module adds to the server: sys/storage and sys/storage/file, the
+// download proxy routes, the migrations, the sweeper and delete workers and the backend's start
+// and readiness checks.
+func (s *Service) Module() app.Module {
 	proxy := http.HandlerFunc(s.ServeFile)
-	mod := app.Module{
+	return app.Module{
 		Name:      "storage",
 		Resources: []rpc.Resource{s.Resource(), s.FileResource()},
 		Routes: []app.Route{
 			{Pattern: ProxyGetPattern, Handler: proxy},
 			{Pattern: ProxyHeadPattern, Handler: proxy},
 		},
+		Messages:    Messages(),
 		Migrations:  Migrations(),
-		AutoMigrate: cfg.AutoMigrate,
+		AutoMigrate: s.cfg.AutoMigrate,
 		Workers: []app.Worker{
-			{Name: "sweeper", Interval: cfg.SweepInterval, Run: s.Sweep},
-			{Name: "delete", Interval: cfg.DeleteWorkerInterval, Run: s.ProcessDeletes},
+			{Name: "sweeper", Interval: s.cfg.SweepInterval, Run: s.Sweep},
+			{Name: "delete", Interval: s.cfg.DeleteWorkerInterval, Run: s.ProcessDeletes},
 		},
 		Start: s.start,
 		Stop:  s.stop,
 		Ready: s.ready,
 	}
-	return mod, s, nil
 }
 
 // NewBackend builds the backend of svc.storage.provider without I/O: memory (also when the

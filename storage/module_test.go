@@ -20,7 +20,7 @@ import (
 	"github.com/svc-framework/svc/storage/objstore"
 )
 
-// TestBuild checks the module value and that building does no I/O.
+// TestBuild checks the module value and that New does no I/O.
 func TestBuild(t *testing.T) {
 	cfg := config.Default()
 	root := filepath.Join(t.TempDir(), "files")
@@ -30,12 +30,13 @@ func TestBuild(t *testing.T) {
 	var logs bytes.Buffer
 	deps := app.Deps{Config: cfg, DB: testservice.OpenDB(t, testservice.DataSource(t, config.SQLite)), Clock: time.Now,
 		Logger: slog.New(slog.NewTextHandler(&logs, nil))}
-	mod, svc, err := Build(deps, Options{})
+	svc, err := New(deps, Options{})
 	if err != nil {
-		t.Fatalf("Build: %v", err)
+		t.Fatalf("New: %v", err)
 	}
+	mod := svc.Module()
 	if _, err := os.Stat(root); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("Build created the root directory (it must do no I/O): %v", err)
+		t.Errorf("New created the root directory (it must do no I/O): %v", err)
 	}
 	var names []string
 	for _, r := range mod.Resources {
@@ -85,10 +86,11 @@ func TestMemoryWarning(t *testing.T) {
 	var logs bytes.Buffer
 	deps := app.Deps{Config: cfg, DB: testservice.OpenDB(t, testservice.DataSource(t, config.SQLite)),
 		Logger: slog.New(slog.NewTextHandler(&logs, nil))}
-	mod, _, err := Build(deps, Options{})
+	svc, err := New(deps, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	mod := svc.Module()
 	if err := mod.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -119,21 +121,5 @@ func TestNewBackend(t *testing.T) {
 	}
 	if (memory.New(nil)).Info().PartSize != 64<<10 || filesystem.New("x", filesystem.Options{}).Info().PartSize != 4<<20 {
 		t.Errorf("part sizes differ from wire-core §7.1")
-	}
-}
-
-// TestEffectiveConfig checks that non-positive tunables fall back to the defaults.
-func TestEffectiveConfig(t *testing.T) {
-	got := effective(config.Storage{SweepBatchSize: -1, DeleteConcurrency: 0, ClaimTTL: -time.Second, OrphanRetention: -time.Hour,
-		UploadPartRateLimit: -1})
-	want := config.Default().Storage
-	if got.SweepBatchSize != want.SweepBatchSize || got.DeleteConcurrency != want.DeleteConcurrency ||
-		got.ClaimTTL != want.ClaimTTL || got.MaxUploadSize != want.MaxUploadSize || got.OrphanRetention != 0 ||
-		got.UploadPartRateLimit != 0 ||
-		got.DeleteLeaseWindow != want.DeleteLeaseWindow || got.DeleteMaxAttempts != want.DeleteMaxAttempts {
-		t.Errorf("effective = %+v, want the defaults %+v", got, want)
-	}
-	if kept := effective(config.Storage{DeleteBatchSize: 7, UploadPartRateLimit: 9}); kept.DeleteBatchSize != 7 || kept.UploadPartRateLimit != 9 {
-		t.Errorf("a positive value was replaced: %+v", kept)
 	}
 }

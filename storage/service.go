@@ -35,21 +35,24 @@ type Service struct {
 	queue  deleteQueue
 }
 
-// serviceDeps are what newService needs; Build fills them from app.Deps and Options.
+// serviceDeps are what newService needs; New fills them from app.Deps and Options. cfg has the
+// defaults of config applied (spec §8.2: config.Load, config.Default).
 type serviceDeps struct {
 	cfg     config.Storage
 	db      *db.DB
 	backend backend.Backend
-	clock   func() time.Time
-	log     *slog.Logger
+	clock   func() time.Time // nil means time.Now (tests of the service alone)
+	log     *slog.Logger     // nil discards
 	opts    Options
+	auth    Authenticator     // nil: every download is unauthenticated
+	perms   PermissionChecker // nil: only uploaders and the system read private files
 	errs    ErrorWriter
 }
 
 func newService(d serviceDeps) *Service {
 	acl := d.opts.ACL
 	if acl == nil {
-		acl = DefaultACL{Permission: d.opts.ReadPermission, Checker: d.opts.Permissions}
+		acl = DefaultACL{Permission: d.opts.ReadPermission, Checker: d.perms}
 	}
 	clock := d.clock
 	if clock == nil {
@@ -60,47 +63,11 @@ func newService(d serviceDeps) *Service {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &Service{
-		cfg: effective(d.cfg), db: d.db, backend: d.backend, info: d.backend.Info(), clock: clock,
+		cfg: d.cfg, db: d.db, backend: d.backend, info: d.backend.Info(), clock: clock,
 		log: log.With(slog.String("module", "storage")), events: d.opts.Events, acl: acl,
-		auth: d.opts.Auth, errs: d.errs,
+		auth: d.auth, errs: d.errs,
 		parts: partStore{kind: d.db.Kind},
 	}
-}
-
-// effective replaces non-positive tunables with the defaults (spec §8.2). Configuration loaded by
-// the config package has them already; this guards a hand-built config.Storage (a zero batch
-// size would otherwise mean "no limit" to the queries).
-func effective(c config.Storage) config.Storage {
-	d := config.Default().Storage
-	pos := func(v *int, def int) {
-		if *v <= 0 {
-			*v = def
-		}
-	}
-	dur := func(v *time.Duration, def time.Duration) {
-		if *v <= 0 {
-			*v = def
-		}
-	}
-	if c.MaxUploadSize <= 0 {
-		c.MaxUploadSize = d.MaxUploadSize
-	}
-	pos(&c.MaxPendingClaims, d.MaxPendingClaims)
-	pos(&c.SweepBatchSize, d.SweepBatchSize)
-	pos(&c.DeleteBatchSize, d.DeleteBatchSize)
-	pos(&c.DeleteConcurrency, d.DeleteConcurrency)
-	pos(&c.DeleteMaxAttempts, d.DeleteMaxAttempts)
-	dur(&c.ClaimTTL, d.ClaimTTL)
-	dur(&c.SweepInterval, d.SweepInterval)
-	dur(&c.DeleteWorkerInterval, d.DeleteWorkerInterval)
-	dur(&c.DeleteLeaseWindow, d.DeleteLeaseWindow)
-	if c.OrphanRetention < 0 {
-		c.OrphanRetention = 0
-	}
-	if c.UploadPartRateLimit < 0 {
-		c.UploadPartRateLimit = 0 // inherit the engine default
-	}
-	return c
 }
 
 // Backend returns the backend objects are stored in.

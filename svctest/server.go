@@ -5,7 +5,10 @@
 //
 // Host applications use it for their own API tests:
 //
-//	srv := svctest.New(t, svctest.WithOptions(svc.WithResources(myResource)))
+//	shop := func(d app.Deps) (app.Module, error) {
+//		return app.Module{Name: "shop", Resources: []rpc.Resource{myResource}}, nil
+//	}
+//	srv := svctest.New(t, svctest.WithOptions(svc.WithModule(shop)))
 //	resp := srv.Call(t, "shop/order", "create", params, svctest.As(user))
 //	if resp.Code != 0 { t.Fatalf("create: %d %s", resp.Code, resp.Message) }
 package svctest

@@ -228,7 +228,7 @@ func withStore(g *globalFlags, fn func(cmd *cobra.Command, st *userEnv, args []s
 			return err
 		}
 		defer d.Close()
-		msgs, err := i18n.New(cfg.I18n.Language)
+		msgs, err := i18n.New(cfg.I18n.Language, security.Messages())
 		if err != nil {
 			return err
 		}

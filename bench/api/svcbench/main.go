@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/svc-framework/svc"
+	"github.com/svc-framework/svc/app"
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/rpc"
 	"github.com/svc-framework/svc/security"
@@ -66,9 +67,9 @@ func main() {
 	if err := os.WriteFile(*tokenFile, []byte(token), 0o600); err != nil {
 		log.Fatal(err)
 	}
-	srv, err := svc.New(cfg, svc.WithResources(rpc.Resource{Name: "bench/echo", Ops: []rpc.Op{
-		rpc.Handle("echo", echo),
-	}}))
+	srv, err := svc.New(cfg, svc.WithModule(func(app.Deps) (app.Module, error) {
+		return app.Module{Name: "bench", Resources: []rpc.Resource{{Name: "bench/echo", Ops: []rpc.Op{rpc.Handle("echo", echo)}}}}, nil
+	}))
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/svc-framework/svc"
+	"github.com/svc-framework/svc/app"
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/rpc"
 	"github.com/svc-framework/svc/security"
@@ -66,9 +67,9 @@ func BenchmarkHandler(b *testing.B) {
 	defer devNull.Close()
 	stderr := os.Stderr
 	os.Stderr = devNull // the default logger writes to os.Stderr as it is at svc.New
-	srv, err := svc.New(cfg, svc.WithResources(rpc.Resource{Name: "bench/echo", Ops: []rpc.Op{
-		rpc.Handle("echo", echo),
-	}}))
+	srv, err := svc.New(cfg, svc.WithModule(func(app.Deps) (app.Module, error) {
+		return app.Module{Name: "bench", Resources: []rpc.Resource{{Name: "bench/echo", Ops: []rpc.Op{rpc.Handle("echo", echo)}}}}, nil
+	}))
 	os.Stderr = stderr
 	if err != nil {
 		b.Fatal(err)

@@ -1,0 +1,68 @@
+package svc_test
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"strings"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/svc-framework/svc"
+	"github.com/svc-framework/svc/app"
+	"github.com/svc-framework/svc/config"
+	"github.com/svc-framework/svc/i18n"
+	"github.com/svc-framework/svc/svctest"
+)
+
+// flushers counts the running flusher goroutines of the default logger (app.LogWriter).
+func flushers() int {
+	buf := make([]byte, 1<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	return strings.Count(string(buf), "app.(*LogWriter).loop")
+}
+
+// TestDefaultLoggerLeaksNoGoroutine: New starts nothing; embedding code that uses Start and Stop
+// (not Run) gets the log flusher from Start and loses it at Stop. Not parallel: it counts the
+// goroutines of the whole process.
+func TestDefaultLoggerLeaksNoGoroutine(t *testing.T) {
+	before := flushers()
+	srv, err := svc.New(svctest.Config(t, config.SQLite)) // the default logger: no WithLogger
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := flushers(); got != before {
+		t.Errorf("flusher goroutines after New = %d, want %d", got, before)
+	}
+	ctx := context.Background()
+	if err := srv.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := flushers(); got != before+1 {
+		t.Errorf("flusher goroutines after Start = %d, want %d", got, before+1)
+	}
+	if err := srv.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	svctest.Eventually(t, 5*time.Second, func() bool { return flushers() == before },
+		"the log flusher still runs after Stop")
+}
+
+// TestHostMessagesClash: a host module that defines a message key a built-in module already has
+// fails the build, naming the key.
+func TestHostMessagesClash(t *testing.T) {
+	msgs := fstest.MapFS{
+		"en/shop.json":    {Data: []byte(`{"storage_claim_expired":"mine"}`)},
+		"zh-CN/shop.json": {Data: []byte(`{"storage_claim_expired":"我的"}`)},
+	}
+	srv, err := svc.New(svctest.Config(t, config.SQLite), svc.WithLogger(svctest.Logger()),
+		svc.WithModule(func(app.Deps) (app.Module, error) { return app.Module{Name: "shop", Messages: msgs}, nil }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = srv.Start(context.Background())
+	if !errors.Is(err, i18n.ErrDuplicateKey) || !strings.Contains(err.Error(), "storage_claim_expired") {
+		t.Errorf("Start = %v, want ErrDuplicateKey naming the key", err)
+	}
+}

@@ -1,0 +1,118 @@
+package rpc
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+)
+
+// Call runs an operation in process, without HTTP, for callers that already know who is calling:
+// the MCP endpoint (operations as tools), cron jobs and approval hooks. It runs steps 3 and 5 to
+// 8 of the /api path on the same code: lookup (unknown → ErrNotFound), the permission check, the
+// rate limit (keyed like /api, with the client IP of ctx's RequestInfo, empty when absent), the
+// decoding and validation of params and the handler under the operation's timeout. The audit
+// record of an operation declared with Audit() is emitted as for /api.
+//
+// The caller has authenticated p: no strategy runs. A nil p is the anonymous user for a public
+// operation and ErrUnauthenticated (401/1000) otherwise. An empty version means DefaultVersion;
+// nil params mean none. Every error is an *Error carrying the code and HTTP status /api would
+// answer; an error that is not one is logged with the request id and returned as ErrUnknown
+// (500/1900) wrapping it. The handler sees a Call whose Request is a bodiless POST /api without
+// headers and whose Header and Files are dropped; its result is returned as is, not rendered.
+func (e *Engine) Call(ctx context.Context, p *Principal, resource, action, version string, params json.RawMessage) (data any, err error) {
+	e.freeze()
+	if version == "" {
+		version = DefaultVersion
+	}
+	q := requestPool.Get().(*request)
+	info := RequestInfoFrom(ctx)
+	if info.ID == "" {
+		info.ID = newRequestID()
+		ctx = WithRequestInfo(ctx, info)
+	}
+	q.ctx, q.id, q.clientIP = ctx, info.ID, info.ClientIP
+	if e.cfg.Audit != nil {
+		q.start = e.clock()
+	}
+	q.w = &headerSink{header: make(http.Header)}
+	q.r = (&http.Request{Method: http.MethodPost, URL: &url.URL{Path: "/api"}, Header: make(http.Header),
+		RemoteAddr: info.ClientIP, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Body: http.NoBody}).WithContext(ctx)
+	q.env.params = field{val: params, state: fieldSet}
+	if len(params) == 0 {
+		q.env.params = field{}
+	}
+	defer func() {
+		if e.recovered(q, recover()) {
+			data, err = nil, ErrUnknown
+		}
+		data, err = e.settle(q, data, err)
+		e.audit(q)
+		*q = request{}
+		requestPool.Put(q)
+	}()
+	return e.callSteps(q, p, resource, action, version)
+}
+
+// callSteps is the in-process request path: lookup, principal, permission, rate limit, invoke.
+func (e *Engine) callSteps(q *request, p *Principal, resource, action, version string) (any, error) {
+	key := resource + "\x00" + action + "\x00" + version // routeKey's layout
+	rt := e.routes[key]
+	if rt == nil {
+		return nil, ErrNotFound
+	}
+	q.route = rt
+	switch {
+	case p != nil:
+		q.principal = p
+	case rt.strategy == StrategyNone:
+		q.principal = Anonymous()
+	default:
+		return nil, ErrUnauthenticated
+	}
+	if err := e.authorize(q); err != nil {
+		return nil, err
+	}
+	if err := e.rateLimit(q); err != nil {
+		return nil, err
+	}
+	return e.invoke(q)
+}
+
+// settle records the outcome for the audit record and turns an error that is not an *Error
+// into ErrUnknown, logging its cause as the renderer of /api does.
+func (e *Engine) settle(q *request, data any, err error) (any, error) {
+	q.wrote = true
+	if err == nil {
+		q.status, q.code = http.StatusOK, CodeOK
+		return data, nil
+	}
+	re, ok := AsError(err)
+	switch {
+	case !ok:
+		e.logInternal(q.ctx, q.id, err)
+		re, err = ErrUnknown, ErrUnknown.Wrap(err)
+	case re.HTTPStatus() >= http.StatusInternalServerError && re.Unwrap() != nil:
+		e.logInternal(q.ctx, q.id, re.Unwrap())
+	}
+	q.status, q.code = re.HTTPStatus(), re.Code
+	if ok {
+		return nil, re // the *Error of err's chain, as the renderer answers it
+	}
+	return nil, err
+}
+
+// headerSink is the response of an in-process call: headers set by the rate limiter or the
+// handler are kept until the call ends and then dropped; nothing is written.
+type headerSink struct{ header http.Header }
+
+var _ http.ResponseWriter = (*headerSink)(nil)
+
+// Header returns the dropped response headers.
+func (h *headerSink) Header() http.Header { return h.header }
+
+// Write discards b.
+func (h *headerSink) Write(b []byte) (int, error) { return len(b), nil }
+
+// WriteHeader discards the status.
+func (h *headerSink) WriteHeader(int) {}
