@@ -196,13 +196,7 @@ func keysOf(fsys fs.FS, lang string) ([]string, error) {
 }
 
 // platform is the embedded catalog of the platform's areas (locales/<lang>/*.json).
-var platform = func() fs.FS {
-	sub, err := fs.Sub(locales, "locales")
-	if err != nil {
-		panic(err) // the directory is embedded at build time
-	}
-	return sub
-}()
+var platform = MustSub(locales, "locales")
 
 // load reads the files <lang>/*.json of fsys into a copy of base; a key defined twice is an
 // error.
