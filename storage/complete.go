@@ -77,7 +77,9 @@ func (s *Service) assemble(ctx context.Context, c *Claim, parts []backend.Part) 
 	if obj.Size != c.Size {
 		// Defensive: the records said the sizes add up, the backend disagrees. Leave nothing
 		// half-written behind.
-		if derr := s.backend.Delete(context.WithoutCancel(ctx), c.Key); derr != nil {
+		cctx, cancel := cleanupContext(ctx)
+		defer cancel()
+		if derr := s.backend.Delete(cctx, c.Key); derr != nil {
 			s.log.ErrorContext(ctx, "delete object of mismatched size", slog.String("claim", c.ID), slog.Any("error", derr))
 		}
 		return backend.Object{}, ErrUploadSizeMismatch

@@ -2,12 +2,15 @@ package storage
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"testing"
 	"time"
 
+	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/rpc"
 	"github.com/svc-framework/svc/storage/backend"
+	"github.com/svc-framework/svc/storage/memory"
 )
 
 // TestCompleteUpload covers spec §3 rows "pending → complete_upload → uploaded", "pending →
@@ -224,4 +227,48 @@ func TestAbortUpload(t *testing.T) {
 			}
 		})
 	})
+}
+
+// sizeLiar is a backend whose completions make an object of the wrong size; it records the
+// context its Delete got.
+type sizeLiar struct {
+	backend.Backend
+	deleteCtx context.Context
+	deleteErr error // deleteCtx.Err() when Delete was called
+}
+
+func (b *sizeLiar) CompleteMultipart(_ context.Context, key, _ string, _ []backend.Part) (backend.Object, error) {
+	return backend.Object{Key: key, Size: 1}, nil
+}
+
+func (b *sizeLiar) Delete(ctx context.Context, _ string) error {
+	b.deleteCtx, b.deleteErr = ctx, ctx.Err()
+	return nil
+}
+
+// TestMismatchCleanupIsBounded: the object of a mismatched completion is deleted even when the
+// request was cancelled, under a deadline of cleanupTimeout (not unbounded).
+func TestMismatchCleanupIsBounded(t *testing.T) {
+	liar := &sizeLiar{Backend: memory.New(nil)}
+	s := newService(serviceDeps{cfg: config.Default().Storage, db: migrated(t, config.SQLite), backend: liar})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	before := time.Now()
+	_, err := s.assemble(ctx, &Claim{ID: "c1", Key: "priv/x", Size: 2}, nil)
+	if !errors.Is(err, ErrUploadSizeMismatch) {
+		t.Fatalf("assemble = %v, want ErrUploadSizeMismatch", err)
+	}
+	if liar.deleteCtx == nil {
+		t.Fatal("the mismatched object was not deleted")
+	}
+	if liar.deleteErr != nil {
+		t.Errorf("the clean-up ran on a done context: %v", liar.deleteErr)
+	}
+	deadline, ok := liar.deleteCtx.Deadline()
+	if !ok {
+		t.Fatal("the clean-up ran without a deadline")
+	}
+	if d := deadline.Sub(before); d <= 0 || d > cleanupTimeout+time.Second {
+		t.Errorf("clean-up deadline in %s, want within %s", d, cleanupTimeout)
+	}
 }

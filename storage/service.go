@@ -70,6 +70,17 @@ func newService(d serviceDeps) *Service {
 	}
 }
 
+// cleanupTimeout bounds the clean-up a failed request does after the client may have gone (the
+// object of a mismatched completion, the session or claim of a failed init): long enough for a
+// slow object store, short enough that a hung backend cannot hold the goroutine forever.
+const cleanupTimeout = 30 * time.Second
+
+// cleanupContext is ctx without its cancellation (the clean-up must run even when the client
+// went away) but with a deadline of cleanupTimeout.
+func cleanupContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+}
+
 // Backend returns the backend objects are stored in.
 func (s *Service) Backend() backend.Backend { return s.backend }
 

@@ -70,13 +70,17 @@ func (s *Service) openSession(ctx context.Context, c *Claim) error {
 	}
 	id, err := s.backend.InitMultipart(ctx, c.Key, c.ContentType)
 	if err != nil {
-		if _, derr := s.claims.remove(context.WithoutCancel(ctx), s.db, c.ID, StatusPending); derr != nil {
+		cctx, cancel := cleanupContext(ctx)
+		defer cancel()
+		if _, derr := s.claims.remove(cctx, s.db, c.ID, StatusPending); derr != nil {
 			s.log.WarnContext(ctx, "remove claim after failed session", slog.String("claim", c.ID), slog.Any("error", derr))
 		}
 		return fmt.Errorf("storage: open multipart session: %w", err)
 	}
 	if _, err := s.claims.setUploadID(ctx, s.db, c.ID, id); err != nil {
-		_ = s.backend.AbortMultipart(context.WithoutCancel(ctx), c.Key, id)
+		cctx, cancel := cleanupContext(ctx)
+		defer cancel()
+		_ = s.backend.AbortMultipart(cctx, c.Key, id)
 		return fmt.Errorf("storage: record multipart session: %w", err)
 	}
 	c.UploadID = id
