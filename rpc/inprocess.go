@@ -28,7 +28,7 @@ func (e *Engine) Call(ctx context.Context, p *Principal, resource, action, versi
 	q := requestPool.Get().(*request)
 	info := RequestInfoFrom(ctx)
 	if info.ID == "" {
-		info.ID = newRequestID()
+		info.ID = NewID()
 		ctx = WithRequestInfo(ctx, info)
 	}
 	q.ctx, q.id, q.clientIP = ctx, info.ID, info.ClientIP

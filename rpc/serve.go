@@ -9,8 +9,6 @@ import (
 	"runtime/debug"
 	"sync"
 	"time"
-
-	"github.com/google/uuid"
 )
 
 // request is the state of one /api call, passed from step to step. It is pooled; nothing handed
@@ -106,7 +104,7 @@ func (e *Engine) begin(w http.ResponseWriter, r *http.Request) *request {
 	info := RequestInfoFrom(q.ctx)
 	if info.ID == "" || info.ClientIP == "" {
 		if info.ID == "" {
-			info.ID = newRequestID()
+			info.ID = NewID()
 			w.Header().Set("X-Request-ID", info.ID)
 		}
 		if info.ClientIP == "" {
@@ -150,15 +148,6 @@ func (e *Engine) logPanic(q *request, v any) {
 		slog.String("request_id", q.id),
 		slog.Any("panic", v),
 		slog.String("stack", string(debug.Stack())))
-}
-
-// newRequestID returns a UUIDv7 (time-ordered, wire-core §1.6).
-func newRequestID() string {
-	id, err := uuid.NewV7()
-	if err != nil {
-		return uuid.NewString()
-	}
-	return id.String()
 }
 
 // peerIP is the host part of a RemoteAddr ("1.2.3.4:5678", "[::1]:80"), or the address itself.

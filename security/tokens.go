@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/svc-framework/svc/rpc"
 )
 
@@ -250,10 +249,5 @@ func (t *JWTTokens) Revoke(ctx context.Context, accessToken string) error {
 // SupportsRefresh implements TokenService.
 func (t *JWTTokens) SupportsRefresh() bool { return true }
 
-func newID() string {
-	id, err := uuid.NewV7()
-	if err != nil {
-		return uuid.NewString()
-	}
-	return id.String()
-}
+// newID returns a UUIDv7 (token, family, challenge and row ids): svc's one generator.
+var newID = rpc.NewID

@@ -9,7 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/google/uuid"
+	"github.com/svc-framework/svc/rpc"
 )
 
 // Claim states (spec §3). A claim row exists only while it is pending or uploaded: abort,
@@ -57,14 +57,8 @@ func PartCount(size, partSize int64) int {
 	return int((size + partSize - 1) / partSize)
 }
 
-// newID returns a UUIDv7 in canonical form (claim ids, key names, row ids).
-func newID() string {
-	id, err := uuid.NewV7()
-	if err != nil {
-		return uuid.NewString()
-	}
-	return id.String()
-}
+// newID returns a UUIDv7 in canonical form (claim ids, key names, row ids): svc's one generator.
+var newID = rpc.NewID
 
 // extPattern is the extension a key may keep; anything else becomes ".bin" (wire-core §7.1). The
 // bound of 32 characters is ours (doc.go, compatibility choices).
