@@ -153,7 +153,10 @@ type accessLine struct {
 // It exists for speed: at tens of thousands of requests per second, slog's generic path (record
 // with an attribute slice that outgrows its inline array, handler state, per-attribute kind
 // switches, a pooled buffer and a second copy into the writer) was about 5 % of the server's CPU;
-// this appends into a buffer the request already owns.
+// this appends into a buffer the request already owns. Measured again for issue #12
+// (BenchmarkHandler cpu-ns/op, 7 interleaved runs, the default logger through slog instead):
+// +1340 ns of CPU per authenticated request, 4.0 % of the end-to-end cost (~33.7 µs). That is
+// just under the 5 % rule, and kept for the issue's ≤ 3 % end-to-end budget; the lead decides.
 func appendAccessLine(b []byte, l accessLine) []byte {
 	b = append(b, `{"time":"`...)
 	b = l.time.AppendFormat(b, time.RFC3339Nano)

@@ -2,10 +2,8 @@ package app
 
 import (
 	"bufio"
-	"encoding/binary"
 	"errors"
 	"log/slog"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"strings"
@@ -48,7 +46,7 @@ var (
 
 func (o *outer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := o.clock()
-	id := requestID(r, start)
+	id := requestID(r)
 	info := rpc.RequestInfo{ID: id, ClientIP: o.proxies.ClientIP(r)}
 	r = r.WithContext(rpc.WithRequestInfo(r.Context(), info))
 
@@ -135,8 +133,10 @@ func (o *outer) logAccess(r *http.Request, rec *recorder, info rpc.RequestInfo, 
 }
 
 // requestID keeps a well-formed incoming X-Request-ID (so a gateway's id survives) and otherwise
-// generates a UUIDv7 for the request's start time.
-func requestID(r *http.Request, now time.Time) string {
+// generates a UUIDv7 with rpc.NewID (svc's one generator; a custom math/rand generator stood here
+// and saved about 90 ns of CPU per request, 0.3 % of an authenticated call's end-to-end cost,
+// issue #12).
+func requestID(r *http.Request) string {
 	// indexed by the canonical key: Header.Get("X-Request-ID") would canonicalise, and so
 	// allocate, the key on every request
 	if vs := r.Header["X-Request-Id"]; len(vs) > 0 {
@@ -144,32 +144,7 @@ func requestID(r *http.Request, now time.Time) string {
 			return v
 		}
 	}
-	return newUUIDv7(now)
-}
-
-// newUUIDv7 returns a UUID version 7 (RFC 9562 §5.7) in its canonical 36-character form: 48 bits
-// of Unix milliseconds, then 74 random bits. The random bits come from math/rand/v2's runtime
-// generator (ChaCha8, seeded by the OS, per thread, lock-free) rather than crypto/rand: a request
-// id must be unique and time-ordered, not secret, and this costs no system call and no lock on
-// the hot path. It allocates only the string.
-func newUUIDv7(now time.Time) string {
-	var u [16]byte
-	binary.BigEndian.PutUint64(u[0:8], uint64(now.UnixMilli())<<16|rand.Uint64()&0xffff)
-	binary.BigEndian.PutUint64(u[8:16], rand.Uint64())
-	u[6] = u[6]&0x0f | 0x70 // version 7
-	u[8] = u[8]&0x3f | 0x80 // variant 10
-	const hexDigits = "0123456789abcdef"
-	var out [36]byte
-	j := 0
-	for i, b := range u {
-		if i == 4 || i == 6 || i == 8 || i == 10 {
-			out[j] = '-'
-			j++
-		}
-		out[j], out[j+1] = hexDigits[b>>4], hexDigits[b&0x0f]
-		j += 2
-	}
-	return string(out[:])
+	return rpc.NewID()
 }
 
 func isToken(s string) bool {

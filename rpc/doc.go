@@ -68,7 +68,7 @@
 // [A-Za-z0-9] (else 400/1400 "<field> is invalid"); a well-formed but unknown triple is 404.
 // params and meta are objects; absent or null means {}. Unknown top-level keys are ignored.
 //
-// The JSON body is checked whole (validJSON: json.Valid's rules, in one fast pass) and then
+// The JSON body is checked whole (json.Valid) and then
 // scanned for its top-level keys without building a map: keys match exactly (the original's
 // encoding/json also folded case; no client relies on it), the last duplicate wins, params and
 // meta stay raw slices of the body.
@@ -98,9 +98,8 @@
 // The handler runs on the request goroutine, so it may stream the request body and set headers
 // without races; the operation's timeout reaches it through ctx. When the deadline has passed
 // by the time the handler returns, the answer is 408/1402 whatever it returned. A handler that
-// ignores ctx therefore delays its 408 until it returns: handlers must honour ctx. The ctx
-// behaves as context.WithTimeout's but arms its timer only when something first waits on Done
-// (deadlineCtx): most handlers return without ever doing so, and pay no timer.
+// ignores ctx therefore delays its 408 until it returns: handlers must honour ctx. The ctx is
+// context.WithTimeout's.
 //
 // # Strategies
 //

@@ -12,35 +12,15 @@ type RequestInfo struct {
 
 type requestInfoKey struct{}
 
-// infoCtx carries a RequestInfo. It is context.WithValue in one allocation instead of two (the
-// node and the boxed struct), on every request: Value hands out a pointer to the stored info,
-// which never changes. Done, Err and Deadline are the parent's, so contexts derived from it still
-// register with the parent's cancelCtx directly (the context package finds it through Value).
-type infoCtx struct {
-	context.Context
-	info RequestInfo
-}
-
-// Value returns a *RequestInfo for requestInfoKey and asks the parent for any other key.
-func (c *infoCtx) Value(key any) any {
-	if _, ok := key.(requestInfoKey); ok {
-		return &c.info
-	}
-	return c.Context.Value(key)
-}
-
-// String describes the context for debugging, as the context package's types do.
-func (c *infoCtx) String() string { return "rpc.WithRequestInfo(" + c.info.ID + ")" }
-
-// WithRequestInfo returns ctx carrying info.
+// WithRequestInfo returns ctx carrying info (context.WithValue; a custom one-allocation context
+// stood here and saved about 90 ns of CPU per request, 0.3 % of an authenticated call's
+// end-to-end cost, issue #12).
 func WithRequestInfo(ctx context.Context, info RequestInfo) context.Context {
-	return &infoCtx{Context: ctx, info: info}
+	return context.WithValue(ctx, requestInfoKey{}, info)
 }
 
 // RequestInfoFrom returns the RequestInfo of ctx (zero value when absent).
 func RequestInfoFrom(ctx context.Context) RequestInfo {
-	if info, ok := ctx.Value(requestInfoKey{}).(*RequestInfo); ok {
-		return *info
-	}
-	return RequestInfo{}
+	info, _ := ctx.Value(requestInfoKey{}).(RequestInfo)
+	return info
 }
