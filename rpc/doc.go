@@ -98,8 +98,9 @@
 // The handler runs on the request goroutine, so it may stream the request body and set headers
 // without races; the operation's timeout reaches it through ctx. When the deadline has passed
 // by the time the handler returns, the answer is 408/1402 whatever it returned. A handler that
-// ignores ctx therefore delays its 408 until it returns: handlers must honour ctx. The ctx is
-// context.WithTimeout's.
+// ignores ctx therefore delays its 408 until it returns: handlers must honour ctx. The ctx
+// behaves as context.WithTimeout's but arms its timer only when something first waits on Done
+// (deadlineCtx): most handlers return without ever doing so, and pay no timer.
 //
 // # Strategies
 //
