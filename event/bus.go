@@ -63,6 +63,8 @@ type Bus struct {
 
 	workers      sync.WaitGroup
 	cancelWorker context.CancelFunc
+	// manualWorkers (tests) leaves the relay, cleanups and reaper to be driven by hand.
+	manualWorkers bool
 }
 
 var _ PubSub = (*Bus)(nil)
@@ -151,7 +153,9 @@ func (b *Bus) Start(ctx context.Context) error {
 	}
 	workerCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	b.cancelWorker = cancel
-	b.startWorkers(workerCtx)
+	if !b.manualWorkers {
+		b.startWorkers(workerCtx)
+	}
 	return nil
 }
 
