@@ -177,6 +177,28 @@ func (m *memoryTransport) enqueue(ctx context.Context, ms *memorySub, env *Envel
 	}
 }
 
+// deliverNow runs the handlers of env's subscriptions in the caller's goroutine and joins their
+// errors. The outbox relay uses it when the sink is in-process, so a row is completed only after
+// every subscriber handled the event: a crash before that leaves the row to be relayed again
+// (at-least-once, deduplicated by the inbox), where a queued delivery would be lost with the
+// process.
+func (m *memoryTransport) deliverNow(ctx context.Context, env *Envelope) error {
+	m.mu.RLock()
+	if m.stopped {
+		m.mu.RUnlock()
+		return ErrBusNotStarted
+	}
+	subs := m.subs[env.Type]
+	m.mu.RUnlock()
+	var errs []error
+	for _, ms := range subs {
+		if err := ms.s.handler(ctx, env); err != nil {
+			errs = append(errs, fmt.Errorf("%s %s: %w", m.name, env.Type, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // publishTx defers the publish to the commit of the TxScope in ctx (tx_memory): a rollback
 // delivers nothing, and deliveries follow commit order, not publish order.
 func (m *memoryTransport) publishTx(ctx context.Context, _ bun.IDB, env *Envelope) error {

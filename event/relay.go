@@ -44,7 +44,7 @@ func (o *outboxTransport) RelayOnce(ctx context.Context) (int, error) {
 	for i := range rows {
 		row := &rows[i]
 		pctx, cancel := context.WithTimeout(ctx, o.b.cfg.PublishTimeout)
-		err := o.sink.publish(pctx, row.envelope(o.b.now().UTC()))
+		err := o.forward(pctx, row.envelope(o.b.now().UTC()))
 		cancel()
 		if err == nil {
 			done = append(done, row.ID)
@@ -142,6 +142,15 @@ func (o *outboxTransport) deadLetter(ctx context.Context, row *OutboxRow) error 
 	env.Headers = cloneHeaders(env.Headers, HeaderDeadLetter, "1")
 	ctx, cancel := context.WithTimeout(ctx, o.b.cfg.PublishTimeout)
 	defer cancel()
+	return o.forward(ctx, env)
+}
+
+// forward hands env to the sink: an in-process sink runs its handlers now (the row completes
+// only once they succeeded), a stream sink appends it.
+func (o *outboxTransport) forward(ctx context.Context, env *Envelope) error {
+	if m, ok := o.sink.(*memoryTransport); ok {
+		return m.deliverNow(ctx, env)
+	}
 	return o.sink.publish(ctx, env)
 }
 
