@@ -122,7 +122,7 @@ func TestOutboxInboxRedelivery(t *testing.T) {
 			t.Fatalf("claim = %d, %v", len(rows), err)
 		}
 		// forwarded, then "crashed" before marking it completed
-		if err := b.outbox.sink.publish(ctx, rows[0].envelope(clock.Now())); err != nil {
+		if err := b.outbox.sink.publish(ctx, rows[0].envelope()); err != nil {
 			t.Fatal(err)
 		}
 		eventually(t, 5*time.Second, func() bool { return rec.count() == 1 }, "first delivery")

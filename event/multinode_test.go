@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/db"
 	"github.com/uptrace/bun"
 )
@@ -69,4 +70,32 @@ func TestTwoRelays(t *testing.T) {
 			t.Errorf("%d rows not completed", pending)
 		}
 	})
+}
+
+// TestNotifyWakesOtherNode: on PostgreSQL a commit on one node wakes the relay of another node
+// through LISTEN/NOTIFY, although its relay_interval is an hour.
+func TestNotifyWakesOtherNode(t *testing.T) {
+	d := migratedDB(t, config.Postgres)
+	cfg := outboxConfig()
+	cfg.Transports.Outbox.RelayInterval = time.Hour
+	receiver := newBus(t, cfg, Deps{DB: d})
+	rec := newRecorder()
+	if _, err := receiver.Subscribe("svc.test.happened", rec.handle, WithGroup("g")); err != nil {
+		t.Fatal(err)
+	}
+	start(t, receiver)
+	ctx := context.Background()
+	eventually(t, 10*time.Second, func() bool {
+		var n int
+		_ = d.NewRaw("SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'LISTEN %'").Scan(ctx, &n)
+		return n > 0
+	}, "the receiver listens")
+	sender := newBus(t, cfg, Deps{DB: d})
+	sender.manualWorkers = true // no relay of its own: only the receiver can deliver
+	start(t, sender)
+	actx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go sender.outbox.announce(actx)
+	publishTx(t, sender, d, testEvent{N: 1})
+	eventually(t, 10*time.Second, func() bool { return rec.count() == 1 }, "the receiver relayed the sender's commit")
 }

@@ -52,14 +52,17 @@ type outboxTransport struct {
 	db      *db.DB
 	sink    transport
 	wake    chan struct{}
-	channel string // PostgreSQL LISTEN/NOTIFY channel
+	channel string        // PostgreSQL LISTEN/NOTIFY channel
+	node    string        // this process's id: the payload of its notifications
+	tell    chan struct{} // asks the announcer to notify the other nodes
 	wg      sync.WaitGroup
 }
 
 var _ txTransport = (*outboxTransport)(nil)
 
 func newOutboxTransport(b *Bus, cfg config.OutboxTransport, sink transport) *outboxTransport {
-	o := &outboxTransport{b: b, cfg: cfg, db: b.deps.DB, sink: sink, wake: make(chan struct{}, 1)}
+	o := &outboxTransport{b: b, cfg: cfg, db: b.deps.DB, sink: sink, wake: make(chan struct{}, 1),
+		node: b.ids.uuid(), tell: make(chan struct{}, 1)}
 	o.channel = "svc_event_outbox"
 	if o.db.Schema != "" {
 		o.channel += ":" + o.db.Schema
@@ -90,10 +93,12 @@ func (o *outboxTransport) publish(ctx context.Context, env *Envelope) error {
 	return nil
 }
 
-// publishTx inserts the row through tx. On PostgreSQL the same statement sends a NOTIFY, which
-// PostgreSQL delivers only at commit, so every node's relay wakes when the row becomes visible;
-// with a TxScope in ctx the local relay is also woken after the commit. An event carrying the
-// dead-letter header is refused (loop guard).
+// publishTx inserts the row through tx. With a TxScope in ctx, the commit wakes the local relay
+// and, on PostgreSQL, the announcer tells the other nodes. The NOTIFY is deliberately not sent
+// inside the caller's transaction: PostgreSQL serialises the commits of notifying transactions
+// on one lock, which would cap publishing at one commit per fsync. Without a scope the row waits
+// for the next relay_interval poll. An event carrying the dead-letter header is refused (loop
+// guard).
 func (o *outboxTransport) publishTx(ctx context.Context, tx bun.IDB, env *Envelope) error {
 	if env.Headers[HeaderDeadLetter] != "" {
 		return fmt.Errorf("%s: %w", env.Type, ErrDeadLetterLoop)
@@ -102,13 +107,7 @@ func (o *outboxTransport) publishTx(ctx context.Context, tx bun.IDB, env *Envelo
 	if err != nil {
 		return err
 	}
-	if o.db.Kind == config.Postgres {
-		ins := tx.NewInsert().Model(row).Returning("1")
-		_, err = tx.NewSelect().With("ins", ins).ColumnExpr("pg_notify(?, '')", o.channel).Table("ins").Exec(ctx)
-	} else {
-		_, err = tx.NewInsert().Model(row).Exec(ctx)
-	}
-	if err != nil {
+	if _, err = tx.NewInsert().Model(row).Exec(ctx); err != nil {
 		return fmt.Errorf("event: outbox insert %s: %w", env.Type, err)
 	}
 	if scope := ScopeFrom(ctx); scope != nil {
@@ -117,10 +116,15 @@ func (o *outboxTransport) publishTx(ctx context.Context, tx bun.IDB, env *Envelo
 	return nil
 }
 
-// notify wakes the local relay without blocking.
+// notify wakes the local relay and asks the announcer to tell the other nodes, without
+// blocking; wake-ups that arrive while one is pending collapse into it.
 func (o *outboxTransport) notify() {
 	select {
 	case o.wake <- struct{}{}:
+	default:
+	}
+	select {
+	case o.tell <- struct{}{}:
 	default:
 	}
 }
@@ -146,10 +150,10 @@ func (o *outboxTransport) row(env *Envelope) (*OutboxRow, error) {
 	return row, nil
 }
 
-// envelope rebuilds the envelope of a row for the sink.
-func (r *OutboxRow) envelope(now time.Time) *Envelope {
+// envelope rebuilds the envelope of a row for the sink; PublishedAt is when the row was written.
+func (r *OutboxRow) envelope() *Envelope {
 	env := &Envelope{
-		ID: r.EventID, Type: r.EventType, Source: r.Source, OccurredAt: r.OccurredAt.UTC(), PublishedAt: now,
+		ID: r.EventID, Type: r.EventType, Source: r.Source, OccurredAt: r.OccurredAt.UTC(), PublishedAt: r.CreatedAt.UTC(),
 		TraceID: r.TraceID, SpanID: r.SpanID, CorrelationID: r.CorrelationID,
 		Payload: RawPayload{Type: r.EventType, Body: json.RawMessage(r.Payload)},
 	}

@@ -44,7 +44,7 @@ func (o *outboxTransport) RelayOnce(ctx context.Context) (int, error) {
 	for i := range rows {
 		row := &rows[i]
 		pctx, cancel := context.WithTimeout(ctx, o.b.cfg.PublishTimeout)
-		err := o.forward(pctx, row.envelope(o.b.now().UTC()))
+		err := o.forward(pctx, row.envelope())
 		cancel()
 		if err == nil {
 			done = append(done, row.ID)
@@ -136,7 +136,7 @@ func (o *outboxTransport) fail(ctx context.Context, row *OutboxRow, cause error)
 
 // deadLetter forwards row to svc-dlq.<type> on the sink, marked with the svc.dlq header.
 func (o *outboxTransport) deadLetter(ctx context.Context, row *OutboxRow) error {
-	env := row.envelope(o.b.now().UTC())
+	env := row.envelope()
 	env.Type = DeadLetterPrefix + row.EventType
 	env.Payload = RawPayload{Type: env.Type, Body: env.Payload.(RawPayload).Body}
 	env.Headers = cloneHeaders(env.Headers, HeaderDeadLetter, "1")
@@ -225,12 +225,33 @@ func (o *outboxTransport) listenOnce(ctx context.Context) error {
 		}
 		defer func() { _, _ = pc.Exec(context.WithoutCancel(ctx), `UNLISTEN "`+o.channel+`"`) }()
 		for {
-			if _, err := pc.WaitForNotification(ctx); err != nil {
+			n, err := pc.WaitForNotification(ctx)
+			if err != nil {
 				return err
 			}
-			o.notify()
+			if n.Payload != o.node { // our own commits woke us already
+				select {
+				case o.wake <- struct{}{}:
+				default:
+				}
+			}
 		}
 	})
+}
+
+// announce sends one NOTIFY per batch of local commits (PostgreSQL only), outside any
+// transaction, so the relays of the other nodes wake within milliseconds of a commit here.
+func (o *outboxTransport) announce(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-o.tell:
+		}
+		if _, err := o.db.ExecContext(ctx, "SELECT pg_notify(?, ?)", o.channel, o.node); err != nil && ctx.Err() == nil {
+			o.b.log.Warn("event: outbox notify", "err", err)
+		}
+	}
 }
 
 // startWorkers starts the outbox relay, listener and cleanup, the inbox cleanup and the stream
@@ -240,6 +261,7 @@ func (b *Bus) startWorkers(ctx context.Context) {
 		o.wg.Go(func() { o.relayLoop(ctx) })
 		if o.db.Kind == config.Postgres {
 			o.wg.Go(func() { o.listen(ctx) })
+			o.wg.Go(func() { o.announce(ctx) })
 		}
 		b.every(ctx, o.cfg.CleanupInterval, "outbox cleanup", func(ctx context.Context) error {
 			_, err := o.Cleanup(ctx)
