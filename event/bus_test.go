@@ -336,3 +336,39 @@ func TestUnsubscribe(t *testing.T) {
 		t.Errorf("deliveries = %d, want 1", rec.count())
 	}
 }
+
+// TestAsyncQueueFull: when the async queue is full and the synchronous fallback fails too, the
+// publish fails with ErrAsyncQueueFull wrapping the cause.
+func TestAsyncQueueFull(t *testing.T) {
+	cfg := defaultConfig()
+	cfg.AsyncQueueSize, cfg.AsyncWorkers = 1, 1
+	cfg.Transports.Memory.QueueSize = 1
+	// block briefly: the async worker is held on the full queue while the next publishes overflow
+	cfg.Transports.Memory.FullPolicy = config.FullPolicyBlock
+	cfg.Transports.Memory.PublishTimeout = 50 * time.Millisecond
+	b := newBus(t, cfg, Deps{})
+	release := make(chan struct{})
+	entered := make(chan struct{}, 1)
+	_, _ = b.Subscribe("svc.test.happened", func(context.Context, *Envelope) error {
+		select {
+		case entered <- struct{}{}:
+		default:
+		}
+		<-release
+		return nil
+	})
+	start(t, b)
+	defer close(release)
+	_ = b.Publish(context.Background(), testEvent{}) // held by the handler
+	<-entered
+	_ = b.Publish(context.Background(), testEvent{}) // fills the subscription queue
+	var err error
+	for range 10 { // the async worker blocks on the full queue; the next publishes overflow
+		if err = b.Publish(context.Background(), testEvent{}, Async()); err != nil {
+			break
+		}
+	}
+	if !errors.Is(err, ErrAsyncQueueFull) || !errors.Is(err, ErrQueueFull) {
+		t.Errorf("err = %v, want ErrAsyncQueueFull wrapping ErrQueueFull", err)
+	}
+}

@@ -279,3 +279,57 @@ func TestBackoff(t *testing.T) {
 		}
 	}
 }
+
+// TestOutboxMemorySinkHandlerFailure: with the memory sink the relay runs the handler; its
+// failure makes the row failed and the retry completes it.
+func TestOutboxMemorySinkHandlerFailure(t *testing.T) {
+	d := migratedDB(t, config.SQLite)
+	clock := newFakeClock()
+	b := outboxBus(t, d, outboxConfig(), clock)
+	calls := 0
+	_, _ = b.Subscribe("svc.test.happened", func(context.Context, *Envelope) error {
+		calls++
+		if calls == 1 {
+			return errors.New("not yet")
+		}
+		return nil
+	}, WithGroup("g"))
+	start(t, b)
+	id := publishTx(t, b, d, testEvent{N: 1})
+	ctx := context.Background()
+	_, _ = b.outbox.RelayOnce(ctx)
+	if r := rowOf(t, d, id); r.Status != OutboxFailed || r.RetryCount != 1 || !strings.Contains(r.LastError, "not yet") {
+		t.Fatalf("row = %+v, want failed after the handler error", r)
+	}
+	clock.Advance(2 * time.Second)
+	_, _ = b.outbox.RelayOnce(ctx)
+	if r := rowOf(t, d, id); r.Status != OutboxCompleted || calls != 2 {
+		t.Errorf("row = %s after %d calls, want completed after 2", r.Status, calls)
+	}
+}
+
+// TestOutboxStreamSink: the outbox relays to the kvstore_stream sink, whose group consumer
+// handles the event.
+func TestOutboxStreamSink(t *testing.T) {
+	rdb, prefix := testRedis(t)
+	d := migratedDB(t, config.SQLite)
+	cfg := streamConfig(prefix)
+	cfg.Transports.Outbox.Enabled = true
+	cfg.Transports.Outbox.Sink = config.TransportKVStoreStream
+	cfg.Transports.Outbox.RelayInterval = time.Hour
+	cfg.Routing = []config.EventRoute{{Pattern: "svc.*", Transports: []string{"outbox", "kvstore_stream"}}}
+	b := newBus(t, cfg, Deps{DB: d, Redis: rdb})
+	rec := newRecorder()
+	if _, err := b.Subscribe("svc.test.happened", rec.handle, WithGroup("g")); err != nil {
+		t.Fatal(err)
+	}
+	start(t, b)
+	id := publishTx(t, b, d, testEvent{N: 1})
+	eventually(t, 10*time.Second, func() bool { return rec.count() == 1 }, "relayed through the stream")
+	if rec.envs[0].ID != id || rowOf(t, d, id).Status != OutboxCompleted {
+		t.Errorf("delivered %s, row %s", rec.envs[0].ID, rowOf(t, d, id).Status)
+	}
+	if n, _ := rdb.XLen(context.Background(), prefix+"svc.test.happened").Result(); n != 1 {
+		t.Errorf("stream length = %d, want 1 (no direct publish besides the relay)", n)
+	}
+}
