@@ -293,7 +293,7 @@ func (b *Bus) drainAsync() {
 // WithGroup (ErrGroupRequired); a route that lists the outbox without its sink fails with
 // ErrSinkMissing naming the rule. Subscriptions made before Start are kept and start with it.
 func (b *Bus) Subscribe(eventType string, h Handler, opts ...SubscribeOption) (Unsubscribe, error) {
-	if !eventTypePattern.MatchString(eventType) {
+	if !validType(eventType) {
 		return nil, fmt.Errorf("%w: %q", ErrInvalidEventType, eventType)
 	}
 	if h == nil {

@@ -372,3 +372,14 @@ func TestAsyncQueueFull(t *testing.T) {
 		t.Errorf("err = %v, want ErrAsyncQueueFull wrapping ErrQueueFull", err)
 	}
 }
+
+// TestValidType: the shape ^[a-zA-Z0-9._-]+$.
+func TestValidType(t *testing.T) {
+	for typ, want := range map[string]bool{
+		"svc.storage.file.claimed": true, "svc-dlq.a_b-C9": true, "": false, "a b": false, "a/b": false, "é": false, "a*": false,
+	} {
+		if got := validType(typ); got != want {
+			t.Errorf("validType(%q) = %v, want %v", typ, got, want)
+		}
+	}
+}

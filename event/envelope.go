@@ -48,7 +48,7 @@ func (b *Bus) newEnvelope(ctx context.Context, evt Event, o *publishOptions) (*E
 		return nil, fmt.Errorf("%w: nil event", ErrInvalidEventType)
 	}
 	typ := evt.EventType()
-	if !eventTypePattern.MatchString(typ) {
+	if !validType(typ) {
 		return nil, fmt.Errorf("%w: %q", ErrInvalidEventType, typ)
 	}
 	if err := checkHeaders(o.headers); err != nil {

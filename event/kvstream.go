@@ -242,7 +242,7 @@ func decodeFrame(msg redis.XMessage) (*Envelope, error) {
 	if err := json.Unmarshal([]byte(raw), &f); err != nil {
 		return nil, fmt.Errorf("invalid frame: %w", err)
 	}
-	if f.ID == "" || !eventTypePattern.MatchString(f.Type) {
+	if f.ID == "" || !validType(f.Type) {
 		return nil, errors.New("frame without id or valid type")
 	}
 	return &Envelope{ID: f.ID, Type: f.Type, Source: f.Source, OccurredAt: f.OccurredAt, PublishedAt: f.PublishedAt,
