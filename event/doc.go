@@ -61,6 +61,8 @@
 //   - With an in-process sink the relay runs the handlers and completes a row only when they
 //     succeeded (at-least-once end to end); the original hands the event to a queue.
 //   - The stream reaper uses XAUTOCLAIM and also retries failed entries of live consumers.
+//   - Stream readers take up to 32 entries per XREADGROUP (the original: 1) and acknowledge a
+//     batch's successes in one XACK.
 //   - tx_memory's delivery after commit needs a TxScope in the context (RunInTx or NewTxScope),
 //     because a bun transaction has no commit hooks (ErrTxScopeRequired).
 //   - The 1 MiB body limit applies where a body is produced (outbox, stream); memory transports

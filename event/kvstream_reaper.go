@@ -59,9 +59,13 @@ func (t *streamTransport) reapOne(ctx context.Context, ss *streamSub) (int, erro
 		}
 		return 0, fmt.Errorf("event: reap %s/%s: %w", ss.key, ss.s.group, err)
 	}
+	var done []string
 	for _, msg := range msgs {
-		t.deliver(ctx, ss, msg, 2)
+		if t.deliver(ctx, ss, msg, 2) {
+			done = append(done, msg.ID)
+		}
 	}
+	t.ack(ctx, ss, done...)
 	return len(msgs), nil
 }
 
