@@ -143,3 +143,15 @@ func eventually(t testing.TB, timeout time.Duration, cond func() bool, msg strin
 		wait = min(wait*2, 50*time.Millisecond)
 	}
 }
+
+// recordedBus builds and starts a bus whose recorder subscribes to svc.test.happened in group g.
+func recordedBus(t *testing.T, cfg config.Event, deps Deps) (*Bus, *recorder) {
+	t.Helper()
+	b := newBus(t, cfg, deps)
+	rec := newRecorder()
+	if _, err := b.Subscribe("svc.test.happened", rec.handle, WithGroup("g")); err != nil {
+		t.Fatal(err)
+	}
+	start(t, b)
+	return b, rec
+}

@@ -78,12 +78,7 @@ func TestNotifyWakesOtherNode(t *testing.T) {
 	d := migratedDB(t, config.Postgres)
 	cfg := outboxConfig()
 	cfg.Transports.Outbox.RelayInterval = time.Hour
-	receiver := newBus(t, cfg, Deps{DB: d})
-	rec := newRecorder()
-	if _, err := receiver.Subscribe("svc.test.happened", rec.handle, WithGroup("g")); err != nil {
-		t.Fatal(err)
-	}
-	start(t, receiver)
+	_, rec := recordedBus(t, cfg, Deps{DB: d})
 	ctx := context.Background()
 	eventually(t, 10*time.Second, func() bool {
 		var n int

@@ -230,12 +230,7 @@ func TestOutboxWake(t *testing.T) {
 	eachDB(t, func(t *testing.T, d *db.DB) {
 		cfg := outboxConfig()
 		cfg.Transports.Outbox.RelayInterval = time.Hour
-		b := newBus(t, cfg, Deps{DB: d})
-		rec := newRecorder()
-		if _, err := b.Subscribe("svc.test.happened", rec.handle, WithGroup("g")); err != nil {
-			t.Fatal(err)
-		}
-		start(t, b)
+		b, rec := recordedBus(t, cfg, Deps{DB: d})
 		publishTx(t, b, d, testEvent{N: 1})
 		// a plain publish on an outbox route writes the row in its own transaction, not to the
 		// sink directly
@@ -318,12 +313,7 @@ func TestOutboxStreamSink(t *testing.T) {
 	cfg.Transports.Outbox.Sink = config.TransportKVStoreStream
 	cfg.Transports.Outbox.RelayInterval = time.Hour
 	cfg.Routing = []config.EventRoute{{Pattern: "svc.*", Transports: []string{"outbox", "kvstore_stream"}}}
-	b := newBus(t, cfg, Deps{DB: d, Redis: rdb})
-	rec := newRecorder()
-	if _, err := b.Subscribe("svc.test.happened", rec.handle, WithGroup("g")); err != nil {
-		t.Fatal(err)
-	}
-	start(t, b)
+	b, rec := recordedBus(t, cfg, Deps{DB: d, Redis: rdb})
 	id := publishTx(t, b, d, testEvent{N: 1})
 	eventually(t, 10*time.Second, func() bool { return rec.count() == 1 }, "relayed through the stream")
 	if rec.envs[0].ID != id || rowOf(t, d, id).Status != OutboxCompleted {

@@ -105,24 +105,12 @@ func BenchmarkOutboxPostgres(b *testing.B) {
 	if err := bus.Start(context.Background()); err != nil {
 		b.Fatal(err)
 	}
-	const publishers = 16
-	var next atomic.Int64
 	b.ResetTimer()
-	var wg sync.WaitGroup
-	for range publishers {
-		wg.Go(func() {
-			for next.Add(1) <= int64(b.N) {
-				err := bus.RunInTx(context.Background(), d, nil, func(ctx context.Context, tx bun.Tx) error {
-					return bus.Publish(ctx, tick{}, event.InTx(tx))
-				})
-				if err != nil {
-					b.Error(err)
-					return
-				}
-			}
+	publishConcurrently(b, 16, func() error {
+		return bus.RunInTx(context.Background(), d, nil, func(ctx context.Context, tx bun.Tx) error {
+			return bus.Publish(ctx, tick{}, event.InTx(tx))
 		})
-	}
-	wg.Wait()
+	})
 	waitFor(b, &got, int64(b.N))
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
@@ -165,14 +153,21 @@ func BenchmarkStream(b *testing.B) {
 	if err := bus.Start(context.Background()); err != nil {
 		b.Fatal(err)
 	}
-	const publishers = 8
-	var next atomic.Int64
 	b.ResetTimer()
+	publishConcurrently(b, 8, func() error { return bus.Publish(context.Background(), tick{}) })
+	waitFor(b, &got, int64(b.N))
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
+}
+
+// publishConcurrently calls publish b.N times in total from n goroutines.
+func publishConcurrently(b *testing.B, n int, publish func() error) {
+	var next atomic.Int64
 	var wg sync.WaitGroup
-	for range publishers {
+	for range n {
 		wg.Go(func() {
 			for next.Add(1) <= int64(b.N) {
-				if err := bus.Publish(context.Background(), tick{}); err != nil {
+				if err := publish(); err != nil {
 					b.Error(err)
 					return
 				}
@@ -180,7 +175,4 @@ func BenchmarkStream(b *testing.B) {
 		})
 	}
 	wg.Wait()
-	waitFor(b, &got, int64(b.N))
-	b.StopTimer()
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
 }
