@@ -383,3 +383,26 @@ func TestValidType(t *testing.T) {
 		}
 	}
 }
+
+// fileClaimed stands for a module payload that is not an Event itself.
+type fileClaimed struct {
+	FileKey string `json:"fileKey"`
+}
+
+func (fileClaimed) EventType() string { return "svc.storage.file.claimed" }
+
+// TestNamed: a (name, value) event publishes the value's JSON and typed subscribers get the
+// value, in-process and after the outbox (RawPayload).
+func TestNamed(t *testing.T) {
+	e := Named{Type: "svc.storage.file.claimed", Payload: fileClaimed{FileKey: "k"}}
+	body, err := encodeBody(&Envelope{Type: e.Type, Payload: e})
+	if err != nil || string(body) != `{"fileKey":"k"}` {
+		t.Errorf("body = %s, %v", body, err)
+	}
+	for _, payload := range []Event{e, Named{Type: e.Type, Payload: map[string]string{"fileKey": "k"}}, RawPayload{Type: e.Type, Body: body}} {
+		got, err := decodePayload[fileClaimed](&Envelope{Type: e.Type, Payload: payload})
+		if err != nil || got.FileKey != "k" {
+			t.Errorf("decode %T = %+v, %v", payload, got, err)
+		}
+	}
+}

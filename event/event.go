@@ -26,6 +26,22 @@ type RawPayload struct {
 // EventType returns the type the payload was published with.
 func (r RawPayload) EventType() string { return r.Type }
 
+// Named pairs an event type with any payload, for modules whose events are (name, value)
+// pairs, such as storage.Event: bus.Publish(ctx, event.Named{Type: e.Name, Payload: e.Payload}).
+// Its JSON is the payload's; SubscribeTyped hands typed subscribers the payload itself.
+type Named struct {
+	// Type is the event type.
+	Type string
+	// Payload is the value, encoded as JSON when it leaves the process.
+	Payload any
+}
+
+// EventType returns n.Type.
+func (n Named) EventType() string { return n.Type }
+
+// MarshalJSON encodes the payload alone.
+func (n Named) MarshalJSON() ([]byte, error) { return json.Marshal(n.Payload) }
+
 // Envelope is one published event with its metadata. ID is a UUIDv7 fixed at publish and stable
 // across every retry and redelivery, so it is the inbox deduplication key.
 type Envelope struct {

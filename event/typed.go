@@ -44,6 +44,15 @@ func decodePayload[T Event](env *Envelope) (T, error) {
 	switch p := env.Payload.(type) {
 	case T:
 		return p, nil
+	case Named:
+		if v, ok := p.Payload.(T); ok {
+			return v, nil
+		}
+		body, err := json.Marshal(p.Payload)
+		if err != nil {
+			return zero, fmt.Errorf("%w: %s: %w", ErrUnknownPayload, env.Type, err)
+		}
+		return decodePayload[T](&Envelope{Type: env.Type, Payload: RawPayload{Type: p.Type, Body: body}})
 	case RawPayload:
 		rt := reflect.TypeFor[T]()
 		if rt.Kind() == reflect.Pointer {
