@@ -78,11 +78,11 @@ func TestNotifyWakesOtherNode(t *testing.T) {
 	d := migratedDB(t, config.Postgres)
 	cfg := outboxConfig()
 	cfg.Transports.Outbox.RelayInterval = time.Hour
-	_, rec := recordedBus(t, cfg, Deps{DB: d})
+	receiver, rec := recordedBus(t, cfg, Deps{DB: d})
 	ctx := context.Background()
 	eventually(t, 10*time.Second, func() bool {
 		var n int
-		_ = d.NewRaw("SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'LISTEN %'").Scan(ctx, &n)
+		_ = d.NewRaw("SELECT count(*) FROM pg_stat_activity WHERE query = ?", `LISTEN "`+receiver.outbox.channel+`"`).Scan(ctx, &n)
 		return n > 0
 	}, "the receiver listens")
 	sender := newBus(t, cfg, Deps{DB: d})
