@@ -59,6 +59,7 @@ func (t *streamTransport) reapOne(ctx context.Context, ss *streamSub) (int, erro
 		}
 		return 0, fmt.Errorf("event: reap %s/%s: %w", ss.key, ss.s.group, err)
 	}
+	t.b.metrics.redelivered.Add(int64(len(msgs)))
 	var done []string
 	for _, msg := range msgs {
 		if t.deliver(ctx, ss, msg, 2) {

@@ -153,8 +153,8 @@ func TestStreamRedeliveryAndPoison(t *testing.T) {
 		n, err := b.stream.Reap(ctx)
 		return err == nil && n == 1
 	}, "reaper claims the idle failed entry")
-	if calls.Load() != 2 {
-		t.Errorf("calls = %d, want 2", calls.Load())
+	if calls.Load() != 2 || b.Metrics().Snapshot().Redelivered != 1 {
+		t.Errorf("calls = %d, redelivered %d, want 2 and 1", calls.Load(), b.Metrics().Snapshot().Redelivered)
 	}
 	if p, _ := rdb.XPending(ctx, key, "g").Result(); p.Count != 0 {
 		t.Errorf("pending = %d after the retry succeeded, want 0", p.Count)

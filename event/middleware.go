@@ -139,6 +139,10 @@ func parseTraceparent(v string) (traceID, spanID string, ok bool) {
 type Metrics struct {
 	dropped        atomic.Int64
 	asyncFallbacks atomic.Int64
+	relayed        atomic.Int64
+	relayFailures  atomic.Int64
+	deadLettered   atomic.Int64
+	redelivered    atomic.Int64
 	types          sync.Map // event type → *typeCounters
 }
 
@@ -167,6 +171,14 @@ type MetricsSnapshot struct {
 	Dropped int64
 	// AsyncFallbacks counts async publishes run synchronously because the queue was full.
 	AsyncFallbacks int64
+	// Relayed counts outbox rows forwarded to the sink.
+	Relayed int64
+	// RelayFailures counts failed forwards (each makes a row failed, or dead).
+	RelayFailures int64
+	// DeadLettered counts rows forwarded to svc-dlq.<type>.
+	DeadLettered int64
+	// Redelivered counts stream entries the reaper claimed and delivered again.
+	Redelivered int64
 }
 
 func newMetrics() *Metrics { return &Metrics{} }
@@ -192,7 +204,9 @@ func (m *Metrics) consumed(t string, err error) {
 
 // Snapshot copies the counters.
 func (m *Metrics) Snapshot() MetricsSnapshot {
-	s := MetricsSnapshot{Types: map[string]TypeCounts{}, Dropped: m.dropped.Load(), AsyncFallbacks: m.asyncFallbacks.Load()}
+	s := MetricsSnapshot{Types: map[string]TypeCounts{}, Dropped: m.dropped.Load(), AsyncFallbacks: m.asyncFallbacks.Load(),
+		Relayed: m.relayed.Load(), RelayFailures: m.relayFailures.Load(), DeadLettered: m.deadLettered.Load(),
+		Redelivered: m.redelivered.Load()}
 	m.types.Range(func(k, v any) bool {
 		c := v.(*typeCounters)
 		s.Types[k.(string)] = TypeCounts{Published: c.published.Load(), PublishErrors: c.publishErrors.Load(),

@@ -81,8 +81,11 @@ func (o *outboxTransport) start(context.Context) error   { return nil }
 // stop waits for the relay loops (ended by the bus's worker context).
 func (o *outboxTransport) stop(ctx context.Context) error { return waitGroup(ctx, &o.wg) }
 
-// publish writes env in a transaction of its own and wakes the relay.
+// publish writes env in a transaction of its own, bounded by publish_timeout, and wakes the
+// relay.
 func (o *outboxTransport) publish(ctx context.Context, env *Envelope) error {
+	ctx, cancel := context.WithTimeout(ctx, o.b.cfg.PublishTimeout)
+	defer cancel()
 	ctx, scope := NewTxScope(ctx)
 	err := o.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error { return o.publishTx(ctx, tx, env) })
 	if err != nil {

@@ -168,6 +168,9 @@ func TestOutboxStates(t *testing.T) {
 		if r.Status != OutboxDead || r.RetryCount != 3 || r.ProcessedAt.IsZero() {
 			t.Fatalf("after DLQ: %+v, want dead with count 3", r)
 		}
+		if m := b.Metrics().Snapshot(); m.Relayed != 1 || m.RelayFailures != 4 || m.DeadLettered != 1 {
+			t.Errorf("metrics = %+v, want 1 relayed, 4 failures, 1 dead-lettered", m)
+		}
 		dlq := sink.got[len(sink.got)-1]
 		if dlq.Type != "svc-dlq.svc.test.happened" || dlq.Headers[HeaderDeadLetter] != "1" || dlq.ID != id {
 			t.Errorf("DLQ envelope = %+v", dlq)

@@ -50,10 +50,12 @@ func (o *outboxTransport) RelayOnce(ctx context.Context) (int, error) {
 			done = append(done, row.ID)
 			continue
 		}
+		o.b.metrics.relayFailures.Add(1)
 		if ferr := o.fail(ctx, row, err); ferr != nil {
 			errs = append(errs, ferr)
 		}
 	}
+	o.b.metrics.relayed.Add(int64(len(done)))
 	if len(done) > 0 {
 		now := dbTime(o.b.now())
 		_, err := o.db.NewUpdate().Model((*OutboxRow)(nil)).
@@ -117,6 +119,7 @@ func (o *outboxTransport) fail(ctx context.Context, row *OutboxRow, cause error)
 			lastErr = cleanError(cause.Error() + "; dead letter: " + dlqErr.Error())
 		} else {
 			status, processed = OutboxDead, now
+			o.b.metrics.deadLettered.Add(1)
 		}
 	}
 	q := o.db.NewUpdate().Model((*OutboxRow)(nil)).
