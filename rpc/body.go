@@ -86,10 +86,6 @@ var (
 	retryAfterOne   = []string{"1"}
 )
 
-// eagerBody: a declared length up to this is allocated at once; a larger one grows with the data
-// that actually arrives, so a client cannot make the server allocate the whole limit up front.
-const eagerBody = 64 << 10
-
 // Admission estimates of the body budget for what a declared length does not tell: a body of
 // unknown length, and the inflated size of a gzip body (legitimate JSON compresses about 5 to
 // 15 times; more is taken from the budget only while it is free). gzipState covers the inflater.
@@ -100,7 +96,8 @@ const (
 )
 
 // readAll reads a plain JSON body of declared length n (-1 when unknown), at most limit bytes,
-// into budgeted memory.
+// into budgeted memory: a declared length is allocated at once (net/http ends such a body after
+// n bytes), an unknown one grows with the data that arrives.
 func (e *Engine) readAll(q *request, r io.Reader, n, limit int64) ([]byte, error) {
 	if r == nil || n == 0 {
 		return nil, nil
@@ -108,7 +105,9 @@ func (e *Engine) readAll(q *request, r io.Reader, n, limit int64) ([]byte, error
 	if err := q.mem.admit(q.ctx, estimate(n, unknownBodyEstimate), e.cfg.BodyMemoryWait); err != nil {
 		return nil, err
 	}
-	if n > 0 && n <= eagerBody {
+	if n > 0 {
+		// Admission reserved n: allocating it at once costs no more of the budget, and growing
+		// a buffer instead would leave as much again behind as garbage.
 		if err := q.mem.take(n); err != nil {
 			return nil, err
 		}
@@ -118,11 +117,7 @@ func (e *Engine) readAll(q *request, r io.Reader, n, limit int64) ([]byte, error
 		}
 		return buf, nil
 	}
-	start := int64(512)
-	if n > 0 {
-		start = eagerBody
-	}
-	buf, err := fill(r, start, limit, q.mem.take)
+	buf, err := fill(r, 512, limit, q.mem.take)
 	return fillResult(buf, err, bodyReadError)
 }
 

@@ -26,10 +26,10 @@
 // ServeHTTP is one straight-line function, one step per file, in the order of ARCHITECTURE.md:
 //
 //  1. body.go — body encodings. A declared Content-Length over BodyLimit answers 413 at once.
-//     JSON bodies are read whole within the body memory budget (one allocation for a declared
-//     length up to 64 KiB; larger ones grow with the data that arrives, so a declared length
-//     allocates nothing up front) and X-Body-Encoding is undone while they stream in;
-//     multipart bodies are only wrapped in the limit, to be streamed.
+//     JSON bodies are read whole within the body memory budget (one allocation of a declared
+//     length, made once the budget admitted it; a body of unknown length grows with the data
+//     that arrives) and X-Body-Encoding is undone while they stream in; multipart bodies are
+//     only wrapped in the limit, to be streamed.
 //  2. envelope.go, multipart.go — the envelope (below).
 //  3. lookup.go — one map hit on (resource, action, version), key built in a stack buffer.
 //     Unknown → 404/1200, before any authentication.
