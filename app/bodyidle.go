@@ -11,11 +11,10 @@ import (
 // before each Read, so a client that stalls, or sends a byte now and then slower than that, has
 // its read fail and its connection closed, whatever the handler does with the error. The
 // deadline is network time (time.Now): the kernel enforces it, so the injected clock cannot
-// drive it. At the body's end the deadline is cleared, because net/http then keeps reading the
-// connection in the background to notice a client that goes away, and a deadline left in place
-// would cancel the request's context while the handler still runs. After a failed read it is
-// left in place, so the server's drain of the unread rest fails at once instead of waiting on
-// the stalled client.
+// drive it. At the body's end the deadline is cleared (net/http's background read of the
+// connection, which notices a client going away, clears it too): a handler that works long after
+// reading its body keeps its context. After a failed read it is left in place, so the server's
+// drain of the unread rest fails at once instead of waiting on the stalled client.
 type idleBody struct {
 	body    io.ReadCloser
 	rc      http.ResponseController

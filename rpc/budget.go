@@ -19,8 +19,10 @@ var ErrServiceBusy = NewError(CodeUnknown, http.StatusServiceUnavailable, "servi
 var errOverflow = errors.New("rpc: body over its limit")
 
 // bodyBudget bounds the request-body bytes that all requests together hold in memory. It is a
-// weighted semaphore in bytes with a FIFO queue: a waiter is never overtaken by a later
-// request, so a large body is not starved by a stream of small ones.
+// weighted semaphore in bytes with a FIFO queue of admissions: a large body waiting for room is
+// not overtaken by later large ones. Two kinds of request may pass it while room is free: small
+// admissions (up to smallAdmission, so ordinary API calls are not stuck behind a burst of
+// large bodies) and the growth of requests already admitted (which never wait; see bodyMemory).
 type bodyBudget struct {
 	size int64
 
@@ -36,11 +38,14 @@ type budgetWaiter struct {
 
 func newBodyBudget(size int64) *bodyBudget { return &bodyBudget{size: size} }
 
-// tryAcquire takes n bytes when they are free and nobody is queued; it never waits.
+// smallAdmission: admissions up to this may pass queued ones while room is free.
+const smallAdmission = 64 << 10
+
+// tryAcquire takes n bytes when they are free, queued admissions or not; it never waits.
 func (b *bodyBudget) tryAcquire(n int64) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if len(b.queue) == 0 && b.used+n <= b.size {
+	if b.used+n <= b.size {
 		b.used += n
 		return true
 	}
@@ -52,7 +57,7 @@ func (b *bodyBudget) tryAcquire(n int64) bool {
 // client's connection sits unread, which the injected clock cannot drive.
 func (b *bodyBudget) acquire(ctx context.Context, n int64, wait time.Duration) error {
 	b.mu.Lock()
-	if len(b.queue) == 0 && b.used+n <= b.size {
+	if (len(b.queue) == 0 || n <= smallAdmission) && b.used+n <= b.size {
 		b.used += n
 		b.mu.Unlock()
 		return nil
@@ -159,7 +164,8 @@ func (m *bodyMemory) release() {
 }
 
 // fill reads r to its end into a buffer that grows with the data that actually arrives: from
-// start bytes, doubling, up to limit, each growth paid for with take. More than limit bytes
+// start bytes, doubling, up to limit, each new buffer paid for whole with take (so a body that
+// grew to n bytes has taken about 2n). More than limit bytes
 // answer errOverflow (found by reading one byte into a stack buffer, so a body of exactly limit
 // bytes costs limit bytes); a refused take or a failed read answer their error. With errOverflow
 // or a refused take, the bytes read so far are returned too (the one past the limit appended),
@@ -183,8 +189,10 @@ func fill(r io.Reader, start, limit int64, take func(int64) error) ([]byte, erro
 				}
 				return nil, err
 			}
+			// The outgrown buffer stays counted: it is garbage the collector has not yet
+			// reclaimed, and the budget bounds what requests in flight made the heap hold.
 			next := min(2*int64(cap(buf)), limit)
-			if err := take(next - int64(cap(buf))); err != nil {
+			if err := take(next); err != nil {
 				return buf, err
 			}
 			grown := make([]byte, len(buf), next)

@@ -32,15 +32,11 @@ func TestBodyBudgetQueue(t *testing.T) {
 		t.Fatalf("acquire with an ended context = %v, want ErrServiceBusy", err)
 	}
 
-	// Queued waiters are granted in order while they fit, and a later tryAcquire cannot overtake
-	// them.
+	// Queued waiters are granted in order while they fit.
 	big := &budgetWaiter{n: 60, ready: make(chan struct{})}
 	small := &budgetWaiter{n: 10, ready: make(chan struct{})}
 	huge := &budgetWaiter{n: 50, ready: make(chan struct{})}
 	b.queue = []*budgetWaiter{big, small, huge}
-	if b.tryAcquire(10) {
-		t.Fatal("tryAcquire overtook queued waiters")
-	}
 	b.release(80) // 100 free: the 60 and the 10 fit, the 50 does not
 	if !closed(big.ready) || !closed(small.ready) || closed(huge.ready) {
 		t.Errorf("granted 60, 10, 50 = %v, %v, %v; want true, true, false", closed(big.ready), closed(small.ready), closed(huge.ready))
@@ -48,7 +44,22 @@ func TestBodyBudgetQueue(t *testing.T) {
 	if b.used != 70 || len(b.queue) != 1 {
 		t.Errorf("used = %d, queue = %d; want 70, 1", b.used, len(b.queue))
 	}
+
+	// Growth (tryAcquire) and small admissions pass the queued 50 while room is free; a large
+	// admission queues behind it.
+	if !b.tryAcquire(10) {
+		t.Error("tryAcquire(10) with 30 free refused because of the queue")
+	}
+	if err := b.acquire(context.Background(), 10, time.Millisecond); err != nil {
+		t.Errorf("small acquire(10) with 20 free = %v, want it to pass the queue", err)
+	}
+	large := newBodyBudget(1 << 20)
+	large.queue = []*budgetWaiter{{n: 1 << 20, ready: make(chan struct{})}}
+	if err := large.acquire(context.Background(), smallAdmission+1, time.Millisecond); !errors.Is(err, ErrServiceBusy) {
+		t.Errorf("large acquire with room but a queue = %v, want ErrServiceBusy after waiting", err)
+	}
 	b.queue = nil
+	b.release(20)
 
 	// A waiter is granted when room frees up while it waits.
 	done := make(chan error, 1)
@@ -122,9 +133,10 @@ func TestFill(t *testing.T) {
 		paid += k
 		return nil
 	}
+	// 512 + 1024 + 2048 bytes taken would pass 2048: the growth to 2048 is refused.
 	got, err = fill(bytes.NewReader(data), 512, 1<<20, stingy)
-	if !errors.Is(err, ErrServiceBusy) || !bytes.Equal(got, data[:len(got)]) || len(got) != 2048 {
-		t.Fatalf("fill with a refused growth = %d bytes, %v; want the first 2048, ErrServiceBusy", len(got), err)
+	if !errors.Is(err, ErrServiceBusy) || !bytes.Equal(got, data[:len(got)]) || len(got) != 1024 {
+		t.Fatalf("fill with a refused growth = %d bytes, %v; want the first 1024, ErrServiceBusy", len(got), err)
 	}
 }
 

@@ -168,13 +168,17 @@
 // Only admission waits: before reading, a request reserves what its body will need as far as it
 // can be known (the declared length; 64 KiB for an unknown one; ¾ of it for base64, 16 times
 // that plus 64 KiB of inflater state for gzip+base64, at most BodyLimit; 264 KiB for multipart),
-// waiting in line (first come, first served) up to EngineConfig.BodyMemoryWait
+// waiting in line (first come, first served; an admission up to 64 KiB passes the line while
+// room is free, so ordinary calls are not stuck behind a burst of large bodies) up to
+// EngineConfig.BodyMemoryWait
 // (svc.app.body_read_idle_timeout) or until its context ends, and then answers ErrServiceBusy:
 // HTTP 503, code 1900 (wire-core §2 has no "busy" code; 1900 is what the original gives every
 // status it does not map), message key service_busy, with Retry-After: 1 and Connection: close.
 // Growth past the admission (a gzip body inflating more than 16 times, an unknown-length body)
 // is taken only when it is free: otherwise the request answers 503 at once, and a multipart
-// spool goes to its temporary file instead. So a request never waits while holding memory
+// spool goes to its temporary file instead. A buffer that grows (doubling) keeps its outgrown
+// buffers counted until the request ends, since they are garbage not yet collected. So a
+// request never waits while holding memory
 // others wait for, and requests cannot deadlock one another. One request never reserves more
 // than the whole budget (the budget is at least BodyLimit; a protected body needs up to 1.75
 // times the limit and takes the rest unreserved). Garbage of finished requests is not counted:
