@@ -23,6 +23,10 @@ type HandlerConfig struct {
 	Ready func(ctx context.Context) error
 	// BodyLimit caps request bodies of non-/api routes (the engine enforces it on /api itself).
 	BodyLimit int64
+	// BodyReadIdleTimeout is svc.app.body_read_idle_timeout: every read of a request body, on
+	// any route, must receive data within it, else the read fails and the connection closes
+	// (bodyidle.go). Zero disables it.
+	BodyReadIdleTimeout time.Duration
 	// Proxies decides whose X-Forwarded-For is trusted.
 	Proxies Proxies
 	// CORSEnabled and CORSOrigins are svc.cors.
@@ -108,6 +112,7 @@ func NewHandler(cfg HandlerConfig) (h http.Handler, err error) {
 		logger:  logger,
 		access:  cfg.AccessLog,
 		clock:   clock,
+		idle:    cfg.BodyReadIdleTimeout,
 	}, nil
 }
 

@@ -74,6 +74,8 @@ var (
 var (
 	// ErrMissingPort: svc.app.port is unset.
 	ErrMissingPort = errors.New("missing http port")
+	// ErrInvalidBodyMemoryBudget: svc.app.body_memory_budget is below svc.app.body_limit.
+	ErrInvalidBodyMemoryBudget = errors.New("invalid body memory budget")
 	// ErrMissingPrimaryDataSource: svc.data_sources has no primary entry.
 	ErrMissingPrimaryDataSource = errors.New("missing primary data source")
 	// ErrInvalidDataSource: unknown type, sqlite without path, postgres or mysql without host or

@@ -221,6 +221,9 @@ func TestValidateSentinels(t *testing.T) {
 		{"trust app secret not hex", func(c *Config) {
 			trust(c).Apps["crm"] = TrustLoginApp{RedirectURLs: []string{"https://crm.example.com/"}, Secret: "xyz"}
 		}, ErrInvalidSecret, "svc.security.trust_login.apps.crm.secret"},
+		{"body memory budget below body limit", func(c *Config) {
+			c.App.BodyLimit, c.App.BodyMemoryBudget = 64*MiB, 32*MiB
+		}, ErrInvalidBodyMemoryBudget, "svc.app.body_memory_budget"},
 		{"trusted proxy", func(c *Config) { c.App.TrustedProxies = []string{"10.0.0.0/33"} }, ErrInvalidTrustedProxy, "svc.app.trusted_proxies[0]"},
 		{"ip whitelist", func(c *Config) {
 			c.Security.IPWhitelists = map[string][]string{"office": {"1.2.3.4", "example.com"}}
