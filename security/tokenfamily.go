@@ -71,16 +71,38 @@ func (s *familyStore) rotate(ctx context.Context, id, from, to string, now, expi
 	return n == 1, nil
 }
 
-// revoke marks the family revoked; revoking twice keeps the first reason.
+// revoke marks the family revoked and records the change, in one transaction; revoking twice
+// keeps the first reason and records nothing.
 func (s *familyStore) revoke(ctx context.Context, id, reason string, now time.Time) error {
-	_, err := s.db.NewUpdate().Model((*family)(nil)).
-		Set("revoked_at = ?", now.UTC()).Set("revoke_reason = ?", reason).
-		Where("id = ?", id).Where("revoked_at IS NULL").
-		Exec(ctx)
+	err := s.db.InTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+		res, err := tx.NewUpdate().Model((*family)(nil)).
+			Set("revoked_at = ?", now.UTC()).Set("revoke_reason = ?", reason).
+			Where("id = ?", id).Where("revoked_at IS NULL").
+			Exec(ctx)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			return err
+		}
+		return recordChange(ctx, tx, changeFamily, id, now)
+	})
 	if err != nil {
 		return fmt.Errorf("security: revoke token family: %w", err)
 	}
 	return nil
+}
+
+// isRevoked reports whether the family is revoked; an unknown family (never issued, or purged
+// after its refresh token expired) is not.
+func (s *familyStore) isRevoked(ctx context.Context, id string) (bool, error) {
+	var revoked []time.Time
+	err := s.db.NewSelect().Model((*family)(nil)).Column("revoked_at").Where("id = ?", id).Where("revoked_at IS NOT NULL").
+		Limit(1).Scan(ctx, &revoked)
+	if err != nil {
+		return false, fmt.Errorf("security: load token family: %w", err)
+	}
+	return len(revoked) > 0, nil
 }
 
 // purge deletes families whose refresh token can no longer be used, and returns how many.
