@@ -15,6 +15,9 @@ const cacheMax = 100_000
 //
 // A load that raced with a change must not store what it read before the change: every forget
 // and set bumps gen, and load stores its result only if gen did not move while it read.
+//
+// A nil *stateMap caches nothing (load always reads): what a process without a change feed (the
+// CLI, host tools) uses, since nothing would keep its entries current.
 type stateMap[V any] struct {
 	now func() time.Time
 	ttl time.Duration // cacheSafetyTTL unless the source has no change feed
@@ -35,6 +38,10 @@ func newStateMap[V any](now func() time.Time) *stateMap[V] {
 
 // get returns the cached value of key, if there is a fresh one.
 func (c *stateMap[V]) get(key string) (V, bool) {
+	if c == nil {
+		var zero V
+		return zero, false
+	}
 	c.mu.RLock()
 	e, ok := c.m[key]
 	c.mu.RUnlock()
@@ -52,6 +59,9 @@ func (c *stateMap[V]) stale(e stateItem[V], now time.Time) bool {
 // load returns the cached value of key, or reads it with read and caches it unless a change was
 // applied meanwhile.
 func (c *stateMap[V]) load(ctx context.Context, key string, read func(ctx context.Context) (V, error)) (V, error) {
+	if c == nil {
+		return read(ctx)
+	}
 	if v, ok := c.get(key); ok {
 		return v, nil
 	}
@@ -72,6 +82,9 @@ func (c *stateMap[V]) load(ctx context.Context, key string, read func(ctx contex
 
 // set stores v for key (a change this node knows the result of).
 func (c *stateMap[V]) set(key string, v V) {
+	if c == nil {
+		return
+	}
 	c.mu.Lock()
 	c.gen++
 	c.put(key, v)
@@ -100,6 +113,9 @@ func (c *stateMap[V]) put(key string, v V) {
 
 // forget drops key (a change whose result must be read again).
 func (c *stateMap[V]) forget(key string) {
+	if c == nil {
+		return
+	}
 	c.mu.Lock()
 	c.gen++
 	delete(c.m, key)

@@ -30,7 +30,7 @@ func (s *Service) extensions(deps app.Deps, opts Options, hasher *Hasher) extens
 		ext.users, dir = opts.UserStore, opts.UserStore
 	default:
 		s.store = NewStore(deps.DB, hasher, nil, s.now)
-		s.store.feed = s.feed
+		s.store.feed, s.store.users = s.feed, newStateMap[*User](s.now)
 		ext.users, dir = s.store, s.store
 	}
 	ext.principals, _ = dir.(PrincipalLoader)
@@ -78,6 +78,9 @@ func (s *Service) buildTokens(deps app.Deps, opts Options, ext extensions, key [
 	if sec.TokenType == config.TokenTypeOpaque {
 		s.sessions = OpenSessions(deps.Config, deps.DB, deps.KV, s.now)
 		s.sessions.state, s.sessions.events, s.sessions.logger, s.sessions.feed = state, s.events, s.logger, s.feed
+		if _, inDB := s.sessions.store.(*dbSessions); inDB {
+			s.sessions.cache = newStateMap[*Session](s.now)
+		}
 		s.sessions.OnRevoke(opts.OnRevoke)
 		s.feed.on(changeSession, s.sessions.forget)
 		s.tokens = NewOpaqueTokens(s.sessions)

@@ -104,10 +104,10 @@ type sessionStore interface {
 // logout. Service.Sessions returns it when token_type is opaque_token; OpenSessions builds one
 // for tools (the `svc session` CLI).
 //
-// With sessions in the database, sessions read by id are served from an in-memory cache: a
-// revocation records a row in sys_security_change in its own transaction, which every server's
-// change feed applies within the bound of security/doc.go (this process at once). Sessions in
-// Redis are read from Redis on each request.
+// In a server (Build), sessions in the database read by id are served from an in-memory cache:
+// a revocation records a row in sys_security_change in its own transaction, which every
+// server's change feed applies within the bound of security/doc.go (this process at once).
+// Sessions in Redis, and those of OpenSessions (tools, the CLI), are read on each request.
 type Sessions struct {
 	store  sessionStore
 	cfg    config.Session
@@ -117,7 +117,7 @@ type Sessions struct {
 	logger *slog.Logger
 	seed   maphash.Seed
 	locks  [userLockStripes]sync.Mutex
-	cache  *stateMap[*Session] // database store only; nil *Session = no such session
+	cache  *stateMap[*Session] // server with the database store only; nil *Session = no such session
 	feed   *changeFeed
 
 	mu    sync.RWMutex
@@ -135,7 +135,6 @@ func OpenSessions(cfg *config.Config, d *db.DB, kv *redis.Client, now func() tim
 		s.store = newRedisSessions(kv, cfg.App.Name, cfg.Security.Session.MaxLifetime)
 	} else {
 		s.store = &dbSessions{db: d}
-		s.cache = newStateMap[*Session](now)
 	}
 	return s
 }
@@ -143,12 +142,12 @@ func OpenSessions(cfg *config.Config, d *db.DB, kv *redis.Client, now func() tim
 // load returns the session with id, from the cache when it holds a live one. A cached session
 // that looks expired is read again: another server may have slid its expiry.
 func (s *Sessions) load(ctx context.Context, id string, now time.Time) (*Session, error) {
-	if s.cache == nil {
-		return s.store.get(ctx, id)
-	}
 	sess, err := s.cache.load(ctx, id, func(ctx context.Context) (*Session, error) { return s.store.get(ctx, id) })
 	if err != nil || sess == nil || now.Before(sess.ExpiresAt) {
 		return sess, err
+	}
+	if s.cache == nil {
+		return sess, nil
 	}
 	s.cache.forget(id)
 	return s.cache.load(ctx, id, func(ctx context.Context) (*Session, error) { return s.store.get(ctx, id) })
@@ -156,11 +155,7 @@ func (s *Sessions) load(ctx context.Context, id string, now time.Time) (*Session
 
 // forget drops session id from the cache (a revocation of this process or from the change
 // feed).
-func (s *Sessions) forget(id string) {
-	if s.cache != nil {
-		s.cache.forget(id)
-	}
-}
+func (s *Sessions) forget(id string) { s.cache.forget(id) }
 
 // SessionID returns the session id of an opaque access token: hex(SHA-256(token)). Consumers that
 // authenticated a connection with a token (push) match revocations with it.

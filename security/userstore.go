@@ -116,16 +116,17 @@ type passwordHistoryRow struct {
 // default password authenticator's directory, user-info loader, TOTP secret loader, password
 // history store, password metadata loader and token-state loader.
 //
-// Users read by id (every authenticated request: token state, current roles, user info) are
-// served from an in-memory cache; every change records a row in sys_security_change in its own
-// transaction, so the servers' change feeds drop the entry within the bound of security/doc.go,
-// and this process drops it at once.
+// In a server (Build), users read by id (every authenticated request: token state, current
+// roles, user info) are served from an in-memory cache. Every change records a row in
+// sys_security_change in its own transaction, so the servers' change feeds drop the entry within
+// the bound of security/doc.go, and this process drops it at once. A store made by NewStore or
+// OpenStore (the CLI) has no cache: nothing would keep it current.
 type Store struct {
 	db       *db.DB
 	hasher   *Hasher
 	policy   *Policy
 	now      func() time.Time
-	users    *stateMap[*User] // by id; nil *User = no such user
+	users    *stateMap[*User] // by id, nil *User = no such user; nil map outside a server
 	onChange func(userID string)
 	feed     *changeFeed
 }
@@ -139,7 +140,7 @@ func NewStore(d *db.DB, hasher *Hasher, policy *Policy, now func() time.Time) *S
 	if hasher == nil {
 		hasher = NewHasher(HashParams{})
 	}
-	return &Store{db: d, hasher: hasher, policy: policy, now: now, users: newStateMap[*User](now)}
+	return &Store{db: d, hasher: hasher, policy: policy, now: now}
 }
 
 var (
