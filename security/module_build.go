@@ -98,6 +98,7 @@ func (s *Service) buildTokens(deps app.Deps, opts Options, ext extensions, key [
 		logger:           s.logger,
 		verified:         newVerifiedCache(),
 		revoked:          newStateMap[bool](s.now),
+		revocations:      &revoker{families: s.families},
 		feed:             s.feed,
 	}
 	s.feed.on(changeFamily, jwt.familyRevoked)

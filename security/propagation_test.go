@@ -2,6 +2,7 @@ package security_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -164,4 +165,34 @@ func TestPropagationSessions(t *testing.T) {
 func permResource() rpc.Resource {
 	ok := func(context.Context, rpc.Call, rpc.NoParams) (bool, error) { return true, nil }
 	return rpc.Resource{Name: "test/perm", Ops: []rpc.Op{rpc.Handle("cron", ok, rpc.RequiredPermission("cron.run"))}}
+}
+
+// TestConcurrentLogouts, on every database: logouts arriving together are written in shared
+// transactions (group commit); every one answers 200, and afterwards every access and refresh
+// token of those logins is refused.
+func TestConcurrentLogouts(t *testing.T) {
+	svctest.EachDBKind(t, func(t *testing.T, kind config.DBKind) {
+		t.Parallel()
+		e := newEnv(t, onDB(kind))
+		e.addUser(t, "lou", alicePassword)
+		const n = 24
+		pairs := make([]security.AuthTokens, n)
+		for i := range pairs {
+			pairs[i] = e.login(t, "lou", alicePassword)
+		}
+		var wg sync.WaitGroup
+		for _, p := range pairs {
+			wg.Go(func() {
+				if r := e.call(t, "logout", nil, svctest.WithToken(p.AccessToken)); r.Status != 200 || r.Code != 0 {
+					t.Errorf("logout: %d/%d %s", r.Status, r.Code, r.Message)
+				}
+			})
+		}
+		wg.Wait()
+		e.clock.Advance(15*time.Minute + time.Second)
+		for _, p := range pairs {
+			want(t, e.use(t, p.AccessToken), 401, rpc.CodeTokenInvalid)
+			want(t, e.call(t, "refresh", map[string]any{"refreshToken": p.RefreshToken}), 401, rpc.CodeTokenInvalid)
+		}
+	})
 }

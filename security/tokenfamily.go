@@ -71,24 +71,27 @@ func (s *familyStore) rotate(ctx context.Context, id, from, to string, now, expi
 	return n == 1, nil
 }
 
-// revoke marks the family revoked and records the change, in one transaction; revoking twice
-// keeps the first reason and records nothing.
-func (s *familyStore) revoke(ctx context.Context, id, reason string, now time.Time) error {
+// revokeAll marks the families revoked with reason and records one change row each, in one
+// transaction: one UPDATE and one multi-row INSERT whatever the number of families. Revoking a
+// family twice keeps the first reason (its extra change row is harmless).
+func (s *familyStore) revokeAll(ctx context.Context, ids []string, reason string, now time.Time) error {
+	changes := make([]changeRow, len(ids))
+	for i, id := range ids {
+		changes[i] = changeRow{Kind: changeFamily, Ref: id, CreatedAt: now.UTC()}
+	}
 	err := s.db.InTx(ctx, func(ctx context.Context, tx bun.Tx) error {
-		res, err := tx.NewUpdate().Model((*family)(nil)).
+		_, err := tx.NewUpdate().Model((*family)(nil)).
 			Set("revoked_at = ?", now.UTC()).Set("revoke_reason = ?", reason).
-			Where("id = ?", id).Where("revoked_at IS NULL").
+			Where("id IN (?)", bun.In(ids)).Where("revoked_at IS NULL").
 			Exec(ctx)
 		if err != nil {
 			return err
 		}
-		if n, err := res.RowsAffected(); err != nil || n == 0 {
-			return err
-		}
-		return recordChange(ctx, tx, changeFamily, id, now)
+		_, err = tx.NewInsert().Model(&changes).Exec(ctx)
+		return err
 	})
 	if err != nil {
-		return fmt.Errorf("security: revoke token family: %w", err)
+		return fmt.Errorf("security: revoke token families: %w", err)
 	}
 	return nil
 }

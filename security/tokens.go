@@ -77,6 +77,7 @@ type JWTTokens struct {
 	logger           *slog.Logger
 	verified         *verifiedCache
 	revoked          *stateMap[bool] // family id → revoked
+	revocations      *revoker
 	feed             *changeFeed
 }
 
@@ -296,10 +297,10 @@ func (t *JWTTokens) Revoke(ctx context.Context, accessToken string) error {
 	return t.revokeFamily(ctx, fid, revokeLogout)
 }
 
-// revokeFamily records the revocation (one transaction: the family row and its change row) and
-// applies it here at once.
+// revokeFamily records the revocation (the family row and its change row, in a transaction
+// shared with the revocations that arrive meanwhile) and applies it here at once.
 func (t *JWTTokens) revokeFamily(ctx context.Context, fid, reason string) error {
-	if err := t.families.revoke(ctx, fid, reason, t.signer.now()); err != nil {
+	if err := t.revocations.revoke(ctx, fid, reason, t.signer.now()); err != nil {
 		return err
 	}
 	t.familyRevoked(fid)
