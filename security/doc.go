@@ -90,7 +90,9 @@
 //     family in the database; refresh swaps its current jti with one conditional UPDATE (safe on
 //     any number of nodes); an already exchanged refresh token revokes the whole family (1003,
 //     event refresh_reuse_detected). Logout revokes the family. A revoked family's refresh
-//     token and access tokens (they carry its id, fid) are all refused (issue #11).
+//     token and access tokens (they carry its id, fid) are all refused (issue #11). Logouts
+//     that arrive together share one transaction (one UPDATE … WHERE id IN and one multi-row
+//     INSERT of change rows), so a logout burst does not queue on the database's write lock.
 //   - Beyond the original: tokens issued before a password change or disable are refused
 //     (1003), and the roles of a built-in user's requests are the user's current roles, not
 //     the token's (TokenState.Roles), so a removed role stops working on issued tokens. Refresh
