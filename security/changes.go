@@ -9,7 +9,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/redis/go-redis/v9"
+	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/db"
 	"github.com/uptrace/bun"
 )
@@ -45,6 +47,9 @@ const (
 	// change was missed (a server paused for longer than changeRetention).
 	cacheSafetyTTL = 5 * time.Minute
 )
+
+// pgChangeChannel is the PostgreSQL NOTIFY channel of the change log's trigger (migration 003).
+const pgChangeChannel = "svc_security_change"
 
 // changeRow is one row of sys_security_change.
 type changeRow struct {
@@ -114,8 +119,9 @@ func (c *changeCursor) missing() []int64 {
 // changeFeed keeps the caches of every server current (issue #13): the node that makes a change
 // applies it to its own caches at once, records it in sys_security_change in the same
 // transaction, and publishes it on Redis when the key-value store is enabled; every server
-// polls the change log every ChangePollInterval (which also catches a missed Redis message) and
-// subscribes to the Redis channel.
+// polls the change log every ChangePollInterval (which also catches a missed message),
+// subscribes to the Redis channel, and on PostgreSQL listens to the NOTIFY that the change
+// log's trigger sends at commit (from every process, the CLI included).
 type changeFeed struct {
 	db     *db.DB
 	kv     *redis.Client
@@ -235,3 +241,45 @@ func (f *changeFeed) subscribe(ctx context.Context) error {
 		}
 	}
 }
+
+// listen applies the changes PostgreSQL announces on pgChangeChannel until ctx ends (the
+// change_listen worker body on PostgreSQL, a loop worker). It holds one connection of the pool
+// for LISTEN and unlistens before giving it back.
+func (f *changeFeed) listen(ctx context.Context) error {
+	conn, err := f.db.DB.DB.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("security: listen for changes: %w", err)
+	}
+	defer conn.Close()
+	return conn.Raw(func(dc any) error {
+		sc, ok := dc.(*stdlib.Conn)
+		if !ok {
+			return fmt.Errorf("security: listen for changes: not a pgx connection (%T)", dc)
+		}
+		pc := sc.Conn()
+		if _, err := pc.Exec(ctx, "LISTEN "+pgChangeChannel); err != nil {
+			return fmt.Errorf("security: listen for changes: %w", err)
+		}
+		defer func() {
+			uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			defer cancel()
+			_, _ = pc.Exec(uctx, "UNLISTEN *")
+		}()
+		for {
+			n, err := pc.WaitForNotification(ctx)
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				return fmt.Errorf("security: wait for changes: %w", err)
+			}
+			schema, rest, _ := strings.Cut(n.Payload, "|")
+			if kind, ref, ok := strings.Cut(rest, "|"); ok && schema == f.db.Schema {
+				f.apply(kind, ref)
+			}
+		}
+	})
+}
+
+// listens reports whether the feed listens for PostgreSQL notifications.
+func (f *changeFeed) listens() bool { return f.db.Kind == config.Postgres }

@@ -3,10 +3,15 @@ package security
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/svc-framework/svc/config"
+	"github.com/svc-framework/svc/db"
+	"github.com/svc-framework/svc/internal/testservice"
+	"github.com/uptrace/bun"
 )
 
 // TestChangeCursor: new seqs are applied once; a seq missing below the newest one is asked for
@@ -75,5 +80,70 @@ func TestHashGate(t *testing.T) {
 	}
 	if _, err := g.acquire(short); !errors.Is(err, ErrHashBusy) {
 		t.Errorf("acquire past the deadline = %v, want ErrHashBusy", err)
+	}
+}
+
+// TestChangeFeedListen: on PostgreSQL a change committed by any process (here a bare insert, as
+// the CLI's store makes) reaches a listening feed through the change log's NOTIFY trigger,
+// without a poll; a change rolled back is not announced.
+func TestChangeFeedListen(t *testing.T) {
+	d := testservice.OpenDB(t, testservice.DataSource(t, config.Postgres))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := db.Migrate(ctx, d, *Migrations()); err != nil {
+		t.Fatal(err)
+	}
+	f := newChangeFeed(d, nil, "app", time.Now, slog.New(slog.DiscardHandler))
+	got := make(chan string, 4)
+	f.on(changeUser, func(ref string) { got <- ref })
+	done := make(chan error, 1)
+	go func() { done <- f.listen(ctx) }()
+
+	wait := func(want string) {
+		t.Helper()
+		select {
+		case ref := <-got:
+			if ref != want {
+				t.Errorf("change applied for %q, want %q", ref, want)
+			}
+		case err := <-done:
+			t.Fatalf("listen returned %v", err)
+		case <-time.After(5 * time.Second):
+			t.Fatalf("change %q not announced", want)
+		}
+	}
+	// the listener may not be registered yet: announce until the first change arrives
+	first := time.NewTicker(50 * time.Millisecond)
+	defer first.Stop()
+	for arrived := false; !arrived; {
+		if err := recordChange(ctx, d, changeUser, "u-0", time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case ref := <-got:
+			arrived = ref == "u-0"
+		case <-first.C:
+		}
+	}
+	for len(got) > 0 {
+		<-got
+	}
+	errRollback := errors.New("rollback")
+	err := d.InTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+		if err := recordChange(ctx, tx, changeUser, "u-rolled-back", time.Now()); err != nil {
+			return err
+		}
+		return errRollback
+	})
+	if !errors.Is(err, errRollback) {
+		t.Fatalf("InTx = %v", err)
+	}
+	if err := recordChange(ctx, d, changeUser, "u-1", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	wait("u-1")
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("listen after shutdown = %v, want nil", err)
 	}
 }

@@ -74,7 +74,8 @@
 // session_purge (hourly, opaque_token with sessions in the database): deletes expired sessions.
 // change_poll (every 250 ms): applies new rows of sys_security_change to the caches.
 // change_purge (hourly): deletes change rows older than an hour. change_subscribe (loop, with
-// svc.kvstore.enabled): applies the changes other nodes publish on Redis.
+// svc.kvstore.enabled): applies the changes other nodes publish on Redis. change_listen (loop,
+// PostgreSQL): applies the changes announced by NOTIFY (one pooled connection held).
 // Redis entries expire by TTL.
 //
 // # Compatibility choices (spec/README.md order; where the original is silent)
@@ -105,8 +106,11 @@
 //     own transaction. Bound: a change is in force at once on the node that made it and within
 //     one second on every other server, CLI changes included: each server reads the change log
 //     every ChangePollInterval (250 ms; missing seqs below the newest, from transactions that
-//     commit out of order, are asked for again for 10 s), and with svc.kvstore.enabled the
-//     node that made a change also publishes it on svc:security:<app>:changes. Change rows are
+//     commit out of order, are asked for again for 10 s); on PostgreSQL a trigger on the change
+//     log sends NOTIFY svc_security_change (payload schema|kind|ref) at commit, which every
+//     server LISTENs to (change_listen), so changes of any process arrive at once; with
+//     svc.kvstore.enabled the node that made a change also publishes it on
+//     svc:security:<app>:changes. The poll backs both up. Change rows are
 //     purged after an hour (change_purge); an entry untouched by changes lives 5 minutes.
 //     Sessions in Redis are read from Redis per request. Role → permission tokens
 //     (svc.security.roles) is configuration, in memory, changed by a restart.

@@ -207,6 +207,9 @@ func (s *Service) module() app.Module {
 	if s.feed.kv != nil {
 		m.Workers = append(m.Workers, app.Worker{Name: "change_subscribe", Run: s.feed.subscribe})
 	}
+	if s.feed.listens() {
+		m.Workers = append(m.Workers, app.Worker{Name: "change_listen", Run: s.feed.listen})
+	}
 	if s.families != nil {
 		m.Workers = append(m.Workers, app.Worker{Name: "token_family_purge", Interval: familyPurgeInterval, Run: s.purgeFamilies})
 	}
