@@ -97,8 +97,9 @@
 //   - Beyond the original: tokens issued before a password change or disable are refused
 //     (1003), and the roles of a built-in user's requests are the user's current roles, not
 //     the token's (TokenState.Roles), so a removed role stops working on issued tokens. Refresh
-//     asks the store each time; the bearer strategy fails open if the store is down (the
-//     signature was valid); refresh fails closed. A host TokenStateLoader is cached 5 s.
+//     and the bearer strategy read the same change-fed state; the bearer strategy fails open
+//     if the store is down (the signature was valid), refresh fails closed. A host
+//     TokenStateLoader has no change feed: its answers are cached 5 s (refresh asks it each time).
 //   - Caches and their bound (issue #13): users by id, token-family revocations and database
 //     sessions are served from per-node caches, so an authenticated request reads nothing from
 //     the database in steady state. Every change (user created or changed, family revoked,
@@ -147,7 +148,7 @@
 //   - Opaque sessions (wire-core §5.5): the token is 32 random bytes, base64url without
 //     padding; only hex(SHA-256(token)) is stored and it is the session id (SessionID). A JWT,
 //     a malformed token and an unknown, expired or revoked session are all 401/1003. The
-//     principal is the login snapshot. As with JWTs, sessions created before a password change
+//     principal is the login snapshot, with a built-in user's current roles. As with JWTs, sessions created before a password change
 //     or disable are refused. Sliding moves the expiry to now + idle_ttl capped at creation +
 //     max_lifetime, written only when it moves by idle_ttl/30 (1 s to 1 minute) or reaches the
 //     cap, so a busy session writes at most about once a minute; with sliding = false the
