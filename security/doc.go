@@ -91,9 +91,11 @@
 //     family in the database; refresh swaps its current jti with one conditional UPDATE (safe on
 //     any number of nodes); an already exchanged refresh token revokes the whole family (1003,
 //     event refresh_reuse_detected). Logout revokes the family. A revoked family's refresh
-//     token and access tokens (they carry its id, fid) are all refused (issue #11). Logouts
-//     that arrive together share one transaction (one UPDATE … WHERE id IN and one multi-row
-//     INSERT of change rows), so a logout burst does not queue on the database's write lock.
+//     token and access tokens (they carry its id, fid) are all refused (issue #11); otherwise
+//     access tokens live out svc.security.access_token_expires (ours; default 30 minutes, the
+//     original's fixed lifetime). Logouts that arrive together share one transaction (one
+//     UPDATE … WHERE id IN and one multi-row INSERT of change rows), so a logout burst does
+//     not queue on the database's write lock.
 //   - Beyond the original: tokens issued before a password change or disable are refused
 //     (1003), and the roles of a built-in user's requests are the user's current roles, not
 //     the token's (TokenState.Roles), so a removed role stops working on issued tokens. Refresh
@@ -140,8 +142,13 @@
 //     both); disallow_username ignores identities shorter than 3 characters.
 //   - Beyond the original: TOTP enrollment (`svc user totp enroll|verify|disable`); the
 //     secret becomes active only after a valid code, and that code is spent.
-//   - Default user info: gender "unknown", avatar null, menus [], permissionTokens = the
-//     svc.security.roles entries of the user's roles (patterns as configured).
+//   - Default user info: gender "unknown", avatar null, permissionTokens = the
+//     svc.security.roles entries of the user's roles (patterns as configured), and menus = the
+//     entries of svc.security.menus (ours) the user may see: an entry listing neither roles nor
+//     permissions is seen by everyone, else by a user with one of its roles or one granted
+//     permission token; a directory only while one of its children is seen. The original's
+//     starter app derives its routes and access check from menus, so the shipped configuration
+//     carries the starter template's home page ("/").
 //   - Events (EventSink; the event bus plugs in later): svc.security.login_succeeded,
 //     login_failed, account_locked, logout, token_refreshed, refresh_reuse_detected; they carry
 //     ids, the identifier, client IP, request id and a reason word, never a secret.
