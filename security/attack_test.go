@@ -197,8 +197,10 @@ func TestEventsCarryNoSecrets(t *testing.T) {
 	want(t, r, 200, 0)
 	var next security.AuthTokens
 	r.DataAs(t, &next)
+	logoutTok := e.login(t, "alice", alicePassword).AccessToken             // another family: the reuse below revokes next's
 	e.call(t, "refresh", map[string]any{"refreshToken": pair.RefreshToken}) // reuse
-	e.call(t, "logout", nil, svctest.WithToken(next.AccessToken))
+	want(t, e.call(t, "logout", nil, svctest.WithToken(next.AccessToken)), 401, rpc.CodeTokenInvalid)
+	want(t, e.call(t, "logout", nil, svctest.WithToken(logoutTok)), 200, 0)
 
 	mu.Lock()
 	defer mu.Unlock()

@@ -65,11 +65,17 @@
 //	sys_security_totp_step         last accepted TOTP step per principal (no replay)
 //	sys_security_session           opaque sessions (002): id = hex(SHA-256(token)), principal
 //	                               id and snapshot, client IP, created, last seen, expiry, cap
+//	sys_security_change            change log (003): seq, kind (user, family, session), ref,
+//	                               created; read by every server to keep its caches current
 //
 // # Workers
 //
 // token_family_purge (hourly, jwt_token): deletes families whose refresh token has expired.
 // session_purge (hourly, opaque_token with sessions in the database): deletes expired sessions.
+// change_poll (every 250 ms): applies new rows of sys_security_change to the caches.
+// change_purge (hourly): deletes change rows older than an hour. change_subscribe (loop, with
+// svc.kvstore.enabled): applies the changes other nodes publish on Redis. change_listen (loop,
+// PostgreSQL): applies the changes announced by NOTIFY (one pooled connection held).
 // Redis entries expire by TTL.
 //
 // # Compatibility choices (spec/README.md order; where the original is silent)
@@ -84,13 +90,37 @@
 //   - Beyond the original: refresh-token rotation with reuse detection. Each login starts a
 //     family in the database; refresh swaps its current jti with one conditional UPDATE (safe on
 //     any number of nodes); an already exchanged refresh token revokes the whole family (1003,
-//     event refresh_reuse_detected). Logout revokes the family (its refresh token stops
-//     working); access tokens are stateless and live out their svc.security.access_token_expires
-//     (ours; default 30 minutes, the original's fixed lifetime).
+//     event refresh_reuse_detected). Logout revokes the family. A revoked family's refresh
+//     token and access tokens (they carry its id, fid) are all refused (issue #11); otherwise
+//     access tokens live out svc.security.access_token_expires (ours; default 30 minutes, the
+//     original's fixed lifetime). Logouts that arrive together share one transaction (one
+//     UPDATE … WHERE id IN and one multi-row INSERT of change rows), so a logout burst does
+//     not queue on the database's write lock.
 //   - Beyond the original: tokens issued before a password change or disable are refused
-//     (1003). Refresh asks the store each time; the bearer strategy caches a principal's state
-//     for 5 s per node (at once on the node that made the change) and fails open if the store
-//     is down (the signature was valid); refresh fails closed.
+//     (1003), and the roles of a built-in user's requests are the user's current roles, not
+//     the token's (TokenState.Roles), so a removed role stops working on issued tokens. Refresh
+//     and the bearer strategy read the same change-fed state; the bearer strategy fails open
+//     if the store is down (the signature was valid), refresh fails closed. A host
+//     TokenStateLoader has no change feed: its answers are cached 5 s (refresh asks it each time).
+//   - Caches and their bound (issue #13): users by id, token-family revocations and database
+//     sessions are served from per-node caches, so an authenticated request reads nothing from
+//     the database in steady state. Every change (user created or changed, family revoked,
+//     database session revoked; the CLI's too) inserts a row into sys_security_change in its
+//     own transaction. Bound: a change is in force at once on the node that made it and within
+//     one second on every other server, CLI changes included: each server reads the change log
+//     every ChangePollInterval (250 ms; missing seqs below the newest, from transactions that
+//     commit out of order, are asked for again for 10 s); on PostgreSQL a trigger on the change
+//     log sends NOTIFY svc_security_change (payload schema|kind|ref) at commit, which every
+//     server LISTENs to (change_listen), so changes of any process arrive at once; with
+//     svc.kvstore.enabled the node that made a change also publishes it on
+//     svc:security:<app>:changes. The poll backs both up. Change rows are
+//     purged after an hour (change_purge); an entry untouched by changes lives 5 minutes.
+//     Sessions in Redis are read from Redis per request. Role → permission tokens
+//     (svc.security.roles) is configuration, in memory, changed by a restart.
+//   - Password hashing is bounded (Hasher.Acquire): the password login hashes in at most
+//     GOMAXPROCS slots at once, 64 callers per slot wait within the request's deadline; past
+//     that it answers 429/1401 (too_many_requests, no Retry-After), not counted by the lockout.
+//     Store and policy operations (CLI, password change) are not gated.
 //   - Refresh reloads the principal from the built-in store (roles and disable take effect);
 //     for principals of host authenticators the login snapshot of the family is used.
 //   - A challenge token is a JWT (typ challenge, 5 minutes) signed with a key derived from the
@@ -125,7 +155,7 @@
 //   - Opaque sessions (wire-core §5.5): the token is 32 random bytes, base64url without
 //     padding; only hex(SHA-256(token)) is stored and it is the session id (SessionID). A JWT,
 //     a malformed token and an unknown, expired or revoked session are all 401/1003. The
-//     principal is the login snapshot. As with JWTs, sessions created before a password change
+//     principal is the login snapshot, with a built-in user's current roles. As with JWTs, sessions created before a password change
 //     or disable are refused. Sliding moves the expiry to now + idle_ttl capped at creation +
 //     max_lifetime, written only when it moves by idle_ttl/30 (1 s to 1 minute) or reaches the
 //     cap, so a busy session writes at most about once a minute; with sliding = false the

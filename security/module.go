@@ -100,6 +100,7 @@ type Service struct {
 	families       *familyStore
 	sessions       *Sessions
 	trust          *trustGateway
+	feed           *changeFeed
 }
 
 // Tokens returns the token service (the bearer strategy's verifier).
@@ -147,6 +148,7 @@ func Build(deps app.Deps, opts Options) (app.Module, *Service, error) {
 		sink = logSink{s.logger}
 	}
 	s.events = &emitter{sink: sink, now: s.now}
+	s.feed = newChangeFeed(deps.DB, deps.KV, deps.Config.App.Name, s.now, s.logger)
 	hasher := NewHasher(opts.Hash)
 	ext := s.extensions(deps, opts, hasher)
 	if err := s.buildTokens(deps, opts, ext, key); err != nil {
@@ -197,6 +199,16 @@ func (s *Service) module() app.Module {
 		Migrations:  Migrations(),
 		AutoMigrate: true,
 		Start:       s.start,
+		Workers: []app.Worker{
+			{Name: "change_poll", Interval: ChangePollInterval, Run: s.feed.poll},
+			{Name: "change_purge", Interval: familyPurgeInterval, Run: s.feed.purge},
+		},
+	}
+	if s.feed.kv != nil {
+		m.Workers = append(m.Workers, app.Worker{Name: "change_subscribe", Run: s.feed.subscribe})
+	}
+	if s.feed.listens() {
+		m.Workers = append(m.Workers, app.Worker{Name: "change_listen", Run: s.feed.listen})
 	}
 	if s.families != nil {
 		m.Workers = append(m.Workers, app.Worker{Name: "token_family_purge", Interval: familyPurgeInterval, Run: s.purgeFamilies})
@@ -218,8 +230,12 @@ func (s *Service) strategies() []rpc.Strategy {
 	return []rpc.Strategy{&Bearer{Tokens: s.tokens}, NewAPIKeys(sec.APIKeys), NewHTTPBasic(sec.BasicAccounts), NewIPAllow(sec.IPWhitelists)}
 }
 
-// start tells the operator how to create the first user of an empty built-in store.
+// start places the change feed at the newest change and tells the operator how to create the
+// first user of an empty built-in store.
 func (s *Service) start(ctx context.Context) error {
+	if err := s.feed.start(ctx); err != nil {
+		return err
+	}
 	if s.store == nil {
 		return nil
 	}
