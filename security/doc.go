@@ -65,6 +65,36 @@
 //	sys_security_totp_step         last accepted TOTP step per principal (no replay)
 //	sys_security_session           opaque sessions (002): id = hex(SHA-256(token)), principal
 //	                               id and snapshot, client IP, created, last seen, expiry, cap
+//	sys_security_secret            the generated JWT signing secret (003): one row, id "jwt",
+//	                               hex secret, creation time; used only when svc.security.secret
+//	                               is not configured
+//
+// # Signing secret (issue #11; differs from spec §5.2's ephemeral key, see spec/README.md)
+//
+// No secret is shipped. A configured svc.security.secret always wins; it must be hex of at least
+// 32 bytes and none of the values ever published in svc's repository or docs (config's list,
+// compared after hex decoding), else startup fails with config.ErrSecretTooShort or
+// config.ErrPublicSecret. Without one, the module's start step reads the row "jwt" of
+// sys_security_secret; when it is absent it generates 32 random bytes and inserts them if still
+// absent, then reads the row back, so nodes starting together on an empty database agree on
+// the winner's secret and every node of a PostgreSQL or MySQL cluster shares it with no set-up.
+// There is no per-process or public fallback: when the table cannot be read (migrations not
+// applied, database down) startup fails with ErrSigningSecretUnavailable, which says to run
+// `svc migrate` or set a secret. The security migrations are always applied at startup (no
+// auto_migrate key), so this happens only when the database refuses them.
+//
+// Rotation: either set svc.security.secret on every node (the stored row is then ignored), or
+// delete the row (DELETE FROM sys_security_secret) and restart every node — the first to start
+// generates a new secret. Both invalidate every access, refresh and challenge token issued
+// under the old secret (clients log in again); nodes still running with the old secret keep
+// accepting old tokens until they restart, so restart all of them together. MintAccessToken
+// (tests, tools) needs a configured secret, since it does not read the database; no CLI command
+// mints or verifies tokens.
+//
+// Lifetime bound: an access token whose exp − iat exceeds the access lifetime (30 minutes, read
+// in one place, accessTokenTTL) by more than the 10 s leeway, or that lacks iat, is refused
+// with 401/1003 like any other invalid token, even when its signature verifies; refresh tokens
+// are bounded by token_expires and challenge tokens by their 5 minutes the same way.
 //
 // # Workers
 //

@@ -100,6 +100,18 @@ type Service struct {
 	families       *familyStore
 	sessions       *Sessions
 	trust          *trustGateway
+	keys           *signingKeys  // filled by start: configured or database secret
+	accessTTL      time.Duration // the one place the access-token lifetime is read
+	db             *db.DB
+}
+
+// accessTokenTTL is the lifetime of access tokens for cfg: spec §5.2's fixed 30 minutes
+// (AccessTokenTTL). Tokens living longer are refused.
+func accessTokenTTL(*config.Config) time.Duration { return AccessTokenTTL }
+
+// tokenLifetimes are the longest lifetimes (exp − iat) accepted per token type.
+func (s *Service) tokenLifetimes() map[string]time.Duration {
+	return map[string]time.Duration{typAccess: s.accessTTL, typRefresh: s.cfg.Security.TokenExpires}
 }
 
 // Tokens returns the token service (the bearer strategy's verifier).
@@ -125,22 +137,19 @@ func (s *Service) Policy() *Policy { return s.policy }
 // tables (always applied: token families, sessions and TOTP steps are needed whatever the user
 // store), the token service of svc.security.token_type (JWT with families, or opaque sessions in
 // the database or Redis), the trust-login gateway route when enabled, the purge workers and a
-// start check that tells how to create the first user. It does no I/O; it logs the signing-key
-// warnings of spec §5.2.
+// start step that loads the signing key (configured, else generated once and kept in the
+// primary database) and tells how to create the first user. It does no I/O.
 func Build(deps app.Deps, opts Options) (app.Module, *Service, error) {
 	if deps.Config == nil || deps.DB == nil {
 		return app.Module{}, nil, errors.New("security: a configuration and the primary data source are required")
 	}
-	s := &Service{cfg: deps.Config, logger: deps.Logger, now: deps.Clock}
+	s := &Service{cfg: deps.Config, logger: deps.Logger, now: deps.Clock, keys: &signingKeys{},
+		accessTTL: accessTokenTTL(deps.Config), db: deps.DB}
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
 	}
 	if s.now == nil {
 		s.now = time.Now
-	}
-	key, err := s.signingKey()
-	if err != nil {
-		return app.Module{}, nil, err
 	}
 	sink := opts.Events
 	if sink == nil {
@@ -149,7 +158,7 @@ func Build(deps app.Deps, opts Options) (app.Module, *Service, error) {
 	s.events = &emitter{sink: sink, now: s.now}
 	hasher := NewHasher(opts.Hash)
 	ext := s.extensions(deps, opts, hasher)
-	if err := s.buildTokens(deps, opts, ext, key); err != nil {
+	if err := s.buildTokens(deps, opts, ext); err != nil {
 		return app.Module{}, nil, err
 	}
 	s.buildAuthenticators(opts, ext, hasher)
@@ -158,7 +167,8 @@ func Build(deps app.Deps, opts Options) (app.Module, *Service, error) {
 	}
 	s.buildGuard(deps, opts)
 	s.buildChain(deps, opts, ext)
-	s.challenges = &challengeTokens{signer: signer{key: deriveKey(key, typChallenge), audience: deps.Config.App.Name, now: s.now}}
+	s.challenges = &challengeTokens{signer: signer{keys: s.keys, purpose: typChallenge, audience: deps.Config.App.Name,
+		now: s.now, lifetimes: map[string]time.Duration{typChallenge: ChallengeTokenTTL}}}
 
 	perms := NewRolePermissions(deps.Config.Security.Roles)
 	s.permissions = opts.Permissions
@@ -170,22 +180,6 @@ func Build(deps app.Deps, opts Options) (app.Module, *Service, error) {
 		s.userInfo = &builtinUserInfo{store: s.store, perms: perms}
 	}
 	return s.module(), s, nil
-}
-
-// signingKey decodes svc.security.secret and logs the warnings of spec §5.2.
-func (s *Service) signingKey() ([]byte, error) {
-	secret := s.cfg.Security.Secret
-	key, ephemeral, err := SigningKey(secret)
-	if err != nil {
-		return nil, err
-	}
-	switch {
-	case ephemeral:
-		s.logger.Warn("svc.security.secret is not set: using an ephemeral signing key; tokens will not survive a restart or work on other nodes")
-	case IsSampleSecret(secret):
-		s.logger.Warn("svc.security.secret is the public sample secret: anyone can mint tokens for this server; set a random one (openssl rand -hex 32)")
-	}
-	return key, nil
 }
 
 // module lists what the module adds to the server.
@@ -218,8 +212,21 @@ func (s *Service) strategies() []rpc.Strategy {
 	return []rpc.Strategy{&Bearer{Tokens: s.tokens}, NewAPIKeys(sec.APIKeys), NewHTTPBasic(sec.BasicAccounts), NewIPAllow(sec.IPWhitelists)}
 }
 
-// start tells the operator how to create the first user of an empty built-in store.
+// start loads the signing key (spec/README.md: no shipped secret) and tells the operator how to
+// create the first user of an empty built-in store.
 func (s *Service) start(ctx context.Context) error {
+	key, generated, err := loadSigningKey(ctx, s.cfg.Security.Secret, s.db, s.now())
+	if err != nil {
+		return fmt.Errorf("security: %w", err)
+	}
+	s.keys.store(key)
+	switch {
+	case s.cfg.Security.Secret != "":
+	case generated:
+		s.logger.Info("svc.security.secret is not set: generated a signing secret and stored it in sys_security_secret; every node on this database uses it")
+	default:
+		s.logger.Info("svc.security.secret is not set: using the signing secret stored in sys_security_secret")
+	}
 	if s.store == nil {
 		return nil
 	}

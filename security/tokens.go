@@ -122,11 +122,11 @@ func (t *JWTTokens) accessToken(p *rpc.Principal, fid, jti string, now time.Time
 	return mintAccess(&t.signer, p, fid, jti, now)
 }
 
-// mintAccess signs an access token: iat = nbf = now, exp = now + 30 minutes; rls and det are
-// always present (claims.MarshalJSON).
+// mintAccess signs an access token: iat = nbf = now, exp = now + the access lifetime (30
+// minutes); rls and det are always present (claims.MarshalJSON).
 func mintAccess(s *signer, p *rpc.Principal, fid, jti string, now time.Time) (string, error) {
 	ac := &claims{ID: jti, Type: typAccess, Family: fid, IssuedAt: date(now), NotBefore: date(now),
-		Expires: date(now.Add(AccessTokenTTL))}
+		Expires: date(now.Add(s.lifetimes[typAccess]))}
 	if err := ac.setPrincipal(p); err != nil {
 		return "", err
 	}
