@@ -104,7 +104,7 @@ type Security struct {
 	BasicAccounts map[string]BasicAccount `toml:"basic_accounts"`
 	// Roles is svc.security.roles: the permission tokens granted by each role name, read by the
 	// security module's built-in permission checker (e.g. admin = ["*"], ops = ["cron.*",
-	// "sys.monitor"]). "*" grants every token; a token ending in ".*" grants every token under
+	// "sys.monitor.query"]). "*" grants every token; a token ending in ".*" grants every token under
 	// that prefix. Empty means roles grant nothing.
 	Roles map[string][]string `toml:"roles"`
 	// Lockout is svc.security.lockout: brute-force lockout on login.
