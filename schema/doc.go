@@ -44,40 +44,30 @@
 //     needs the permission token sys.schema.query, because the inventory of every table and
 //     column helps an attacker; the original asks only for a Bearer token. A role granting "*"
 //     (admin = ["*"]) or "sys.schema.*" keeps access.
-//
 //   - type is the type as the database reports it, modifiers included: format_type on
 //     PostgreSQL ("character varying(200)"), COLUMN_TYPE on MySQL ("bigint(20)"), the
 //     declared type as SQLite's pragmas report it on SQLite ("VARCHAR(200)", "INTEGER").
-//
 //   - default is the default as an SQL expression as the database reports it
 //     ("'new'::character varying", "current_timestamp()", "'anon'"); MySQL 8's unquoted
 //     string defaults are quoted to match. A NULL default is no default.
-//
 //   - isAutoIncrement: PostgreSQL identity columns and columns defaulting to nextval(...)
 //     (serial types, whose sequence default is then not reported as a default); MySQL
 //     AUTO_INCREMENT; SQLite's rowid alias (a lone INTEGER PRIMARY KEY outside WITHOUT ROWID
 //     tables), with or without the AUTOINCREMENT keyword, since it numbers itself either way.
-//
 //   - primaryKey.name is the constraint name: "PRIMARY" on MySQL, the constraint's name on
 //     PostgreSQL, on SQLite only when written with CONSTRAINT (else omitted).
-//
 //   - uniqueKeys lists unique constraints and unique indexes other than the primary key;
 //     indexes lists the rest. predicate is the partial-index WHERE clause as the database
 //     stores it ("(deleted_at IS NULL)" on PostgreSQL, "deleted_at IS NULL" on SQLite; MySQL
 //     has none). An expression part is "" with hasExpressions true. SQLite's automatic index
 //     of a named UNIQUE constraint is reported under the constraint's name.
-//
 //   - Foreign-key actions are the SQL words in upper case, always present ("NO ACTION" where
 //     the dialect reports its default that way, "RESTRICT" on MariaDB). An unnamed SQLite
 //     constraint (foreign key or check) has name "".
-//
 //   - Indexes, unique keys, foreign keys and checks are ordered by name on every dialect.
-//
 //   - schema is the PostgreSQL schema, the MySQL database name, or "main" on SQLite.
-//
 //   - A view name given to get_table_schema answers 2300, as for any name that is not a base
 //     table; PostgreSQL and MySQL names match exactly, SQLite names without regard to case
 //     (as SQLite resolves them), reported with their stored spelling.
-//
 //   - MySQL/MariaDB views have no comment (their TABLE_COMMENT reads "VIEW").
 package schema
