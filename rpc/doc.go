@@ -70,6 +70,12 @@
 // reflection walk, byte for byte as encoding/json would (held equal by fuzz tests); anything it
 // does not mirror simply goes to encoding/json, through pooled decoders.
 //
+// Before decoding, params that are not valid UTF-8 or contain a NUL character (\u0000) in any
+// string are refused with 400/1400 "params is invalid" (checkParamText, issue #11): PostgreSQL
+// cannot store either in text or jsonb, and they used to answer 500/1900. Params naming
+// something (principals, ids, keys) are further checked by Check.Identifier in their Validate:
+// no control character, bounded length.
+//
 // Responses: {"code","message","data"}, all three keys always present, data null when empty,
 // Content-Type application/json; charset=utf-8. Success is code 0 with the message of key "ok".
 // The envelope is written from pooled buffers in one Write.

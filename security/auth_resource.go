@@ -20,11 +20,20 @@ type loginParams struct {
 	Credentials json.RawMessage `json:"credentials"`
 }
 
+// Identifier bounds of login params (issue #11 item 5): longer or control-character values are
+// 400/1400 before they reach a store, the lockout keys or a log line.
+const (
+	maxLoginTypeLength = 64
+	maxPrincipalLength = 255
+)
+
 // Validate implements rpc.Validator.
 func (p *loginParams) Validate() error {
 	var c rpc.Check
 	c.Required("type", p.Type != "")
+	c.Identifier("type", p.Type, maxLoginTypeLength)
 	c.Required("principal", p.Principal != "")
+	c.Identifier("principal", p.Principal, maxPrincipalLength)
 	c.Required("credentials", present(p.Credentials))
 	return c.Err()
 }
@@ -51,6 +60,7 @@ func (p *resolveParams) Validate() error {
 	var c rpc.Check
 	c.Required("challengeToken", p.ChallengeToken != "")
 	c.Required("type", p.Type != "")
+	c.Identifier("type", p.Type, maxLoginTypeLength)
 	c.Required("response", present(p.Response))
 	return c.Err()
 }
