@@ -76,6 +76,12 @@
 // something (principals, ids, keys) are further checked by Check.Identifier in their Validate:
 // no control character, bounded length.
 //
+// Log lines never carry more than MaxLoggedBytes (256) bytes of one identifier or piece of
+// client input: LogText cuts longer values at a character boundary and appends
+// TruncatedSuffix ("…(truncated)"). The access log (method, path), the audit record
+// (principal id and name) and the security events (principal, identifier, app, session, client
+// IP) use it; request ids are accepted only up to 128 characters.
+//
 // Responses: {"code","message","data"}, all three keys always present, data null when empty,
 // Content-Type application/json; charset=utf-8. Success is code 0 with the message of key "ok".
 // The envelope is written from pooled buffers in one Write.

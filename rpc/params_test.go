@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 type typedOnly struct {
@@ -176,5 +177,22 @@ func TestCheckIdentifier(t *testing.T) {
 				t.Errorf("Identifier(%q) = %v, want %v", tt.s, err, tt.want)
 			}
 		})
+	}
+}
+
+// TestLogText: short values pass unchanged; long ones are cut to at most MaxLoggedBytes at a
+// character boundary and marked.
+func TestLogText(t *testing.T) {
+	t.Parallel()
+	short := strings.Repeat("a", MaxLoggedBytes)
+	if got := LogText(short); got != short {
+		t.Errorf("LogText(%d bytes) changed the value", len(short))
+	}
+	for _, s := range []string{strings.Repeat("a", 1<<20), strings.Repeat("界", 100), "a" + strings.Repeat("界", 100)} {
+		got := LogText(s)
+		body, ok := strings.CutSuffix(got, TruncatedSuffix)
+		if !ok || len(body) > MaxLoggedBytes || len(body) < MaxLoggedBytes-3 || !utf8.ValidString(body) || !strings.HasPrefix(s, body) {
+			t.Errorf("LogText(%d bytes) = %d bytes %q…; want a valid prefix of at most %d bytes and the suffix", len(s), len(got), got[:min(len(got), 20)], MaxLoggedBytes)
+		}
 	}
 }

@@ -145,7 +145,9 @@
 //     svc.security.roles entries of the user's roles (patterns as configured).
 //   - Events (EventSink; the event bus plugs in later): svc.security.login_succeeded,
 //     login_failed, account_locked, logout, token_refreshed, refresh_reuse_detected; they carry
-//     ids, the identifier, client IP, request id and a reason word, never a secret.
+//     ids, the identifier, client IP, request id and a reason word, never a secret. The
+//     default sink logs each value cut by rpc.LogText (at most 256 bytes, marked
+//     "…(truncated)"), so a long principal cannot make a long log line.
 //   - Opaque sessions (wire-core §5.5): the token is 32 random bytes, base64url without
 //     padding; only hex(SHA-256(token)) is stored and it is the session id (SessionID). A JWT,
 //     a malformed token and an unknown, expired or revoked session are all 401/1003. The

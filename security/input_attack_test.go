@@ -1,10 +1,15 @@
 package security_test
 
 import (
+	"bytes"
 	"encoding/json"
+	"log/slog"
+	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/svc-framework/svc"
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/rpc"
 	"github.com/svc-framework/svc/svctest"
@@ -45,4 +50,62 @@ func TestLoginInvalidIdentifier(t *testing.T) {
 		// a clean unknown principal is an ordinary failed login
 		want(t, e.call(t, "login", login("nobody")), 401, rpc.CodeCredentialsInvalid)
 	})
+}
+
+// lockedBuffer is a bytes.Buffer safe for the server's concurrent log writes.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) lines() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Split(strings.TrimSpace(l.b.String()), "\n")
+}
+
+// TestLogLinesBounded (issue #11 item 7): a 1 MB principal, a long principal that reaches the
+// security events and a 200 KB request path all leave log lines of bounded size, the long
+// values marked as truncated.
+func TestLogLinesBounded(t *testing.T) {
+	t.Parallel()
+	var buf lockedBuffer
+	logger := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	e := newEnv(t, func(s *setup) { s.svcOpts = append(s.svcOpts, svc.WithLogger(logger)) })
+
+	want(t, e.call(t, "login", map[string]any{"type": "password", "principal": strings.Repeat("m", 1<<20), "credentials": "x"}), 400, rpc.CodeBadRequest)
+	long := strings.Repeat("界", 255) // 765 bytes: a valid principal, logged in the login_failed event
+	want(t, e.call(t, "login", map[string]any{"type": "password", "principal": long, "credentials": "x"}), 401, rpc.CodeCredentialsInvalid)
+	req, err := http.NewRequest(http.MethodGet, e.srv.URL+"/"+strings.Repeat("p", 200<<10), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.srv.Do(t, req)
+
+	const bound = 2 << 10
+	var truncatedEvent, truncatedPath bool
+	for _, line := range buf.lines() {
+		if len(line) > bound {
+			t.Errorf("log line of %d bytes (bound %d): %.200s…", len(line), bound, line)
+		}
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("log line is not JSON: %v", err)
+		}
+		if id, _ := rec["identifier"].(string); strings.HasSuffix(id, rpc.TruncatedSuffix) && strings.HasPrefix(long, strings.TrimSuffix(id, rpc.TruncatedSuffix)) {
+			truncatedEvent = true
+		}
+		if p, _ := rec["path"].(string); strings.HasSuffix(p, rpc.TruncatedSuffix) {
+			truncatedPath = true
+		}
+	}
+	if !truncatedEvent || !truncatedPath {
+		t.Errorf("truncated identifier in a security event %v, truncated path in the access log %v; want both", truncatedEvent, truncatedPath)
+	}
 }

@@ -254,7 +254,8 @@ func (s *Service) purgeFamilies(ctx context.Context) error {
 type logSink struct{ logger *slog.Logger }
 
 func (l logSink) Emit(ctx context.Context, e Event) {
-	l.logger.InfoContext(ctx, "security event", slog.String("event", e.Type), slog.String("principal", e.PrincipalID),
-		slog.String("identifier", e.Identifier), slog.String("reason", e.Reason), slog.String("client_ip", e.ClientIP),
-		slog.String("app", e.AppID), slog.String("session", e.SessionID))
+	t := rpc.LogText // ids and the identifier may be the client's input (issue #11 item 7)
+	l.logger.InfoContext(ctx, "security event", slog.String("event", e.Type), slog.String("principal", t(e.PrincipalID)),
+		slog.String("identifier", t(e.Identifier)), slog.String("reason", t(e.Reason)), slog.String("client_ip", t(e.ClientIP)),
+		slog.String("app", t(e.AppID)), slog.String("session", t(e.SessionID)))
 }
