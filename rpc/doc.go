@@ -146,6 +146,9 @@
 // writes — successes and every error, the 404s, 401s, 405s, 415s and the encoding rejections
 // themselves — is encrypted, with X-Body-Encoding set and Content-Type left as JSON, including
 // the JSON answers to multipart requests. WriteError and WriteData (other routes) never encrypt.
+// The transport has no replay protection (no timestamp or nonce is checked: a captured request
+// body is accepted again) and does not cover multipart requests, whose fields and file parts
+// travel as sent (issue #11; documented in docs/api.md).
 //
 // # Multipart
 //

@@ -127,7 +127,12 @@
 //     resolved challenges. Any verification failure is 1031.
 //   - Lockout keys use the normalized identifier (trimmed, lower-cased), the same form the
 //     built-in store keys users by. trust_code is exempt. Locked: 429/1023, {{minutes}} rounded
-//     up, no Retry-After, data null. A verified password clears the counter (wire-core §5.6).
+//     up, Retry-After the exact wait in seconds (svc addition, as on 429/1401), data null. A
+//     verified password clears the counter (wire-core §5.6).
+//   - The protected body transport (svc.api.body_encoding) that carries login credentials has
+//     no replay protection — a captured encrypted login request can be replayed (lockout and
+//     rate limits still count it) — and does not cover multipart requests; use TLS (see
+//     docs/api.md).
 //   - Beyond the original: a failed challenge code counts on the login counter and on a second
 //     one ("challenge|" + key) that only a completed login clears, so knowing the password does
 //     not buy endless TOTP guesses; when it is blocked, resolve_challenge answers 1023. Its

@@ -1,9 +1,12 @@
 package security_test
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -107,5 +110,42 @@ func TestLogLinesBounded(t *testing.T) {
 	}
 	if !truncatedEvent || !truncatedPath {
 		t.Errorf("truncated identifier in a security event %v, truncated path in the access log %v; want both", truncatedEvent, truncatedPath)
+	}
+}
+
+// TestConnectAnswersEnvelope (issue #11 item 8): on the real server CONNECT /api answers the
+// engine's 405/1900 envelope with Allow: POST, and CONNECT to an authority or "*" the 404/1200
+// envelope, never ServeMux's plain text.
+func TestConnectAnswersEnvelope(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	host := strings.TrimPrefix(e.srv.URL, "http://")
+	for _, tt := range []struct {
+		target string
+		status int
+		code   int
+		allow  string
+	}{
+		{"/api", 405, rpc.CodeUnknown, "POST"},
+		{"*", 404, rpc.CodeNotFound, ""},
+		{"example.com:443", 404, rpc.CodeNotFound, ""},
+	} {
+		c, err := net.Dial("tcp", host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", tt.target, host)
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			c.Close()
+			t.Fatalf("CONNECT %s: %v", tt.target, err)
+		}
+		var env struct{ Code int }
+		err = json.NewDecoder(resp.Body).Decode(&env)
+		c.Close()
+		if err != nil || resp.StatusCode != tt.status || env.Code != tt.code || resp.Header.Get("Allow") != tt.allow {
+			t.Errorf("CONNECT %s = %d code %d (Allow %q, decode %v), want %d code %d (Allow %q)", tt.target,
+				resp.StatusCode, env.Code, resp.Header.Get("Allow"), err, tt.status, tt.code, tt.allow)
+		}
 	}
 }
