@@ -108,10 +108,13 @@ func (o *outer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // caller's program counter (runtime.Callers) on every request, for a source location no access
 // line needs.
 func (o *outer) logAccess(r *http.Request, rec *recorder, info rpc.RequestInfo, start time.Time) {
+	// the method and path are the client's: bounded by rpc.LogText (issue #11 item 7); the
+	// request id is bounded where it is accepted and the client IP is a parsed address
+	method, path := rpc.LogText(r.Method), rpc.LogText(r.URL.Path)
 	if lw := accessLineWriter(o.logger); lw != nil {
 		end := o.clock()
 		rec.line = appendAccessLine(rec.line[:0], accessLine{
-			time: end, method: r.Method, path: r.URL.Path,
+			time: end, method: method, path: path,
 			status: rec.statusCode(), bytes: rec.written, duration: end.Sub(start),
 			clientIP: info.ClientIP, requestID: info.ID,
 		})
@@ -129,7 +132,7 @@ func (o *outer) logAccess(r *http.Request, rec *recorder, info rpc.RequestInfo, 
 	end := o.clock()
 	line := slog.NewRecord(end, slog.LevelInfo, "request", 0)
 	line.AddAttrs(
-		slog.String("method", r.Method), slog.String("path", r.URL.Path),
+		slog.String("method", method), slog.String("path", path),
 		slog.Int("status", rec.statusCode()), slog.Int64("bytes", rec.written),
 		slog.Duration("duration", end.Sub(start)),
 		slog.String("client_ip", info.ClientIP), slog.String("request_id", info.ID))

@@ -89,6 +89,11 @@ var (
 	ErrInvalidObjStore = errors.New("invalid object store")
 	// ErrInvalidSecret: svc.security.secret (or a trust-login app secret) is not hex.
 	ErrInvalidSecret = errors.New("invalid secret")
+	// ErrSecretTooShort: svc.security.secret decodes to fewer than MinSecretBytes (32) bytes.
+	ErrSecretTooShort = errors.New("secret too short")
+	// ErrPublicSecret: svc.security.secret is a value published in svc's repository or docs
+	// (the old sample secret among them), so anyone could mint tokens with it.
+	ErrPublicSecret = errors.New("secret is public")
 	// ErrInvalidTrustedProxy: an svc.app.trusted_proxies entry is neither an IP nor a CIDR.
 	ErrInvalidTrustedProxy = errors.New("invalid trusted proxy")
 	// ErrInvalidIPWhitelist: an svc.security.ip_whitelists entry is neither an IP nor a CIDR, or

@@ -1,7 +1,6 @@
 package config
 
 import (
-	"encoding/hex"
 	"fmt"
 	"sort"
 	"strings"
@@ -75,8 +74,11 @@ const DefaultIPWhitelist = "default"
 
 // Security is the svc.security section (spec §5.2, §5.3).
 type Security struct {
-	// Secret is svc.security.secret (secret): the hex-encoded JWT signing key. Unset means the
-	// security module generates an ephemeral per-process key and warns.
+	// Secret is svc.security.secret (secret, default unset): the hex-encoded JWT signing key, at
+	// least 32 bytes (64 hex digits) and none of the values published in svc's repository.
+	// Unset means the security module generates a random 32-byte key on first start and keeps
+	// it in the primary database (table sys_security_secret), shared by every node on that
+	// database; a configured secret always wins.
 	Secret string `toml:"secret" secret:"true"`
 	// TokenExpires is svc.security.token_expires (default 168h): the refresh-token lifetime.
 	TokenExpires time.Duration `toml:"token_expires"`
@@ -106,7 +108,7 @@ type Security struct {
 	BasicAccounts map[string]BasicAccount `toml:"basic_accounts"`
 	// Roles is svc.security.roles: the permission tokens granted by each role name, read by the
 	// security module's built-in permission checker (e.g. admin = ["*"], ops = ["cron.*",
-	// "sys.monitor"]). "*" grants every token; a token ending in ".*" grants every token under
+	// "sys.monitor.query"]). "*" grants every token; a token ending in ".*" grants every token under
 	// that prefix. Empty means roles grant nothing.
 	Roles map[string][]string `toml:"roles"`
 	// Lockout is svc.security.lockout: brute-force lockout on login.
@@ -267,8 +269,8 @@ func lowerKeys[V any](m map[string]V, key string, sentinel error, errs []error) 
 func (s *Security) validate() []error {
 	var errs []error
 	if s.Secret != "" {
-		if _, err := hex.DecodeString(s.Secret); err != nil {
-			errs = append(errs, fmt.Errorf("svc.security.secret: not hex: %w", ErrInvalidSecret))
+		if err := validateSecret(s.Secret); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	switch s.TokenType {

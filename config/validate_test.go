@@ -47,10 +47,10 @@ func TestShippedConfig(t *testing.T) {
 	if err := cfg.Validate(); err != nil {
 		t.Errorf("Validate() = %v, want nil", err)
 	}
-	if cfg.App.Port != 8080 || cfg.Storage.Provider != StorageFilesystem || cfg.Security.Secret != sampleSecret ||
+	if cfg.App.Port != 8080 || cfg.Storage.Provider != StorageFilesystem || cfg.Security.Secret != "" ||
 		!cfg.Storage.AutoMigrate || !cfg.Cron.Store.AutoMigrate || !cfg.Integration.AutoMigrate || !cfg.Approval.AutoMigrate ||
 		cfg.Storage.UploadPartRateLimit != 10000 {
-		t.Errorf("shipped config = %+v, want port 8080, filesystem storage, every auto_migrate on, the public sample secret, upload_part_rate_limit 10000", cfg)
+		t.Errorf("shipped config = %+v, want port 8080, filesystem storage, every auto_migrate on, no secret, upload_part_rate_limit 10000", cfg)
 	}
 	home := []Menu{{Type: "menu", Path: "/", Name: "Home", Icon: "house"}}
 	if diff := cmp.Diff(home, cfg.Security.Menus); diff != "" {
@@ -105,9 +105,9 @@ func TestShippedMenuExample(t *testing.T) {
 	}
 }
 
-// sampleSecret is the public sample secret the shipped file carries (security.SampleSecret; the
-// security module warns while it is in use). config cannot import security, so it is repeated.
-const sampleSecret = "737663207075626c69632073616d706c65207365637265742c206368616e6765206d65"
+// oldSampleSecret is the public sample secret configs/application.toml used to ship: anyone
+// could mint admin tokens for a server running with it (issue #11 item 1).
+const oldSampleSecret = "737663207075626c69632073616d706c65207365637265742c206368616e6765206d65"
 
 // TestValidateSentinels has one case per startup error: errors.Is must hold and the message must
 // name the key.
@@ -218,6 +218,12 @@ func TestValidateSentinels(t *testing.T) {
 		{"storage provider", func(c *Config) { c.Storage.Provider = "s3" }, ErrInvalidStorageProvider, "svc.storage.provider"},
 		{"objstore endpoint", func(c *Config) { c.Storage.Provider = StorageObjStore }, ErrInvalidObjStore, "svc.storage.objstore.endpoint"},
 		{"secret not hex", func(c *Config) { c.Security.Secret = "not-hex" }, ErrInvalidSecret, "svc.security.secret"},
+		{"secret too short", func(c *Config) { c.Security.Secret = strings.Repeat("ab", 31) }, ErrSecretTooShort, "svc.security.secret"},
+		{"old sample secret", func(c *Config) { c.Security.Secret = oldSampleSecret }, ErrPublicSecret, "svc.security.secret"},
+		{"old sample secret upper case", func(c *Config) { c.Security.Secret = strings.ToUpper(oldSampleSecret) }, ErrPublicSecret, "svc.security.secret"},
+		{"old test secret", func(c *Config) {
+			c.Security.Secret = "7376637465737473656372657400000000000000000000000000000000000001"
+		}, ErrPublicSecret, "svc.security.secret"},
 		{"trust app secret not hex", func(c *Config) {
 			trust(c).Apps["crm"] = TrustLoginApp{RedirectURLs: []string{"https://crm.example.com/"}, Secret: "xyz"}
 		}, ErrInvalidSecret, "svc.security.trust_login.apps.crm.secret"},
@@ -506,5 +512,29 @@ func TestMCPRequireAuth(t *testing.T) {
 				t.Errorf("RequireAuth nil = %t, want %t", cfg.MCP.RequireAuth == nil, tt.nil_)
 			}
 		})
+	}
+}
+
+// TestPublicSecretsRefused: every signing secret that ever appeared in the repository is refused
+// in any letter case, the message never repeats it, and a fresh 32-byte secret passes.
+func TestPublicSecretsRefused(t *testing.T) {
+	t.Parallel()
+	for _, s := range publicSecrets {
+		for _, v := range []string{s, strings.ToUpper(s)} {
+			c := validConfig()
+			c.Security.Secret = v
+			err := c.Validate()
+			if !errors.Is(err, ErrPublicSecret) && !errors.Is(err, ErrSecretTooShort) {
+				t.Errorf("Validate(secret %s…) = %v, want ErrPublicSecret or ErrSecretTooShort", v[:8], err)
+			}
+			if err != nil && strings.Contains(strings.ToLower(err.Error()), strings.ToLower(s)) {
+				t.Errorf("Validate() message %q repeats the secret", err)
+			}
+		}
+	}
+	c := validConfig()
+	c.Security.Secret = strings.Repeat("5a", MinSecretBytes)
+	if err := c.Validate(); err != nil {
+		t.Errorf("Validate(fresh 32-byte secret) = %v, want nil", err)
 	}
 }

@@ -3,8 +3,9 @@
 //
 // # Resources and actions
 //
-// Resource sys/monitor, all actions Bearer-authenticated, no permission, no params (params are
-// ignored), rate limit 60 per engine period, business errors at HTTP 200:
+// Resource sys/monitor, all actions Bearer-authenticated with permission token
+// sys.monitor.query (Permission; without it 403/1100), no params (params are ignored), rate
+// limit 60 per engine period, business errors at HTTP 200:
 //
 //   - get_overview: {host, cpu, memory, disk, network, process, load, build}; never fails as a
 //     whole: a part whose probe fails (or, for cpu and process, has no sample yet) is null.
@@ -36,6 +37,10 @@
 //
 // # Compatibility choices
 //
+//   - Permission (differs from the original and spec §4.1, see spec/README.md): every action
+//     needs the permission token sys.monitor.query, because the host's binary path, command
+//     line, addresses and mounts help an attacker; the original asks only for a Bearer token. A
+//     role granting "*" (admin = ["*"]) or "sys.monitor.*" keeps access.
 //   - get_build_info and get_overview.build send the framework version as vefVersion, the name
 //     the original's monitor page reads, and again as frameworkVersion (ours), plus gitModified
 //     (ours); spec/README.md lists the difference. buildTime falls back to the commit time

@@ -41,8 +41,8 @@ func TestResourceDeclaresEveryActionWithRateLimit60(t *testing.T) {
 	var got []string
 	for _, op := range m.resource().Ops {
 		got = append(got, op.Action)
-		if op.RateLimit != (rpc.Limit{Max: 60}) || op.Public || op.Permission != "" || op.Version != "v1" {
-			t.Errorf("%s: limit %+v, public %v, permission %q, version %q; want 60 per engine period, bearer, none, v1",
+		if op.RateLimit != (rpc.Limit{Max: 60}) || op.Public || op.Permission != Permission || op.Version != "v1" {
+			t.Errorf("%s: limit %+v, public %v, permission %q, version %q; want 60 per engine period, bearer, sys.monitor.query, v1",
 				op.Action, op.RateLimit, op.Public, op.Permission, op.Version)
 		}
 	}

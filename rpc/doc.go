@@ -71,6 +71,18 @@
 // reflection walk, byte for byte as encoding/json would (held equal by fuzz tests); anything it
 // does not mirror simply goes to encoding/json, through pooled decoders.
 //
+// Before decoding, params that are not valid UTF-8 or contain a NUL character (\u0000) in any
+// string are refused with 400/1400 "params is invalid" (checkParamText, issue #11): PostgreSQL
+// cannot store either in text or jsonb, and they used to answer 500/1900. Params naming
+// something (principals, ids, keys) are further checked by Check.Identifier in their Validate:
+// no control character, bounded length.
+//
+// Log lines never carry more than MaxLoggedBytes (256) bytes of one identifier or piece of
+// client input: LogText cuts longer values at a character boundary and appends
+// TruncatedSuffix ("…(truncated)"). The access log (method, path), the audit record
+// (principal id and name) and the security events (principal, identifier, app, session, client
+// IP) use it; request ids are accepted only up to 128 characters.
+//
 // Responses: {"code","message","data"}, all three keys always present, data null when empty,
 // Content-Type application/json; charset=utf-8. Success is code 0 with the message of key "ok".
 // The envelope is written from pooled buffers in one Write.
@@ -138,6 +150,9 @@
 // writes — successes and every error, the 404s, 401s, 405s, 415s and the encoding rejections
 // themselves — is encrypted, with X-Body-Encoding set and Content-Type left as JSON, including
 // the JSON answers to multipart requests. WriteError and WriteData (other routes) never encrypt.
+// The transport has no replay protection (no timestamp or nonce is checked: a captured request
+// body is accepted again) and does not cover multipart requests, whose fields and file parts
+// travel as sent (issue #11; documented in docs/api.md).
 //
 // # Multipart
 //

@@ -16,6 +16,10 @@ const Resource = "sys/schema"
 // §4.1, wire-core §4).
 const rateLimit = 60
 
+// Permission is the permission token every sys/schema action requires (svc addition, issue #11:
+// the table and column inventory is not for every authenticated user).
+const Permission = "sys.schema.query"
+
 // Build returns the schema module: the sys/schema resource over the primary data source. It
 // does no I/O; an unsupported data source type is an error.
 func Build(deps app.Deps) (app.Module, error) {
@@ -33,11 +37,11 @@ type service struct {
 }
 
 func (s *service) resource() rpc.Resource {
-	limit := rpc.RateLimit(rateLimit, 0)
+	limit, perm := rpc.RateLimit(rateLimit, 0), rpc.RequiredPermission(Permission)
 	return rpc.Resource{Name: Resource, Ops: []rpc.Op{
-		rpc.Handle("list_tables", s.listTables, limit),
-		rpc.Handle("get_table_schema", s.getTableSchema, limit),
-		rpc.Handle("list_views", s.listViews, limit),
+		rpc.Handle("list_tables", s.listTables, limit, perm),
+		rpc.Handle("get_table_schema", s.getTableSchema, limit, perm),
+		rpc.Handle("list_views", s.listViews, limit, perm),
 	}}
 }
 

@@ -67,6 +67,36 @@
 //	                               id and snapshot, client IP, created, last seen, expiry, cap
 //	sys_security_change            change log (003): seq, kind (user, family, session), ref,
 //	                               created; read by every server to keep its caches current
+//	sys_security_secret            the generated JWT signing secret (004): one row, id "jwt",
+//	                               hex secret, creation time; used only when svc.security.secret
+//	                               is not configured
+//
+// # Signing secret (issue #11; differs from spec §5.2's ephemeral key, see spec/README.md)
+//
+// No secret is shipped. A configured svc.security.secret always wins; it must be hex of at least
+// 32 bytes and none of the values ever published in svc's repository or docs (config's list,
+// compared after hex decoding), else startup fails with config.ErrSecretTooShort or
+// config.ErrPublicSecret. Without one, the module's start step reads the row "jwt" of
+// sys_security_secret; when it is absent it generates 32 random bytes and inserts them if still
+// absent, then reads the row back, so nodes starting together on an empty database agree on
+// the winner's secret and every node of a PostgreSQL or MySQL cluster shares it with no set-up.
+// There is no per-process or public fallback: when the table cannot be read (migrations not
+// applied, database down) startup fails with ErrSigningSecretUnavailable, which says to run
+// `svc migrate` or set a secret. The security migrations are always applied at startup (no
+// auto_migrate key), so this happens only when the database refuses them.
+//
+// Rotation: either set svc.security.secret on every node (the stored row is then ignored), or
+// delete the row (DELETE FROM sys_security_secret) and restart every node — the first to start
+// generates a new secret. Both invalidate every access, refresh and challenge token issued
+// under the old secret (clients log in again); nodes still running with the old secret keep
+// accepting old tokens until they restart, so restart all of them together. MintAccessToken
+// (tests, tools) needs a configured secret, since it does not read the database; no CLI command
+// mints or verifies tokens.
+//
+// Lifetime bound: an access token whose exp − iat exceeds the access lifetime
+// (svc.security.access_token_expires, default 30 minutes, read in one place, accessTokenTTL) by
+// more than the 10 s leeway, or that lacks iat, is refused with 401/1003 like any other invalid token, even when its signature verifies; refresh tokens
+// are bounded by token_expires and challenge tokens by their 5 minutes the same way.
 //
 // # Workers
 //
@@ -128,7 +158,12 @@
 //     resolved challenges. Any verification failure is 1031.
 //   - Lockout keys use the normalized identifier (trimmed, lower-cased), the same form the
 //     built-in store keys users by. trust_code is exempt. Locked: 429/1023, {{minutes}} rounded
-//     up, no Retry-After, data null. A verified password clears the counter (wire-core §5.6).
+//     up, Retry-After the exact wait in seconds (svc addition, as on 429/1401), data null. A
+//     verified password clears the counter (wire-core §5.6).
+//   - The protected body transport (svc.api.body_encoding) that carries login credentials has
+//     no replay protection — a captured encrypted login request can be replayed (lockout and
+//     rate limits still count it) — and does not cover multipart requests; use TLS (see
+//     docs/api.md).
 //   - Beyond the original: a failed challenge code counts on the login counter and on a second
 //     one ("challenge|" + key) that only a completed login clears, so knowing the password does
 //     not buy endless TOTP guesses; when it is blocked, resolve_challenge answers 1023. Its
@@ -151,7 +186,9 @@
 //     carries the starter template's home page ("/").
 //   - Events (EventSink; the event bus plugs in later): svc.security.login_succeeded,
 //     login_failed, account_locked, logout, token_refreshed, refresh_reuse_detected; they carry
-//     ids, the identifier, client IP, request id and a reason word, never a secret.
+//     ids, the identifier, client IP, request id and a reason word, never a secret. The
+//     default sink logs each value cut by rpc.LogText (at most 256 bytes, marked
+//     "…(truncated)"), so a long principal cannot make a long log line.
 //   - Opaque sessions (wire-core §5.5): the token is 32 random bytes, base64url without
 //     padding; only hex(SHA-256(token)) is stored and it is the session id (SessionID). A JWT,
 //     a malformed token and an unknown, expired or revoked session are all 401/1003. The

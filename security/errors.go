@@ -132,3 +132,9 @@ var (
 	// ErrTOTPNotPending: verification without a pending enrollment.
 	ErrTOTPNotPending = errors.New("security: no pending TOTP enrollment")
 )
+
+// ErrSigningSecretUnavailable is a startup error: svc.security.secret is not configured and the
+// generated secret cannot be read from or stored in the primary database (table
+// sys_security_secret, created by the security module's migrations). Run `svc migrate`, or set
+// svc.security.secret.
+var ErrSigningSecretUnavailable = errors.New("signing secret unavailable: run `svc migrate` or set svc.security.secret")

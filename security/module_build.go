@@ -64,7 +64,7 @@ func pick[T comparable](override, def T) T {
 // buildTokens sets up the token service of svc.security.token_type: JWTs with families in the
 // primary database, or opaque sessions (in Redis when the key-value store is enabled, else in
 // the primary database); or the host's token service.
-func (s *Service) buildTokens(deps app.Deps, opts Options, ext extensions, key []byte) error {
+func (s *Service) buildTokens(deps app.Deps, opts Options, ext extensions) error {
 	if opts.Tokens != nil {
 		s.tokens = opts.Tokens
 		return nil
@@ -88,9 +88,8 @@ func (s *Service) buildTokens(deps app.Deps, opts Options, ext extensions, key [
 	}
 	s.families = &familyStore{db: deps.DB}
 	jwt := &JWTTokens{
-		signer:           signer{key: key, audience: deps.Config.App.Name, now: s.now},
+		signer:           signer{keys: s.keys, audience: deps.Config.App.Name, now: s.now, lifetimes: s.tokenLifetimes()},
 		refreshTTL:       sec.TokenExpires,
-		accessTTL:        accessTTL(deps.Config),
 		refreshNotBefore: sec.RefreshNotBefore,
 		families:         s.families,
 		state:            state,

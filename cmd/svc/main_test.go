@@ -8,17 +8,20 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/svc-framework/svc/svctest"
 )
 
-// base is a valid configuration every case starts from.
-const base = `
+// base is a valid configuration every case starts from (the secret is random per test process:
+// svc refuses any secret published in its repository).
+var base = `
 [svc.app]
 port = 18080
 [svc.data_sources.primary]
 type = "sqlite"
 path = "./data/test.db"
 [svc.security]
-secret = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
+secret = "` + svctest.TestSecret + `"
 `
 
 // runCLI runs the svc command line with args against a config file holding toml, and returns
@@ -61,7 +64,7 @@ func TestConfigCheckPrintsEffectiveValuesRedacted(t *testing.T) {
 			t.Errorf("config check output lacks %q:\n%s", want, out)
 		}
 	}
-	if strings.Contains(out, "00112233445566778899") {
+	if strings.Contains(out, svctest.TestSecret[:20]) {
 		t.Error("config check printed the secret")
 	}
 	if !strings.Contains(errOut, "svc.storage.max_uplod_size") {
