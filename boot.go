@@ -126,8 +126,10 @@ func (s *Server) newEngine(catalog *i18n.Catalog) (*rpc.Engine, error) {
 		return nil, fmt.Errorf("svc.api.body_encoding.key: %w", err)
 	}
 	return rpc.NewEngine(rpc.EngineConfig{
-		BodyLimit:    int64(s.cfg.App.BodyLimit),
-		DefaultLimit: rpc.Limit{Max: s.cfg.API.RateLimit.Max, Period: s.cfg.API.RateLimit.Period},
+		BodyLimit:        int64(s.cfg.App.BodyLimit),
+		BodyMemoryBudget: int64(s.cfg.App.BodyMemoryBudget),
+		BodyMemoryWait:   s.cfg.App.BodyReadIdleTimeout,
+		DefaultLimit:     rpc.Limit{Max: s.cfg.API.RateLimit.Max, Period: s.cfg.API.RateLimit.Period},
 		BodyEncoding: rpc.BodyEncoding{
 			Enabled:  s.cfg.API.BodyEncoding.Enabled,
 			Encoding: string(s.cfg.API.BodyEncoding.Encoding),
@@ -148,17 +150,18 @@ func (s *Server) newHandler(engine *rpc.Engine, mods []app.Module) (http.Handler
 		return nil, err
 	}
 	return app.NewHandler(app.HandlerConfig{
-		API:         engine,
-		Modules:     mods,
-		Ready:       s.ready,
-		BodyLimit:   int64(s.cfg.App.BodyLimit),
-		Proxies:     proxies,
-		CORSEnabled: s.cfg.CORS.Enabled,
-		CORSOrigins: s.cfg.CORS.AllowOrigins,
-		Logger:      s.logger,
-		AccessLog:   true,
-		Clock:       s.clock,
-		Errors:      engine.WriteError,
-		Compress:    !s.cfg.API.BodyEncoding.Enabled,
+		API:                 engine,
+		Modules:             mods,
+		Ready:               s.ready,
+		BodyLimit:           int64(s.cfg.App.BodyLimit),
+		BodyReadIdleTimeout: s.cfg.App.BodyReadIdleTimeout,
+		Proxies:             proxies,
+		CORSEnabled:         s.cfg.CORS.Enabled,
+		CORSOrigins:         s.cfg.CORS.AllowOrigins,
+		Logger:              s.logger,
+		AccessLog:           true,
+		Clock:               s.clock,
+		Errors:              engine.WriteError,
+		Compress:            !s.cfg.API.BodyEncoding.Enabled,
 	})
 }

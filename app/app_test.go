@@ -1,8 +1,10 @@
 package app
 
 import (
+	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -308,5 +310,43 @@ func TestServeDrainsInFlightRequests(t *testing.T) {
 	}
 	if err := <-served; err != nil {
 		t.Errorf("Serve returned %v, want a clean shutdown", err)
+	}
+}
+
+// TestHandlerConnect (issue #11 item 8): CONNECT requests answer the envelope like any method no
+// route takes — ServeMux would answer a CONNECT to "host:port" or "*" itself, in plain text.
+func TestHandlerConnect(t *testing.T) {
+	api := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "api") })
+	srv := httptest.NewServer(newTestHandler(t, HandlerConfig{API: api}))
+	defer srv.Close()
+	notFound := `{"code":1200,"message":"not_found","data":null}`
+	for _, tt := range []struct {
+		target string
+		status int
+		body   string
+		allow  string
+	}{
+		{"*", 404, notFound, ""},
+		{"example.com:443", 404, notFound, ""},
+		{"/nope", 404, notFound, ""},
+		{"/healthz", 405, `{"code":1900,"message":"method_not_allowed","data":null}`, "GET, HEAD"},
+		{"/api", 200, "api", ""}, // the engine's own answer (405/1900 with Allow: POST in the server)
+	} {
+		c, err := net.Dial("tcp", srv.Listener.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: x\r\n\r\n", tt.target)
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			c.Close()
+			t.Fatalf("CONNECT %s: %v", tt.target, err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		c.Close()
+		if resp.StatusCode != tt.status || string(body) != tt.body || resp.Header.Get("Allow") != tt.allow {
+			t.Errorf("CONNECT %s = %d %s (Allow %q), want %d %s (Allow %q)", tt.target, resp.StatusCode, body,
+				resp.Header.Get("Allow"), tt.status, tt.body, tt.allow)
+		}
 	}
 }

@@ -183,3 +183,29 @@ func TestAccessLogThroughHandler(t *testing.T) {
 		}
 	}
 }
+
+// TestAccessLogBounded (issue #11 item 7): a 200 KB path and a long method leave an access line
+// of bounded size with both values marked truncated, on the fast path of the default logger and
+// on the slog path of any other logger.
+func TestAccessLogBounded(t *testing.T) {
+	t.Parallel()
+	for _, fast := range []bool{true, false} {
+		var out lockedBuffer
+		lw := NewLogWriter(&out)
+		log := slog.New(slog.NewJSONHandler(&out, nil))
+		if fast {
+			log = NewLogger(lw, slog.LevelInfo)
+		}
+		h := newTestHandler(t, HandlerConfig{Logger: log, AccessLog: true})
+		req := httptest.NewRequest("GET", "/"+strings.Repeat("p", 200<<10), nil)
+		req.Method = strings.Repeat("M", 1000)
+		h.ServeHTTP(httptest.NewRecorder(), req)
+		if err := lw.Close(); err != nil {
+			t.Fatal(err)
+		}
+		line := strings.TrimSpace(out.String())
+		if len(line) > 1<<10 || strings.Count(line, "…(truncated)") != 2 {
+			t.Errorf("fast path %v: access line of %d bytes %.120s…; want at most 1 KiB with method and path truncated", fast, len(line), line)
+		}
+	}
+}

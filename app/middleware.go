@@ -17,8 +17,8 @@ import (
 const defaultCacheControl = "no-store, no-cache, must-revalidate, max-age=0"
 
 // outer wraps every route with the middlewares of wire-core §1.6 in one function, so their order
-// is visible in one place: request id and client IP → panic recovery → security headers → CORS
-// → handler, with the access log written when the response is done.
+// is visible in one place: request id and client IP → body read-idle timeout → panic recovery →
+// security headers → CORS → handler, with the access log written when the response is done.
 type outer struct {
 	next    http.Handler
 	proxies Proxies
@@ -28,6 +28,7 @@ type outer struct {
 	clock   func() time.Time
 	errors  func(w http.ResponseWriter, r *http.Request, err error) // renders the panic envelope
 	gzip    bool                                                    // compress responses (compress.go)
+	idle    time.Duration                                           // body read-idle timeout (bodyidle.go); 0 disables
 }
 
 var recorders = sync.Pool{New: func() any { return new(recorder) }}
@@ -49,6 +50,7 @@ func (o *outer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	id := requestID(r)
 	info := rpc.RequestInfo{ID: id, ClientIP: o.proxies.ClientIP(r)}
 	r = r.WithContext(rpc.WithRequestInfo(r.Context(), info))
+	withIdleBody(w, r, o.idle)
 
 	rec := recorders.Get().(*recorder)
 	rec.reset(w)
@@ -104,10 +106,13 @@ func (o *outer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // caller's program counter (runtime.Callers) on every request, for a source location no access
 // line needs.
 func (o *outer) logAccess(r *http.Request, rec *recorder, info rpc.RequestInfo, start time.Time) {
+	// the method and path are the client's: bounded by rpc.LogText (issue #11 item 7); the
+	// request id is bounded where it is accepted and the client IP is a parsed address
+	method, path := rpc.LogText(r.Method), rpc.LogText(r.URL.Path)
 	if lw := accessLineWriter(o.logger); lw != nil {
 		end := o.clock()
 		rec.line = appendAccessLine(rec.line[:0], accessLine{
-			time: end, method: r.Method, path: r.URL.Path,
+			time: end, method: method, path: path,
 			status: rec.statusCode(), bytes: rec.written, duration: end.Sub(start),
 			clientIP: info.ClientIP, requestID: info.ID,
 		})
@@ -125,7 +130,7 @@ func (o *outer) logAccess(r *http.Request, rec *recorder, info rpc.RequestInfo, 
 	end := o.clock()
 	line := slog.NewRecord(end, slog.LevelInfo, "request", 0)
 	line.AddAttrs(
-		slog.String("method", r.Method), slog.String("path", r.URL.Path),
+		slog.String("method", method), slog.String("path", path),
 		slog.Int("status", rec.statusCode()), slog.Int64("bytes", rec.written),
 		slog.Duration("duration", end.Sub(start)),
 		slog.String("client_ip", info.ClientIP), slog.String("request_id", info.ID))

@@ -23,6 +23,10 @@ type HandlerConfig struct {
 	Ready func(ctx context.Context) error
 	// BodyLimit caps request bodies of non-/api routes (the engine enforces it on /api itself).
 	BodyLimit int64
+	// BodyReadIdleTimeout is svc.app.body_read_idle_timeout: every read of a request body, on
+	// any route, must receive data within it, else the read fails and the connection closes
+	// (bodyidle.go). Zero disables it.
+	BodyReadIdleTimeout time.Duration
 	// Proxies decides whose X-Forwarded-For is trusted.
 	Proxies Proxies
 	// CORSEnabled and CORSOrigins are svc.cors.
@@ -90,7 +94,8 @@ func NewHandler(cfg HandlerConfig) (h http.Handler, err error) {
 	}
 	// Registered last, "/" takes only what no other pattern matches; a module that registered
 	// "/" itself keeps it (the conflict is not an error here).
-	_ = register("app", "/", fallback{mux: mux, errors: errs})
+	fb := fallback{mux: mux, errors: errs}
+	_ = register("app", "/", fb)
 	clock := cfg.Clock
 	if clock == nil {
 		clock = time.Now
@@ -100,7 +105,7 @@ func NewHandler(cfg HandlerConfig) (h http.Handler, err error) {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	return &outer{
-		next:    mux,
+		next:    connectGuard{mux: mux, fallback: fb},
 		errors:  errs,
 		gzip:    cfg.Compress,
 		proxies: cfg.Proxies,
@@ -108,6 +113,7 @@ func NewHandler(cfg HandlerConfig) (h http.Handler, err error) {
 		logger:  logger,
 		access:  cfg.AccessLog,
 		clock:   clock,
+		idle:    cfg.BodyReadIdleTimeout,
 	}, nil
 }
 
@@ -189,6 +195,24 @@ var probeMethods = []string{http.MethodGet, http.MethodPost, http.MethodPut, htt
 // fallback answers what no route takes with the envelope, as the original's single error handler
 // does (wire-core §1.5): 405/1900 with Allow when the path is routed for other methods, else
 // 404/1200.
+// connectGuard sends CONNECT requests whose target is not a path — the authority form
+// "host:port" or "*" — to the fallback. ServeMux routes CONNECT by host and raw path and answers
+// those itself with a plain-text 404 or an empty 400, outside the envelope (issue #11 item 8).
+// CONNECT with a path ("CONNECT /api") goes through the mux like any method: /api answers
+// 405/1900 with Allow: POST, an unknown path 404/1200.
+type connectGuard struct {
+	mux      *http.ServeMux
+	fallback http.Handler
+}
+
+func (g connectGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodConnect && !strings.HasPrefix(r.URL.Path, "/") {
+		g.fallback.ServeHTTP(w, r)
+		return
+	}
+	g.mux.ServeHTTP(w, r)
+}
+
 type fallback struct {
 	mux    *http.ServeMux
 	errors func(w http.ResponseWriter, r *http.Request, err error)

@@ -3,12 +3,16 @@ package config
 import (
 	"fmt"
 	"net/netip"
+	"time"
 )
 
 // Defaults of svc.app.
 const (
 	defaultAppName   = "svc-app"
 	defaultBodyLimit = 32 * MiB
+	// minBodyMemoryBudget is the floor of body_memory_budget's default (twice body_limit).
+	minBodyMemoryBudget        = 64 * MiB
+	defaultBodyReadIdleTimeout = 30 * time.Second
 )
 
 // App is the svc.app section (spec §8.3).
@@ -22,6 +26,17 @@ type App struct {
 	// BodyLimit is svc.app.body_limit (default 32mib): the largest request body accepted.
 	// Non-positive selects the default.
 	BodyLimit Size `toml:"body_limit"`
+	// BodyMemoryBudget is svc.app.body_memory_budget (default twice body_limit, at least
+	// 64mib): the request-body bytes all /api requests together may hold in memory (JSON bodies,
+	// decoded bodies, multipart fields and spooled parts; file parts streamed to storage do not
+	// count). A request that would exceed it waits for room up to body_read_idle_timeout, then
+	// answers 503. Non-positive selects the default; a budget below body_limit fails Validate
+	// with ErrInvalidBodyMemoryBudget, since one maximal body must fit.
+	BodyMemoryBudget Size `toml:"body_memory_budget"`
+	// BodyReadIdleTimeout is svc.app.body_read_idle_timeout (default 30s): every read of a
+	// request body must receive data within it, else the connection is closed; it also bounds
+	// the wait for room in body_memory_budget. Non-positive selects the default.
+	BodyReadIdleTimeout time.Duration `toml:"body_read_idle_timeout"`
 	// TrustedProxies is svc.app.trusted_proxies: IPs or CIDRs whose X-Forwarded-For is believed.
 	// Empty means forwarded headers are ignored and the peer address is the client IP.
 	TrustedProxies []string `toml:"trusted_proxies"`
@@ -30,12 +45,18 @@ type App struct {
 func (a *App) applyDefaults() {
 	a.Name = orDefault(a.Name, defaultAppName)
 	a.BodyLimit = positive(a.BodyLimit, defaultBodyLimit)
+	a.BodyMemoryBudget = positive(a.BodyMemoryBudget, max(2*a.BodyLimit, minBodyMemoryBudget))
+	a.BodyReadIdleTimeout = positive(a.BodyReadIdleTimeout, defaultBodyReadIdleTimeout)
 }
 
 func (a *App) validate() []error {
 	var errs []error
 	if a.Port == 0 {
 		errs = append(errs, fmt.Errorf("svc.app.port: required (set it in application.toml or SVC_APP_PORT): %w", ErrMissingPort))
+	}
+	if a.BodyMemoryBudget > 0 && a.BodyMemoryBudget < a.BodyLimit {
+		errs = append(errs, fmt.Errorf("svc.app.body_memory_budget %s: below svc.app.body_limit %s: %w",
+			a.BodyMemoryBudget, a.BodyLimit, ErrInvalidBodyMemoryBudget))
 	}
 	for i, p := range a.TrustedProxies {
 		if !validIPOrPrefix(p) {

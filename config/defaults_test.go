@@ -12,18 +12,19 @@ import (
 // §5.4, §6.1 and §8.3, keys without a default left zero.
 func wantDefaults() *Config {
 	return &Config{
-		App:     App{Name: "svc-app", BodyLimit: 32 * MiB},
+		App:     App{Name: "svc-app", BodyLimit: 32 * MiB, BodyMemoryBudget: 64 * MiB, BodyReadIdleTimeout: 30 * time.Second},
 		KVStore: KVStore{Host: "127.0.0.1", Port: 6379, Network: NetworkTCP},
 		API: API{
 			RateLimit:    RateLimit{Max: 100, Period: 5 * time.Minute},
 			BodyEncoding: APIBodyEncoding{Encoding: BodyEncodingAESGCM},
 		},
 		Security: Security{
-			TokenExpires:     168 * time.Hour,
-			RefreshNotBefore: 15 * time.Minute,
-			LoginRateLimit:   6,
-			RefreshRateLimit: 1,
-			TokenType:        TokenTypeJWT,
+			TokenExpires:       168 * time.Hour,
+			AccessTokenExpires: 30 * time.Minute,
+			RefreshNotBefore:   15 * time.Minute,
+			LoginRateLimit:     6,
+			RefreshRateLimit:   1,
+			TokenType:          TokenTypeJWT,
 			Lockout: Lockout{
 				Enabled: true, MaxFailures: 10, Window: 15 * time.Minute, LockDuration: 15 * time.Minute,
 				Strategy: LockoutLock, BackoffBase: time.Second, BackoffMax: 15 * time.Minute, Key: LockoutKeyUserIP,
@@ -124,11 +125,14 @@ func TestLoadEmptyFileDefaults(t *testing.T) {
 [svc.app]
 port = 8080
 body_limit = 0
+body_memory_budget = 0
+body_read_idle_timeout = "-1s"
 [svc.api.rate_limit]
 max = -1
 period = "-5m"
 [svc.security]
 token_expires = "0s"
+access_token_expires = "-5m"
 login_rate_limit = -3
 token_type = ""
 [svc.security.lockout]
@@ -191,6 +195,30 @@ func TestPositive(t *testing.T) {
 			t.Parallel()
 			if got := positive(tt.v, tt.def); got != tt.want {
 				t.Errorf("positive(%v, %v) = %v, want %v", tt.v, tt.def, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestBodyMemoryBudgetDefault: body_memory_budget defaults to twice body_limit, never below 64 MiB.
+func TestBodyMemoryBudgetDefault(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name      string
+		bodyLimit Size
+		want      Size
+	}{
+		{"small limit takes the floor", 4 * MiB, 64 * MiB},
+		{"default limit", 0, 64 * MiB},
+		{"large limit doubles", 100 * MiB, 200 * MiB},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			a := App{BodyLimit: tt.bodyLimit}
+			a.applyDefaults()
+			if a.BodyMemoryBudget != tt.want {
+				t.Errorf("BodyMemoryBudget = %s, want %s", a.BodyMemoryBudget, tt.want)
 			}
 		})
 	}

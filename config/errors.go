@@ -25,6 +25,12 @@ var (
 	ErrUnsupportedDBKind = errors.New("unsupported data source type")
 	// ErrInvalidTokenType: svc.security.token_type is neither jwt_token nor opaque_token.
 	ErrInvalidTokenType = errors.New("invalid token type")
+	// ErrInvalidAccessTokenExpires: svc.security.access_token_expires is longer than
+	// svc.security.token_expires (an access token would outlive every refresh token).
+	ErrInvalidAccessTokenExpires = errors.New("invalid access token lifetime")
+	// ErrInvalidMenu: an svc.security.menus entry has an unknown type, no name, a path that does
+	// not start with "/", or meta.params / meta.search that are not tables of strings.
+	ErrInvalidMenu = errors.New("invalid menu entry")
 	// ErrInvalidSessionOnExceed: svc.security.session.on_exceed is neither reject nor evict_oldest.
 	ErrInvalidSessionOnExceed = errors.New("invalid session on_exceed")
 	// ErrInvalidLockoutStrategy: svc.security.lockout.strategy is neither lock nor backoff.
@@ -68,6 +74,8 @@ var (
 var (
 	// ErrMissingPort: svc.app.port is unset.
 	ErrMissingPort = errors.New("missing http port")
+	// ErrInvalidBodyMemoryBudget: svc.app.body_memory_budget is below svc.app.body_limit.
+	ErrInvalidBodyMemoryBudget = errors.New("invalid body memory budget")
 	// ErrMissingPrimaryDataSource: svc.data_sources has no primary entry.
 	ErrMissingPrimaryDataSource = errors.New("missing primary data source")
 	// ErrInvalidDataSource: unknown type, sqlite without path, postgres or mysql without host or
@@ -81,6 +89,11 @@ var (
 	ErrInvalidObjStore = errors.New("invalid object store")
 	// ErrInvalidSecret: svc.security.secret (or a trust-login app secret) is not hex.
 	ErrInvalidSecret = errors.New("invalid secret")
+	// ErrSecretTooShort: svc.security.secret decodes to fewer than MinSecretBytes (32) bytes.
+	ErrSecretTooShort = errors.New("secret too short")
+	// ErrPublicSecret: svc.security.secret is a value published in svc's repository or docs
+	// (the old sample secret among them), so anyone could mint tokens with it.
+	ErrPublicSecret = errors.New("secret is public")
 	// ErrInvalidTrustedProxy: an svc.app.trusted_proxies entry is neither an IP nor a CIDR.
 	ErrInvalidTrustedProxy = errors.New("invalid trusted proxy")
 	// ErrInvalidIPWhitelist: an svc.security.ip_whitelists entry is neither an IP nor a CIDR, or

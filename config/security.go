@@ -1,7 +1,6 @@
 package config
 
 import (
-	"encoding/hex"
 	"fmt"
 	"sort"
 	"strings"
@@ -55,6 +54,7 @@ const (
 // Defaults of svc.security.
 const (
 	defaultTokenExpires         = 168 * time.Hour
+	defaultAccessTokenExpires   = 30 * time.Minute
 	defaultRefreshNotBefore     = 15 * time.Minute
 	defaultLoginRateLimit       = 6
 	defaultRefreshRateLimit     = 1
@@ -74,12 +74,18 @@ const DefaultIPWhitelist = "default"
 
 // Security is the svc.security section (spec §5.2, §5.3).
 type Security struct {
-	// Secret is svc.security.secret (secret): the hex-encoded JWT signing key. Unset means the
-	// security module generates an ephemeral per-process key and warns.
+	// Secret is svc.security.secret (secret, default unset): the hex-encoded JWT signing key, at
+	// least 32 bytes (64 hex digits) and none of the values published in svc's repository.
+	// Unset means the security module generates a random 32-byte key on first start and keeps
+	// it in the primary database (table sys_security_secret), shared by every node on that
+	// database; a configured secret always wins.
 	Secret string `toml:"secret" secret:"true"`
-	// TokenExpires is svc.security.token_expires (default 168h): the refresh-token lifetime;
-	// access tokens always live 30 minutes.
+	// TokenExpires is svc.security.token_expires (default 168h): the refresh-token lifetime.
 	TokenExpires time.Duration `toml:"token_expires"`
+	// AccessTokenExpires is svc.security.access_token_expires (ours; default 30m, the
+	// original's fixed value): the lifetime of JWT access tokens. It may not exceed
+	// token_expires. Opaque tokens follow session.idle_ttl instead.
+	AccessTokenExpires time.Duration `toml:"access_token_expires"`
 	// RefreshNotBefore is svc.security.refresh_not_before (default 15m): the earliest a refresh
 	// token may be used.
 	RefreshNotBefore time.Duration `toml:"refresh_not_before"`
@@ -102,7 +108,7 @@ type Security struct {
 	BasicAccounts map[string]BasicAccount `toml:"basic_accounts"`
 	// Roles is svc.security.roles: the permission tokens granted by each role name, read by the
 	// security module's built-in permission checker (e.g. admin = ["*"], ops = ["cron.*",
-	// "sys.monitor"]). "*" grants every token; a token ending in ".*" grants every token under
+	// "sys.monitor.query"]). "*" grants every token; a token ending in ".*" grants every token under
 	// that prefix. Empty means roles grant nothing.
 	Roles map[string][]string `toml:"roles"`
 	// Lockout is svc.security.lockout: brute-force lockout on login.
@@ -113,6 +119,9 @@ type Security struct {
 	Session Session `toml:"session"`
 	// TrustLogin is svc.security.trust_login: the single sign-on gateway.
 	TrustLogin TrustLogin `toml:"trust_login"`
+	// Menus is svc.security.menus (ours): the menu tree get_user_info answers for users of the
+	// built-in user store, each entry filtered by its roles and permissions (see Menu).
+	Menus []Menu `toml:"menus"`
 }
 
 // APIKey is one svc.security.api_keys.<name> entry.
@@ -207,6 +216,8 @@ type Session struct {
 // §5.3). Names that collide once lowercased are returned as startup errors.
 func (s *Security) applyDefaults() []error {
 	s.TokenExpires = positive(s.TokenExpires, defaultTokenExpires)
+	s.AccessTokenExpires = positive(s.AccessTokenExpires, defaultAccessTokenExpires)
+	applyMenuDefaults(s.Menus)
 	s.RefreshNotBefore = positive(s.RefreshNotBefore, defaultRefreshNotBefore)
 	s.LoginRateLimit = positive(s.LoginRateLimit, defaultLoginRateLimit)
 	s.RefreshRateLimit = positive(s.RefreshRateLimit, defaultRefreshRateLimit)
@@ -258,8 +269,8 @@ func lowerKeys[V any](m map[string]V, key string, sentinel error, errs []error) 
 func (s *Security) validate() []error {
 	var errs []error
 	if s.Secret != "" {
-		if _, err := hex.DecodeString(s.Secret); err != nil {
-			errs = append(errs, fmt.Errorf("svc.security.secret: not hex: %w", ErrInvalidSecret))
+		if err := validateSecret(s.Secret); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	switch s.TokenType {
@@ -282,6 +293,11 @@ func (s *Security) validate() []error {
 	default:
 		errs = append(errs, fmt.Errorf("svc.security.lockout.key %q: %w", s.Lockout.Key, ErrInvalidLockoutKey))
 	}
+	if s.AccessTokenExpires > s.TokenExpires {
+		errs = append(errs, fmt.Errorf("svc.security.access_token_expires %s exceeds svc.security.token_expires %s: %w",
+			s.AccessTokenExpires, s.TokenExpires, ErrInvalidAccessTokenExpires))
+	}
+	errs = append(errs, validateMenus("svc.security.menus", s.Menus)...)
 	errs = append(errs, s.PasswordPolicy.validate()...)
 	errs = append(errs, s.validateCredentials()...)
 	errs = append(errs, s.TrustLogin.validate()...)

@@ -3,9 +3,13 @@ package config
 import (
 	"errors"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // validConfig is the smallest configuration that passes Validate.
@@ -43,16 +47,67 @@ func TestShippedConfig(t *testing.T) {
 	if err := cfg.Validate(); err != nil {
 		t.Errorf("Validate() = %v, want nil", err)
 	}
-	if cfg.App.Port != 8080 || cfg.Storage.Provider != StorageFilesystem || cfg.Security.Secret != sampleSecret ||
+	if cfg.App.Port != 8080 || cfg.Storage.Provider != StorageFilesystem || cfg.Security.Secret != "" ||
 		!cfg.Storage.AutoMigrate || !cfg.Cron.Store.AutoMigrate || !cfg.Integration.AutoMigrate || !cfg.Approval.AutoMigrate ||
 		cfg.Storage.UploadPartRateLimit != 10000 {
-		t.Errorf("shipped config = %+v, want port 8080, filesystem storage, every auto_migrate on, the public sample secret, upload_part_rate_limit 10000", cfg)
+		t.Errorf("shipped config = %+v, want port 8080, filesystem storage, every auto_migrate on, no secret, upload_part_rate_limit 10000", cfg)
+	}
+	home := []Menu{{Type: "menu", Path: "/", Name: "Home", Icon: "house"}}
+	if diff := cmp.Diff(home, cfg.Security.Menus); diff != "" {
+		t.Errorf("shipped menus mismatch (-want +got):\n%s", diff)
 	}
 }
 
-// sampleSecret is the public sample secret the shipped file carries (security.SampleSecret; the
-// security module warns while it is in use). config cannot import security, so it is repeated.
-const sampleSecret = "737663207075626c69632073616d706c65207365637265742c206368616e6765206d65"
+// TestShippedMenuExample: the commented admin group in configs/application.toml, uncommented, is
+// a valid menu tree (a user who copies it gets what the comment says).
+func TestShippedMenuExample(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile("../configs/application.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var example []string
+	in := false
+	for _, line := range strings.Split(string(raw), "\n") {
+		if line == "# [[svc.security.menus]]" {
+			in = true
+		}
+		if in && !strings.HasPrefix(line, "#") {
+			break
+		}
+		if in {
+			example = append(example, strings.TrimPrefix(strings.TrimPrefix(line, "#"), " "))
+		}
+	}
+	if len(example) == 0 {
+		t.Fatal("no commented menu example in configs/application.toml")
+	}
+	dir := t.TempDir()
+	file := "[svc.app]\nport = 8080\n[svc.data_sources.primary]\ntype = \"sqlite\"\npath = \"x.db\"\n" + strings.Join(example, "\n")
+	if err := os.WriteFile(filepath.Join(dir, "application.toml"), []byte(file), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, warnings, err := Load(LoadOptions{Dirs: []string{dir}, Env: envOf(nil)})
+	if err != nil || len(warnings) > 0 {
+		t.Fatalf("Load = %v, warnings %q", err, warnings)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatalf("Validate() = %v", err)
+	}
+	want := []Menu{{Type: "directory", Path: "/system", Name: "System", Icon: "settings", Permissions: []string{"sys.monitor.query"},
+		Children: []Menu{
+			{Type: "menu", Path: "/system/monitor", Name: "Monitor", Icon: "activity", Permissions: []string{"sys.monitor.query"}},
+			{Type: "report", Path: "/report/$key", Name: "Uploads report", Icon: "chart-column", Roles: []string{"admin"},
+				Meta: map[string]any{"params": map[string]any{"key": "uploads"}}},
+		}}}
+	if diff := cmp.Diff(want, cfg.Security.Menus); diff != "" {
+		t.Errorf("example menus mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// oldSampleSecret is the public sample secret configs/application.toml used to ship: anyone
+// could mint admin tokens for a server running with it (issue #11 item 1).
+const oldSampleSecret = "737663207075626c69632073616d706c65207365637265742c206368616e6765206d65"
 
 // TestValidateSentinels has one case per startup error: errors.Is must hold and the message must
 // name the key.
@@ -91,6 +146,21 @@ func TestValidateSentinels(t *testing.T) {
 		{"session on_exceed", func(c *Config) { c.Security.Session.OnExceed = "kick" }, ErrInvalidSessionOnExceed, "svc.security.session.on_exceed"},
 		{"lockout strategy", func(c *Config) { c.Security.Lockout.Strategy = "ban" }, ErrInvalidLockoutStrategy, "svc.security.lockout.strategy"},
 		{"lockout key", func(c *Config) { c.Security.Lockout.Key = "device" }, ErrInvalidLockoutKey, "svc.security.lockout.key"},
+		{"access token lifetime", func(c *Config) {
+			c.Security.AccessTokenExpires = 200 * time.Hour
+		}, ErrInvalidAccessTokenExpires, "svc.security.access_token_expires"},
+		{"menu type", func(c *Config) {
+			c.Security.Menus = []Menu{{Type: "page", Path: "/", Name: "Home"}}
+		}, ErrInvalidMenu, "svc.security.menus[0].type"},
+		{"menu name", func(c *Config) {
+			c.Security.Menus = []Menu{{Type: "menu", Path: "/"}}
+		}, ErrInvalidMenu, "svc.security.menus[0].name"},
+		{"menu child path", func(c *Config) {
+			c.Security.Menus = []Menu{{Type: "directory", Path: "/a", Name: "A", Children: []Menu{{Type: "menu", Path: "b", Name: "B"}}}}
+		}, ErrInvalidMenu, "svc.security.menus[0].children[0].path"},
+		{"menu meta params", func(c *Config) {
+			c.Security.Menus = []Menu{{Type: "menu", Path: "/r", Name: "R", Meta: map[string]any{"params": map[string]any{"key": int64(1)}}}}
+		}, ErrInvalidMenu, "svc.security.menus[0].meta.params"},
 		{"form_data_max_bytes", func(c *Config) { c.Approval.FormDataMaxBytes = -1 }, ErrInvalidApprovalFormDataMaxBytes, "svc.approval.form_data_max_bytes"},
 		{"binding consistency", func(c *Config) {
 			c.Approval.BusinessBinding.Consistency = "strong"
@@ -148,9 +218,18 @@ func TestValidateSentinels(t *testing.T) {
 		{"storage provider", func(c *Config) { c.Storage.Provider = "s3" }, ErrInvalidStorageProvider, "svc.storage.provider"},
 		{"objstore endpoint", func(c *Config) { c.Storage.Provider = StorageObjStore }, ErrInvalidObjStore, "svc.storage.objstore.endpoint"},
 		{"secret not hex", func(c *Config) { c.Security.Secret = "not-hex" }, ErrInvalidSecret, "svc.security.secret"},
+		{"secret too short", func(c *Config) { c.Security.Secret = strings.Repeat("ab", 31) }, ErrSecretTooShort, "svc.security.secret"},
+		{"old sample secret", func(c *Config) { c.Security.Secret = oldSampleSecret }, ErrPublicSecret, "svc.security.secret"},
+		{"old sample secret upper case", func(c *Config) { c.Security.Secret = strings.ToUpper(oldSampleSecret) }, ErrPublicSecret, "svc.security.secret"},
+		{"old test secret", func(c *Config) {
+			c.Security.Secret = "7376637465737473656372657400000000000000000000000000000000000001"
+		}, ErrPublicSecret, "svc.security.secret"},
 		{"trust app secret not hex", func(c *Config) {
 			trust(c).Apps["crm"] = TrustLoginApp{RedirectURLs: []string{"https://crm.example.com/"}, Secret: "xyz"}
 		}, ErrInvalidSecret, "svc.security.trust_login.apps.crm.secret"},
+		{"body memory budget below body limit", func(c *Config) {
+			c.App.BodyLimit, c.App.BodyMemoryBudget = 64*MiB, 32*MiB
+		}, ErrInvalidBodyMemoryBudget, "svc.app.body_memory_budget"},
 		{"trusted proxy", func(c *Config) { c.App.TrustedProxies = []string{"10.0.0.0/33"} }, ErrInvalidTrustedProxy, "svc.app.trusted_proxies[0]"},
 		{"ip whitelist", func(c *Config) {
 			c.Security.IPWhitelists = map[string][]string{"office": {"1.2.3.4", "example.com"}}
@@ -433,5 +512,29 @@ func TestMCPRequireAuth(t *testing.T) {
 				t.Errorf("RequireAuth nil = %t, want %t", cfg.MCP.RequireAuth == nil, tt.nil_)
 			}
 		})
+	}
+}
+
+// TestPublicSecretsRefused: every signing secret that ever appeared in the repository is refused
+// in any letter case, the message never repeats it, and a fresh 32-byte secret passes.
+func TestPublicSecretsRefused(t *testing.T) {
+	t.Parallel()
+	for _, s := range publicSecrets {
+		for _, v := range []string{s, strings.ToUpper(s)} {
+			c := validConfig()
+			c.Security.Secret = v
+			err := c.Validate()
+			if !errors.Is(err, ErrPublicSecret) && !errors.Is(err, ErrSecretTooShort) {
+				t.Errorf("Validate(secret %s…) = %v, want ErrPublicSecret or ErrSecretTooShort", v[:8], err)
+			}
+			if err != nil && strings.Contains(strings.ToLower(err.Error()), strings.ToLower(s)) {
+				t.Errorf("Validate() message %q repeats the secret", err)
+			}
+		}
+	}
+	c := validConfig()
+	c.Security.Secret = strings.Repeat("5a", MinSecretBytes)
+	if err := c.Validate(); err != nil {
+		t.Errorf("Validate(fresh 32-byte secret) = %v, want nil", err)
 	}
 }

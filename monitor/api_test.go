@@ -16,10 +16,17 @@ import (
 	"github.com/svc-framework/svc/svctest"
 )
 
-// withWindow sets svc.monitor.sample_duration (the interval stays at its default).
+// withWindow sets svc.monitor.sample_duration (the interval stays at its default) and the roles
+// of the tests: admin grants every permission, ops grants sys.monitor.query.
 func withWindow(d time.Duration) svctest.Option {
-	return svctest.WithConfig(func(c *config.Config) { c.Monitor.SampleDuration = d })
+	return svctest.WithConfig(func(c *config.Config) {
+		c.Monitor.SampleDuration = d
+		c.Security.Roles = map[string][]string{"admin": {"*"}, "ops": {monitor.Permission}}
+	})
 }
+
+// asAdmin is an authenticated caller with every permission.
+func asAdmin() svctest.CallOption { return svctest.As(svctest.User("admin", "admin")) }
 
 // keys returns the sorted top-level keys of a JSON object.
 func keys(t *testing.T, data json.RawMessage) []string {
@@ -41,7 +48,7 @@ func TestMonitorAPI(t *testing.T) {
 	fields := func(s string) []string { f := strings.Fields(s); slices.Sort(f); return f }
 	svctest.EachDBKind(t, func(t *testing.T, kind config.DBKind) {
 		srv := svctest.New(t, svctest.WithDB(kind), withWindow(time.Millisecond))
-		admin := svctest.As(svctest.User("admin"))
+		admin := asAdmin()
 		svctest.Eventually(t, 10*time.Second, func() bool {
 			return srv.Call(t, monitor.Resource, "get_process", nil, admin).Code == 0
 		}, "the sampler's first sample")
@@ -93,6 +100,12 @@ func TestMonitorAPI(t *testing.T) {
 					t.Errorf("overview %s is null on a healthy host", part)
 				}
 			}
+			// The original's monitor page reads build.vefVersion (real-client compatibility).
+			var b map[string]any
+			if err := json.Unmarshal(ov["build"], &b); err != nil || b["vefVersion"] != app.BuildInfo().FrameworkVersion ||
+				b["vefVersion"] != b["frameworkVersion"] {
+				t.Errorf("overview build = %s, want vefVersion = frameworkVersion = %q", ov["build"], app.BuildInfo().FrameworkVersion)
+			}
 			var disk monitor.DiskSummary
 			if err := json.Unmarshal(ov["disk"], &disk); err != nil || disk.Partitions != 1 || disk.Total == 0 {
 				t.Errorf("overview disk = %s, want the root filesystem only", ov["disk"])
@@ -101,11 +114,30 @@ func TestMonitorAPI(t *testing.T) {
 	})
 }
 
+// TestMonitorPermission (issue #11): every action needs sys.monitor.query — 403/1100 for an
+// authenticated user without it, 200 with the permission alone or with admin's "*".
+func TestMonitorPermission(t *testing.T) {
+	srv := svctest.New(t, withWindow(time.Hour))
+	nobody := svctest.As(svctest.User("nobody"))
+	ops := svctest.As(svctest.User("ops", "ops"))
+	for _, action := range []string{"get_overview", "get_cpu", "get_memory", "get_disk", "get_network", "get_host",
+		"get_process", "get_load", "get_build_info", "get_event_streams", "get_integration_stats"} {
+		if resp := srv.Call(t, monitor.Resource, action, nil, nobody); resp.Status != http.StatusForbidden || resp.Code != rpc.CodeAccessDenied {
+			t.Errorf("%s without the permission: status, code = %d, %d; want 403, %d", action, resp.Status, resp.Code, rpc.CodeAccessDenied)
+		}
+	}
+	for _, as := range []svctest.CallOption{ops, asAdmin()} {
+		if resp := srv.Call(t, monitor.Resource, "get_build_info", nil, as); resp.Status != http.StatusOK || resp.Code != 0 {
+			t.Errorf("get_build_info with the permission: status, code = %d, %d; want 200, 0", resp.Status, resp.Code)
+		}
+	}
+}
+
 // TestMonitorNotReady: before the first sample completes, the sampled actions answer 2100 and
 // the overview shows their parts as null.
 func TestMonitorNotReady(t *testing.T) {
 	srv := svctest.New(t, withWindow(time.Hour)) // the first sample never completes in this test
-	admin := svctest.As(svctest.User("admin"))
+	admin := asAdmin()
 	for _, action := range []string{"get_cpu", "get_process"} {
 		resp := srv.Call(t, monitor.Resource, action, nil, admin)
 		if resp.Status != http.StatusOK || resp.Code != monitor.CodeNotReady || string(resp.Data) != "null" {
@@ -131,7 +163,7 @@ func TestMonitorRateLimit(t *testing.T) {
 	srv := svctest.New(t, withWindow(time.Hour))
 	for _, action := range []string{"get_build_info", "get_cpu", "get_event_streams"} {
 		t.Run(action, func(t *testing.T) {
-			as := svctest.As(svctest.User("limit-" + action))
+			as := svctest.As(svctest.User("limit-"+action, "admin"))
 			for i := 1; i <= 60; i++ {
 				if resp := srv.Call(t, monitor.Resource, action, nil, as); resp.Status != http.StatusOK {
 					t.Fatalf("call %d: status %d, code %d", i, resp.Status, resp.Code)

@@ -24,7 +24,7 @@ func BenchmarkAPI(b *testing.B) {
 		// lets the benchmark run past 60 calls.
 		c.API.RateLimit.Period = time.Microsecond
 	}))
-	token := svctest.WithToken(srv.Token(b, svctest.User("bench")))
+	token := svctest.WithToken(srv.Token(b, svctest.User("bench", "admin")))
 	svctest.Eventually(b, 10*time.Second, func() bool {
 		return srv.Call(b, monitor.Resource, "get_cpu", nil, token).Code == 0
 	}, "the first sample")

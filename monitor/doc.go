@@ -3,8 +3,9 @@
 //
 // # Resources and actions
 //
-// Resource sys/monitor, all actions Bearer-authenticated, no permission, no params (params are
-// ignored), rate limit 60 per engine period, business errors at HTTP 200:
+// Resource sys/monitor, all actions Bearer-authenticated with permission token
+// sys.monitor.query (Permission; without it 403/1100), no params (params are ignored), rate
+// limit 60 per engine period, business errors at HTTP 200:
 //
 //   - get_overview: {host, cpu, memory, disk, network, process, load, build}; never fails as a
 //     whole: a part whose probe fails (or, for cpu and process, has no sample yet) is null.
@@ -15,8 +16,10 @@
 //     2101. In get_memory swap is null when only the swap probe failed; in get_disk a
 //     partition whose usage cannot be read is left out and ioCounters is null when the
 //     counters cannot be read.
-//   - get_build_info: {frameworkVersion, appVersion, buildTime, gitCommit} from app.BuildInfo
-//     (link-time values, then the binary's build info, then "unknown"); never fails.
+//   - get_build_info: {vefVersion, frameworkVersion, appVersion, buildTime, gitCommit,
+//     gitModified} from app.BuildInfo (link-time values, then the module version and the VCS
+//     revision, commit time and modified flag Go embeds in the binary, then "unknown"); never
+//     fails. get_overview.build is the same object.
 //   - get_event_streams: {enabled, streams}; {enabled:false, streams:[]} without a
 //     StreamInspector; an inspector error answers 2101.
 //   - get_integration_stats: {enabled, stats}; {enabled:false, stats:[]} without a
@@ -34,8 +37,14 @@
 //
 // # Compatibility choices
 //
-//   - get_build_info names the framework version frameworkVersion, not vefVersion
-//     (spec/README.md).
+//   - Permission (differs from the original and spec §4.1, see spec/README.md): every action
+//     needs the permission token sys.monitor.query, because the host's binary path, command
+//     line, addresses and mounts help an attacker; the original asks only for a Bearer token. A
+//     role granting "*" (admin = ["*"]) or "sys.monitor.*" keeps access.
+//   - get_build_info and get_overview.build send the framework version as vefVersion, the name
+//     the original's monitor page reads, and again as frameworkVersion (ours), plus gitModified
+//     (ours); spec/README.md lists the difference. buildTime falls back to the commit time
+//     when no build time was linked in.
 //   - The sampler measures its window with the real monotonic clock, not the service clock,
 //     which tests may freeze.
 //   - Container awareness, as in the original: inside a cgroup (v2, or v1) whose CPU quota is

@@ -20,6 +20,10 @@ const Resource = "sys/monitor"
 // §4.1, wire-core §4).
 const rateLimit = 60
 
+// Permission is the permission token every sys/monitor action requires (svc addition, issue #11:
+// the host's paths, addresses and command line are not for every authenticated user).
+const Permission = "sys.monitor.query"
+
 // Options are the optional inspectors of the monitor, wired by the composition root from the
 // modules that own them. A nil inspector makes its action answer an empty report marked
 // disabled.
@@ -78,19 +82,19 @@ func newMonitor(deps app.Deps, opts Options, p probes) *Service {
 }
 
 func (m *Service) resource() rpc.Resource {
-	limit := rpc.RateLimit(rateLimit, 0)
+	limit, perm := rpc.RateLimit(rateLimit, 0), rpc.RequiredPermission(Permission)
 	return rpc.Resource{Name: Resource, Ops: []rpc.Op{
-		rpc.Handle("get_overview", m.getOverview, limit),
-		rpc.Handle("get_cpu", m.getCPU, limit),
-		rpc.Handle("get_memory", live(m, m.probes.memory), limit),
-		rpc.Handle("get_disk", live(m, m.probes.disks), limit),
-		rpc.Handle("get_network", live(m, m.probes.network), limit),
-		rpc.Handle("get_host", live(m, m.probes.host), limit),
-		rpc.Handle("get_process", m.getProcess, limit),
-		rpc.Handle("get_load", live(m, m.probes.load), limit),
-		rpc.Handle("get_build_info", m.getBuildInfo, limit),
-		rpc.Handle("get_event_streams", m.getEventStreams, limit),
-		rpc.Handle("get_integration_stats", m.getIntegrationStats, limit),
+		rpc.Handle("get_overview", m.getOverview, limit, perm),
+		rpc.Handle("get_cpu", m.getCPU, limit, perm),
+		rpc.Handle("get_memory", live(m, m.probes.memory), limit, perm),
+		rpc.Handle("get_disk", live(m, m.probes.disks), limit, perm),
+		rpc.Handle("get_network", live(m, m.probes.network), limit, perm),
+		rpc.Handle("get_host", live(m, m.probes.host), limit, perm),
+		rpc.Handle("get_process", m.getProcess, limit, perm),
+		rpc.Handle("get_load", live(m, m.probes.load), limit, perm),
+		rpc.Handle("get_build_info", m.getBuildInfo, limit, perm),
+		rpc.Handle("get_event_streams", m.getEventStreams, limit, perm),
+		rpc.Handle("get_integration_stats", m.getIntegrationStats, limit, perm),
 	}}
 }
 

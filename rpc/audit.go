@@ -16,7 +16,7 @@ func (e *Engine) audit(q *request) {
 		Resource:  rt.resource,
 		Action:    rt.action,
 		Version:   rt.version,
-		Principal: q.principal,
+		Principal: auditPrincipal(q.principal),
 		ClientIP:  q.clientIP,
 		Start:     q.start,
 		Duration:  e.clock().Sub(q.start),
@@ -25,4 +25,15 @@ func (e *Engine) audit(q *request) {
 		OK:        q.code == CodeOK && q.wrote,
 	}
 	e.cfg.Audit.Audit(context.WithoutCancel(q.ctx), rec)
+}
+
+// auditPrincipal returns p, or a copy with ID and Name cut by LogText when either is longer than
+// MaxLoggedBytes, so an audit log line stays bounded whatever an authenticator returned.
+func auditPrincipal(p *Principal) *Principal {
+	if p == nil || len(p.ID) <= MaxLoggedBytes && len(p.Name) <= MaxLoggedBytes {
+		return p
+	}
+	c := *p
+	c.ID, c.Name = LogText(p.ID), LogText(p.Name)
+	return &c
 }

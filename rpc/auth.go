@@ -36,7 +36,9 @@ type PermissionChecker interface {
 	HasPermission(ctx context.Context, p *Principal, token string) (bool, error)
 }
 
-// AuditRecord describes one call of an audited operation.
+// AuditRecord describes one call of an audited operation. Its strings are safe to log as they
+// are: the request id is bounded where it is accepted, the client IP is a parsed address, and
+// the principal's ID and Name are cut by LogText (a copy; the request's principal is untouched).
 type AuditRecord struct {
 	RequestID string
 	Resource  string

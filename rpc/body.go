@@ -1,7 +1,6 @@
 package rpc
 
 import (
-	"bytes"
 	"compress/gzip"
 	"encoding/base64"
 	"errors"
@@ -50,12 +49,12 @@ func classify(ct string) contentKind {
 }
 
 // readBody is step 1. A declared length over the limit answers 413 at once. A JSON body is read
-// whole (readAll) and its X-Body-Encoding undone; a multipart body is only wrapped in a limit,
-// to be streamed by step 2; other bodies are left for step 2 to refuse.
+// whole into memory paid from the body budget and its X-Body-Encoding undone while it streams in
+// (decodeBody); a multipart body is only wrapped in a limit, to be streamed by step 2; other
+// bodies are left for step 2 to refuse.
 func (e *Engine) readBody(q *request) error {
 	q.kind = classify(q.r.Header.Get("Content-Type"))
 	if q.r.ContentLength > e.cfg.BodyLimit {
-		q.w.Header()["Connection"] = connectionClose
 		return ErrBodyTooLarge
 	}
 	switch q.kind {
@@ -63,58 +62,85 @@ func (e *Engine) readBody(q *request) error {
 		q.limited = &limitBody{r: q.r.Body, n: e.cfg.BodyLimit}
 		return nil
 	case kindJSON:
-		raw, err := readAll(q.r.Body, q.r.ContentLength, e.cfg.BodyLimit)
-		if err != nil {
-			if errors.Is(err, ErrBodyTooLarge) {
-				q.w.Header()["Connection"] = connectionClose
-			}
-			return err
-		}
-		q.body, err = e.decodeBody(raw, strings.TrimSpace(q.r.Header.Get(HeaderBodyEncoding)))
+		var err error
+		q.body, err = e.decodeBody(q, strings.TrimSpace(q.r.Header.Get(HeaderBodyEncoding)))
 		return err
 	}
 	return nil
 }
 
-var connectionClose = []string{"close"}
+// bodyFailed adds the headers of a body refusal: past the limit or out of budget the rest of the
+// body is not worth reading, so the connection closes; a busy server asks for a retry in 1s.
+func bodyFailed(q *request, err error) {
+	switch {
+	case errors.Is(err, ErrServiceBusy):
+		q.w.Header()["Retry-After"] = retryAfterOne
+		q.w.Header()["Connection"] = connectionClose
+	case errors.Is(err, ErrBodyTooLarge):
+		q.w.Header()["Connection"] = connectionClose
+	}
+}
 
-// eagerBody: a declared length up to this is allocated at once; a larger one grows with the data
-// that actually arrives, so a client cannot make the server reserve the whole limit up front.
-const eagerBody = 64 << 10
+var (
+	connectionClose = []string{"close"}
+	retryAfterOne   = []string{"1"}
+)
 
-// readAll reads a body of declared length n (-1 when unknown) that may not exceed limit.
-func readAll(r io.Reader, n, limit int64) ([]byte, error) {
+// Admission estimates of the body budget for what a declared length does not tell: a body of
+// unknown length, and the inflated size of a gzip body (legitimate JSON compresses about 5 to
+// 15 times; more is taken from the budget only while it is free). gzipState covers the inflater.
+const (
+	unknownBodyEstimate = 64 << 10
+	gzipRatioEstimate   = 16
+	gzipState           = 64 << 10
+)
+
+// readAll reads a plain JSON body of declared length n (-1 when unknown), at most limit bytes,
+// into budgeted memory: a declared length is allocated at once (net/http ends such a body after
+// n bytes), an unknown one grows with the data that arrives.
+func (e *Engine) readAll(q *request, r io.Reader, n, limit int64) ([]byte, error) {
 	if r == nil || n == 0 {
 		return nil, nil
 	}
-	if n > 0 && n <= eagerBody {
+	if err := q.mem.admit(q.ctx, estimate(n, unknownBodyEstimate), e.cfg.BodyMemoryWait); err != nil {
+		return nil, err
+	}
+	if n > 0 {
+		// Admission reserved n: allocating it at once costs no more of the budget, and growing
+		// a buffer instead would leave as much again behind as garbage.
+		if err := q.mem.take(n); err != nil {
+			return nil, err
+		}
 		buf := make([]byte, n)
 		if _, err := io.ReadFull(r, buf); err != nil {
 			return nil, bodyReadError(err)
 		}
 		return buf, nil
 	}
-	size := 512
-	if n > 0 {
-		size = eagerBody
+	buf, err := fill(r, 512, limit, q.mem.take)
+	return fillResult(buf, err, bodyReadError)
+}
+
+// fillResult maps the outcome of fill: more than the limit is 413, a full budget stays 503, and
+// other failures are mapped by other.
+func fillResult(buf []byte, err error, other func(error) error) ([]byte, error) {
+	switch {
+	case err == nil:
+		return buf, nil
+	case err == errOverflow:
+		return nil, ErrBodyTooLarge
+	case errors.Is(err, ErrServiceBusy):
+		return nil, err
 	}
-	buf := make([]byte, 0, size)
-	for {
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
-		}
-		m, err := r.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+m]
-		if int64(len(buf)) > limit {
-			return nil, ErrBodyTooLarge
-		}
-		if err == io.EOF {
-			return buf, nil
-		}
-		if err != nil {
-			return nil, bodyReadError(err)
-		}
+	return nil, other(err)
+}
+
+// estimate is a declared length, or fallback when the length is unknown.
+func estimate(n, fallback int64) int64 {
+	if n < 0 {
+		return fallback
 	}
+	return n
 }
 
 // bodyReadError maps a failed read: an outer http.MaxBytesReader means 413, anything else (the
@@ -127,74 +153,126 @@ func bodyReadError(err error) error {
 	return ErrInvalidRequestBody.Wrap(err)
 }
 
-// decodeBody undoes the transport encoding of a JSON body (wire-core §6). With the protected
-// transport on, a non-empty body must carry exactly the configured cipher marker; otherwise
-// base64 and gzip+base64 are accepted and no header means a plain body.
-func (e *Engine) decodeBody(raw []byte, encoding string) ([]byte, error) {
+// decodeBody reads a JSON body and undoes its transport encoding (wire-core §6). With the
+// protected transport on, a non-empty body must carry exactly the configured cipher marker;
+// otherwise base64 and gzip+base64 are accepted and no header means a plain body.
+func (e *Engine) decodeBody(q *request, encoding string) ([]byte, error) {
+	body, n := q.r.Body, q.r.ContentLength
 	if e.protect != nil {
-		if len(raw) == 0 {
-			return raw, nil
+		raw, err := e.readAll(q, body, n, e.cfg.BodyLimit)
+		if err != nil || len(raw) == 0 {
+			return raw, err
 		}
-		switch encoding {
-		case "":
-			return nil, ErrBodyEncodingRequired
-		case e.protect.Encoding():
-		default:
-			return nil, ErrUnsupportedBodyEncoding
-		}
-		plain, err := e.protect.Open(raw)
-		if err != nil {
-			return nil, ErrBodyDecodeFailed.Wrap(err)
-		}
-		if int64(len(plain)) > e.cfg.BodyLimit {
-			return nil, ErrBodyTooLarge
-		}
-		return plain, nil
+		return e.openProtected(q, raw, encoding)
 	}
 	switch encoding {
 	case "":
-		return raw, nil
-	case EncodingBase64:
-		return decodeBase64(raw)
-	case EncodingGzipBase64:
-		zipped, err := decodeBase64(raw)
-		if err != nil {
-			return nil, err
-		}
-		return gunzip(zipped, e.cfg.BodyLimit)
+		return e.readAll(q, body, n, e.cfg.BodyLimit)
+	case EncodingBase64, EncodingGzipBase64:
+		return e.decodeStream(q, encoding == EncodingGzipBase64)
 	}
 	return nil, ErrUnsupportedBodyEncoding
 }
 
-// decodeBase64 decodes standard padded base64; surrounding whitespace and line breaks are
-// tolerated. Its output is never longer than its input, so it cannot exceed the body limit.
-func decodeBase64(raw []byte) ([]byte, error) {
-	raw = bytes.TrimSpace(raw)
-	out := make([]byte, base64.StdEncoding.DecodedLen(len(raw)))
-	n, err := base64.StdEncoding.Decode(out, raw)
+// openProtected checks the cipher marker and decrypts a protected body (wire-core §6.2).
+func (e *Engine) openProtected(q *request, raw []byte, encoding string) ([]byte, error) {
+	switch encoding {
+	case "":
+		return nil, ErrBodyEncodingRequired
+	case e.protect.Encoding():
+	default:
+		return nil, ErrUnsupportedBodyEncoding
+	}
+	if err := q.mem.take(int64(base64.StdEncoding.DecodedLen(len(raw)))); err != nil {
+		return nil, err
+	}
+	plain, err := e.protect.Open(raw)
 	if err != nil {
 		return nil, ErrBodyDecodeFailed.Wrap(err)
 	}
-	return out[:n], nil
-}
-
-// gunzip inflates at most limit bytes: the reader is cut one byte past the limit, so a gzip bomb
-// costs limit bytes of memory and answers 413.
-func gunzip(zipped []byte, limit int64) ([]byte, error) {
-	zr, err := gzip.NewReader(bytes.NewReader(zipped))
-	if err != nil {
-		return nil, ErrBodyDecodeFailed.Wrap(err)
-	}
-	defer zr.Close()
-	var out bytes.Buffer
-	n, err := out.ReadFrom(io.LimitReader(zr, limit+1))
-	if err != nil {
-		return nil, ErrBodyDecodeFailed.Wrap(err)
-	}
-	if n > limit {
+	if int64(len(plain)) > e.cfg.BodyLimit {
 		return nil, ErrBodyTooLarge
 	}
-	return out.Bytes(), nil
+	return plain, nil
+}
+
+// decodeStream decodes a base64 (and then gzip) body while it arrives: only the decoded bytes
+// are held, and decoding stops with ErrBodyTooLarge as soon as they cross BodyLimit, so a gzip
+// bomb costs at most the limit (and only while the budget has room for it), never its inflated
+// size. The encoded body obeys BodyLimit too. ASCII whitespace anywhere in the base64 text is
+// ignored (the original tolerated surrounding whitespace and line breaks).
+func (e *Engine) decodeStream(q *request, gzipped bool) ([]byte, error) {
+	n := q.r.ContentLength
+	raw := &limitBody{r: q.r.Body, n: e.cfg.BodyLimit}
+	src := &readErr{r: raw}
+	var dec io.Reader = base64.NewDecoder(base64.StdEncoding, skipSpace64{src})
+	want := estimate(n, unknownBodyEstimate) * 3 / 4
+	if gzipped {
+		want = min(want*gzipRatioEstimate, e.cfg.BodyLimit) + gzipState
+	}
+	if err := q.mem.admit(q.ctx, want, e.cfg.BodyMemoryWait); err != nil {
+		return nil, err
+	}
+	if gzipped {
+		zr, err := gzip.NewReader(dec)
+		if err != nil {
+			return nil, decodeError(raw, src, err)
+		}
+		defer zr.Close()
+		dec = zr
+	}
+	out, err := fill(dec, 512, e.cfg.BodyLimit, q.mem.take)
+	return fillResult(out, err, func(err error) error { return decodeError(raw, src, err) })
+}
+
+// decodeError tells a failure of the body itself (too large, the client went away) from a
+// malformed encoding.
+func decodeError(raw *limitBody, src *readErr, err error) error {
+	switch {
+	case raw.exceeded:
+		return ErrBodyTooLarge
+	case src.err != nil:
+		return bodyReadError(src.err)
+	}
+	return ErrBodyDecodeFailed.Wrap(err)
+}
+
+// readErr remembers the first error of r other than io.EOF.
+type readErr struct {
+	r   io.Reader
+	err error
+}
+
+// Read implements io.Reader.
+func (e *readErr) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if err != nil && err != io.EOF && e.err == nil {
+		e.err = err
+	}
+	return n, err
+}
+
+// skipSpace64 drops ASCII whitespace from a base64 text (the decoder itself skips only line
+// breaks).
+type skipSpace64 struct{ r io.Reader }
+
+// Read implements io.Reader.
+func (s skipSpace64) Read(p []byte) (int, error) {
+	for {
+		n, err := s.r.Read(p)
+		k := 0
+		for _, c := range p[:n] {
+			switch c {
+			case ' ', '\t', '\n', '\r', '\v', '\f':
+			default:
+				p[k] = c
+				k++
+			}
+		}
+		if k > 0 || err != nil {
+			return k, err
+		}
+	}
 }
 
 // limitBody bounds a streamed (multipart) body. Reading past the limit fails with

@@ -77,6 +77,18 @@ func (c *Check) Max(field string, v, max int64) {
 	}
 }
 
+// Identifier fails when s is not identifier-like (invalid UTF-8 or a control character such as
+// NUL: 400/1400 "field is invalid") or has more than max characters. Use it for every param
+// that names something — a principal, an id, a key — so such input never reaches a store or a
+// log line (issue #11 item 5).
+func (c *Check) Identifier(field, s string, max int) {
+	if !validIdentifier(s) {
+		c.fail(ErrValidationInvalid, "field", field)
+		return
+	}
+	c.MaxLen(field, s, max)
+}
+
 // Valid fails with a generic "field is invalid" message when ok is false.
 func (c *Check) Valid(field string, ok bool) {
 	if !ok {

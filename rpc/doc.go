@@ -26,9 +26,10 @@
 // ServeHTTP is one straight-line function, one step per file, in the order of ARCHITECTURE.md:
 //
 //  1. body.go — body encodings. A declared Content-Length over BodyLimit answers 413 at once.
-//     JSON bodies are read whole (one allocation for a declared length up to 64 KiB; larger
-//     ones grow with the data that arrives, so a declared length reserves nothing) and
-//     X-Body-Encoding is undone; multipart bodies are only wrapped in the limit, to be streamed.
+//     JSON bodies are read whole within the body memory budget (one allocation of a declared
+//     length, made once the budget admitted it; a body of unknown length grows with the data
+//     that arrives) and X-Body-Encoding is undone while they stream in; multipart bodies are
+//     only wrapped in the limit, to be streamed.
 //  2. envelope.go, multipart.go — the envelope (below).
 //  3. lookup.go — one map hit on (resource, action, version), key built in a stack buffer.
 //     Unknown → 404/1200, before any authentication.
@@ -79,6 +80,18 @@
 // reflection walk, byte for byte as encoding/json would (held equal by fuzz tests); anything it
 // does not mirror simply goes to encoding/json, through pooled decoders.
 //
+// Before decoding, params that are not valid UTF-8 or contain a NUL character (\u0000) in any
+// string are refused with 400/1400 "params is invalid" (checkParamText, issue #11): PostgreSQL
+// cannot store either in text or jsonb, and they used to answer 500/1900. Params naming
+// something (principals, ids, keys) are further checked by Check.Identifier in their Validate:
+// no control character, bounded length.
+//
+// Log lines never carry more than MaxLoggedBytes (256) bytes of one identifier or piece of
+// client input: LogText cuts longer values at a character boundary and appends
+// TruncatedSuffix ("…(truncated)"). The access log (method, path), the audit record
+// (principal id and name) and the security events (principal, identifier, app, session, client
+// IP) use it; request ids are accepted only up to 128 characters.
+//
 // Responses: {"code","message","data"}, all three keys always present, data null when empty,
 // Content-Type application/json; charset=utf-8. Success is code 0 with the message of key "ok".
 // The envelope is written from pooled buffers in one Write.
@@ -128,11 +141,14 @@
 //
 // For JSON requests only (multipart and other bodies are never decoded). The X-Body-Encoding
 // value is trimmed and matched exactly. With the protected transport off: none (plain),
-// "base64" (standard padded, surrounding whitespace and line breaks tolerated) and
-// "gzip+base64"; any other value answers ErrUnsupportedBodyEncoding (400/1400), a bad base64 or
-// gzip stream ErrBodyDecodeFailed (400/1400), a decoded body over BodyLimit ErrBodyTooLarge
-// (413/1400) — gzip is inflated through a reader cut at the limit, so a bomb costs at most the
-// limit. Responses are not encoded.
+// "base64" (standard padded; ASCII whitespace anywhere is ignored, where the original tolerated
+// it around the text and as line breaks) and "gzip+base64"; any other value answers
+// ErrUnsupportedBodyEncoding (400/1400), a bad base64 or gzip stream ErrBodyDecodeFailed
+// (400/1400), a decoded body over BodyLimit ErrBodyTooLarge (413/1400). Both are decoded as the
+// body streams in (base64 decoder, then gzip reader, straight from the connection): the encoded
+// text is never held, and inflating stops with 413 the moment the decoded bytes cross
+// BodyLimit, so a gzip bomb costs at most the limit, and only while the body memory budget has
+// room for it. Responses are not encoded.
 //
 // With EngineConfig.BodyEncoding enabled, "aes-gcm+base64" (AES-128/192/256) or
 // "sm4-gcm+base64" (SM4 through github.com/emmansun/gmsm): the wire text is the standard base64
@@ -143,6 +159,9 @@
 // writes — successes and every error, the 404s, 401s, 405s, 415s and the encoding rejections
 // themselves — is encrypted, with X-Body-Encoding set and Content-Type left as JSON, including
 // the JSON answers to multipart requests. WriteError and WriteData (other routes) never encrypt.
+// The transport has no replay protection (no timestamp or nonce is checked: a captured request
+// body is accepted again) and does not cover multipart requests, whose fields and file parts
+// travel as sent (issue #11; documented in docs/api.md).
 //
 // # Multipart
 //
@@ -155,10 +174,39 @@
 // the request's 1 MiB spool budget lasts, then to a temporary file in EngineConfig.SpoolDir,
 // removed when the handler returns. Memory per multipart request is therefore bounded
 // independently of the file sizes: at most 1 MiB of plain fields (more answers 413), 1 MiB of
-// spooled data, at most 1000 parts, plus a 256 KiB read buffer. BodyLimit applies to the whole
+// spooled data (on disk instead once the body memory budget has no room), at most 1000 parts,
+// plus a 256 KiB read buffer, all counted in the body memory budget. BodyLimit applies to the whole
 // multipart body, also while the handler streams it: going past it answers 413 whatever the
 // handler returns (raise BodyLimit for large parts). Files are valid only during the handler
 // call and are not safe for concurrent use.
+//
+// # Body memory
+//
+// EngineConfig.BodyMemoryBudget (svc.app.body_memory_budget, default twice BodyLimit, at least
+// 64 MiB) bounds the request-body bytes all /api requests hold in memory together: JSON bodies
+// as read, decoded bodies, the decrypted text of the protected transport, multipart fields and
+// memory spools, and each multipart request's read buffers (264 KiB). File parts streamed to a
+// handler are not held and do not count. Each request returns its share when its answer is
+// written.
+//
+// Only admission waits: before reading, a request reserves what its body will need as far as it
+// can be known (the declared length; 64 KiB for an unknown one; ¾ of it for base64, 16 times
+// that plus 64 KiB of inflater state for gzip+base64, at most BodyLimit; 264 KiB for multipart),
+// waiting in line (first come, first served; an admission up to 64 KiB passes the line while
+// room is free, so ordinary calls are not stuck behind a burst of large bodies) up to
+// EngineConfig.BodyMemoryWait
+// (svc.app.body_read_idle_timeout) or until its context ends, and then answers ErrServiceBusy:
+// HTTP 503, code 1900 (wire-core §2 has no "busy" code; 1900 is what the original gives every
+// status it does not map), message key service_busy, with Retry-After: 1 and Connection: close.
+// Growth past the admission (a gzip body inflating more than 16 times, an unknown-length body)
+// is taken only when it is free: otherwise the request answers 503 at once, and a multipart
+// spool goes to its temporary file instead. A buffer that grows (doubling) keeps its outgrown
+// buffers counted until the request ends, since they are garbage not yet collected. So a
+// request never waits while holding memory
+// others wait for, and requests cannot deadlock one another. One request never reserves more
+// than the whole budget (the budget is at least BodyLimit; a protected body needs up to 1.75
+// times the limit and takes the rest unreserved). Garbage of finished requests is not counted:
+// the heap may hold up to about twice the budget before the collector runs.
 //
 // # Compatibility choices (where the wire facts were open)
 //
@@ -167,6 +215,8 @@
 //   - Other methods on /api: HTTP 405 with code 1900 — the code the original's error handler
 //     gives every HTTP status it does not map (wire-core §1.1, §1.5) — message key
 //     method_not_allowed and an Allow: POST header.
+//   - No room in the body memory budget: 503 with code 1900 (service_busy) and Retry-After: 1;
+//     the original had no such bound.
 //   - Body over the limit: 413 with ErrBodyTooLarge (code 1400, api_body_too_large) for every
 //     body, raw or decoded, where the original answered a raw overflow with 413/1900.
 //   - A params or meta value that is not an object: "<field> is invalid" (400/1400) in JSON; in

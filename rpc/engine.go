@@ -16,6 +16,10 @@ import (
 const (
 	// DefaultBodyLimit is svc.app.body_limit's default: 32 MiB.
 	DefaultBodyLimit = 32 << 20
+	// MinBodyMemoryBudget is the floor of BodyMemoryBudget's default (twice BodyLimit).
+	MinBodyMemoryBudget = 64 << 20
+	// DefaultBodyMemoryWait is BodyMemoryWait's default, svc.app.body_read_idle_timeout's.
+	DefaultBodyMemoryWait = 30 * time.Second
 	// DefaultRateLimitMax is svc.api.rate_limit.max's default.
 	DefaultRateLimitMax = 100
 	// DefaultRateLimitPeriod is svc.api.rate_limit.period's default.
@@ -56,6 +60,13 @@ type EngineConfig struct {
 	// BodyLimit is the largest request body accepted, in bytes, for JSON and multipart alike
 	// (svc.app.body_limit, default DefaultBodyLimit). Decoded bodies obey it too.
 	BodyLimit int64
+	// BodyMemoryBudget bounds the request-body bytes all requests together hold in memory
+	// (svc.app.body_memory_budget, default twice BodyLimit, at least MinBodyMemoryBudget); a
+	// value below BodyLimit is raised to it. See the package documentation, "Body memory".
+	BodyMemoryBudget int64
+	// BodyMemoryWait is how long a request waits for room in the budget before answering 503
+	// (default DefaultBodyMemoryWait; the app passes svc.app.body_read_idle_timeout).
+	BodyMemoryWait time.Duration
 	// DefaultLimit is the rate limit of operations without their own (svc.api.rate_limit, default
 	// 100 per 5m). A non-positive Max or Period takes the default of that field.
 	DefaultLimit Limit
@@ -87,6 +98,7 @@ type Engine struct {
 	clock    func() time.Time
 	msgs     *i18n.Catalog
 	protect  *BodyCodec // nil unless the protected transport is enabled
+	budget   *bodyBudget
 	limiter  *RateLimiter
 	okPrefix []byte // `{"code":0,"message":"<ok>","data":`
 
@@ -104,6 +116,13 @@ type checkerBox struct{ pc PermissionChecker }
 func NewEngine(cfg EngineConfig) (*Engine, error) {
 	if cfg.BodyLimit <= 0 {
 		cfg.BodyLimit = DefaultBodyLimit
+	}
+	if cfg.BodyMemoryBudget <= 0 {
+		cfg.BodyMemoryBudget = max(2*cfg.BodyLimit, MinBodyMemoryBudget)
+	}
+	cfg.BodyMemoryBudget = max(cfg.BodyMemoryBudget, cfg.BodyLimit)
+	if cfg.BodyMemoryWait <= 0 {
+		cfg.BodyMemoryWait = DefaultBodyMemoryWait
 	}
 	if cfg.DefaultLimit.Max <= 0 {
 		cfg.DefaultLimit.Max = DefaultRateLimitMax
@@ -132,6 +151,7 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 		clock:      cfg.Clock,
 		msgs:       cfg.Messages,
 		limiter:    NewRateLimiter(cfg.Clock),
+		budget:     newBodyBudget(cfg.BodyMemoryBudget),
 		routes:     make(map[string]*route),
 		strategies: map[string]Strategy{StrategyNone: noneStrategy{}},
 	}

@@ -3,6 +3,7 @@ package rpc
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -183,6 +184,12 @@ func checkFlatParams(t *testing.T, data []byte) {
 	}
 	var got, want flatAll
 	gotErr := decodeParams(data, &got, flatAllPlan)
+	if checkParamText(data) != nil { // invalid UTF-8 or a NUL: refused before decoding
+		if !errors.Is(gotErr, ErrValidationInvalid) {
+			t.Fatalf("%q: decodeParams error %v, want ErrValidationInvalid", data, gotErr)
+		}
+		return
+	}
 	wantErr := json.Unmarshal(data, &want)
 	if (gotErr == nil) != (wantErr == nil) {
 		t.Fatalf("%q: decodeParams error %v, json.Unmarshal error %v", data, gotErr, wantErr)

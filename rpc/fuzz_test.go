@@ -153,7 +153,7 @@ func FuzzDecodeBody(f *testing.F) {
 		protected = append(protected, e)
 	}
 	f.Fuzz(func(t *testing.T, encoding string, body []byte) {
-		out, err := plain.decodeBody(body, encoding)
+		out, err := decodeBytes(plain, body, encoding)
 		checkBodyError(t, err)
 		if err == nil {
 			if len(out) > limit && encoding != "" {
@@ -165,7 +165,7 @@ func FuzzDecodeBody(f *testing.F) {
 					t.Fatal("plain body changed")
 				}
 			case EncodingBase64:
-				want, werr := base64.StdEncoding.DecodeString(string(bytes.TrimSpace(body)))
+				want, werr := base64.StdEncoding.DecodeString(strings.Map(dropSpace, string(body)))
 				if werr != nil || !bytes.Equal(out, want) {
 					t.Fatalf("base64 decoded %q, standard decoder %q (%v)", out, want, werr)
 				}
@@ -175,7 +175,7 @@ func FuzzDecodeBody(f *testing.F) {
 			}
 		}
 		for _, e := range protected {
-			out, err := e.decodeBody(body, encoding)
+			out, err := decodeBytes(e, body, encoding)
 			checkBodyError(t, err)
 			if err == nil && len(body) > 0 {
 				t.Fatalf("%s accepted a body it did not seal: %q", encoding, body)
@@ -184,12 +184,28 @@ func FuzzDecodeBody(f *testing.F) {
 				t.Fatalf("empty body decoded to %q", out)
 			}
 			sealed := e.protect.Seal(body)
-			back, err := e.decodeBody(sealed, e.protect.Encoding())
+			back, err := decodeBytes(e, sealed, e.protect.Encoding())
 			if err != nil || !bytes.Equal(back, body) {
 				t.Fatalf("%s round trip: %q, %v", e.protect.Encoding(), back, err)
 			}
 		}
 	})
+}
+
+// decodeBytes runs step 1's decoding of a JSON body sent with encoding.
+func decodeBytes(e *Engine, body []byte, encoding string) ([]byte, error) {
+	r := httptest.NewRequest(http.MethodPost, "/api", bytes.NewReader(body))
+	q := &request{r: r, ctx: r.Context(), mem: bodyMemory{budget: e.budget}}
+	defer q.mem.release()
+	return e.decodeBody(q, encoding)
+}
+
+// dropSpace removes the ASCII whitespace the base64 transport ignores.
+func dropSpace(r rune) rune {
+	if strings.ContainsRune(" \t\n\r\v\f", r) {
+		return -1
+	}
+	return r
 }
 
 func checkBodyError(t *testing.T, err error) {

@@ -40,6 +40,11 @@ var errTooManyParts = errors.New("multipart: too many parts")
 // part; 256 KiB per multipart request lets a part stream at disk speed.
 const multipartReadBuffer = 256 << 10
 
+// multipartState is what a multipart request holds in memory before any field: the read buffer
+// and the multipart reader's own. It is reserved from the body budget on admission; fields and
+// memory spools are paid for as they grow.
+const multipartState = multipartReadBuffer + 8<<10
+
 // readMultipart is step 2 for multipart/form-data (wire-core §1.2). Parts are read in order:
 // plain fields fill the envelope (params and meta are JSON strings; the first of duplicates
 // wins); a file part that arrives once resource, action, version and params are known is left
@@ -50,7 +55,12 @@ func (e *Engine) readMultipart(q *request) error {
 	if err != nil || ps["boundary"] == "" {
 		return ErrInvalidRequestBody.Wrap(errors.New("multipart: missing boundary"))
 	}
+	if err := q.mem.admit(q.ctx, multipartState, e.cfg.BodyMemoryWait); err != nil {
+		return err
+	}
+	_ = q.mem.take(multipartState) // admitted just above
 	m := &multipartFiles{
+		mem:     &q.mem,
 		dir:     e.cfg.SpoolDir,
 		mr:      multipart.NewReader(bufio.NewReaderSize(q.limited, multipartReadBuffer), ps["boundary"]),
 		limited: q.limited,
@@ -88,6 +98,7 @@ func (e *Engine) readMultipart(q *request) error {
 // multipartFiles is the FileSource of a multipart envelope. It is used by one handler goroutine
 // at a time and is valid only during the handler call.
 type multipartFiles struct {
+	mem     *bodyMemory // the request's share of the body budget
 	dir     string
 	mr      *multipart.Reader
 	limited *limitBody
@@ -206,20 +217,21 @@ func (m *multipartFiles) readField(env *envelope, part *multipart.Part, budget *
 		}
 		return nil
 	}
-	var buf bytes.Buffer
-	n, err := buf.ReadFrom(io.LimitReader(part, *budget+1))
-	if err != nil {
+	val, err := fill(part, 512, *budget, m.mem.take)
+	switch {
+	case err == errOverflow:
+		return ErrBodyTooLarge
+	case errors.Is(err, ErrServiceBusy):
+		return err
+	case err != nil:
 		return m.bodyError(err)
 	}
-	if n > *budget {
-		return ErrBodyTooLarge
-	}
-	*budget -= n
+	*budget -= int64(len(val))
 	*seen |= bit
 	if isJSON {
-		*dst = formJSONField(buf.Bytes())
+		*dst = formJSONField(val)
 	} else {
-		*dst = field{val: buf.Bytes(), state: fieldSet}
+		*dst = field{val: val, state: fieldSet}
 	}
 	return nil
 }
@@ -262,16 +274,15 @@ func (m *multipartFiles) detachCurrent() error {
 	return nil
 }
 
-// spoolData copies src to memory while the request's spool budget lasts, then to a temporary
-// file, and returns a reader over the copy and its size.
+// spoolData copies src to memory while the request's spool allowance and the body memory budget
+// last, then to a temporary file, and returns a reader over the copy and its size.
 func (m *multipartFiles) spoolData(src io.Reader) (io.Reader, int64, error) {
-	var buf bytes.Buffer
-	n, err := io.CopyN(&buf, src, m.memLeft+1)
-	if err == io.EOF || (err == nil && n <= m.memLeft) {
-		m.memLeft -= n
-		return bytes.NewReader(buf.Bytes()), n, nil
+	buf, err := fill(src, 512, m.memLeft, m.mem.take)
+	if err == nil {
+		m.memLeft -= int64(len(buf))
+		return bytes.NewReader(buf), int64(len(buf)), nil
 	}
-	if err != nil {
+	if err != errOverflow && !errors.Is(err, ErrServiceBusy) {
 		return nil, 0, m.bodyError(err)
 	}
 	tmp, err := os.CreateTemp(m.dir, "svc-rpc-part-*")
@@ -279,7 +290,8 @@ func (m *multipartFiles) spoolData(src io.Reader) (io.Reader, int64, error) {
 		return nil, 0, ErrUnknown.Wrap(err)
 	}
 	m.temps = append(m.temps, tmp)
-	if _, err := tmp.Write(buf.Bytes()); err != nil {
+	n, err := tmp.Write(buf) // what fill read before it stopped
+	if err != nil {
 		return nil, 0, ErrUnknown.Wrap(err)
 	}
 	rest, err := io.Copy(tmp, src)
@@ -292,7 +304,7 @@ func (m *multipartFiles) spoolData(src io.Reader) (io.Reader, int64, error) {
 	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
 		return nil, 0, ErrUnknown.Wrap(err)
 	}
-	return tmp, n + rest, nil
+	return tmp, int64(n) + rest, nil
 }
 
 // isWriteError tells a failure of the temporary file (a server fault) from one of the body.

@@ -24,7 +24,8 @@ func planParams(t reflect.Type) paramsPlan {
 }
 
 // decodeParams decodes raw params into p. Absent, empty or null params leave p at its zero value
-// (spec §2.1: params may be omitted). Untyped numbers decode as json.Number so ids above 2^53
+// (spec §2.1: params may be omitted). Params with invalid UTF-8 or a NUL character are refused
+// first (checkParamText, 400/1400). Untyped numbers decode as json.Number so ids above 2^53
 // keep their digits; unknown keys are ignored (wire-core §1.3). The result is json.Unmarshal's
 // whichever way plan decodes.
 func decodeParams[P any](raw json.RawMessage, p *P, plan paramsPlan) error {
@@ -34,6 +35,9 @@ func decodeParams[P any](raw json.RawMessage, p *P, plan paramsPlan) error {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
 		return nil
+	}
+	if err := checkParamText(raw); err != nil {
+		return err
 	}
 	if plan.flat != nil && raw[0] == '{' {
 		handled, err := plan.flat.decode(raw, reflect.ValueOf(p).Elem())

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 type typedOnly struct {
@@ -108,6 +109,90 @@ func TestParamsPooledDecoderMatchesUnmarshal(t *testing.T) {
 						round, useNumber, in, got, gotErr, want, wantErr)
 				}
 			}
+		}
+	}
+}
+
+// TestCheckParamText (issue #11 item 5): invalid UTF-8 and the escape \u0000 anywhere in the
+// params are refused; an escaped backslash followed by the letters u0000 is not a NUL.
+func TestCheckParamText(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		raw  string
+		ok   bool
+	}{
+		{"plain", `{"a":"b","n":1}`, true},
+		{"unicode", `{"a":"žluťoučký 中文 \u00e9"}`, true},
+		{"NUL escape", `{"a":"x\u0000y"}`, false},
+		{"NUL escape in a key", `{"\u0000":1}`, false},
+		{"NUL escape deep", `{"a":[{"b":["\u0000"]}]}`, false},
+		{"escaped backslash then u0000", `{"a":"x\\u0000y"}`, true},
+		{"escaped backslash then a real NUL", `{"a":"\\\u0000"}`, false},
+		{"other control escape", `{"a":"\u0001"}`, true}, // refused per field by Check.Identifier
+		{"invalid UTF-8", "{\"a\":\"\xff\"}", false},
+		{"truncated UTF-8", "{\"a\":\"\xe4\xb8\"}", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			err := checkParamText([]byte(tt.raw))
+			if (err == nil) != tt.ok {
+				t.Errorf("checkParamText(%q) = %v, want ok %v", tt.raw, err, tt.ok)
+			}
+			if err != nil && !errors.Is(err, ErrValidationInvalid) {
+				t.Errorf("checkParamText(%q) = %v, want ErrValidationInvalid (400/1400)", tt.raw, err)
+			}
+		})
+	}
+}
+
+// TestCheckIdentifier: control characters (C0, DEL, C1), invalid UTF-8 and overlong values fail;
+// printable Unicode passes.
+func TestCheckIdentifier(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		s    string
+		want *Error
+	}{
+		{"plain", "a@b", nil},
+		{"unicode", "用户ž", nil},
+		{"at the limit", "abcd", nil},
+		{"NUL", "a\x00", ErrValidationInvalid},
+		{"escape", "a\x1b[2J", ErrValidationInvalid},
+		{"newline", "a\nb", ErrValidationInvalid},
+		{"DEL", "a\x7f", ErrValidationInvalid},
+		{"C1 NEL", "a\u0085", ErrValidationInvalid},
+		{"invalid UTF-8", "a\xff", ErrValidationInvalid},
+		{"too long", "abcde", ErrValidationMaxLen},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var c Check
+			c.Identifier("id", tt.s, 4)
+			err := c.Err()
+			if tt.want == nil && err != nil || tt.want != nil && !errors.Is(err, tt.want) {
+				t.Errorf("Identifier(%q) = %v, want %v", tt.s, err, tt.want)
+			}
+		})
+	}
+}
+
+// TestLogText: short values pass unchanged; long ones are cut to at most MaxLoggedBytes at a
+// character boundary and marked.
+func TestLogText(t *testing.T) {
+	t.Parallel()
+	short := strings.Repeat("a", MaxLoggedBytes)
+	if got := LogText(short); got != short {
+		t.Errorf("LogText(%d bytes) changed the value", len(short))
+	}
+	for _, s := range []string{strings.Repeat("a", 1<<20), strings.Repeat("界", 100), "a" + strings.Repeat("界", 100)} {
+		got := LogText(s)
+		body, ok := strings.CutSuffix(got, TruncatedSuffix)
+		if !ok || len(body) > MaxLoggedBytes || len(body) < MaxLoggedBytes-3 || !utf8.ValidString(body) || !strings.HasPrefix(s, body) {
+			t.Errorf("LogText(%d bytes) = %d bytes %q…; want a valid prefix of at most %d bytes and the suffix", len(s), len(got), got[:min(len(got), 20)], MaxLoggedBytes)
 		}
 	}
 }

@@ -22,6 +22,7 @@ type request struct {
 	start    time.Time // for the audit record; set only when there is an audit sink
 
 	kind    contentKind
+	mem     bodyMemory // this request's share of the body memory budget
 	body    []byte     // the decoded JSON body (step 1)
 	limited *limitBody // the bounded multipart body (step 1)
 	env     envelope   // step 2
@@ -39,7 +40,7 @@ var requestPool = sync.Pool{New: func() any { return new(request) }}
 
 // ServeHTTP answers POST /api with the request path of ARCHITECTURE.md, one step per file:
 //
-//  1. body.go: read the body within the limit and undo X-Body-Encoding;
+//  1. body.go: read the body within the limit and the memory budget and undo X-Body-Encoding;
 //  2. envelope.go / multipart.go: decode the envelope;
 //  3. lookup.go: find the operation (unknown → 404/1200 before any authentication);
 //  4. authenticate.go: run the operation's strategy;
@@ -60,10 +61,12 @@ func (e *Engine) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := e.readBody(q); err != nil {
+		bodyFailed(q, err)
 		e.fail(q, err)
 		return
 	}
 	if err := e.decodeEnvelope(q); err != nil {
+		bodyFailed(q, err)
 		e.fail(q, err)
 		return
 	}
@@ -98,6 +101,7 @@ var allowPost = []string{http.MethodPost}
 func (e *Engine) begin(w http.ResponseWriter, r *http.Request) *request {
 	q := requestPool.Get().(*request)
 	q.w, q.r, q.ctx = w, r, r.Context()
+	q.mem.budget = e.budget
 	if e.cfg.Audit != nil { // a clock read is not free: only the audit record needs the start
 		q.start = e.clock()
 	}
@@ -117,7 +121,8 @@ func (e *Engine) begin(w http.ResponseWriter, r *http.Request) *request {
 }
 
 // end recovers a panic outside the handler (strategies, checkers), removes spooled files, emits
-// the audit record and returns the state to the pool.
+// the audit record, returns the request's body memory to the budget and returns the state to
+// the pool.
 func (e *Engine) end(q *request) {
 	if e.recovered(q, recover()) && !q.wrote {
 		e.fail(q, ErrUnknown)
@@ -126,6 +131,7 @@ func (e *Engine) end(q *request) {
 		q.files.cleanup()
 	}
 	e.audit(q)
+	q.mem.release()
 	*q = request{}
 	requestPool.Put(q)
 }

@@ -12,18 +12,26 @@ import (
 	"github.com/svc-framework/svc/svctest"
 )
 
-// newServer boots the default boot chain on a fresh database of kind.
+// newServer boots the default boot chain on a fresh database of kind, with the role admin
+// granting every permission and the role dba granting sys.schema.query.
 func newServer(t *testing.T, kind config.DBKind) *svctest.Server {
 	t.Helper()
-	return svctest.New(t, svctest.WithDB(kind))
+	return svctest.New(t, svctest.WithDB(kind), svctest.WithConfig(func(c *config.Config) {
+		c.Security.Roles = map[string][]string{"admin": {"*"}, "dba": {schema.Permission}}
+	}))
 }
+
+// admin is an authenticated caller with every permission.
+func admin() svctest.CallOption { return svctest.As(svctest.User("admin", "admin")) }
 
 func TestSchemaAPI(t *testing.T) {
 	svctest.EachDBKind(t, func(t *testing.T, kind config.DBKind) {
 		srv := newServer(t, kind)
 		loadFixture(t, srv.DB())
 		want := golden(t, srv.DB())
-		admin := svctest.As(svctest.User("admin"))
+		admin := admin()
+		dba := svctest.As(svctest.User("dba", "dba"))
+		nobody := svctest.As(svctest.User("nobody"))
 
 		tests := []struct {
 			name        string
@@ -53,6 +61,11 @@ func TestSchemaAPI(t *testing.T) {
 			{"list tables needs bearer", "list_tables", nil, nil, 401, rpc.CodeUnauthenticated, "", nil},
 			{"get table schema needs bearer", "get_table_schema", map[string]any{"name": "fx_order"}, nil, 401, rpc.CodeUnauthenticated, "", nil},
 			{"list views needs bearer", "list_views", nil, nil, 401, rpc.CodeUnauthenticated, "", nil},
+			// issue #11: the inventory needs sys.schema.query
+			{"list tables needs the permission", "list_tables", nil, []svctest.CallOption{nobody}, 403, rpc.CodeAccessDenied, "", nil},
+			{"get table schema needs the permission", "get_table_schema", map[string]any{"name": "fx_order"}, []svctest.CallOption{nobody}, 403, rpc.CodeAccessDenied, "", nil},
+			{"list views needs the permission", "list_views", nil, []svctest.CallOption{nobody}, 403, rpc.CodeAccessDenied, "", nil},
+			{"the permission alone suffices", "list_tables", nil, []svctest.CallOption{dba}, 200, 0, "", want["list_tables"]},
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
@@ -88,7 +101,7 @@ func TestSchemaRateLimit(t *testing.T) {
 	srv := newServer(t, config.SQLite)
 	for _, action := range []string{"list_tables", "get_table_schema", "list_views"} {
 		t.Run(action, func(t *testing.T) {
-			as := svctest.As(svctest.User("limit-" + action))
+			as := svctest.As(svctest.User("limit-"+action, "admin"))
 			params := map[string]any{"name": "fx_missing"}
 			for i := 1; i <= 60; i++ {
 				resp := srv.Call(t, schema.Resource, action, params, as)

@@ -3,8 +3,9 @@
 //
 // # Resources and actions
 //
-// Resource sys/schema, all actions Bearer-authenticated, no permission, rate limit 60 per
-// engine period (svc.api.rate_limit.period), business errors at HTTP 200:
+// Resource sys/schema, all actions Bearer-authenticated with permission token sys.schema.query
+// (Permission; without it 403/1100), rate limit 60 per engine period
+// (svc.api.rate_limit.period), business errors at HTTP 200:
 //
 //   - list_tables: no params; a bare array of {name, schema?, comment?}, by name.
 //   - get_table_schema: {name} (required, else 400/1400); {name, schema?, comment?, columns,
@@ -39,6 +40,10 @@
 // toolchain to the dependencies for one read-only module. The JSON shape is the original's.
 // Where the facts were open, svc chose:
 //
+//   - Permission (differs from the original and spec §4.1, see spec/README.md): every action
+//     needs the permission token sys.schema.query, because the inventory of every table and
+//     column helps an attacker; the original asks only for a Bearer token. A role granting "*"
+//     (admin = ["*"]) or "sys.schema.*" keeps access.
 //   - type is the type as the database reports it, modifiers included: format_type on
 //     PostgreSQL ("character varying(200)"), COLUMN_TYPE on MySQL ("bigint(20)"), the
 //     declared type as SQLite's pragmas report it on SQLite ("VARCHAR(200)", "INTEGER").

@@ -19,12 +19,12 @@ func TestOddTableNames(t *testing.T) {
 		config.MySQL:    "CREATE TABLE `odd \"name` (`x y` int NOT NULL PRIMARY KEY)",
 	}
 	svctest.EachDBKind(t, func(t *testing.T, kind config.DBKind) {
-		srv := svctest.New(t, svctest.WithDB(kind))
+		srv := newServer(t, kind)
 		if _, err := srv.DB().DB.DB.ExecContext(context.Background(), ddl[kind]); err != nil {
 			t.Fatal(err)
 		}
 		resp := srv.Call(t, schema.Resource, "get_table_schema", map[string]any{"name": `odd "name`},
-			svctest.As(svctest.User("admin")))
+			admin())
 		if resp.Code != 0 {
 			t.Fatalf("code = %d (%s), want 0", resp.Code, resp.Message)
 		}
@@ -41,7 +41,7 @@ func TestOddTableNames(t *testing.T) {
 // AUTOINCREMENT, a REFERENCES without columns points at the parent's primary key, constraint
 // names come from the statement text, and names match without regard to case.
 func TestSQLiteQuirks(t *testing.T) {
-	srv := svctest.New(t, svctest.WithDB(config.SQLite))
+	srv := newServer(t, config.SQLite)
 	for _, stmt := range []string{
 		`CREATE TABLE fx_parent (code TEXT PRIMARY KEY, label TEXT) WITHOUT ROWID`,
 		`CREATE TABLE "Fx Child" (
@@ -82,7 +82,7 @@ func TestSQLiteQuirks(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			resp := srv.Call(t, schema.Resource, "get_table_schema", map[string]any{"name": tt.name},
-				svctest.As(svctest.User("admin")))
+				admin())
 			if resp.Code != 0 {
 				t.Fatalf("code = %d (%s), want 0", resp.Code, resp.Message)
 			}

@@ -19,6 +19,10 @@ const Resource = "sys/schema"
 // §4.1, wire-core §4).
 const rateLimit = 60
 
+// Permission is the permission token every sys/schema action requires (svc addition, issue #11:
+// the table and column inventory is not for every authenticated user).
+const Permission = "sys.schema.query"
+
 //go:embed messages
 var messageFiles embed.FS
 
@@ -50,11 +54,11 @@ type Service struct {
 }
 
 func (s *Service) resource() rpc.Resource {
-	limit := rpc.RateLimit(rateLimit, 0)
+	limit, perm := rpc.RateLimit(rateLimit, 0), rpc.RequiredPermission(Permission)
 	return rpc.Resource{Name: Resource, Ops: []rpc.Op{
-		rpc.Handle("list_tables", s.listTables, limit),
-		rpc.Handle("get_table_schema", s.getTableSchema, limit),
-		rpc.Handle("list_views", s.listViews, limit),
+		rpc.Handle("list_tables", s.listTables, limit, perm),
+		rpc.Handle("get_table_schema", s.getTableSchema, limit, perm),
+		rpc.Handle("list_views", s.listViews, limit, perm),
 	}}
 }
 

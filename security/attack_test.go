@@ -69,8 +69,16 @@ func TestAttacks(t *testing.T) {
 		{"HS512 with the right key", "get_user_info", nil, hs512, 401, rpc.CodeTokenInvalid},
 		{"RS256 header, HMAC body", "get_user_info", nil, confused, 401, rpc.CodeTokenInvalid},
 		{"expired", "get_user_info", nil, forge(t, jwt.SigningMethodHS256, key, func(c jwt.MapClaims) {
-			c["iat"], c["nbf"], c["exp"] = start.Add(-2*time.Hour).Unix(), start.Add(-2*time.Hour).Unix(), start.Add(-time.Hour).Unix()
+			c["iat"], c["nbf"], c["exp"] = start.Add(-90*time.Minute).Unix(), start.Add(-90*time.Minute).Unix(), start.Add(-time.Hour).Unix()
 		}), 401, rpc.CodeTokenExpired},
+		// issue #11: a token living longer than the access lifetime was not issued by svc
+		{"ten-year lifetime", "get_user_info", nil, forge(t, jwt.SigningMethodHS256, key, func(c jwt.MapClaims) {
+			c["exp"] = start.AddDate(10, 0, 0).Unix()
+		}), 401, rpc.CodeTokenInvalid},
+		{"lifetime a minute over", "get_user_info", nil, forge(t, jwt.SigningMethodHS256, key, func(c jwt.MapClaims) {
+			c["exp"] = start.Add(31 * time.Minute).Unix()
+		}), 401, rpc.CodeTokenInvalid},
+		{"no iat", "get_user_info", nil, forge(t, jwt.SigningMethodHS256, key, func(c jwt.MapClaims) { delete(c, "iat") }), 401, rpc.CodeTokenInvalid},
 		{"expired and re-signed with another key", "get_user_info", nil, forge(t, jwt.SigningMethodHS256, []byte("k"), func(c jwt.MapClaims) {
 			c["exp"] = start.Add(-time.Hour).Unix()
 		}), 401, rpc.CodeTokenInvalid},
@@ -197,8 +205,10 @@ func TestEventsCarryNoSecrets(t *testing.T) {
 	want(t, r, 200, 0)
 	var next security.AuthTokens
 	r.DataAs(t, &next)
+	logoutTok := e.login(t, "alice", alicePassword).AccessToken             // another family: the reuse below revokes next's
 	e.call(t, "refresh", map[string]any{"refreshToken": pair.RefreshToken}) // reuse
-	e.call(t, "logout", nil, svctest.WithToken(next.AccessToken))
+	want(t, e.call(t, "logout", nil, svctest.WithToken(next.AccessToken)), 401, rpc.CodeTokenInvalid)
+	want(t, e.call(t, "logout", nil, svctest.WithToken(logoutTok)), 200, 0)
 
 	mu.Lock()
 	defer mu.Unlock()

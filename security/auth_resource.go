@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"strings"
 
 	"github.com/svc-framework/svc/rpc"
 )
@@ -20,11 +21,21 @@ type loginParams struct {
 	Credentials json.RawMessage `json:"credentials"`
 }
 
+// Identifier bounds of login params (issue #11 item 5): longer or control-character values are
+// 400/1400 before they reach a store, the lockout keys or a log line.
+const (
+	maxLoginTypeLength = 64
+	maxPrincipalLength = 255
+)
+
 // Validate implements rpc.Validator.
 func (p *loginParams) Validate() error {
 	var c rpc.Check
 	c.Required("type", p.Type != "")
+	c.Identifier("type", p.Type, maxLoginTypeLength)
 	c.Required("principal", p.Principal != "")
+	// surrounding white space (a tab included) is trimmed by user-name normalization, as before
+	c.Identifier("principal", strings.TrimSpace(p.Principal), maxPrincipalLength)
 	c.Required("credentials", present(p.Credentials))
 	return c.Err()
 }
@@ -51,6 +62,7 @@ func (p *resolveParams) Validate() error {
 	var c rpc.Check
 	c.Required("challengeToken", p.ChallengeToken != "")
 	c.Required("type", p.Type != "")
+	c.Identifier("type", p.Type, maxLoginTypeLength)
 	c.Required("response", present(p.Response))
 	return c.Err()
 }
@@ -85,7 +97,7 @@ func (s *Service) login(ctx context.Context, c rpc.Call, p loginParams) (*LoginR
 	}
 	guarded := p.Type != LoginTypeTrustCode // a trust code is unguessable and single-use
 	if guarded {
-		if err := s.guard.check(ctx, s.guard.lockKey(p.Principal, c.ClientIP)); err != nil {
+		if err := s.guard.check(ctx, s.guard.lockKey(p.Principal, c.ClientIP), c.Header); err != nil {
 			s.events.emit(ctx, Event{Type: EventLoginFailed, LoginType: p.Type, Identifier: NormalizeUsername(p.Principal), Reason: "locked"})
 			return nil, err
 		}
@@ -159,7 +171,7 @@ func (s *Service) resolveChallenge(ctx context.Context, c rpc.Call, p resolvePar
 	loginKey, challengeKey := s.guard.lockKey(st.Identifier, c.ClientIP), s.guard.challengeKey(st.Identifier, c.ClientIP)
 	if guarded {
 		for _, key := range []string{loginKey, challengeKey} {
-			if err := s.guard.check(ctx, key); err != nil {
+			if err := s.guard.check(ctx, key, c.Header); err != nil {
 				return nil, err
 			}
 		}

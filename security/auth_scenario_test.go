@@ -343,7 +343,8 @@ func tamper(tok string) string {
 	return strings.Join(parts, ".")
 }
 
-// TestLockout: after max_failures the next login answers 429/1023 with the wait in minutes,
+// TestLockout: after max_failures the next login answers 429/1023 with the wait in minutes and
+// Retry-After in seconds (issue #11; the original sends none),
 // even with the right password and whatever the case or white space of the user name; after
 // lock_duration login works and success clears the counter.
 func TestLockout(t *testing.T) {
@@ -380,17 +381,20 @@ func lockoutScenario(t *testing.T, e *env) {
 		if !strings.Contains(r.Message, "15 minute") {
 			t.Errorf("message = %q, want the wait of 15 minutes", r.Message)
 		}
-		if r.Header.Get("Retry-After") != "" {
-			t.Errorf("Retry-After = %q, want none (wire-core §5.6)", r.Header.Get("Retry-After"))
+		if got := r.Header.Get("Retry-After"); got != "900" {
+			t.Errorf("Retry-After = %q, want 900 (the lock_duration of 15 minutes)", got)
 		}
 	}
-	e.clock.Advance(14 * time.Minute)
+	e.clock.Advance(14*time.Minute + 30*time.Second)
 	r := login("alice", alicePassword)
 	want(t, r, 429, rpc.CodeAccountLocked)
 	if !strings.Contains(r.Message, "1 minute") {
 		t.Errorf("message = %q, want 1 minute", r.Message)
 	}
-	e.clock.Advance(time.Minute + time.Second)
+	if got := r.Header.Get("Retry-After"); got != "30" {
+		t.Errorf("Retry-After = %q, want 30", got)
+	}
+	e.clock.Advance(30*time.Second + time.Second)
 	want(t, login("alice", alicePassword), 200, 0)
 	// success cleared the counter: nine new failures do not lock
 	for range 9 {
@@ -429,6 +433,9 @@ func TestChallengeFailuresLock(t *testing.T) {
 		want(t, r, 429, rpc.CodeAccountLocked)
 		if !strings.Contains(r.Message, "15 minute") {
 			t.Errorf("message = %q, want the wait of 15 minutes", r.Message)
+		}
+		if got := r.Header.Get("Retry-After"); got != "900" {
+			t.Errorf("Retry-After = %q, want 900", got)
 		}
 
 		e.clock.Advance(15*time.Minute + time.Second)

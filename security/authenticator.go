@@ -79,7 +79,16 @@ type PasswordHashUpgrader interface {
 var _ Authenticator = (*PasswordAuthenticator)(nil)
 
 // Authenticate implements Authenticator.
+//
+// The hash work runs in one of the Hasher's slots (Hasher.Acquire): a burst of logins waits in
+// a bounded queue instead of holding one argon2id memory block per request; a full queue or
+// the request's deadline answers ErrHashBusy.
 func (a *PasswordAuthenticator) Authenticate(ctx context.Context, req LoginRequest) (*rpc.Principal, error) {
+	release, err := a.Hasher.Acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	var password string
 	if err := json.Unmarshal(req.Credentials, &password); err != nil {
 		a.Hasher.VerifyDummy("")

@@ -65,11 +65,47 @@
 //	sys_security_totp_step         last accepted TOTP step per principal (no replay)
 //	sys_security_session           opaque sessions (002): id = hex(SHA-256(token)), principal
 //	                               id and snapshot, client IP, created, last seen, expiry, cap
+//	sys_security_change            change log (003): seq, kind (user, family, session), ref,
+//	                               created; read by every server to keep its caches current
+//	sys_security_secret            the generated JWT signing secret (004): one row, id "jwt",
+//	                               hex secret, creation time; used only when svc.security.secret
+//	                               is not configured
+//
+// # Signing secret (issue #11; differs from spec §5.2's ephemeral key, see spec/README.md)
+//
+// No secret is shipped. A configured svc.security.secret always wins; it must be hex of at least
+// 32 bytes and none of the values ever published in svc's repository or docs (config's list,
+// compared after hex decoding), else startup fails with config.ErrSecretTooShort or
+// config.ErrPublicSecret. Without one, the module's start step reads the row "jwt" of
+// sys_security_secret; when it is absent it generates 32 random bytes and inserts them if still
+// absent, then reads the row back, so nodes starting together on an empty database agree on
+// the winner's secret and every node of a PostgreSQL or MySQL cluster shares it with no set-up.
+// There is no per-process or public fallback: when the table cannot be read (migrations not
+// applied, database down) startup fails with ErrSigningSecretUnavailable, which says to run
+// `svc migrate` or set a secret. The security migrations are always applied at startup (no
+// auto_migrate key), so this happens only when the database refuses them.
+//
+// Rotation: either set svc.security.secret on every node (the stored row is then ignored), or
+// delete the row (DELETE FROM sys_security_secret) and restart every node — the first to start
+// generates a new secret. Both invalidate every access, refresh and challenge token issued
+// under the old secret (clients log in again); nodes still running with the old secret keep
+// accepting old tokens until they restart, so restart all of them together. MintAccessToken
+// (tests, tools) needs a configured secret, since it does not read the database; no CLI command
+// mints or verifies tokens.
+//
+// Lifetime bound: an access token whose exp − iat exceeds the access lifetime
+// (svc.security.access_token_expires, default 30 minutes, read in one place, accessTokenTTL) by
+// more than the 10 s leeway, or that lacks iat, is refused with 401/1003 like any other invalid token, even when its signature verifies; refresh tokens
+// are bounded by token_expires and challenge tokens by their 5 minutes the same way.
 //
 // # Workers
 //
 // token_family_purge (hourly, jwt_token): deletes families whose refresh token has expired.
 // session_purge (hourly, opaque_token with sessions in the database): deletes expired sessions.
+// change_poll (every 250 ms): applies new rows of sys_security_change to the caches.
+// change_purge (hourly): deletes change rows older than an hour. change_subscribe (loop, with
+// svc.kvstore.enabled): applies the changes other nodes publish on Redis. change_listen (loop,
+// PostgreSQL): applies the changes announced by NOTIFY (one pooled connection held).
 // Redis entries expire by TTL.
 //
 // # Compatibility choices (spec/README.md order; where the original is silent)
@@ -84,12 +120,37 @@
 //   - Beyond the original: refresh-token rotation with reuse detection. Each login starts a
 //     family in the database; refresh swaps its current jti with one conditional UPDATE (safe on
 //     any number of nodes); an already exchanged refresh token revokes the whole family (1003,
-//     event refresh_reuse_detected). Logout revokes the family (its refresh token stops
-//     working); access tokens are stateless and live out their 30 minutes.
+//     event refresh_reuse_detected). Logout revokes the family. A revoked family's refresh
+//     token and access tokens (they carry its id, fid) are all refused (issue #11); otherwise
+//     access tokens live out svc.security.access_token_expires (ours; default 30 minutes, the
+//     original's fixed lifetime). Logouts that arrive together share one transaction (one
+//     UPDATE … WHERE id IN and one multi-row INSERT of change rows), so a logout burst does
+//     not queue on the database's write lock.
 //   - Beyond the original: tokens issued before a password change or disable are refused
-//     (1003). Refresh asks the store each time; the bearer strategy caches a principal's state
-//     for 5 s per node (at once on the node that made the change) and fails open if the store
-//     is down (the signature was valid); refresh fails closed.
+//     (1003), and the roles of a built-in user's requests are the user's current roles, not
+//     the token's (TokenState.Roles), so a removed role stops working on issued tokens. Refresh
+//     and the bearer strategy read the same change-fed state; the bearer strategy fails open
+//     if the store is down (the signature was valid), refresh fails closed. A host
+//     TokenStateLoader has no change feed: its answers are cached 5 s (refresh asks it each time).
+//   - Caches and their bound (issue #13): users by id, token-family revocations and database
+//     sessions are served from per-node caches, so an authenticated request reads nothing from
+//     the database in steady state. Every change (user created or changed, family revoked,
+//     database session revoked; the CLI's too) inserts a row into sys_security_change in its
+//     own transaction. Bound: a change is in force at once on the node that made it and within
+//     one second on every other server, CLI changes included: each server reads the change log
+//     every ChangePollInterval (250 ms; missing seqs below the newest, from transactions that
+//     commit out of order, are asked for again for 10 s); on PostgreSQL a trigger on the change
+//     log sends NOTIFY svc_security_change (payload schema|kind|ref) at commit, which every
+//     server LISTENs to (change_listen), so changes of any process arrive at once; with
+//     svc.kvstore.enabled the node that made a change also publishes it on
+//     svc:security:<app>:changes. The poll backs both up. Change rows are
+//     purged after an hour (change_purge); an entry untouched by changes lives 5 minutes.
+//     Sessions in Redis are read from Redis per request. Role → permission tokens
+//     (svc.security.roles) is configuration, in memory, changed by a restart.
+//   - Password hashing is bounded (Hasher.Acquire): the password login hashes in at most
+//     GOMAXPROCS slots at once, 64 callers per slot wait within the request's deadline; past
+//     that it answers 429/1401 (too_many_requests, no Retry-After), not counted by the lockout.
+//     Store and policy operations (CLI, password change) are not gated.
 //   - Refresh reloads the principal from the built-in store (roles and disable take effect);
 //     for principals of host authenticators the login snapshot of the family is used.
 //   - A challenge token is a JWT (typ challenge, 5 minutes) signed with a key derived from the
@@ -97,7 +158,12 @@
 //     resolved challenges. Any verification failure is 1031.
 //   - Lockout keys use the normalized identifier (trimmed, lower-cased), the same form the
 //     built-in store keys users by. trust_code is exempt. Locked: 429/1023, {{minutes}} rounded
-//     up, no Retry-After, data null. A verified password clears the counter (wire-core §5.6).
+//     up, Retry-After the exact wait in seconds (svc addition, as on 429/1401), data null. A
+//     verified password clears the counter (wire-core §5.6).
+//   - The protected body transport (svc.api.body_encoding) that carries login credentials has
+//     no replay protection — a captured encrypted login request can be replayed (lockout and
+//     rate limits still count it) — and does not cover multipart requests; use TLS (see
+//     docs/api.md).
 //   - Beyond the original: a failed challenge code counts on the login counter and on a second
 //     one ("challenge|" + key) that only a completed login clears, so knowing the password does
 //     not buy endless TOTP guesses; when it is blocked, resolve_challenge answers 1023. Its
@@ -111,15 +177,22 @@
 //     both); disallow_username ignores identities shorter than 3 characters.
 //   - Beyond the original: TOTP enrollment (`svc user totp enroll|verify|disable`); the
 //     secret becomes active only after a valid code, and that code is spent.
-//   - Default user info: gender "unknown", avatar null, menus [], permissionTokens = the
-//     svc.security.roles entries of the user's roles (patterns as configured).
+//   - Default user info: gender "unknown", avatar null, permissionTokens = the
+//     svc.security.roles entries of the user's roles (patterns as configured), and menus = the
+//     entries of svc.security.menus (ours) the user may see: an entry listing neither roles nor
+//     permissions is seen by everyone, else by a user with one of its roles or one granted
+//     permission token; a directory only while one of its children is seen. The original's
+//     starter app derives its routes and access check from menus, so the shipped configuration
+//     carries the starter template's home page ("/").
 //   - Events (EventSink; the event bus plugs in later): svc.security.login_succeeded,
 //     login_failed, account_locked, logout, token_refreshed, refresh_reuse_detected; they carry
-//     ids, the identifier, client IP, request id and a reason word, never a secret.
+//     ids, the identifier, client IP, request id and a reason word, never a secret. The
+//     default sink logs each value cut by rpc.LogText (at most 256 bytes, marked
+//     "…(truncated)"), so a long principal cannot make a long log line.
 //   - Opaque sessions (wire-core §5.5): the token is 32 random bytes, base64url without
 //     padding; only hex(SHA-256(token)) is stored and it is the session id (SessionID). A JWT,
 //     a malformed token and an unknown, expired or revoked session are all 401/1003. The
-//     principal is the login snapshot. As with JWTs, sessions created before a password change
+//     principal is the login snapshot, with a built-in user's current roles. As with JWTs, sessions created before a password change
 //     or disable are refused. Sliding moves the expiry to now + idle_ttl capped at creation +
 //     max_lifetime, written only when it moves by idle_ttl/30 (1 s to 1 minute) or reaches the
 //     cap, so a busy session writes at most about once a minute; with sliding = false the

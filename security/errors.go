@@ -51,6 +51,11 @@ var (
 	ErrOTPCodeInvalid = rpc.NewError(rpc.CodeOTPCodeInvalid, http.StatusUnauthorized, "security_otp_code_invalid")
 	// ErrNewPasswordRequired: the password_change response is not a non-empty string (400/1037).
 	ErrNewPasswordRequired = rpc.NewError(rpc.CodeNewPasswordRequired, http.StatusBadRequest, "security_new_password_required")
+	// ErrHashBusy: every password-hash slot is busy and the wait queue is full, or the request's
+	// deadline passed while waiting (429/1401, the rate-limit code of wire-core §2.1, without
+	// Retry-After: the client may retry at once). Wrong credentials are not implied: the
+	// lockout does not count it.
+	ErrHashBusy = rpc.NewError(rpc.CodeTooManyRequests, http.StatusTooManyRequests, "too_many_requests")
 	// ErrTooManyConcurrentSessions: an opaque-token login over session.max_concurrent with
 	// on_exceed reject (403/1024).
 	ErrTooManyConcurrentSessions = rpc.NewError(rpc.CodeTooManyConcurrentSessions, http.StatusForbidden, "security_too_many_concurrent_sessions")
@@ -127,3 +132,9 @@ var (
 	// ErrTOTPNotPending: verification without a pending enrollment.
 	ErrTOTPNotPending = errors.New("security: no pending TOTP enrollment")
 )
+
+// ErrSigningSecretUnavailable is a startup error: svc.security.secret is not configured and the
+// generated secret cannot be read from or stored in the primary database (table
+// sys_security_secret, created by the security module's migrations). Run `svc migrate`, or set
+// svc.security.secret.
+var ErrSigningSecretUnavailable = errors.New("signing secret unavailable: run `svc migrate` or set svc.security.secret")

@@ -29,7 +29,7 @@ func TestGuard(t *testing.T) {
 		t.Errorf("ip key = %q", got)
 	}
 	g = &guard{enabled: true, store: failingStore{}, now: time.Now, logger: discard(), key: config.LockoutKeyUser}
-	if err := g.check(context.Background(), g.lockKey("alice", "ip")); err != nil {
+	if err := g.check(context.Background(), g.lockKey("alice", "ip"), nil); err != nil {
 		t.Errorf("failing store: %v, want fail open", err)
 	}
 	g.fail(context.Background(), g.lockKey("alice", "ip"), lockReasonLogin, "alice", "password")

@@ -2,9 +2,7 @@ package security
 
 import (
 	"crypto/hmac"
-	"crypto/rand"
 	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,8 +15,9 @@ import (
 
 // Token lifetimes and claim values (wire-core §5.4).
 const (
-	// AccessTokenTTL is the fixed lifetime of an access token (spec §5.2).
-	AccessTokenTTL = 30 * time.Minute
+	// DefaultAccessTokenTTL is the access-token lifetime when svc.security.access_token_expires
+	// is unset: the fixed 30 minutes of spec §5.2 and the original.
+	DefaultAccessTokenTTL = 30 * time.Minute
 	// ChallengeTokenTTL is the lifetime of a challenge-state token (wire-core §5.2).
 	ChallengeTokenTTL = 5 * time.Minute
 	// Issuer is the iss claim of every token svc issues.
@@ -30,11 +29,6 @@ const (
 	typRefresh   = "refresh"
 	typChallenge = "challenge"
 )
-
-// SampleSecret is the public signing key written in the sample configuration
-// (configs/application.toml). It is known to everyone: a server that runs with it gets a startup
-// warning, because anyone can mint its tokens.
-const SampleSecret = "737663207075626c69632073616d706c65207365637265742c206368616e6765206d65"
 
 // claims are the JWT claims of access, refresh and challenge tokens. aud is a single string, as
 // the original sends it; uid and pnm carry the principal's id and name explicitly so that ids
@@ -150,15 +144,25 @@ func (c *claims) setPrincipal(p *rpc.Principal) error {
 
 // signer signs and verifies HS256 JWTs with one key and audience.
 type signer struct {
-	key      []byte
+	keys     *signingKeys
+	purpose  string // the key of keys to use: typChallenge, or "" for access and refresh tokens
 	audience string
 	now      func() time.Time
+	// lifetimes bounds exp − iat per token type: a token whose lifetime exceeds its type's
+	// (plus jwtLeeway) was not issued by svc and is refused like any other invalid token, even
+	// when its signature verifies (a leaked key cannot mint ten-year tokens). A type without an
+	// entry is refused.
+	lifetimes map[string]time.Duration
 }
 
 // sign returns the compact JWT of c.
 func (s *signer) sign(c *claims) (string, error) {
+	key, err := s.keys.get(s.purpose)
+	if err != nil {
+		return "", err
+	}
 	c.Issuer, c.Audience = Issuer, s.audience
-	tok, err := jwt.NewWithClaims(jwt.SigningMethodHS256, c).SignedString(s.key)
+	tok, err := jwt.NewWithClaims(jwt.SigningMethodHS256, c).SignedString(key)
 	if err != nil {
 		return "", fmt.Errorf("security: sign token: %w", err)
 	}
@@ -166,17 +170,25 @@ func (s *signer) sign(c *claims) (string, error) {
 }
 
 // parse verifies the signature (HS256 only: "none", RS*/ES* and other HMAC sizes are refused
-// before any key is used), then iss, aud, exp and nbf, and the typ claim. Errors are the 401
-// templates of wire-core §2.3; a bad signature always wins over a bad claim.
+// before any key is used), then the typ claim and the lifetime (exp − iat within the type's),
+// then iss, aud, exp and nbf. Errors are the 401 templates of wire-core §2.3; a bad signature
+// always wins over a bad claim.
 func (s *signer) parse(token, typ string) (*claims, error) {
+	key, err := s.keys.get(s.purpose)
+	if err != nil {
+		return nil, ErrTokenInvalid.Wrap(err)
+	}
 	c := &claims{}
 	p := jwt.NewParser(jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}), jwt.WithoutClaimsValidation())
-	if _, err := p.ParseWithClaims(token, c, func(*jwt.Token) (any, error) { return s.key, nil }); err != nil {
+	if _, err := p.ParseWithClaims(token, c, func(*jwt.Token) (any, error) { return key, nil }); err != nil {
 		return nil, mapJWTError(err)
 	}
 	// the type is checked before the times: a refresh token presented as an access token is
 	// invalid (1003), not "not valid yet"
 	if c.Type != typ || c.ID == "" {
+		return nil, ErrTokenInvalid
+	}
+	if !s.lifetimeOK(c) {
 		return nil, ErrTokenInvalid
 	}
 	v := jwt.NewValidator(jwt.WithTimeFunc(s.now), jwt.WithLeeway(jwtLeeway), jwt.WithIssuer(Issuer),
@@ -185,6 +197,16 @@ func (s *signer) parse(token, typ string) (*claims, error) {
 		return nil, mapJWTError(err)
 	}
 	return c, nil
+}
+
+// lifetimeOK reports whether the token carries iat and exp and lives no longer than its type's
+// lifetime, with jwtLeeway for clock skew between the node that issued it and this one.
+func (s *signer) lifetimeOK(c *claims) bool {
+	max, ok := s.lifetimes[c.Type]
+	if !ok || c.IssuedAt == nil || c.Expires == nil {
+		return false
+	}
+	return c.Expires.Sub(c.IssuedAt.Time) <= max+jwtLeeway
 }
 
 // mapJWTError turns a jwt parse error into the wire codes of wire-core §2.3. A signature or
@@ -205,31 +227,6 @@ func mapJWTError(err error) error {
 	default:
 		return ErrTokenInvalid.Wrap(err)
 	}
-}
-
-// SigningKey decodes svc.security.secret. An empty secret gives a fresh random 32-byte key and
-// ephemeral = true (tokens die with the process and do not work across nodes).
-func SigningKey(secret string) (key []byte, ephemeral bool, err error) {
-	if secret == "" {
-		key = make([]byte, 32)
-		if _, err := rand.Read(key); err != nil {
-			return nil, false, fmt.Errorf("security: generate ephemeral key: %w", err)
-		}
-		return key, true, nil
-	}
-	key, err = hex.DecodeString(secret)
-	if err != nil {
-		return nil, false, fmt.Errorf("svc.security.secret: not hex: %w", err)
-	}
-	if len(key) == 0 {
-		return nil, false, errors.New("svc.security.secret: empty key")
-	}
-	return key, false, nil
-}
-
-// IsSampleSecret reports whether secret is the public secret of the sample configuration.
-func IsSampleSecret(secret string) bool {
-	return strings.EqualFold(secret, SampleSecret)
 }
 
 // deriveKey returns a purpose-bound subkey of key, so that a token made for one purpose (a

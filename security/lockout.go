@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"math"
+	"net/http"
 	"strconv"
 	"sync"
 	"time"
@@ -169,8 +170,10 @@ func (g *guard) challengeKey(identifier, ip string) string {
 	return "challenge|" + g.lockKey(identifier, ip)
 }
 
-// check returns ErrAccountLocked with the wait in minutes when the counter key is blocked.
-func (g *guard) check(ctx context.Context, key string) error {
+// check returns ErrAccountLocked with the wait in minutes when the counter key is blocked, and
+// then sets Retry-After on h (when not nil) to the exact wait in seconds, as the engine does for
+// 429/1401 (svc addition: the original sends none on 1023).
+func (g *guard) check(ctx context.Context, key string, h http.Header) error {
 	if !g.enabled {
 		return nil
 	}
@@ -180,6 +183,9 @@ func (g *guard) check(ctx context.Context, key string) error {
 		return nil
 	}
 	if wait > 0 {
+		if h != nil {
+			h.Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
+		}
 		return lockedError(wait)
 	}
 	return nil

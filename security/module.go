@@ -108,6 +108,25 @@ type Service struct {
 	families       *familyStore
 	sessions       *Sessions
 	trust          *trustGateway
+	feed           *changeFeed
+	keys           *signingKeys  // filled by start: configured or database secret
+	accessTTL      time.Duration // the one place the access-token lifetime is read
+	db             *db.DB
+}
+
+// accessTokenTTL is the lifetime of access tokens for cfg: svc.security.access_token_expires
+// (ours; spec §5.2's fixed 30 minutes by default), or that default for a configuration built in
+// code without config.Load's defaults. Tokens living longer are refused.
+func accessTokenTTL(cfg *config.Config) time.Duration {
+	if ttl := cfg.Security.AccessTokenExpires; ttl > 0 {
+		return ttl
+	}
+	return DefaultAccessTokenTTL
+}
+
+// tokenLifetimes are the longest lifetimes (exp − iat) accepted per token type.
+func (s *Service) tokenLifetimes() map[string]time.Duration {
+	return map[string]time.Duration{typAccess: s.accessTTL, typRefresh: s.cfg.Security.TokenExpires}
 }
 
 // Tokens returns the token service (the bearer strategy's verifier).
@@ -133,25 +152,23 @@ func (s *Service) Policy() *Policy { return s.policy }
 // tables (always applied: token families, sessions and TOTP steps are needed whatever the user
 // store), the token service of svc.security.token_type (JWT with families, or opaque sessions in
 // the database or Redis), the trust-login gateway route when enabled, the purge workers and a
-// start check that tells how to create the first user; Module lists them. It does no I/O; it
-// logs the signing-key warnings of spec §5.2.
+// start step that loads the signing key (configured, else generated once and kept in the
+// primary database) and tells how to create the first user; Module lists them. It does no I/O.
 func New(deps app.Deps, opts Options) (*Service, error) {
 	if deps.Config == nil || deps.DB == nil {
 		return nil, errors.New("security: a configuration and the primary data source are required")
 	}
-	s := &Service{cfg: deps.Config, logger: deps.Logger, now: deps.Clock}
-	key, err := s.signingKey()
-	if err != nil {
-		return nil, err
-	}
+	s := &Service{cfg: deps.Config, logger: deps.Logger, now: deps.Clock, keys: &signingKeys{},
+		accessTTL: accessTokenTTL(deps.Config), db: deps.DB}
 	sink := opts.Events
 	if sink == nil {
 		sink = logSink{s.logger}
 	}
 	s.events = &emitter{sink: sink, now: s.now}
+	s.feed = newChangeFeed(deps.DB, deps.KV, deps.Config.App.Name, s.now, s.logger)
 	hasher := NewHasher(opts.Hash)
 	ext := s.extensions(deps, opts, hasher)
-	if err := s.buildTokens(deps, opts, ext, key); err != nil {
+	if err := s.buildTokens(deps, opts, ext); err != nil {
 		return nil, err
 	}
 	s.buildAuthenticators(opts, ext, hasher)
@@ -160,7 +177,8 @@ func New(deps app.Deps, opts Options) (*Service, error) {
 	}
 	s.buildGuard(deps, opts)
 	s.buildChain(deps, opts, ext)
-	s.challenges = &challengeTokens{signer: signer{key: deriveKey(key, typChallenge), audience: deps.Config.App.Name, now: s.now}}
+	s.challenges = &challengeTokens{signer: signer{keys: s.keys, purpose: typChallenge, audience: deps.Config.App.Name,
+		now: s.now, lifetimes: map[string]time.Duration{typChallenge: ChallengeTokenTTL}}}
 
 	perms := NewRolePermissions(deps.Config.Security.Roles)
 	s.permissions = opts.Permissions
@@ -169,25 +187,9 @@ func New(deps app.Deps, opts Options) (*Service, error) {
 	}
 	s.userInfo = opts.UserInfo
 	if s.userInfo == nil && s.store != nil {
-		s.userInfo = &builtinUserInfo{store: s.store, perms: perms}
+		s.userInfo = &builtinUserInfo{store: s.store, perms: perms, menus: deps.Config.Security.Menus}
 	}
 	return s, nil
-}
-
-// signingKey decodes svc.security.secret and logs the warnings of spec §5.2.
-func (s *Service) signingKey() ([]byte, error) {
-	secret := s.cfg.Security.Secret
-	key, ephemeral, err := SigningKey(secret)
-	if err != nil {
-		return nil, err
-	}
-	switch {
-	case ephemeral:
-		s.logger.Warn("svc.security.secret is not set: using an ephemeral signing key; tokens will not survive a restart or work on other nodes")
-	case IsSampleSecret(secret):
-		s.logger.Warn("svc.security.secret is the public sample secret: anyone can mint tokens for this server; set a random one (openssl rand -hex 32)")
-	}
-	return key, nil
 }
 
 // Module lists what the module adds to the server.
@@ -200,6 +202,16 @@ func (s *Service) Module() app.Module {
 		Migrations:  Migrations(),
 		AutoMigrate: true,
 		Start:       s.start,
+		Workers: []app.Worker{
+			{Name: "change_poll", Interval: ChangePollInterval, Run: s.feed.poll},
+			{Name: "change_purge", Interval: familyPurgeInterval, Run: s.feed.purge},
+		},
+	}
+	if s.feed.kv != nil {
+		m.Workers = append(m.Workers, app.Worker{Name: "change_subscribe", Run: s.feed.subscribe})
+	}
+	if s.feed.listens() {
+		m.Workers = append(m.Workers, app.Worker{Name: "change_listen", Run: s.feed.listen})
 	}
 	if s.families != nil {
 		m.Workers = append(m.Workers, app.Worker{Name: "token_family_purge", Interval: familyPurgeInterval, Run: s.purgeFamilies})
@@ -221,8 +233,24 @@ func (s *Service) strategies() []rpc.Strategy {
 	return []rpc.Strategy{&Bearer{Tokens: s.tokens}, NewAPIKeys(sec.APIKeys), NewHTTPBasic(sec.BasicAccounts), NewIPAllow(sec.IPWhitelists)}
 }
 
-// start tells the operator how to create the first user of an empty built-in store.
+// start loads the signing key (spec/README.md: no shipped secret), places the change feed at the
+// newest change and tells the operator how to create the first user of an empty built-in store.
 func (s *Service) start(ctx context.Context) error {
+	key, generated, err := loadSigningKey(ctx, s.cfg.Security.Secret, s.db, s.now())
+	if err != nil {
+		return fmt.Errorf("security: %w", err)
+	}
+	s.keys.store(key)
+	switch {
+	case s.cfg.Security.Secret != "":
+	case generated:
+		s.logger.Info("svc.security.secret is not set: generated a signing secret and stored it in sys_security_secret; every node on this database uses it")
+	default:
+		s.logger.Info("svc.security.secret is not set: using the signing secret stored in sys_security_secret")
+	}
+	if err := s.feed.start(ctx); err != nil {
+		return err
+	}
 	if s.store == nil {
 		return nil
 	}
@@ -250,7 +278,8 @@ func (s *Service) purgeFamilies(ctx context.Context) error {
 type logSink struct{ logger *slog.Logger }
 
 func (l logSink) Emit(ctx context.Context, e Event) {
-	l.logger.InfoContext(ctx, "security event", slog.String("event", e.Type), slog.String("principal", e.PrincipalID),
-		slog.String("identifier", e.Identifier), slog.String("reason", e.Reason), slog.String("client_ip", e.ClientIP),
-		slog.String("app", e.AppID), slog.String("session", e.SessionID))
+	t := rpc.LogText // ids and the identifier may be the client's input (issue #11 item 7)
+	l.logger.InfoContext(ctx, "security event", slog.String("event", e.Type), slog.String("principal", t(e.PrincipalID)),
+		slog.String("identifier", t(e.Identifier)), slog.String("reason", t(e.Reason)), slog.String("client_ip", t(e.ClientIP)),
+		slog.String("app", t(e.AppID)), slog.String("session", t(e.SessionID)))
 }

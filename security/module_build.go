@@ -30,6 +30,7 @@ func (s *Service) extensions(deps app.Deps, opts Options, hasher *Hasher) extens
 		ext.users, dir = opts.UserStore, opts.UserStore
 	default:
 		s.store = NewStore(deps.DB, hasher, nil, s.now)
+		s.store.feed, s.store.users = s.feed, newStateMap[*User](s.now)
 		ext.users, dir = s.store, s.store
 	}
 	ext.principals, _ = dir.(PrincipalLoader)
@@ -63,7 +64,7 @@ func pick[T comparable](override, def T) T {
 // buildTokens sets up the token service of svc.security.token_type: JWTs with families in the
 // primary database, or opaque sessions (in Redis when the key-value store is enabled, else in
 // the primary database); or the host's token service.
-func (s *Service) buildTokens(deps app.Deps, opts Options, ext extensions, key []byte) error {
+func (s *Service) buildTokens(deps app.Deps, opts Options, ext extensions) error {
 	if opts.Tokens != nil {
 		s.tokens = opts.Tokens
 		return nil
@@ -72,17 +73,22 @@ func (s *Service) buildTokens(deps app.Deps, opts Options, ext extensions, key [
 	state := newStateCache(ext.state, s.now, s.logger)
 	if s.store != nil {
 		s.store.onChange = state.invalidate
+		s.feed.on(changeUser, s.store.forget)
 	}
 	if sec.TokenType == config.TokenTypeOpaque {
 		s.sessions = OpenSessions(deps.Config, deps.DB, deps.KV, s.now)
-		s.sessions.state, s.sessions.events, s.sessions.logger = state, s.events, s.logger
+		s.sessions.state, s.sessions.events, s.sessions.logger, s.sessions.feed = state, s.events, s.logger, s.feed
+		if _, inDB := s.sessions.store.(*dbSessions); inDB {
+			s.sessions.cache = newStateMap[*Session](s.now)
+		}
 		s.sessions.OnRevoke(opts.OnRevoke)
+		s.feed.on(changeSession, s.sessions.forget)
 		s.tokens = NewOpaqueTokens(s.sessions)
 		return nil
 	}
 	s.families = &familyStore{db: deps.DB}
-	s.tokens = &JWTTokens{
-		signer:           signer{key: key, audience: deps.Config.App.Name, now: s.now},
+	jwt := &JWTTokens{
+		signer:           signer{keys: s.keys, audience: deps.Config.App.Name, now: s.now, lifetimes: s.tokenLifetimes()},
 		refreshTTL:       sec.TokenExpires,
 		refreshNotBefore: sec.RefreshNotBefore,
 		families:         s.families,
@@ -91,7 +97,12 @@ func (s *Service) buildTokens(deps app.Deps, opts Options, ext extensions, key [
 		events:           s.events,
 		logger:           s.logger,
 		verified:         newVerifiedCache(),
+		revoked:          newStateMap[bool](s.now),
+		revocations:      &revoker{families: s.families},
+		feed:             s.feed,
 	}
+	s.feed.on(changeFamily, jwt.familyRevoked)
+	s.tokens = jwt
 	return nil
 }
 

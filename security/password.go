@@ -1,13 +1,16 @@
 package security
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/crypto/argon2"
 	"golang.org/x/crypto/bcrypt"
@@ -49,7 +52,8 @@ const (
 // Hasher hashes and verifies passwords. Verification of argon2id (PHC string) and bcrypt hashes
 // is always supported, whatever the configured algorithm.
 type Hasher struct {
-	p HashParams
+	p    HashParams
+	gate *hashGate
 
 	dummyOnce sync.Once
 	dummy     string
@@ -75,7 +79,17 @@ func NewHasher(p HashParams) *Hasher {
 		p.BcryptCost = d.BcryptCost
 	}
 	p.BcryptCost = max(p.BcryptCost, minBcryptCost)
-	return &Hasher{p: p}
+	return &Hasher{p: p, gate: newHashGate(runtime.GOMAXPROCS(0))}
+}
+
+// Acquire waits for one of the Hasher's hash slots (as many as runtime.GOMAXPROCS when the
+// Hasher was made) and returns its release. An argon2id computation holds its whole memory
+// (19 MiB by default) while it runs, so a burst of logins must not run them all at once: the
+// built-in password login holds a slot around its hash work (issue #13). At most
+// hashQueuePerCPU callers per slot wait; when the queue is full, or ctx ends first, Acquire
+// answers ErrHashBusy (429/1401) at once.
+func (h *Hasher) Acquire(ctx context.Context) (release func(), err error) {
+	return h.gate.acquire(ctx)
 }
 
 // Params returns the effective parameters.
@@ -160,4 +174,44 @@ func verifyArgon2id(encoded, password string) (bool, error) {
 	}
 	got := argon2.IDKey([]byte(password), salt, t, m, p, uint32(len(want)))
 	return subtle.ConstantTimeCompare(got, want) == 1, nil
+}
+
+// hashQueuePerCPU is how many callers may wait per hash slot. A waiter holds no hash memory;
+// the bound keeps a burst from queueing for longer than clients wait (64 per slot at about
+// 30 ms per argon2id hash is about two seconds).
+const hashQueuePerCPU = 64
+
+// hashGate bounds concurrent password hashing: slots running, maxWait waiting.
+type hashGate struct {
+	slots   chan struct{}
+	waiting atomic.Int64
+	maxWait int64
+}
+
+func newHashGate(n int) *hashGate {
+	n = max(n, 1)
+	return &hashGate{slots: make(chan struct{}, n), maxWait: int64(n * hashQueuePerCPU)}
+}
+
+func (g *hashGate) acquire(ctx context.Context) (func(), error) {
+	if g == nil { // a Hasher not made by NewHasher: no bound
+		return func() {}, nil
+	}
+	release := func() { <-g.slots }
+	select {
+	case g.slots <- struct{}{}:
+		return release, nil
+	default:
+	}
+	if g.waiting.Add(1) > g.maxWait {
+		g.waiting.Add(-1)
+		return nil, ErrHashBusy
+	}
+	defer g.waiting.Add(-1)
+	select {
+	case g.slots <- struct{}{}:
+		return release, nil
+	case <-ctx.Done():
+		return nil, ErrHashBusy
+	}
 }

@@ -91,8 +91,8 @@ type sessionStore interface {
 	// touch moves the session's expiry forward to expires (never backward) and records seen.
 	touch(ctx context.Context, id string, seen, expires time.Time) error
 	// remove deletes the session and returns it, or nil when it was already gone: of racing
-	// removals exactly one gets it (the Redis store), or each that saw it (the database).
-	remove(ctx context.Context, id string) (*Session, error)
+	// removals exactly one gets it. The database store records the change at now.
+	remove(ctx context.Context, id string, now time.Time) (*Session, error)
 	// list returns the user's live sessions at now, oldest first.
 	list(ctx context.Context, userID string, now time.Time) ([]Session, error)
 	// purge deletes sessions expired at now and returns how many (0 where the store expires
@@ -103,6 +103,11 @@ type sessionStore interface {
 // Sessions is the opaque-session layer: the token service's state and the Go API for forced
 // logout. Service.Sessions returns it when token_type is opaque_token; OpenSessions builds one
 // for tools (the `svc session` CLI).
+//
+// In a server (Build), sessions in the database read by id are served from an in-memory cache:
+// a revocation records a row in sys_security_change in its own transaction, which every
+// server's change feed applies within the bound of security/doc.go (this process at once).
+// Sessions in Redis, and those of OpenSessions (tools, the CLI), are read on each request.
 type Sessions struct {
 	store  sessionStore
 	cfg    config.Session
@@ -112,6 +117,8 @@ type Sessions struct {
 	logger *slog.Logger
 	seed   maphash.Seed
 	locks  [userLockStripes]sync.Mutex
+	cache  *stateMap[*Session] // server with the database store only; nil *Session = no such session
+	feed   *changeFeed
 
 	mu    sync.RWMutex
 	hooks []RevocationHook
@@ -131,6 +138,24 @@ func OpenSessions(cfg *config.Config, d *db.DB, kv *redis.Client, now func() tim
 	}
 	return s
 }
+
+// load returns the session with id, from the cache when it holds a live one. A cached session
+// that looks expired is read again: another server may have slid its expiry.
+func (s *Sessions) load(ctx context.Context, id string, now time.Time) (*Session, error) {
+	sess, err := s.cache.load(ctx, id, func(ctx context.Context) (*Session, error) { return s.store.get(ctx, id) })
+	if err != nil || sess == nil || now.Before(sess.ExpiresAt) {
+		return sess, err
+	}
+	if s.cache == nil {
+		return sess, nil
+	}
+	s.cache.forget(id)
+	return s.cache.load(ctx, id, func(ctx context.Context) (*Session, error) { return s.store.get(ctx, id) })
+}
+
+// forget drops session id from the cache (a revocation of this process or from the change
+// feed).
+func (s *Sessions) forget(id string) { s.cache.forget(id) }
 
 // SessionID returns the session id of an opaque access token: hex(SHA-256(token)). Consumers that
 // authenticated a connection with a token (push) match revocations with it.
@@ -161,14 +186,17 @@ func (s *Sessions) List(ctx context.Context, userID string) ([]Session, error) {
 // created before its principal's password change or disable. It does not slide the expiry (for
 // rechecks of long-lived connections).
 func (s *Sessions) Get(ctx context.Context, id string) (*Session, error) {
-	sess, err := s.store.get(ctx, id)
-	if err != nil || sess == nil || !s.now().Before(sess.ExpiresAt) {
+	now := s.now()
+	sess, err := s.load(ctx, id, now)
+	if err != nil || sess == nil || !now.Before(sess.ExpiresAt) {
 		return nil, err
 	}
-	if s.state.check(ctx, sess.UserID, sess.CreatedAt, false) != nil {
+	if _, err := s.state.check(ctx, sess.UserID, sess.CreatedAt, false); err != nil {
 		return nil, nil
 	}
-	return sess, nil
+	c := *sess
+	c.Principal = clonePrincipal(sess.Principal)
+	return &c, nil
 }
 
 // Revoke ends the session with id on every node at once (forced logout) and reports whether it
@@ -197,10 +225,12 @@ func (s *Sessions) RevokeUser(ctx context.Context, userID string) (int, error) {
 }
 
 func (s *Sessions) revoke(ctx context.Context, id, reason string) (bool, error) {
-	sess, err := s.store.remove(ctx, id)
+	sess, err := s.store.remove(ctx, id, s.now())
+	s.forget(id)
 	if err != nil || sess == nil {
 		return false, err
 	}
+	s.feed.publish(ctx, changeSession, id)
 	if !s.now().Before(sess.ExpiresAt) { // expired but not purged yet: removed, was not live
 		return false, nil
 	}
@@ -251,6 +281,8 @@ func (s *Sessions) create(ctx context.Context, p *rpc.Principal) (string, error)
 		return "", err
 	}
 	for _, e := range evicted {
+		s.forget(e.ID)
+		s.feed.publish(ctx, changeSession, e.ID)
 		s.revoked(ctx, e.ID, e.UserID, RevokeReasonEvicted)
 	}
 	return token, nil
@@ -264,20 +296,25 @@ func (s *Sessions) verify(ctx context.Context, token string) (*rpc.Principal, er
 		return nil, ErrTokenInvalid
 	}
 	now := s.now()
-	sess, err := s.store.get(ctx, SessionID(token))
+	sess, err := s.load(ctx, SessionID(token), now)
 	if err != nil {
 		return nil, err
 	}
 	if sess == nil || !now.Before(sess.ExpiresAt) {
 		return nil, ErrTokenInvalid
 	}
-	if err := s.state.check(ctx, sess.UserID, sess.CreatedAt, false); err != nil {
+	roles, err := s.state.check(ctx, sess.UserID, sess.CreatedAt, false)
+	if err != nil {
 		return nil, err
 	}
 	if s.cfg.Sliding {
 		s.slide(ctx, sess, now)
 	}
-	return sess.Principal, nil
+	p := clonePrincipal(sess.Principal)
+	if roles != nil {
+		p.Roles = withRoles(roles)
+	}
+	return p, nil
 }
 
 // slide moves the expiry to now + idle_ttl, capped at MaxExpiresAt. To spare the store a write
@@ -291,6 +328,12 @@ func (s *Sessions) slide(ctx context.Context, sess *Session, now time.Time) {
 	}
 	if err := s.store.touch(ctx, sess.ID, now.UTC(), target.UTC()); err != nil {
 		s.logger.WarnContext(ctx, "session expiry not extended", slog.String("session", sess.ID), slog.Any("error", err))
+		return
+	}
+	if s.cache != nil {
+		c := *sess // the cached value is shared: replace it, never change it
+		c.ExpiresAt, c.LastSeenAt = target.UTC(), now.UTC()
+		s.cache.set(sess.ID, &c)
 	}
 }
 

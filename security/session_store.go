@@ -98,6 +98,11 @@ func (s *dbSessions) create(ctx context.Context, sess Session, limit sessionLimi
 				if _, err := tx.NewDelete().Model((*sessionRow)(nil)).Where("id IN (?)", bun.In(ids)).Exec(ctx); err != nil {
 					return err
 				}
+				for _, id := range ids {
+					if err := recordChange(ctx, tx, changeSession, id, now); err != nil {
+						return err
+					}
+				}
 			}
 		}
 		_, err := tx.NewInsert().Model(row).Exec(ctx)
@@ -134,17 +139,29 @@ func (s *dbSessions) touch(ctx context.Context, id string, seen, expires time.Ti
 	return nil
 }
 
-func (s *dbSessions) remove(ctx context.Context, id string) (*Session, error) {
+// remove deletes the session and records the change in one transaction.
+func (s *dbSessions) remove(ctx context.Context, id string, now time.Time) (*Session, error) {
 	sess, err := s.get(ctx, id)
 	if err != nil || sess == nil {
 		return nil, err
 	}
-	res, err := s.db.NewDelete().Model((*sessionRow)(nil)).Where("id = ?", id).Exec(ctx)
+	gone := false
+	err = s.db.InTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+		res, err := tx.NewDelete().Model((*sessionRow)(nil)).Where("id = ?", id).Exec(ctx)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			gone = true // another request removed it first
+			return err
+		}
+		return recordChange(ctx, tx, changeSession, id, now)
+	})
 	if err != nil {
 		return nil, fmt.Errorf("security: revoke session: %w", err)
 	}
-	if n, err := res.RowsAffected(); err != nil || n == 0 {
-		return nil, err // another request removed it first
+	if gone {
+		return nil, nil
 	}
 	return sess, nil
 }

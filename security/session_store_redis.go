@@ -145,7 +145,7 @@ func (r *redisSessions) touch(ctx context.Context, id string, seen, expires time
 	return nil
 }
 
-func (r *redisSessions) remove(ctx context.Context, id string) (*Session, error) {
+func (r *redisSessions) remove(ctx context.Context, id string, _ time.Time) (*Session, error) {
 	vals, err := removeScript.Run(ctx, r.client, []string{r.sessionKey(id)}, r.prefix+"u:", id).Slice()
 	if errors.Is(err, redis.Nil) {
 		return nil, nil

@@ -71,16 +71,41 @@ func (s *familyStore) rotate(ctx context.Context, id, from, to string, now, expi
 	return n == 1, nil
 }
 
-// revoke marks the family revoked; revoking twice keeps the first reason.
-func (s *familyStore) revoke(ctx context.Context, id, reason string, now time.Time) error {
-	_, err := s.db.NewUpdate().Model((*family)(nil)).
-		Set("revoked_at = ?", now.UTC()).Set("revoke_reason = ?", reason).
-		Where("id = ?", id).Where("revoked_at IS NULL").
-		Exec(ctx)
+// revokeAll marks the families revoked with reason and records one change row each, in one
+// transaction: one UPDATE and one multi-row INSERT whatever the number of families. Revoking a
+// family twice keeps the first reason (its extra change row is harmless).
+func (s *familyStore) revokeAll(ctx context.Context, ids []string, reason string, now time.Time) error {
+	changes := make([]changeRow, len(ids))
+	for i, id := range ids {
+		changes[i] = changeRow{Kind: changeFamily, Ref: id, CreatedAt: now.UTC()}
+	}
+	err := s.db.InTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+		_, err := tx.NewUpdate().Model((*family)(nil)).
+			Set("revoked_at = ?", now.UTC()).Set("revoke_reason = ?", reason).
+			Where("id IN (?)", bun.In(ids)).Where("revoked_at IS NULL").
+			Exec(ctx)
+		if err != nil {
+			return err
+		}
+		_, err = tx.NewInsert().Model(&changes).Exec(ctx)
+		return err
+	})
 	if err != nil {
-		return fmt.Errorf("security: revoke token family: %w", err)
+		return fmt.Errorf("security: revoke token families: %w", err)
 	}
 	return nil
+}
+
+// isRevoked reports whether the family is revoked; an unknown family (never issued, or purged
+// after its refresh token expired) is not.
+func (s *familyStore) isRevoked(ctx context.Context, id string) (bool, error) {
+	var revoked []time.Time
+	err := s.db.NewSelect().Model((*family)(nil)).Column("revoked_at").Where("id = ?", id).Where("revoked_at IS NOT NULL").
+		Limit(1).Scan(ctx, &revoked)
+	if err != nil {
+		return false, fmt.Errorf("security: load token family: %w", err)
+	}
+	return len(revoked) > 0, nil
 }
 
 // purge deletes families whose refresh token can no longer be used, and returns how many.

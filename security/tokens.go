@@ -41,6 +41,10 @@ type TokenState struct {
 	ValidAfter time.Time
 	// Disabled: every token of the principal is refused.
 	Disabled bool
+	// Roles, when not nil, are the principal's current roles: they replace the roles its tokens
+	// carry on every request, so a role removed from a user stops working on tokens already
+	// issued (issue #11). The built-in store sets them; nil keeps the tokens' roles.
+	Roles []string
 }
 
 // TokenStateLoader returns the TokenState of a principal id, or an error wrapping
@@ -71,6 +75,9 @@ type JWTTokens struct {
 	events           *emitter
 	logger           *slog.Logger
 	verified         *verifiedCache
+	revoked          *stateMap[bool] // family id → revoked
+	revocations      *revoker
+	feed             *changeFeed
 }
 
 var _ TokenService = (*JWTTokens)(nil)
@@ -93,6 +100,7 @@ func (t *JWTTokens) Issue(ctx context.Context, p *rpc.Principal) (AuthTokens, er
 			Principal: string(snap), CreatedAt: now, RefreshedAt: now, ExpiresAt: now.Add(t.refreshTTL)}); err != nil {
 			return AuthTokens{}, err
 		}
+		t.revoked.set(fid, false) // a family this node started needs no read to be known live
 	}
 	return pair, nil
 }
@@ -121,11 +129,10 @@ func (t *JWTTokens) accessToken(p *rpc.Principal, fid, jti string, now time.Time
 	return mintAccess(&t.signer, p, fid, jti, now)
 }
 
-// mintAccess signs an access token: iat = nbf = now, exp = now + 30 minutes; rls and det are
-// always present (claims.MarshalJSON).
+// mintAccess signs an access token: iat = nbf = now, exp = now + the access lifetime (svc.security.access_token_expires); rls and det are always present (claims.MarshalJSON).
 func mintAccess(s *signer, p *rpc.Principal, fid, jti string, now time.Time) (string, error) {
 	ac := &claims{ID: jti, Type: typAccess, Family: fid, IssuedAt: date(now), NotBefore: date(now),
-		Expires: date(now.Add(AccessTokenTTL))}
+		Expires: date(now.Add(s.lifetimes[typAccess]))}
 	if err := ac.setPrincipal(p); err != nil {
 		return "", err
 	}
@@ -133,33 +140,61 @@ func mintAccess(s *signer, p *rpc.Principal, fid, jti string, now time.Time) (st
 }
 
 // Verify implements TokenService: signature, claims, typ access, then the principal's token
-// state (password changed or disabled after issue → 1003).
+// state (password changed or disabled after issue → 1003) and its family (revoked by logout or
+// refresh-token reuse → 1003), both from caches kept current by the change feed. The principal's
+// roles are its current roles when the store keeps them.
 func (t *JWTTokens) Verify(ctx context.Context, accessToken string) (*rpc.Principal, error) {
-	if v, ok := t.verified.get(accessToken); ok {
-		if t.signer.now().After(v.expires.Add(jwtLeeway)) {
-			t.verified.drop(accessToken)
-			return nil, ErrTokenExpired
-		}
-		if err := t.state.check(ctx, v.principal.ID, v.issuedAt, false); err != nil {
+	v, ok := t.verified.get(accessToken)
+	if ok && t.signer.now().After(v.expires.Add(jwtLeeway)) {
+		t.verified.drop(accessToken)
+		return nil, ErrTokenExpired
+	}
+	if !ok {
+		c, err := t.signer.parse(accessToken, typAccess)
+		if err != nil {
 			return nil, err
 		}
-		return v.copyPrincipal(), nil
+		p, err := c.principal()
+		if err != nil {
+			return nil, err
+		}
+		v = verifiedToken{principal: p, family: c.Family, issuedAt: c.IssuedAt.Time, expires: c.Expires.Time}
+		t.verified.put(accessToken, v, t.signer.now())
 	}
-	c, err := t.signer.parse(accessToken, typAccess)
+	roles, err := t.state.check(ctx, v.principal.ID, v.issuedAt, false)
 	if err != nil {
 		return nil, err
 	}
-	p, err := c.principal()
-	if err != nil {
+	if err := t.familyLive(ctx, v.family); err != nil {
 		return nil, err
 	}
-	if err := t.state.check(ctx, p.ID, c.IssuedAt.Time, false); err != nil {
-		return nil, err
+	p := v.copyPrincipal()
+	if roles != nil {
+		p.Roles = withRoles(roles)
 	}
-	v := verifiedToken{principal: p, issuedAt: c.IssuedAt.Time, expires: c.Expires.Time}
-	t.verified.put(accessToken, v, t.signer.now())
-	return v.copyPrincipal(), nil
+	return p, nil
 }
+
+// familyLive refuses the tokens of a revoked family (1003). Tokens without a family (minted by
+// tools) have nothing to revoke. A store error fails open, like the token state.
+func (t *JWTTokens) familyLive(ctx context.Context, fid string) error {
+	if fid == "" || t.families == nil {
+		return nil
+	}
+	revoked, err := t.revoked.load(ctx, fid, func(ctx context.Context) (bool, error) { return t.families.isRevoked(ctx, fid) })
+	if err != nil {
+		t.logger.WarnContext(ctx, "token family state unavailable, accepting the token", slog.Any("error", err))
+		return nil
+	}
+	if revoked {
+		return ErrTokenInvalid
+	}
+	return nil
+}
+
+// familyRevoked applies the revocation of family fid to this node's cache (a change of this
+// node or from the change feed).
+func (t *JWTTokens) familyRevoked(fid string) { t.revoked.set(fid, true) }
 
 // Refresh implements TokenService with rotation and reuse detection.
 func (t *JWTTokens) Refresh(ctx context.Context, refreshToken string) (AuthTokens, *rpc.Principal, error) {
@@ -184,7 +219,7 @@ func (t *JWTTokens) Refresh(ctx context.Context, refreshToken string) (AuthToken
 	if fam.CurrentJTI != c.ID {
 		return AuthTokens{}, nil, t.reused(ctx, fam.ID, p)
 	}
-	if err := t.state.check(ctx, p.ID, c.IssuedAt.Time, true); err != nil {
+	if _, err := t.state.check(ctx, p.ID, c.IssuedAt.Time, true); err != nil {
 		return AuthTokens{}, nil, err
 	}
 	if p, err = t.current(ctx, p, fam); err != nil {
@@ -227,9 +262,10 @@ func (t *JWTTokens) current(ctx context.Context, p *rpc.Principal, fam *family) 
 	return &snap, nil
 }
 
-// reused revokes the whole family after a refresh token was presented a second time.
+// reused revokes the whole family after a refresh token was presented a second time: its
+// refresh and access tokens are refused on every node within the bound of security/doc.go.
 func (t *JWTTokens) reused(ctx context.Context, fid string, p *rpc.Principal) error {
-	if err := t.families.revoke(ctx, fid, revokeReuse, t.signer.now()); err != nil {
+	if err := t.revokeFamily(ctx, fid, revokeReuse); err != nil {
 		t.logger.ErrorContext(ctx, "revoke token family failed", slog.String("family", fid), slog.Any("error", err))
 	}
 	t.events.emit(ctx, Event{Type: EventRefreshReuseDetected, PrincipalID: p.ID, Reason: revokeReuse})
@@ -237,13 +273,37 @@ func (t *JWTTokens) reused(ctx context.Context, fid string, p *rpc.Principal) er
 }
 
 // Revoke implements TokenService: the family of the access token is revoked, so its refresh
-// token stops working. Access tokens are stateless and live out their 30 minutes.
+// token and every access token of the family (this one included) are refused from then on: at
+// once on this node, within the bound of security/doc.go on the others. A token this node
+// verified is not parsed again.
 func (t *JWTTokens) Revoke(ctx context.Context, accessToken string) error {
-	c, err := t.signer.parse(accessToken, typAccess)
-	if err != nil || t.families == nil || c.Family == "" {
+	if t.families == nil {
 		return nil
 	}
-	return t.families.revoke(ctx, c.Family, revokeLogout, t.signer.now())
+	v, ok := t.verified.get(accessToken)
+	fid := v.family
+	if !ok {
+		c, err := t.signer.parse(accessToken, typAccess)
+		if err != nil {
+			return nil
+		}
+		fid = c.Family
+	}
+	if fid == "" {
+		return nil
+	}
+	return t.revokeFamily(ctx, fid, revokeLogout)
+}
+
+// revokeFamily records the revocation (the family row and its change row, in a transaction
+// shared with the revocations that arrive meanwhile) and applies it here at once.
+func (t *JWTTokens) revokeFamily(ctx context.Context, fid, reason string) error {
+	if err := t.revocations.revoke(ctx, fid, reason, t.signer.now()); err != nil {
+		return err
+	}
+	t.familyRevoked(fid)
+	t.feed.publish(ctx, changeFamily, fid)
+	return nil
 }
 
 // SupportsRefresh implements TokenService.

@@ -4,16 +4,16 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"sync"
+	"slices"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
 )
 
-// stateCacheTTL bounds how long a node trusts a principal's TokenState before asking the store
-// again: a password change or disable made on another node (or by the CLI) refuses old access
-// tokens everywhere within this time; on the node that made it, at once.
-const stateCacheTTL = 5 * time.Second
+// hostStateTTL bounds how long a node trusts the TokenState of a host's TokenStateLoader,
+// which has no change feed: a change there reaches the node within this time. The built-in
+// store is not cached here: its own cache is kept current by the change feed.
+const hostStateTTL = 5 * time.Second
 
 // Family revocation reasons recorded in sys_security_token_family.revoke_reason.
 const (
@@ -21,86 +21,84 @@ const (
 	revokeLogout = "logout"
 )
 
-// stateCache answers "is a token issued at iat for this principal still good" from a
-// TokenStateLoader, with a short per-node cache so the bearer strategy does not hit the
-// database on every request.
+// stateCache answers "is a token issued at iat for this principal still good, and what are its
+// roles now" from a TokenStateLoader. The built-in store answers from its change-fed cache; a
+// host loader's answers are cached here for hostStateTTL.
 type stateCache struct {
-	loader TokenStateLoader
-	now    func() time.Time
-	logger *slog.Logger
-
-	mu      sync.RWMutex // read-locked on every bearer request, write-locked on a miss
-	entries map[string]stateEntry
-}
-
-type stateEntry struct {
-	state   TokenState
-	known   bool
-	fetched time.Time
+	loader  TokenStateLoader
+	logger  *slog.Logger
+	entries *stateMap[*TokenState] // host loaders only; nil *TokenState = unknown principal
 }
 
 func newStateCache(loader TokenStateLoader, now func() time.Time, logger *slog.Logger) *stateCache {
-	return &stateCache{loader: loader, now: now, logger: logger, entries: map[string]stateEntry{}}
+	s := &stateCache{loader: loader, logger: logger}
+	if _, builtin := loader.(*Store); !builtin {
+		s.entries = newStateMap[*TokenState](now)
+		s.entries.ttl = hostStateTTL
+	}
+	return s
 }
 
 // check refuses a token issued before the principal's ValidAfter, or any token of a disabled
-// principal, with 401/1003. Store errors fail open on access tokens (the signature was valid;
-// an outage of the store must not log everyone out) and closed on refresh (strict).
-func (s *stateCache) check(ctx context.Context, id string, iat time.Time, strict bool) error {
+// principal, with 401/1003, and returns the principal's current roles (nil: keep the token's).
+// Store errors fail open on access tokens (the signature was valid; an outage of the store must
+// not log everyone out) and closed on refresh (strict).
+func (s *stateCache) check(ctx context.Context, id string, iat time.Time, strict bool) ([]string, error) {
 	if s == nil || s.loader == nil {
-		return nil
+		return nil, nil
 	}
-	e, err := s.get(ctx, id, strict)
+	st, err := s.get(ctx, id, strict)
 	if err != nil {
 		if strict {
-			return err
+			return nil, err
 		}
 		s.logger.WarnContext(ctx, "token state unavailable, accepting the token", slog.Any("error", err))
-		return nil
+		return nil, nil
 	}
-	if !e.known {
-		return nil
+	if st == nil {
+		return nil, nil
 	}
-	if e.state.Disabled || iat.Before(e.state.ValidAfter.Truncate(time.Second)) {
-		return ErrTokenInvalid
+	if st.Disabled || iat.Before(st.ValidAfter.Truncate(time.Second)) {
+		return nil, ErrTokenInvalid
 	}
-	return nil
+	return st.Roles, nil
 }
 
-func (s *stateCache) get(ctx context.Context, id string, fresh bool) (stateEntry, error) {
-	now := s.now()
-	s.mu.RLock()
-	e, ok := s.entries[id]
-	s.mu.RUnlock()
-	if ok && !fresh && now.Sub(e.fetched) < stateCacheTTL && !now.Before(e.fetched) {
-		return e, nil
+// get returns the principal's state, nil when the loader does not know it.
+func (s *stateCache) get(ctx context.Context, id string, fresh bool) (*TokenState, error) {
+	if s.entries != nil && !fresh {
+		if e, ok := s.entries.get(id); ok {
+			return e, nil
+		}
 	}
 	st, err := s.loader.TokenState(ctx, id)
+	var e *TokenState
 	switch {
 	case errors.Is(err, ErrUserNotFound):
-		e = stateEntry{fetched: now}
 	case err != nil:
-		return stateEntry{}, err
+		return nil, err
 	default:
-		e = stateEntry{state: st, known: true, fetched: now}
+		e = &st
 	}
-	s.mu.Lock()
-	if len(s.entries) > 100_000 { // bound memory: start over rather than grow without limit
-		s.entries = map[string]stateEntry{}
+	if s.entries != nil {
+		s.entries.set(id, e)
 	}
-	s.entries[id] = e
-	s.mu.Unlock()
 	return e, nil
 }
 
-// invalidate forgets a principal's cached state (called by the built-in store on change).
+// invalidate forgets a principal's cached state (the built-in store calls it on change).
 func (s *stateCache) invalidate(id string) {
-	if s == nil {
-		return
+	if s != nil && s.entries != nil {
+		s.entries.forget(id)
 	}
-	s.mu.Lock()
-	delete(s.entries, id)
-	s.mu.Unlock()
+}
+
+// withRoles returns roles as the principal's roles: a copy, never nil.
+func withRoles(roles []string) []string {
+	if roles == nil {
+		return []string{}
+	}
+	return slices.Clone(roles)
 }
 
 func date(t time.Time) *jwt.NumericDate { return jwt.NewNumericDate(t) }

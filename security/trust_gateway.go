@@ -161,7 +161,7 @@ func (g *trustGateway) authorize(ctx context.Context, r *http.Request, q url.Val
 	req.Timestamp = secs
 	key, err := g.secret(ctx, req.AppID, app)
 	if err != nil {
-		g.logger.WarnContext(ctx, "trust login: app secret unavailable", slog.String("app", req.AppID), slog.Any("error", err))
+		g.logger.WarnContext(ctx, "trust login: app secret unavailable", slog.String("app", rpc.LogText(req.AppID)), slog.Any("error", err))
 		return nil, nil, "secret_unavailable", ErrTrustAuthFailed
 	}
 	given, err := hex.DecodeString(sig)

@@ -115,12 +115,20 @@ type passwordHistoryRow struct {
 // display names, roles, disabled flag, TOTP secret, password history and change time. It is the
 // default password authenticator's directory, user-info loader, TOTP secret loader, password
 // history store, password metadata loader and token-state loader.
+//
+// In a server (Build), users read by id (every authenticated request: token state, current
+// roles, user info) are served from an in-memory cache. Every change records a row in
+// sys_security_change in its own transaction, so the servers' change feeds drop the entry within
+// the bound of security/doc.go, and this process drops it at once. A store made by NewStore or
+// OpenStore (the CLI) has no cache: nothing would keep it current.
 type Store struct {
 	db       *db.DB
 	hasher   *Hasher
 	policy   *Policy
 	now      func() time.Time
+	users    *stateMap[*User] // by id, nil *User = no such user; nil map outside a server
 	onChange func(userID string)
+	feed     *changeFeed
 }
 
 // NewStore returns the built-in store over d (its tables come from Migrations()). policy may be
@@ -145,7 +153,16 @@ var (
 	_ PasswordHashUpgrader = (*Store)(nil)
 )
 
-func (s *Store) changed(id string) {
+// changed applies a committed change of user id to this process's caches and tells the other
+// servers (the row in sys_security_change reaches them in any case).
+func (s *Store) changed(ctx context.Context, id string) {
+	s.forget(id)
+	s.feed.publish(ctx, changeUser, id)
+}
+
+// forget drops user id from the caches (a change of this process or from the change feed).
+func (s *Store) forget(id string) {
+	s.users.forget(id)
 	if s.onChange != nil {
 		s.onChange(id)
 	}
@@ -176,7 +193,10 @@ func (s *Store) Create(ctx context.Context, username, displayName, password stri
 		if _, err := tx.NewInsert().Model(row).Exec(ctx); err != nil {
 			return err
 		}
-		return s.addHistory(ctx, tx, row.ID, hash, now)
+		if err := s.addHistory(ctx, tx, row.ID, hash, now); err != nil {
+			return err
+		}
+		return recordChange(ctx, tx, changeUser, row.ID, now)
 	})
 	if db.IsUniqueViolation(err) {
 		return nil, ErrUserExists
@@ -184,6 +204,7 @@ func (s *Store) Create(ctx context.Context, username, displayName, password stri
 	if err != nil {
 		return nil, fmt.Errorf("security: create user: %w", err)
 	}
+	s.changed(ctx, row.ID)
 	return row.user(), nil
 }
 
@@ -196,13 +217,31 @@ func (s *Store) LookupUser(ctx context.Context, username string) (*User, error) 
 	return row.user(), nil
 }
 
-// UserByID returns the user with id.
+// UserByID returns the user with id, from the cache when it holds it (no database read in
+// steady state); the caller owns the returned value.
 func (s *Store) UserByID(ctx context.Context, id string) (*User, error) {
-	row, err := s.row(ctx, "id", id)
+	if id == "" {
+		return nil, ErrUserNotFound
+	}
+	u, err := s.users.load(ctx, id, func(ctx context.Context) (*User, error) {
+		row, err := s.row(ctx, "id", id)
+		if errors.Is(err, ErrUserNotFound) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		return row.user(), nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	return row.user(), nil
+	if u == nil {
+		return nil, ErrUserNotFound
+	}
+	c := *u
+	c.Roles = slices.Clone(u.Roles)
+	return &c, nil
 }
 
 func (s *Store) row(ctx context.Context, column, value string) (*userRow, error) {
@@ -272,12 +311,15 @@ func (s *Store) ChangePassword(ctx context.Context, id, password string) error {
 			Where("id = ?", u.ID).Exec(ctx); err != nil {
 			return err
 		}
-		return s.addHistory(ctx, tx, u.ID, hash, now)
+		if err := s.addHistory(ctx, tx, u.ID, hash, now); err != nil {
+			return err
+		}
+		return recordChange(ctx, tx, changeUser, u.ID, now)
 	})
 	if err != nil {
 		return fmt.Errorf("security: change password: %w", err)
 	}
-	s.changed(u.ID)
+	s.changed(ctx, u.ID)
 	return nil
 }
 
@@ -289,6 +331,7 @@ func (s *Store) UpgradePasswordHash(ctx context.Context, userID, oldHash, newHas
 	if err != nil {
 		return fmt.Errorf("security: upgrade password hash: %w", err)
 	}
+	s.users.forget(userID) // nothing another server caches depends on the hash
 	return nil
 }
 
@@ -308,8 +351,9 @@ func (s *Store) SetDisabled(ctx context.Context, username string, disabled bool)
 	})
 }
 
-// SetRoles replaces the roles of username; they take effect at the user's next login or
-// refresh.
+// SetRoles replaces the roles of username. Requests check the current roles (through the
+// cache), so the change takes effect on every server within the bound of security/doc.go, on
+// tokens already issued too.
 func (s *Store) SetRoles(ctx context.Context, username string, roles []string) error {
 	if roles == nil {
 		roles = []string{}
@@ -333,11 +377,17 @@ func (s *Store) update(ctx context.Context, username string, set func(*bun.Updat
 		return err
 	}
 	now := s.now().UTC()
-	q := set(s.db.NewUpdate().Model((*userRow)(nil)), now).Set("updated_at = ?", now).Where("id = ?", u.ID)
-	if _, err := q.Exec(ctx); err != nil {
+	err = s.db.InTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+		q := set(tx.NewUpdate().Model((*userRow)(nil)), now).Set("updated_at = ?", now).Where("id = ?", u.ID)
+		if _, err := q.Exec(ctx); err != nil {
+			return err
+		}
+		return recordChange(ctx, tx, changeUser, u.ID, now)
+	})
+	if err != nil {
 		return fmt.Errorf("security: update user: %w", err)
 	}
-	s.changed(u.ID)
+	s.changed(ctx, u.ID)
 	return nil
 }
 
@@ -359,7 +409,7 @@ func (s *Store) TokenState(ctx context.Context, id string) (TokenState, error) {
 	if err != nil {
 		return TokenState{}, err
 	}
-	return TokenState{ValidAfter: u.TokensValidAfter, Disabled: u.Disabled}, nil
+	return TokenState{ValidAfter: u.TokensValidAfter, Disabled: u.Disabled, Roles: u.Roles}, nil
 }
 
 // PasswordHashes implements PasswordHistoryStore: the newest depth hashes of the user.

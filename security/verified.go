@@ -1,6 +1,8 @@
 package security
 
 import (
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -23,7 +25,8 @@ type verifiedCache struct {
 }
 
 type verifiedToken struct {
-	principal *rpc.Principal
+	principal *rpc.Principal // never handed out: copyPrincipal
+	family    string
 	issuedAt  time.Time
 	expires   time.Time
 }
@@ -69,9 +72,44 @@ func (c *verifiedCache) drop(token string) {
 	c.mu.Unlock()
 }
 
-// copyPrincipal returns a copy of the cached principal, so a handler that changes its Principal
-// value cannot affect later requests.
-func (v verifiedToken) copyPrincipal() *rpc.Principal {
-	p := *v.principal
-	return &p
+// copyPrincipal returns a deep copy of the cached principal (issue #12): a handler that
+// changes its Principal, its Roles or its Details cannot affect any other request of the token.
+func (v verifiedToken) copyPrincipal() *rpc.Principal { return clonePrincipal(v.principal) }
+
+// clonePrincipal returns a copy of p that shares nothing mutable with it: the roles slice and
+// the JSON-shaped details (maps and slices, nested) are copied.
+func clonePrincipal(p *rpc.Principal) *rpc.Principal {
+	if p == nil {
+		return nil
+	}
+	c := *p
+	if p.Roles != nil {
+		c.Roles = slices.Clone(p.Roles)
+	}
+	c.Details = cloneJSON(p.Details)
+	return &c
+}
+
+// cloneJSON deep-copies the maps and slices of a decoded JSON value; other values are
+// immutable or are returned as they are.
+func cloneJSON(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			m[k] = cloneJSON(e)
+		}
+		return m
+	case []any:
+		s := make([]any, len(x))
+		for i, e := range x {
+			s[i] = cloneJSON(e)
+		}
+		return s
+	case []string:
+		return slices.Clone(x)
+	case map[string]string:
+		return maps.Clone(x)
+	}
+	return v
 }

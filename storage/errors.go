@@ -83,6 +83,13 @@ var (
 	ErrInvalidFilename = storageError(ErrCodeInvalidFilename, "storage_invalid_filename")
 )
 
+// ErrUploadPartSuperseded answers an upload_part whose transfer was overtaken by a newer one of
+// the same part (issue #11: the client's uploader re-sent the part while this transfer stalled):
+// nothing of this transfer is stored or recorded, the newer one stands. The original has no such
+// case; svc answers HTTP 409 with code 1900, the code the original gives every status it does
+// not map (wire-core §1.5). The client that sent it has normally given up on it already.
+var ErrUploadPartSuperseded = rpc.NewError(rpc.CodeUnknown, http.StatusConflict, "storage_upload_part_superseded")
+
 // ErrClaimNotFound is returned by the adoption API when a key is not an uploaded claim of the
 // principal. It is a plain error, as in the original (wire-core §2.4): a host maps it to its own
 // business error; left unmapped it answers 500/1900.

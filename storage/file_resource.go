@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/svc-framework/svc/rpc"
+	"github.com/svc-framework/svc/storage/backend"
 )
 
 // MaxResolveKeys is the most keys one resolve call takes (spec §8.2).
@@ -16,13 +17,15 @@ type ResolveParams struct {
 	Keys []string `json:"keys"`
 }
 
-// Validate implements rpc.Validator: 1..200 keys, none empty.
+// Validate implements rpc.Validator: 1..200 keys, none empty, each identifier-like and at most
+// backend.MaxKeyLength long (a control character or NUL is 400/1400, issue #11 item 5).
 func (p *ResolveParams) Validate() error {
 	var c rpc.Check
 	c.Required("keys", len(p.Keys) > 0)
 	c.Max("keys", int64(len(p.Keys)), MaxResolveKeys)
 	for _, k := range p.Keys {
 		c.Valid("keys", k != "")
+		c.Identifier("keys", k, backend.MaxKeyLength)
 	}
 	return c.Err()
 }

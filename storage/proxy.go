@@ -173,7 +173,7 @@ func (s *Service) streamBody(w http.ResponseWriter, r *http.Request, key string,
 	defer body.Close()
 	w.WriteHeader(status)
 	if _, err := backend.Copy(w, body); err != nil && r.Context().Err() == nil {
-		s.log.WarnContext(r.Context(), "download interrupted", slog.String("key", key), slog.Any("error", err))
+		s.log.WarnContext(r.Context(), "download interrupted", slog.String("key", rpc.LogText(key)), slog.Any("error", err))
 	}
 }
 

@@ -50,10 +50,15 @@ type UploadPartParams struct {
 	PartNumber int    `json:"partNumber"`
 }
 
-// Validate implements rpc.Validator: claimId required, partNumber at least 1.
+// maxClaimIDLength bounds claimId (the claim tables' id column is 128 characters); longer or
+// control-character ids are 400/1400 before any store is asked (issue #11 item 5).
+const maxClaimIDLength = 128
+
+// Validate implements rpc.Validator: claimId required and identifier-like, partNumber at least 1.
 func (p *UploadPartParams) Validate() error {
 	var c rpc.Check
 	c.Required("claimId", p.ClaimID != "")
+	c.Identifier("claimId", p.ClaimID, maxClaimIDLength)
 	c.Required("partNumber", p.PartNumber != 0)
 	c.Min("partNumber", int64(p.PartNumber), 1)
 	return c.Err()
@@ -70,10 +75,11 @@ type ClaimParams struct {
 	ClaimID string `json:"claimId"`
 }
 
-// Validate implements rpc.Validator: claimId required.
+// Validate implements rpc.Validator: claimId required and identifier-like.
 func (p *ClaimParams) Validate() error {
 	var c rpc.Check
 	c.Required("claimId", p.ClaimID != "")
+	c.Identifier("claimId", p.ClaimID, maxClaimIDLength)
 	return c.Err()
 }
 

@@ -120,6 +120,10 @@ func (s *Service) uploadPart(ctx context.Context, p *rpc.Principal, claimID stri
 	}
 	pr := newPartReader(body, c.PartSize, !final)
 	part, err := s.backend.PutPart(ctx, c.Key, c.UploadID, number, pr, want)
+	if errors.Is(err, backend.ErrSuperseded) {
+		// The newer transfer owns the part number and its record: leave both alone.
+		return nil, ErrUploadPartSuperseded.Wrap(err)
+	}
 	if verr := pr.check(err == nil); verr != nil {
 		// The backend may hold a truncated copy under this number, or none: forget the number
 		// so completion waits for a good one.

@@ -15,6 +15,9 @@ package svctest
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
 	"log/slog"
 	"net/http/httptest"
 	"os"
@@ -26,8 +29,19 @@ import (
 	"github.com/svc-framework/svc/db"
 )
 
-// TestSecret is the hex JWT secret of servers built by New, so tokens minted by As verify.
-const TestSecret = "7376637465737473656372657400000000000000000000000000000000000001"
+// TestSecret is the hex JWT secret of servers built by New, so tokens minted by As verify. It is
+// 32 random bytes drawn once per test process: a fixed value would be published with the source,
+// and svc refuses every signing secret that appeared in its repository (config.ErrPublicSecret).
+var TestSecret = randomSecret()
+
+// randomSecret returns 32 random bytes in hex.
+func randomSecret() string {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		panic(fmt.Sprintf("svctest: random test secret: %v", err)) // crypto/rand does not fail on supported platforms
+	}
+	return hex.EncodeToString(b)
+}
 
 // Server is a running in-process svc server.
 type Server struct {
@@ -56,7 +70,7 @@ type setup struct {
 func WithDB(kind config.DBKind) Option { return func(s *setup) { s.kind = kind } }
 
 // WithConfig changes the configuration before the server is built. It runs after the harness's
-// defaults (memory storage, every auto_migrate on, a fixed test secret).
+// defaults (memory storage, every auto_migrate on, TestSecret).
 func WithConfig(f func(*config.Config)) Option {
 	return func(s *setup) { s.mutate = append(s.mutate, f) }
 }
@@ -108,7 +122,7 @@ func New(t testing.TB, opts ...Option) *Server {
 
 // Config returns the harness's base configuration for a primary data source of kind on a fresh
 // isolated database: defaults applied, port 0 (unused under httptest), memory storage, every
-// module's auto_migrate on and a fixed test secret.
+// module's auto_migrate on and the process's random TestSecret.
 func Config(t testing.TB, kind config.DBKind) *config.Config {
 	t.Helper()
 	cfg := config.Default()

@@ -17,6 +17,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -40,8 +41,6 @@ import (
 	"github.com/svc-framework/svc/rpc"
 	"github.com/svc-framework/svc/security"
 )
-
-const secret = "62656e63682d7365637265742d6e6f742d666f722d70726f64756374696f6e00"
 
 type options struct {
 	provider string
@@ -220,6 +219,10 @@ func startServer(o options, dir string) (*server, error) {
 	ln.Close()
 	root := filepath.Join(dir, "files")
 	bucket := ""
+	secret, err := randomSecret()
+	if err != nil {
+		return nil, err
+	}
 	cfgText := fmt.Sprintf("[svc.app]\nname = \"bench\"\nport = %d\n[svc.security]\nsecret = %q\n"+
 		"[svc.data_sources.primary]\ntype = \"sqlite\"\npath = %q\n"+
 		"[svc.storage]\nprovider = %q\nauto_migrate = true\nupload_part_rate_limit = 100000\n[svc.storage.filesystem]\nroot = %q\n",
@@ -494,4 +497,14 @@ func removeBucket(c *minio.Core, bucket string) {
 		_ = c.AbortMultipartUpload(ctx, bucket, u.Key, u.UploadID)
 	}
 	_ = c.Client.RemoveBucket(ctx, bucket)
+}
+
+// randomSecret returns a fresh 32-byte signing secret in hex: svc refuses any fixed value
+// published in its repository.
+func randomSecret() (string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("random secret: %w", err)
+	}
+	return hex.EncodeToString(b), nil
 }

@@ -30,11 +30,11 @@ import (
 
 // usersTOML is the configuration of the user tests, less the data source: a password policy
 // (min_length, history) so that policy errors can be provoked, and one configured role.
-const usersTOML = `
+var usersTOML = `
 [svc.app]
 port = 18080
 [svc.security]
-secret = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
+secret = "` + svctest.TestSecret + `"
 [svc.security.password_policy]
 min_length = 10
 history_depth = 3
@@ -51,9 +51,9 @@ func sessionsTOML(appName string) string {
 port = 18080
 name = %q
 [svc.security]
-secret = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
+secret = %q
 token_type = "opaque_token"
-`, appName)
+`, appName, svctest.TestSecret)
 }
 
 // `svc user add` creates the user with the password from stdin (flag or non-terminal stdin),

@@ -81,10 +81,10 @@ type Filesystem struct {
 	dir  string
 	opts Options
 
-	once  sync.Once
-	root  *os.Root
-	err   error
-	locks partLocks
+	once      sync.Once
+	root      *os.Root
+	err       error
+	transfers backend.Transfers // the open transfer of each part: the newest wins
 }
 
 // New returns a backend rooted at dir. It does no I/O: Start creates the directory.
@@ -178,7 +178,7 @@ func (f *Filesystem) Put(ctx context.Context, key string, r io.Reader, size int6
 		r = backend.ExactReader(r, size)
 	}
 	tmp, err := f.writeTemp(path.Join(tmpDir, uuid.NewString()), func(w *os.File) error {
-		_, err := backend.Copy(w, ctxReader{ctx, r})
+		_, err := backend.Copy(w, backend.ContextReader(ctx, r))
 		return err
 	})
 	if err != nil {
@@ -344,18 +344,4 @@ func notFound(err error, key string) error {
 func keyHash(key string) string {
 	sum := sha256.Sum256([]byte(key))
 	return hex.EncodeToString(sum[:])[:keyHashLen]
-}
-
-// ctxReader stops a copy when ctx ends.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-// Read implements io.Reader, failing once ctx is done.
-func (c ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
 }

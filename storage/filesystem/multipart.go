@@ -6,14 +6,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io"
 	"io/fs"
 	"os"
 	"path"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 
 	"github.com/google/uuid"
@@ -27,25 +25,10 @@ import (
 //	part-N   a small record of part N ("<etag> <size>"), written after the part's bytes and
 //	         removed before they are overwritten, so a record always describes bytes that are
 //	         fully in data.
-const (
-	dataName   = "data"
-	lockStripe = 1024
-)
+const dataName = "data"
 
 // errNotDir is returned when a path component is a file, which for a lookup means "not found".
 var errNotDir = syscall.ENOTDIR
-
-// partLocks serialises writes of the same part number of a session in this process, so two
-// concurrent re-sends of one part cannot interleave their bytes (the last writer wins whole).
-type partLocks [lockStripe]sync.Mutex
-
-func (l *partLocks) lock(uploadID string, number int) func() {
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(uploadID))
-	m := &l[(h.Sum32()+uint32(number)*2654435761)%lockStripe]
-	m.Lock()
-	return m.Unlock
-}
 
 // sessionDir returns the directory of a session after checking that the id is one this backend
 // made for key: "<keyhash>-<uuid>", nothing else (so it cannot name another path).
@@ -85,6 +68,11 @@ func (f *Filesystem) InitMultipart(ctx context.Context, key, contentType string)
 // failed write leaves no part under that number. With Options.Sync the data file is synced
 // before the record is written, so a record that survives a power loss never stands for bytes
 // that did not (a record lost instead only makes the client send the part again).
+//
+// A part sent again while an earlier transfer of it is still open (a client whose connection
+// stalled mid-part, and the same part re-sent by its uploader) supersedes that transfer at once
+// (backend.Transfers): the earlier one answers backend.ErrSuperseded, writes nothing more and
+// no record, and the newer one never waits on the stalled body.
 func (f *Filesystem) PutPart(ctx context.Context, key, uploadID string, number int, r io.Reader, size int64) (backend.Part, error) {
 	if err := f.checkKey(key); err != nil {
 		return backend.Part{}, err
@@ -99,9 +87,16 @@ func (f *Filesystem) PutPart(ctx context.Context, key, uploadID string, number i
 	if err != nil {
 		return backend.Part{}, err
 	}
-	defer f.locks.lock(uploadID, number)()
-	if err := f.root.Remove(partName(dir, number)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return backend.Part{}, sessionGone(err, uploadID)
+	ctx, t := f.transfers.Begin(ctx, uploadID, number)
+	defer t.End()
+	err = t.Write(func() error {
+		if err := f.root.Remove(partName(dir, number)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return sessionGone(err, uploadID)
+		}
+		return nil
+	})
+	if err != nil {
+		return backend.Part{}, err
 	}
 	data, err := f.root.OpenFile(path.Join(dir, dataName), os.O_WRONLY, filePerm)
 	if err != nil {
@@ -111,8 +106,9 @@ func (f *Filesystem) PutPart(ctx context.Context, key, uploadID string, number i
 		r = backend.ExactReader(r, size)
 	}
 	// At most PartSize bytes: more would overwrite the next part.
-	limited := io.LimitReader(ctxReader{ctx, r}, f.opts.PartSize+1)
-	n, err := backend.Copy(io.NewOffsetWriter(data, int64(number-1)*f.opts.PartSize), limited)
+	limited := io.LimitReader(backend.ContextReader(ctx, r), f.opts.PartSize+1)
+	w := transferWriter{t, io.NewOffsetWriter(data, int64(number-1)*f.opts.PartSize)}
+	n, err := backend.Copy(w, limited)
 	if err == nil && f.opts.Sync {
 		err = data.Sync()
 	}
@@ -123,13 +119,34 @@ func (f *Filesystem) PutPart(ctx context.Context, key, uploadID string, number i
 		err = fmt.Errorf("filesystem: part %d is larger than the part size %d", number, f.opts.PartSize)
 	}
 	if err != nil {
-		return backend.Part{}, err
+		return backend.Part{}, t.Err(err)
 	}
 	part := backend.Part{Number: number, ETag: newETag(), Size: n}
-	if err := f.writeRecord(dir, part); err != nil {
+	err = t.Write(func() error { return f.writeRecord(dir, part) })
+	switch {
+	case errors.Is(err, backend.ErrSuperseded):
+		return backend.Part{}, err
+	case err != nil:
 		return backend.Part{}, sessionGone(err, uploadID)
 	}
 	return part, nil
+}
+
+// transferWriter writes a part's bytes only while its transfer is the part's current one, one
+// chunk at a time under the part's lock (backend.Transfers): the body is read outside the lock,
+// so a stalled client holds nothing another transfer of the part waits for.
+type transferWriter struct {
+	t *backend.Transfer
+	w io.Writer
+}
+
+// Write implements io.Writer.
+func (tw transferWriter) Write(p []byte) (n int, err error) {
+	err = tw.t.Write(func() error {
+		n, err = tw.w.Write(p)
+		return err
+	})
+	return n, err
 }
 
 // newETag identifies one write of a part.

@@ -30,9 +30,10 @@ var _ backend.Backend = (*Memory)(nil)
 type Memory struct {
 	clock func() time.Time
 
-	mu       sync.RWMutex
-	objects  map[string]*object
-	sessions map[string]*session // by upload id
+	mu        sync.RWMutex
+	objects   map[string]*object
+	sessions  map[string]*session // by upload id
+	transfers backend.Transfers   // the open transfer of each part: the newest wins
 }
 
 type object struct {
@@ -179,7 +180,9 @@ func (m *Memory) InitMultipart(ctx context.Context, key, contentType string) (st
 }
 
 // PutPart implements backend.Backend. The part is read whole before the session is touched, so
-// a failed read leaves the previous part in place.
+// a failed read leaves the previous part in place. A part sent again while an earlier transfer of
+// it is still being read supersedes that transfer (backend.Transfers): the earlier one answers
+// backend.ErrSuperseded and cannot replace the newer part when its body finally ends.
 func (m *Memory) PutPart(ctx context.Context, key, uploadID string, number int, r io.Reader, size int64) (backend.Part, error) {
 	if err := backend.CheckKey(key); err != nil {
 		return backend.Part{}, err
@@ -190,17 +193,25 @@ func (m *Memory) PutPart(ctx context.Context, key, uploadID string, number int, 
 	if _, err := m.session(key, uploadID); err != nil {
 		return backend.Part{}, err
 	}
-	o, err := m.read(r, size)
+	ctx, t := m.transfers.Begin(ctx, uploadID, number)
+	defer t.End()
+	o, err := m.read(backend.ContextReader(ctx, r), size)
+	if err != nil {
+		return backend.Part{}, t.Err(err)
+	}
+	err = t.Write(func() error {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		s, ok := m.sessions[uploadID]
+		if !ok || s.key != key {
+			return fmt.Errorf("%w: %s", backend.ErrSessionNotFound, uploadID)
+		}
+		s.parts[number] = o
+		return nil
+	})
 	if err != nil {
 		return backend.Part{}, err
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	s, ok := m.sessions[uploadID]
-	if !ok || s.key != key {
-		return backend.Part{}, fmt.Errorf("%w: %s", backend.ErrSessionNotFound, uploadID)
-	}
-	s.parts[number] = o
 	return backend.Part{Number: number, ETag: o.etag, Size: int64(len(o.data))}, nil
 }
 

@@ -24,7 +24,13 @@ func (s *Store) InitMultipart(ctx context.Context, key, contentType string) (str
 }
 
 // PutPart implements backend.Backend with UploadPart. A part of known size streams straight to
-// the store (one request with that Content-Length); a part of unknown size is spooled first.
+// the store (one request with that Content-Length); a part of unknown size is spooled first. A
+// part sent again while an earlier transfer of it is still open supersedes it
+// (backend.Transfers): the earlier one's request to the store is cancelled, so a stalled client
+// cannot complete it later, and it answers backend.ErrSuperseded. Only within one process: two
+// nodes receiving the same part race at the store, last writer wins, as before; if the older
+// upload lands last, its ETag is not the recorded one and completion refuses the part
+// (ErrInvalidPart) rather than assembling the older bytes.
 func (s *Store) PutPart(ctx context.Context, key, uploadID string, number int, r io.Reader, size int64) (backend.Part, error) {
 	if err := backend.CheckKey(key); err != nil {
 		return backend.Part{}, err
@@ -32,9 +38,11 @@ func (s *Store) PutPart(ctx context.Context, key, uploadID string, number int, r
 	if uploadID == "" {
 		return backend.Part{}, fmt.Errorf("%w: empty upload id", backend.ErrSessionNotFound)
 	}
-	body, size, done, err := s.sized(r, size)
+	ctx, t := s.transfers.Begin(ctx, uploadID, number)
+	defer t.End()
+	body, size, done, err := s.sized(backend.ContextReader(ctx, r), size)
 	if err != nil {
-		return backend.Part{}, err
+		return backend.Part{}, t.Err(err)
 	}
 	defer done()
 	// Over TLS the payload is sent unsigned (TLS already guards its integrity) instead of with
@@ -43,7 +51,12 @@ func (s *Store) PutPart(ctx context.Context, key, uploadID string, number int, r
 	opts := minio.PutObjectPartOptions{DisableContentSha256: s.cfg.UseSSL}
 	part, err := s.core.PutObjectPart(ctx, s.cfg.Bucket, key, uploadID, number, body, size, opts)
 	if err != nil {
-		return backend.Part{}, fmt.Errorf("objstore: upload part %d of %s: %w", number, key, mapErr(err))
+		return backend.Part{}, t.Err(fmt.Errorf("objstore: upload part %d of %s: %w", number, key, mapErr(err)))
+	}
+	// A transfer superseded after its upload went through must not be recorded: the newer one
+	// replaces the part at the store (its upload starts after this one was cancelled).
+	if err := t.Write(func() error { return nil }); err != nil {
+		return backend.Part{}, err
 	}
 	return backend.Part{Number: number, ETag: strings.Trim(part.ETag, `"`), Size: size}, nil
 }

@@ -61,8 +61,9 @@ type Store struct {
 	cfg  Config
 	core *minio.Core
 
-	once     sync.Once
-	startErr error
+	once      sync.Once
+	startErr  error
+	transfers backend.Transfers // the open transfer of each part: the newest wins
 }
 
 // NormalizeEndpoint accepts an endpoint as host[:port] or as an http:// or https:// URL and

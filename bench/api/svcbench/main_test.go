@@ -15,6 +15,7 @@ import (
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/rpc"
 	"github.com/svc-framework/svc/security"
+	"github.com/svc-framework/svc/svctest"
 )
 
 // discardWriter is a ResponseWriter that keeps the status and drops the body, so the benchmark
@@ -46,7 +47,7 @@ func BenchmarkHandler(b *testing.B) {
 	dir := b.TempDir()
 	path := filepath.Join(dir, "application.toml")
 	toml := "[svc.app]\nname = \"svc-bench\"\nport = 18089\n[svc.data_sources.primary]\ntype = \"sqlite\"\npath = \"" +
-		filepath.Join(dir, "bench.db") + "\"\n[svc.security]\nsecret = \"0123456789abcdef0123456789abcdef\"\n" +
+		filepath.Join(dir, "bench.db") + "\"\n[svc.security]\nsecret = \"" + svctest.TestSecret + "\"\n" +
 		"[svc.api.rate_limit]\nmax = 1000000000\n"
 	if err := os.WriteFile(path, []byte(toml), 0o600); err != nil {
 		b.Fatal(err)

@@ -37,6 +37,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) backend.Backend) {
 		{"Multipart", testMultipart},
 		{"MultipartUnknownSizeLastPart", testMultipartUnknownSize},
 		{"MultipartReplacePart", testMultipartReplacePart},
+		{"MultipartSupersedeStalledPart", testMultipartSupersede},
 		{"MultipartMissingPart", testMultipartMissingPart},
 		{"MultipartShortPart", testMultipartShortPart},
 		{"Abort", testAbort},
@@ -341,6 +342,60 @@ func testMultipartReplacePart(t *testing.T, b backend.Backend) {
 	}
 	if got, _ := read(t, b, k, nil); !bytes.Equal(got, data) {
 		t.Errorf("assembled object does not hold the replacing part")
+	}
+}
+
+// testMultipartSupersede is issue #11's stalled upload: a transfer of part 1 whose body stalls
+// mid-part must not hold up the same part sent again, which completes at once; the stalled
+// transfer, when its body finally moves, answers ErrSuperseded and cannot overwrite the part.
+func testMultipartSupersede(t *testing.T, b backend.Backend) {
+	k := key(t, ".bin")
+	id, err := b.InitMultipart(ctx(t), k, "")
+	if err != nil {
+		t.Fatalf("InitMultipart: %v", err)
+	}
+	const size = 5000
+	stale, fresh := Data(1, size), Data(2, size)
+	pr, pw := io.Pipe()
+	older := make(chan error, 1)
+	go func() {
+		_, err := b.PutPart(ctx(t), k, id, 1, pr, size)
+		older <- err
+	}()
+	// The pipe hands the bytes over only once the backend reads them: the older transfer is open.
+	if _, err := pw.Write(stale[:100]); err != nil {
+		t.Fatalf("write the start of the stalled part: %v", err)
+	}
+
+	newer := make(chan error, 1)
+	var part backend.Part
+	go func() {
+		var err error
+		part, err = b.PutPart(ctx(t), k, id, 1, bytes.NewReader(fresh), size)
+		newer <- err
+	}()
+	select {
+	case err := <-newer:
+		if err != nil {
+			t.Fatalf("PutPart of the re-sent part: %v", err)
+		}
+	case <-time.After(30 * time.Second): // a failure bound, not a synchronisation
+		t.Fatal("the re-sent part waited behind the stalled transfer")
+	}
+
+	go func() { // the stalled client wakes up and sends the rest
+		_, _ = pw.Write(stale[100:])
+		_ = pw.Close()
+	}()
+	if err := <-older; !errors.Is(err, backend.ErrSuperseded) {
+		t.Errorf("stalled transfer error = %v, want ErrSuperseded", err)
+	}
+	_ = pr.CloseWithError(io.ErrClosedPipe) // unblock the writer if the backend stopped reading
+	if _, err := b.CompleteMultipart(ctx(t), k, id, []backend.Part{part}); err != nil {
+		t.Fatalf("CompleteMultipart with the re-sent part: %v", err)
+	}
+	if got, _ := read(t, b, k, nil); !bytes.Equal(got, fresh) {
+		t.Errorf("stored part is not the re-sent one")
 	}
 }
 

@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# bench/real/run.sh — the shipped binary's authenticated path (issue #13), side by side with a
+# bare net/http handler in the same run. It builds `svc`, starts `svc serve` on the shipped
+# configs/application.toml in a scratch directory (SQLite, built-in user store, argon2id), creates
+# a user with `svc user add`, and measures with wrk -t2 -c64:
+#
+#   get_user_info   Bearer, one token                  target ≥ 80 % of bare req/s, p99 ≤ 20 ms
+#   logout          a fresh token per request (bench/real/load logs in N times beforehand)
+#   no token → 401  the unauthenticated path
+#   login burst     64 connections of password logins  target RSS ≤ idle + 100 MiB
+#   bare            the bare handler of bench/api/bare on the get_user_info body
+#
+#   bench/real/run.sh                                  # 10 s per wrk run, 2 000 logout tokens
+#   DURATION=30s LOGOUTS=5000 bench/real/run.sh
+#   SVC_SRC=/tmp/main-tree bench/real/run.sh           # build svc from another tree ("before")
+#
+# Only what a load test cannot avoid differs from the shipped configuration, through the
+# environment: the port, and the per-client rate limits (login 6 and the engine's 100 per 5
+# minutes would answer 429 after a few requests from one load generator).
+# RSS is the server's from /proc: idle (VmRSS) after the first requests, before any login load,
+# and the peak (VmHWM) at the end, which covers both login loads (the logins that mint the
+# logout tokens and the burst), each of 64 connections.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+cd "$ROOT"
+DURATION="${DURATION:-10s}"
+LOGOUTS="${LOGOUTS:-2000}"
+SVC_SRC="${SVC_SRC:-$ROOT}"
+SVC_PORT=18091
+BARE_PORT=18092
+PASSWORD="bench-Password-1"
+command -v wrk >/dev/null || { echo "wrk is missing: run scripts/services.sh (it installs Debian's wrk)" >&2; exit 1; }
+
+work="$(mktemp -d)"
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+(cd "$SVC_SRC" && go build -o "$work/svc" ./cmd/svc)
+go build -o "$work/bare" ./bench/api/bare
+go build -o "$work/load" ./bench/real/load
+cp configs/application.toml "$work/application.toml"
+
+export SVC_APP_PORT="$SVC_PORT" SVC_SECURITY_LOGIN_RATE_LIMIT=1000000000 SVC_API_RATE_LIMIT_MAX=1000000000
+cd "$work"
+echo "$PASSWORD" | ./svc --config application.toml user add bench --roles admin --password-stdin
+./svc --config application.toml serve 2>"$work/svc.log" >/dev/null &
+svc_pid=$!
+pids+=("$svc_pid")
+./bare -addr "127.0.0.1:$BARE_PORT" &
+pids+=("$!")
+
+wait_http() {
+  for _ in $(seq 300); do
+    [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$1/healthz" || true)" != 000 ] && return 0
+    sleep 0.1
+  done
+  echo "nothing answers on port $1" >&2
+  return 1
+}
+wait_http "$SVC_PORT" || { tail -n 20 "$work/svc.log" >&2; exit 1; }
+wait_http "$BARE_PORT"
+url="http://127.0.0.1:$SVC_PORT"
+rss() { awk -v k="$2" '$1 == k":" {print $2}' "/proc/$1/status"; }
+
+login_params="{\"type\":\"password\",\"principal\":\"bench\",\"credentials\":\"$PASSWORD\"}"
+./load -mode mint -url "$url" -password "$PASSWORD" -n 1 -c 1 -out "$work/token" >/dev/null
+export TOKEN; TOKEN="$(head -n1 "$work/token")"
+check="$(curl -sS -H 'Content-Type: application/json' -H "Authorization: Bearer $TOKEN" \
+  -d '{"resource":"security/auth","action":"get_user_info","version":"v1","params":{}}' "$url/api")"
+echo "svc answers: $check"
+case "$check" in *'"code":0'*'"permissionTokens":["*"]'*) ;; *) echo "unexpected answer from svc" >&2; exit 1;; esac
+
+# wrkrun PORT ACTION: one wrk run; prints its RESULT line.
+wrkrun() { ACTION="$2" wrk -t2 -c64 -d"$DURATION" --latency -s "$ROOT/bench/real/api.lua" "http://127.0.0.1:$1" | grep RESULT; }
+field() { sed -E "s/.*[ ]$2=([0-9.]+).*/\1/" <<<"$1"; }
+
+idle="$(rss "$svc_pid" VmRSS)"
+echo "load before: $(uptime)"
+DURATION=2s wrkrun "$SVC_PORT" get_user_info >/dev/null # warm-up
+DURATION=2s wrkrun "$BARE_PORT" get_user_info >/dev/null
+info="$(wrkrun "$SVC_PORT" get_user_info)";            echo "get_user_info  $info"
+bare="$(wrkrun "$BARE_PORT" get_user_info)";           echo "bare           $bare"
+noauth="$(TOKEN="" wrkrun "$SVC_PORT" get_user_info)"; echo "no token (401) $noauth"
+awk -v a="$(field "$info" rps)" -v b="$(field "$bare" rps)" -v p="$(field "$info" p99_ms)" \
+  'BEGIN{printf "get_user_info/bare throughput %.1f %% (target ≥ 80 %%); p99 %s ms (target ≤ 20 ms)\n", 100*a/b, p}'
+
+echo "minting $LOGOUTS tokens for logout (64 connections of logins)..."
+mint="$(./load -mode mint -url "$url" -password "$PASSWORD" -n "$LOGOUTS" -c 64 -out "$work/tokens")"
+echo "login (mint)   $mint"
+logout="$(./load -mode logout -url "$url" -tokens "$work/tokens" -c 64)"
+echo "logout         $logout"
+
+# logins queue for the hash slots: wrk's 2 s default timeout would count them as errors
+burst="$(ACTION=login PARAMS="$login_params" TOKEN="" wrk -t2 -c64 -d"$DURATION" --timeout 30s --latency -s "$ROOT/bench/real/api.lua" "$url" | grep RESULT)"
+peak="$(rss "$svc_pid" VmHWM)"
+echo "login burst    $burst"
+awk -v i="$idle" -v p="$peak" 'BEGIN{printf "server RSS idle %.0f MiB, peak during the login loads %.0f MiB: +%.0f MiB (target ≤ +100 MiB)\n", i/1024, p/1024, (p-i)/1024}'
+echo "load after: $(uptime)"

@@ -1,0 +1,123 @@
+package security
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// cacheMax bounds each state cache. A node with more live keys than this only loses hits.
+const cacheMax = 100_000
+
+// stateMap is the in-memory cache of one kind of security state (users, token families,
+// sessions), kept current by the change feed rather than by expiry: forget and set are called
+// when a change is applied, and an entry also ends after cacheSafetyTTL.
+//
+// A load that raced with a change must not store what it read before the change: every forget
+// and set bumps gen, and load stores its result only if gen did not move while it read.
+//
+// A nil *stateMap caches nothing (load always reads): what a process without a change feed (the
+// CLI, host tools) uses, since nothing would keep its entries current.
+type stateMap[V any] struct {
+	now func() time.Time
+	ttl time.Duration // cacheSafetyTTL unless the source has no change feed
+
+	mu  sync.RWMutex
+	gen uint64
+	m   map[string]stateItem[V]
+}
+
+type stateItem[V any] struct {
+	v  V
+	at time.Time
+}
+
+func newStateMap[V any](now func() time.Time) *stateMap[V] {
+	return &stateMap[V]{now: now, ttl: cacheSafetyTTL, m: map[string]stateItem[V]{}}
+}
+
+// get returns the cached value of key, if there is a fresh one.
+func (c *stateMap[V]) get(key string) (V, bool) {
+	if c == nil {
+		var zero V
+		return zero, false
+	}
+	c.mu.RLock()
+	e, ok := c.m[key]
+	c.mu.RUnlock()
+	if !ok || c.stale(e, c.now()) {
+		var zero V
+		return zero, false
+	}
+	return e.v, true
+}
+
+func (c *stateMap[V]) stale(e stateItem[V], now time.Time) bool {
+	return now.Sub(e.at) >= c.ttl || now.Before(e.at)
+}
+
+// load returns the cached value of key, or reads it with read and caches it unless a change was
+// applied meanwhile.
+func (c *stateMap[V]) load(ctx context.Context, key string, read func(ctx context.Context) (V, error)) (V, error) {
+	if c == nil {
+		return read(ctx)
+	}
+	if v, ok := c.get(key); ok {
+		return v, nil
+	}
+	c.mu.RLock()
+	gen := c.gen
+	c.mu.RUnlock()
+	v, err := read(ctx)
+	if err != nil {
+		return v, err
+	}
+	c.mu.Lock()
+	if c.gen == gen {
+		c.put(key, v)
+	}
+	c.mu.Unlock()
+	return v, nil
+}
+
+// set stores v for key (a change this node knows the result of).
+func (c *stateMap[V]) set(key string, v V) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	c.gen++
+	c.put(key, v)
+	c.mu.Unlock()
+}
+
+// put stores v; the caller holds mu. A full cache first drops stale entries, then an arbitrary
+// quarter of the rest (Go's map order is random).
+func (c *stateMap[V]) put(key string, v V) {
+	now := c.now()
+	if len(c.m) >= cacheMax {
+		for k, e := range c.m {
+			if c.stale(e, now) {
+				delete(c.m, k)
+			}
+		}
+		for k := range c.m {
+			if len(c.m) < cacheMax*3/4 {
+				break
+			}
+			delete(c.m, k)
+		}
+	}
+	c.m[key] = stateItem[V]{v: v, at: now}
+}
+
+// forget drops key (a change whose result must be read again).
+func (c *stateMap[V]) forget(key string) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	c.gen++
+	delete(c.m, key)
+	c.mu.Unlock()
+}

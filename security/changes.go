@@ -1,0 +1,285 @@
+package security
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/redis/go-redis/v9"
+	"github.com/svc-framework/svc/config"
+	"github.com/svc-framework/svc/db"
+	"github.com/uptrace/bun"
+)
+
+// Change kinds of sys_security_change: what a server drops or updates in its caches.
+const (
+	// changeUser: a built-in user was created or changed (roles, disable, password, display
+	// name, TOTP); ref is the user id.
+	changeUser = "user"
+	// changeFamily: a token family was revoked (logout, refresh-token reuse); ref is its id.
+	changeFamily = "family"
+	// changeSession: an opaque session in the database was revoked; ref is its id.
+	changeSession = "session"
+)
+
+const (
+	// ChangePollInterval is how often every server reads the change log. With the time a change
+	// takes to commit it bounds how long another server or the CLI needs to reach this one:
+	// under one second (the bound of security/doc.go).
+	ChangePollInterval = 250 * time.Millisecond
+	// changeRetention is how long change rows are kept; a server reads them within
+	// ChangePollInterval, the rest is margin for a server that was paused.
+	changeRetention = time.Hour
+	// changeGapWait is how long a missing seq below the newest one seen is asked for again: on
+	// PostgreSQL and MySQL a transaction that took its seq earlier may commit after a later one.
+	changeGapWait = 10 * time.Second
+	// changeMaxGaps bounds the missing seqs remembered (a rollback of many changes).
+	changeMaxGaps = 256
+	// changeBatch is the most rows one poll query reads.
+	changeBatch = 1000
+	// cacheSafetyTTL is how long a cache entry lives without a change: the change log, not
+	// this, is what keeps the caches current; the TTL only limits the life of an entry whose
+	// change was missed (a server paused for longer than changeRetention).
+	cacheSafetyTTL = 5 * time.Minute
+)
+
+// pgChangeChannel is the PostgreSQL NOTIFY channel of the change log's trigger (migration 003).
+const pgChangeChannel = "svc_security_change"
+
+// changeRow is one row of sys_security_change.
+type changeRow struct {
+	bun.BaseModel `bun:"table:sys_security_change"`
+
+	Seq       int64     `bun:"seq,pk,autoincrement"`
+	Kind      string    `bun:"kind"`
+	Ref       string    `bun:"ref"`
+	CreatedAt time.Time `bun:"created_at"`
+}
+
+// recordChange inserts a change row with idb, the transaction of the change itself, so the row
+// exists exactly when the change does.
+func recordChange(ctx context.Context, idb bun.IDB, kind, ref string, now time.Time) error {
+	_, err := idb.NewInsert().Model(&changeRow{Kind: kind, Ref: ref, CreatedAt: now.UTC()}).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("security: record %s change: %w", kind, err)
+	}
+	return nil
+}
+
+// changeCursor is where a server is in the change log: the newest seq seen, and the seqs below
+// it that were missing when it was read (taken by a transaction that had not committed yet, or
+// rolled back), asked for again until changeGapWait has passed.
+type changeCursor struct {
+	high int64
+	gaps map[int64]time.Time
+}
+
+// observe records the seqs of one poll (ascending) at now and returns those not seen before.
+func (c *changeCursor) observe(seqs []int64, now time.Time) []int64 {
+	if c.gaps == nil {
+		c.gaps = map[int64]time.Time{}
+	}
+	var fresh []int64
+	for _, seq := range seqs {
+		switch {
+		case seq > c.high:
+			for g := max(c.high+1, seq-changeMaxGaps); g < seq; g++ {
+				c.gaps[g] = now
+			}
+			c.high = seq
+			fresh = append(fresh, seq)
+		case !c.gaps[seq].IsZero():
+			delete(c.gaps, seq)
+			fresh = append(fresh, seq)
+		}
+	}
+	for g, at := range c.gaps {
+		if now.Sub(at) > changeGapWait || len(c.gaps) > changeMaxGaps {
+			delete(c.gaps, g)
+		}
+	}
+	return fresh
+}
+
+// missing returns the gap seqs to ask for again, ascending.
+func (c *changeCursor) missing() []int64 {
+	out := make([]int64, 0, len(c.gaps))
+	for g := range c.gaps {
+		out = append(out, g)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// changeFeed keeps the caches of every server current (issue #13): the node that makes a change
+// applies it to its own caches at once, records it in sys_security_change in the same
+// transaction, and publishes it on Redis when the key-value store is enabled; every server
+// polls the change log every ChangePollInterval (which also catches a missed message),
+// subscribes to the Redis channel, and on PostgreSQL listens to the NOTIFY that the change
+// log's trigger sends at commit (from every process, the CLI included).
+type changeFeed struct {
+	db     *db.DB
+	kv     *redis.Client
+	topic  string
+	node   string
+	now    func() time.Time
+	logger *slog.Logger
+
+	mu       sync.Mutex // serializes polls
+	cursor   changeCursor
+	handlers map[string][]func(ref string)
+}
+
+func newChangeFeed(d *db.DB, kv *redis.Client, appName string, now func() time.Time, logger *slog.Logger) *changeFeed {
+	return &changeFeed{db: d, kv: kv, topic: "svc:security:" + appName + ":changes", node: newID(), now: now,
+		logger: logger, handlers: map[string][]func(string){}}
+}
+
+// on registers what a change of kind does to a cache. Handlers are set while building, before
+// the feed runs.
+func (f *changeFeed) on(kind string, h func(ref string)) {
+	f.handlers[kind] = append(f.handlers[kind], h)
+}
+
+// apply runs the handlers of one change.
+func (f *changeFeed) apply(kind, ref string) {
+	for _, h := range f.handlers[kind] {
+		h(ref)
+	}
+}
+
+// publish tells the other servers through Redis about a change this node committed (and
+// already applied to its own caches). A failed publish is logged: the poll delivers the change
+// anyway.
+func (f *changeFeed) publish(ctx context.Context, kind, ref string) {
+	if f == nil || f.kv == nil {
+		return
+	}
+	if err := f.kv.Publish(ctx, f.topic, f.node+"|"+kind+"|"+ref).Err(); err != nil {
+		f.logger.WarnContext(ctx, "security change not published; the poll will deliver it", slog.String("kind", kind), slog.Any("error", err))
+	}
+}
+
+// start places the cursor at the newest change: the caches start empty, so older changes do
+// not matter.
+func (f *changeFeed) start(ctx context.Context) error {
+	var seq int64
+	err := f.db.NewSelect().Model((*changeRow)(nil)).ColumnExpr("COALESCE(MAX(seq), 0)").Scan(ctx, &seq)
+	if err != nil {
+		return fmt.Errorf("security: read change log: %w", err)
+	}
+	f.mu.Lock()
+	f.cursor = changeCursor{high: seq}
+	f.mu.Unlock()
+	return nil
+}
+
+// poll reads the changes after the cursor (and the gaps below it) and applies the new ones: the
+// change_poll worker body.
+func (f *changeFeed) poll(ctx context.Context) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for {
+		q := f.db.NewSelect().Model((*changeRow)(nil)).Column("seq", "kind", "ref").Where("seq > ?", f.cursor.high)
+		if gaps := f.cursor.missing(); len(gaps) > 0 {
+			q = q.WhereOr("seq IN (?)", bun.In(gaps))
+		}
+		var rows []changeRow
+		if err := q.Order("seq").Limit(changeBatch).Scan(ctx, &rows); err != nil {
+			return fmt.Errorf("security: poll change log: %w", err)
+		}
+		seqs := make([]int64, len(rows))
+		byseq := make(map[int64]changeRow, len(rows))
+		for i, r := range rows {
+			seqs[i], byseq[r.Seq] = r.Seq, r
+		}
+		for _, seq := range f.cursor.observe(seqs, f.now()) {
+			f.apply(byseq[seq].Kind, byseq[seq].Ref)
+		}
+		if len(rows) < changeBatch {
+			return nil
+		}
+	}
+}
+
+// purge deletes change rows older than changeRetention (the change_purge worker body).
+func (f *changeFeed) purge(ctx context.Context) error {
+	_, err := f.db.NewDelete().Model((*changeRow)(nil)).Where("created_at < ?", f.now().Add(-changeRetention).UTC()).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("security: purge change log: %w", err)
+	}
+	return nil
+}
+
+// subscribe applies the changes other nodes publish on Redis until ctx ends (the
+// change_subscribe worker body, a loop worker: it returns only on error or shutdown).
+func (f *changeFeed) subscribe(ctx context.Context) error {
+	sub := f.kv.Subscribe(ctx, f.topic)
+	defer sub.Close()
+	if _, err := sub.Receive(ctx); err != nil {
+		return fmt.Errorf("security: subscribe to changes: %w", err)
+	}
+	ch := sub.Channel()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case msg, ok := <-ch:
+			if !ok {
+				return fmt.Errorf("security: change subscription closed")
+			}
+			node, rest, _ := strings.Cut(msg.Payload, "|")
+			kind, ref, ok := strings.Cut(rest, "|")
+			if ok && node != f.node {
+				f.apply(kind, ref)
+			}
+		}
+	}
+}
+
+// listen applies the changes PostgreSQL announces on pgChangeChannel until ctx ends (the
+// change_listen worker body on PostgreSQL, a loop worker). It holds one connection of the pool
+// for LISTEN and unlistens before giving it back.
+func (f *changeFeed) listen(ctx context.Context) error {
+	conn, err := f.db.DB.DB.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("security: listen for changes: %w", err)
+	}
+	defer conn.Close()
+	return conn.Raw(func(dc any) error {
+		sc, ok := dc.(*stdlib.Conn)
+		if !ok {
+			return fmt.Errorf("security: listen for changes: not a pgx connection (%T)", dc)
+		}
+		pc := sc.Conn()
+		if _, err := pc.Exec(ctx, "LISTEN "+pgChangeChannel); err != nil {
+			return fmt.Errorf("security: listen for changes: %w", err)
+		}
+		defer func() {
+			uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			defer cancel()
+			_, _ = pc.Exec(uctx, "UNLISTEN *")
+		}()
+		for {
+			n, err := pc.WaitForNotification(ctx)
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				return fmt.Errorf("security: wait for changes: %w", err)
+			}
+			schema, rest, _ := strings.Cut(n.Payload, "|")
+			if kind, ref, ok := strings.Cut(rest, "|"); ok && schema == f.db.Schema {
+				f.apply(kind, ref)
+			}
+		}
+	})
+}
+
+// listens reports whether the feed listens for PostgreSQL notifications.
+func (f *changeFeed) listens() bool { return f.db.Kind == config.Postgres }
