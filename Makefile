@@ -7,7 +7,7 @@ SHELL := bash
 PKG ?= ./...
 BENCH ?= .
 
-.PHONY: test run bench services
+.PHONY: test run build bench services
 
 # The full suite against real services, exactly as CI runs it.
 test:
@@ -16,6 +16,12 @@ test:
 # Serve with the default configuration.
 run:
 	go run ./cmd/svc serve
+
+# The binary in bin/svc, stamped with the commit Go records (-buildvcs, forced on: some
+# environments turn it off through GOFLAGS) and the build time (sys/monitor get_build_info,
+# `svc version`).
+build:
+	go build -buildvcs=true -ldflags "-X github.com/svc-framework/svc/app.buildTime=$$(date -u +%Y-%m-%dT%H:%M:%SZ)" -o bin/svc ./cmd/svc
 
 # Go benchmarks with the real services' settings exported.
 bench:

@@ -102,11 +102,28 @@ func (d *decoder) decode(key string, raw any, v reflect.Value) {
 		d.fail(key, raw, "want a string, got %s", describe(raw))
 	case reflect.Bool:
 		d.boolean(key, raw, v)
+	case reflect.Interface:
+		d.anyValue(key, raw, v)
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 		d.integer(key, raw, v)
 	default:
 		d.fail(key, raw, "unsupported field type %s", v.Type())
+	}
+}
+
+// anyValue stores a free-form value (a field of type any, such as a menu's meta map) as the TOML
+// file gives it; from the environment it is the variable's string.
+func (d *decoder) anyValue(key string, raw any, v reflect.Value) {
+	if v.NumMethod() != 0 {
+		d.fail(key, raw, "unsupported field type %s", v.Type())
+		return
+	}
+	if ev, ok := raw.(envValue); ok {
+		raw = ev.value
+	}
+	if raw != nil {
+		v.Set(reflect.ValueOf(raw))
 	}
 }
 

@@ -19,11 +19,12 @@ func wantDefaults() *Config {
 			BodyEncoding: APIBodyEncoding{Encoding: BodyEncodingAESGCM},
 		},
 		Security: Security{
-			TokenExpires:     168 * time.Hour,
-			RefreshNotBefore: 15 * time.Minute,
-			LoginRateLimit:   6,
-			RefreshRateLimit: 1,
-			TokenType:        TokenTypeJWT,
+			TokenExpires:       168 * time.Hour,
+			AccessTokenExpires: 30 * time.Minute,
+			RefreshNotBefore:   15 * time.Minute,
+			LoginRateLimit:     6,
+			RefreshRateLimit:   1,
+			TokenType:          TokenTypeJWT,
 			Lockout: Lockout{
 				Enabled: true, MaxFailures: 10, Window: 15 * time.Minute, LockDuration: 15 * time.Minute,
 				Strategy: LockoutLock, BackoffBase: time.Second, BackoffMax: 15 * time.Minute, Key: LockoutKeyUserIP,
@@ -129,6 +130,7 @@ max = -1
 period = "-5m"
 [svc.security]
 token_expires = "0s"
+access_token_expires = "-5m"
 login_rate_limit = -3
 token_type = ""
 [svc.security.lockout]

@@ -25,6 +25,12 @@ var (
 	ErrUnsupportedDBKind = errors.New("unsupported data source type")
 	// ErrInvalidTokenType: svc.security.token_type is neither jwt_token nor opaque_token.
 	ErrInvalidTokenType = errors.New("invalid token type")
+	// ErrInvalidAccessTokenExpires: svc.security.access_token_expires is longer than
+	// svc.security.token_expires (an access token would outlive every refresh token).
+	ErrInvalidAccessTokenExpires = errors.New("invalid access token lifetime")
+	// ErrInvalidMenu: an svc.security.menus entry has an unknown type, no name, a path that does
+	// not start with "/", or meta.params / meta.search that are not tables of strings.
+	ErrInvalidMenu = errors.New("invalid menu entry")
 	// ErrInvalidSessionOnExceed: svc.security.session.on_exceed is neither reject nor evict_oldest.
 	ErrInvalidSessionOnExceed = errors.New("invalid session on_exceed")
 	// ErrInvalidLockoutStrategy: svc.security.lockout.strategy is neither lock nor backoff.

@@ -9,20 +9,26 @@ import (
 )
 
 // schemaKeys lists every key of the schema, map entries written <name> and list-of-table fields
-// written [] ("svc.data_sources.<name>.type", "svc.event.routing[].pattern").
+// written [] ("svc.data_sources.<name>.type", "svc.event.routing[].pattern"). A field that
+// nests its own type (svc.security.menus[].children) is listed once, as a key of its own.
 func schemaKeys() []string {
 	var keys []string
+	open := map[reflect.Type]bool{}
 	var walk func(t reflect.Type, key string)
 	walk = func(t reflect.Type, key string) {
 		switch {
-		case t == durationType || t == sizeType:
+		case t == durationType || t == sizeType || open[t]:
 			keys = append(keys, key)
 		case t.Kind() == reflect.Struct:
+			open[t] = true
 			for name, i := range tomlFields(t) {
 				walk(t.Field(i).Type, key+"."+name)
 			}
+			delete(open, t)
 		case t.Kind() == reflect.Map:
 			walk(t.Elem(), key+".<name>")
+		case t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Struct && open[t.Elem()]:
+			keys = append(keys, key)
 		case t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Struct:
 			walk(t.Elem(), key+"[]")
 		default:

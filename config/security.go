@@ -55,6 +55,7 @@ const (
 // Defaults of svc.security.
 const (
 	defaultTokenExpires         = 168 * time.Hour
+	defaultAccessTokenExpires   = 30 * time.Minute
 	defaultRefreshNotBefore     = 15 * time.Minute
 	defaultLoginRateLimit       = 6
 	defaultRefreshRateLimit     = 1
@@ -77,9 +78,12 @@ type Security struct {
 	// Secret is svc.security.secret (secret): the hex-encoded JWT signing key. Unset means the
 	// security module generates an ephemeral per-process key and warns.
 	Secret string `toml:"secret" secret:"true"`
-	// TokenExpires is svc.security.token_expires (default 168h): the refresh-token lifetime;
-	// access tokens always live 30 minutes.
+	// TokenExpires is svc.security.token_expires (default 168h): the refresh-token lifetime.
 	TokenExpires time.Duration `toml:"token_expires"`
+	// AccessTokenExpires is svc.security.access_token_expires (ours; default 30m, the
+	// original's fixed value): the lifetime of JWT access tokens. It may not exceed
+	// token_expires. Opaque tokens follow session.idle_ttl instead.
+	AccessTokenExpires time.Duration `toml:"access_token_expires"`
 	// RefreshNotBefore is svc.security.refresh_not_before (default 15m): the earliest a refresh
 	// token may be used.
 	RefreshNotBefore time.Duration `toml:"refresh_not_before"`
@@ -113,6 +117,9 @@ type Security struct {
 	Session Session `toml:"session"`
 	// TrustLogin is svc.security.trust_login: the single sign-on gateway.
 	TrustLogin TrustLogin `toml:"trust_login"`
+	// Menus is svc.security.menus (ours): the menu tree get_user_info answers for users of the
+	// built-in user store, each entry filtered by its roles and permissions (see Menu).
+	Menus []Menu `toml:"menus"`
 }
 
 // APIKey is one svc.security.api_keys.<name> entry.
@@ -207,6 +214,8 @@ type Session struct {
 // §5.3). Names that collide once lowercased are returned as startup errors.
 func (s *Security) applyDefaults() []error {
 	s.TokenExpires = positive(s.TokenExpires, defaultTokenExpires)
+	s.AccessTokenExpires = positive(s.AccessTokenExpires, defaultAccessTokenExpires)
+	applyMenuDefaults(s.Menus)
 	s.RefreshNotBefore = positive(s.RefreshNotBefore, defaultRefreshNotBefore)
 	s.LoginRateLimit = positive(s.LoginRateLimit, defaultLoginRateLimit)
 	s.RefreshRateLimit = positive(s.RefreshRateLimit, defaultRefreshRateLimit)
@@ -282,6 +291,11 @@ func (s *Security) validate() []error {
 	default:
 		errs = append(errs, fmt.Errorf("svc.security.lockout.key %q: %w", s.Lockout.Key, ErrInvalidLockoutKey))
 	}
+	if s.AccessTokenExpires > s.TokenExpires {
+		errs = append(errs, fmt.Errorf("svc.security.access_token_expires %s exceeds svc.security.token_expires %s: %w",
+			s.AccessTokenExpires, s.TokenExpires, ErrInvalidAccessTokenExpires))
+	}
+	errs = append(errs, validateMenus("svc.security.menus", s.Menus)...)
 	errs = append(errs, s.PasswordPolicy.validate()...)
 	errs = append(errs, s.validateCredentials()...)
 	errs = append(errs, s.TrustLogin.validate()...)

@@ -3,9 +3,13 @@ package config
 import (
 	"errors"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // validConfig is the smallest configuration that passes Validate.
@@ -47,6 +51,57 @@ func TestShippedConfig(t *testing.T) {
 		!cfg.Storage.AutoMigrate || !cfg.Cron.Store.AutoMigrate || !cfg.Integration.AutoMigrate || !cfg.Approval.AutoMigrate ||
 		cfg.Storage.UploadPartRateLimit != 10000 {
 		t.Errorf("shipped config = %+v, want port 8080, filesystem storage, every auto_migrate on, the public sample secret, upload_part_rate_limit 10000", cfg)
+	}
+	home := []Menu{{Type: "menu", Path: "/", Name: "Home", Icon: "house"}}
+	if diff := cmp.Diff(home, cfg.Security.Menus); diff != "" {
+		t.Errorf("shipped menus mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// TestShippedMenuExample: the commented admin group in configs/application.toml, uncommented, is
+// a valid menu tree (a user who copies it gets what the comment says).
+func TestShippedMenuExample(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile("../configs/application.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var example []string
+	in := false
+	for _, line := range strings.Split(string(raw), "\n") {
+		if line == "# [[svc.security.menus]]" {
+			in = true
+		}
+		if in && !strings.HasPrefix(line, "#") {
+			break
+		}
+		if in {
+			example = append(example, strings.TrimPrefix(strings.TrimPrefix(line, "#"), " "))
+		}
+	}
+	if len(example) == 0 {
+		t.Fatal("no commented menu example in configs/application.toml")
+	}
+	dir := t.TempDir()
+	file := "[svc.app]\nport = 8080\n[svc.data_sources.primary]\ntype = \"sqlite\"\npath = \"x.db\"\n" + strings.Join(example, "\n")
+	if err := os.WriteFile(filepath.Join(dir, "application.toml"), []byte(file), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, warnings, err := Load(LoadOptions{Dirs: []string{dir}, Env: envOf(nil)})
+	if err != nil || len(warnings) > 0 {
+		t.Fatalf("Load = %v, warnings %q", err, warnings)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatalf("Validate() = %v", err)
+	}
+	want := []Menu{{Type: "directory", Path: "/system", Name: "System", Icon: "settings", Permissions: []string{"sys.monitor.query"},
+		Children: []Menu{
+			{Type: "menu", Path: "/system/monitor", Name: "Monitor", Icon: "activity", Permissions: []string{"sys.monitor.query"}},
+			{Type: "report", Path: "/report/$key", Name: "Uploads report", Icon: "chart-column", Roles: []string{"admin"},
+				Meta: map[string]any{"params": map[string]any{"key": "uploads"}}},
+		}}}
+	if diff := cmp.Diff(want, cfg.Security.Menus); diff != "" {
+		t.Errorf("example menus mismatch (-want +got):\n%s", diff)
 	}
 }
 
@@ -91,6 +146,21 @@ func TestValidateSentinels(t *testing.T) {
 		{"session on_exceed", func(c *Config) { c.Security.Session.OnExceed = "kick" }, ErrInvalidSessionOnExceed, "svc.security.session.on_exceed"},
 		{"lockout strategy", func(c *Config) { c.Security.Lockout.Strategy = "ban" }, ErrInvalidLockoutStrategy, "svc.security.lockout.strategy"},
 		{"lockout key", func(c *Config) { c.Security.Lockout.Key = "device" }, ErrInvalidLockoutKey, "svc.security.lockout.key"},
+		{"access token lifetime", func(c *Config) {
+			c.Security.AccessTokenExpires = 200 * time.Hour
+		}, ErrInvalidAccessTokenExpires, "svc.security.access_token_expires"},
+		{"menu type", func(c *Config) {
+			c.Security.Menus = []Menu{{Type: "page", Path: "/", Name: "Home"}}
+		}, ErrInvalidMenu, "svc.security.menus[0].type"},
+		{"menu name", func(c *Config) {
+			c.Security.Menus = []Menu{{Type: "menu", Path: "/"}}
+		}, ErrInvalidMenu, "svc.security.menus[0].name"},
+		{"menu child path", func(c *Config) {
+			c.Security.Menus = []Menu{{Type: "directory", Path: "/a", Name: "A", Children: []Menu{{Type: "menu", Path: "b", Name: "B"}}}}
+		}, ErrInvalidMenu, "svc.security.menus[0].children[0].path"},
+		{"menu meta params", func(c *Config) {
+			c.Security.Menus = []Menu{{Type: "menu", Path: "/r", Name: "R", Meta: map[string]any{"params": map[string]any{"key": int64(1)}}}}
+		}, ErrInvalidMenu, "svc.security.menus[0].meta.params"},
 		{"form_data_max_bytes", func(c *Config) { c.Approval.FormDataMaxBytes = -1 }, ErrInvalidApprovalFormDataMaxBytes, "svc.approval.form_data_max_bytes"},
 		{"binding consistency", func(c *Config) {
 			c.Approval.BusinessBinding.Consistency = "strong"

@@ -93,6 +93,12 @@ func TestMonitorAPI(t *testing.T) {
 					t.Errorf("overview %s is null on a healthy host", part)
 				}
 			}
+			// The original's monitor page reads build.vefVersion (real-client compatibility).
+			var b map[string]any
+			if err := json.Unmarshal(ov["build"], &b); err != nil || b["vefVersion"] != app.BuildInfo().FrameworkVersion ||
+				b["vefVersion"] != b["frameworkVersion"] {
+				t.Errorf("overview build = %s, want vefVersion = frameworkVersion = %q", ov["build"], app.BuildInfo().FrameworkVersion)
+			}
 			var disk monitor.DiskSummary
 			if err := json.Unmarshal(ov["disk"], &disk); err != nil || disk.Partitions != 1 || disk.Total == 0 {
 				t.Errorf("overview disk = %s, want the root filesystem only", ov["disk"])

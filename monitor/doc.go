@@ -15,8 +15,10 @@
 //     2101. In get_memory swap is null when only the swap probe failed; in get_disk a
 //     partition whose usage cannot be read is left out and ioCounters is null when the
 //     counters cannot be read.
-//   - get_build_info: {frameworkVersion, appVersion, buildTime, gitCommit} from app.BuildInfo
-//     (link-time values, then the binary's build info, then "unknown"); never fails.
+//   - get_build_info: {vefVersion, frameworkVersion, appVersion, buildTime, gitCommit,
+//     gitModified} from app.BuildInfo (link-time values, then the module version and the VCS
+//     revision, commit time and modified flag Go embeds in the binary, then "unknown"); never
+//     fails. get_overview.build is the same object.
 //   - get_event_streams: {enabled, streams}; {enabled:false, streams:[]} without a
 //     StreamInspector; an inspector error answers 2101.
 //   - get_integration_stats: {enabled, stats}; {enabled:false, stats:[]} without a
@@ -34,8 +36,10 @@
 //
 // # Compatibility choices
 //
-//   - get_build_info names the framework version frameworkVersion, not vefVersion
-//     (spec/README.md).
+//   - get_build_info and get_overview.build send the framework version as vefVersion, the name
+//     the original's monitor page reads, and again as frameworkVersion (ours), plus gitModified
+//     (ours); spec/README.md lists the difference. buildTime falls back to the commit time
+//     when no build time was linked in.
 //   - The sampler measures its window with the real monotonic clock, not the service clock,
 //     which tests may freeze.
 //   - Container awareness, as in the original: inside a cgroup (v2, or v1) whose CPU quota is

@@ -179,13 +179,15 @@ func TestBuildInfo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var b map[string]string
+	var b map[string]any
 	if err := json.Unmarshal([]byte(got), &b); err != nil {
 		t.Fatal(err)
 	}
 	bi := app.BuildInfo()
-	want := map[string]string{"frameworkVersion": bi.FrameworkVersion, "appVersion": bi.AppVersion,
-		"buildTime": bi.BuildTime, "gitCommit": bi.GitCommit}
+	// vefVersion is what the original's monitor page reads (build.vefVersion); frameworkVersion
+	// is ours; both carry the same value.
+	want := map[string]any{"vefVersion": bi.FrameworkVersion, "frameworkVersion": bi.FrameworkVersion,
+		"appVersion": bi.AppVersion, "buildTime": bi.BuildTime, "gitCommit": bi.GitCommit, "gitModified": bi.GitModified}
 	if diff := cmp.Diff(want, b); diff != "" {
 		t.Errorf("get_build_info mismatch (-want +got):\n%s", diff)
 	}
@@ -221,7 +223,7 @@ func TestWireFieldNames(t *testing.T) {
 		{HostInfo{}, "hostname uptime bootTime processes os platform platformFamily platformVersion kernelVersion kernelArch virtualizationSystem virtualizationRole hostId"},
 		{ProcessInfo{}, "pid parentPid name exe commandLine cwd status username createTime numThreads numFds cpuPercent memoryPercent memoryRss memoryVms memorySwap"},
 		{LoadInfo{}, "load1 load5 load15"},
-		{app.Build{}, "frameworkVersion appVersion buildTime gitCommit"},
+		{app.Build{}, "vefVersion frameworkVersion appVersion buildTime gitCommit gitModified"},
 		{Overview{}, "host cpu memory disk network process load build"},
 	}
 	for _, tt := range tests {

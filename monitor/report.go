@@ -3,7 +3,7 @@ package monitor
 import "github.com/svc-framework/svc/app"
 
 // The result shapes of sys/monitor (wire-core §8.2). Field names are the original framework's
-// wire names, with frameworkVersion in place of vefVersion (spec/README.md). Byte quantities are
+// wire names; build info carries vefVersion and frameworkVersion both (spec/README.md). Byte quantities are
 // bytes, percentages run from 0 to 100, counters are cumulative since boot.
 
 // Overview is the answer of get_overview: one field per probe, null when that probe failed or

@@ -85,7 +85,8 @@
 //     family in the database; refresh swaps its current jti with one conditional UPDATE (safe on
 //     any number of nodes); an already exchanged refresh token revokes the whole family (1003,
 //     event refresh_reuse_detected). Logout revokes the family (its refresh token stops
-//     working); access tokens are stateless and live out their 30 minutes.
+//     working); access tokens are stateless and live out their svc.security.access_token_expires
+//     (ours; default 30 minutes, the original's fixed lifetime).
 //   - Beyond the original: tokens issued before a password change or disable are refused
 //     (1003). Refresh asks the store each time; the bearer strategy caches a principal's state
 //     for 5 s per node (at once on the node that made the change) and fails open if the store
@@ -111,8 +112,13 @@
 //     both); disallow_username ignores identities shorter than 3 characters.
 //   - Beyond the original: TOTP enrollment (`svc user totp enroll|verify|disable`); the
 //     secret becomes active only after a valid code, and that code is spent.
-//   - Default user info: gender "unknown", avatar null, menus [], permissionTokens = the
-//     svc.security.roles entries of the user's roles (patterns as configured).
+//   - Default user info: gender "unknown", avatar null, permissionTokens = the
+//     svc.security.roles entries of the user's roles (patterns as configured), and menus = the
+//     entries of svc.security.menus (ours) the user may see: an entry listing neither roles nor
+//     permissions is seen by everyone, else by a user with one of its roles or one granted
+//     permission token; a directory only while one of its children is seen. The original's
+//     starter app derives its routes and access check from menus, so the shipped configuration
+//     carries the starter template's home page ("/").
 //   - Events (EventSink; the event bus plugs in later): svc.security.login_succeeded,
 //     login_failed, account_locked, logout, token_refreshed, refresh_reuse_detected; they carry
 //     ids, the identifier, client IP, request id and a reason word, never a secret.

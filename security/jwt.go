@@ -17,8 +17,9 @@ import (
 
 // Token lifetimes and claim values (wire-core §5.4).
 const (
-	// AccessTokenTTL is the fixed lifetime of an access token (spec §5.2).
-	AccessTokenTTL = 30 * time.Minute
+	// DefaultAccessTokenTTL is the access-token lifetime when svc.security.access_token_expires
+	// is unset: the fixed 30 minutes of spec §5.2 and the original.
+	DefaultAccessTokenTTL = 30 * time.Minute
 	// ChallengeTokenTTL is the lifetime of a challenge-state token (wire-core §5.2).
 	ChallengeTokenTTL = 5 * time.Minute
 	// Issuer is the iss claim of every token svc issues.

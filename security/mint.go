@@ -9,8 +9,8 @@ import (
 )
 
 // MintAccessToken signs an access token for p with cfg.Security.Secret and the claims a login
-// would give it (iss, aud = svc.app.name, sub, jti, typ access, roles, details; valid 30
-// minutes from now). It is for tests and tools (svctest.As uses it); the token is not part of a
+// would give it (iss, aud = svc.app.name, sub, jti, typ access, roles, details; valid for
+// svc.security.access_token_expires from now). It is for tests and tools (svctest.As uses it); the token is not part of a
 // refresh family. The secret must be set: an ephemeral key cannot be shared.
 func MintAccessToken(cfg *config.Config, p *rpc.Principal, now time.Time) (string, error) {
 	if cfg == nil || p == nil {
@@ -24,5 +24,14 @@ func MintAccessToken(cfg *config.Config, p *rpc.Principal, now time.Time) (strin
 		return "", err
 	}
 	s := &signer{key: key, audience: cfg.App.Name, now: func() time.Time { return now }}
-	return mintAccess(s, p, "", newID(), now)
+	return mintAccess(s, p, "", newID(), now, accessTTL(cfg))
+}
+
+// accessTTL is svc.security.access_token_expires, or the default for a configuration built in
+// code without config.Load's defaults.
+func accessTTL(cfg *config.Config) time.Duration {
+	if ttl := cfg.Security.AccessTokenExpires; ttl > 0 {
+		return ttl
+	}
+	return DefaultAccessTokenTTL
 }

@@ -169,7 +169,7 @@ func New(deps app.Deps, opts Options) (*Service, error) {
 	}
 	s.userInfo = opts.UserInfo
 	if s.userInfo == nil && s.store != nil {
-		s.userInfo = &builtinUserInfo{store: s.store, perms: perms}
+		s.userInfo = &builtinUserInfo{store: s.store, perms: perms, menus: deps.Config.Security.Menus}
 	}
 	return s, nil
 }

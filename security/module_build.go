@@ -84,6 +84,7 @@ func (s *Service) buildTokens(deps app.Deps, opts Options, ext extensions, key [
 	s.tokens = &JWTTokens{
 		signer:           signer{key: key, audience: deps.Config.App.Name, now: s.now},
 		refreshTTL:       sec.TokenExpires,
+		accessTTL:        accessTTL(deps.Config),
 		refreshNotBefore: sec.RefreshNotBefore,
 		families:         s.families,
 		state:            state,

@@ -29,17 +29,25 @@ func NewRolePermissions(roles map[string][]string) *RolePermissions {
 
 // HasPermission implements rpc.PermissionChecker.
 func (r *RolePermissions) HasPermission(_ context.Context, p *rpc.Principal, token string) (bool, error) {
-	if p == nil || token == "" {
+	if p == nil {
 		return false, nil
 	}
-	for _, role := range p.Roles {
+	return r.Grants(p.Roles, token), nil
+}
+
+// Grants reports whether any of roles grants token.
+func (r *RolePermissions) Grants(roles []string, token string) bool {
+	if token == "" {
+		return false
+	}
+	for _, role := range roles {
 		for _, pattern := range r.roles[role] {
 			if MatchPermission(pattern, token) {
-				return true, nil
+				return true
 			}
 		}
 	}
-	return false, nil
+	return false
 }
 
 // Tokens lists the permission tokens (patterns included) granted by roles, sorted and without

@@ -65,6 +65,7 @@ type PrincipalLoader interface {
 type JWTTokens struct {
 	signer           signer
 	refreshTTL       time.Duration
+	accessTTL        time.Duration // svc.security.access_token_expires
 	refreshNotBefore time.Duration
 	families         *familyStore
 	state            *stateCache
@@ -119,14 +120,14 @@ func (t *JWTTokens) pair(p *rpc.Principal, fid, jti string, now time.Time) (Auth
 }
 
 func (t *JWTTokens) accessToken(p *rpc.Principal, fid, jti string, now time.Time) (string, error) {
-	return mintAccess(&t.signer, p, fid, jti, now)
+	return mintAccess(&t.signer, p, fid, jti, now, t.accessTTL)
 }
 
-// mintAccess signs an access token: iat = nbf = now, exp = now + 30 minutes; rls and det are
-// always present (claims.MarshalJSON).
-func mintAccess(s *signer, p *rpc.Principal, fid, jti string, now time.Time) (string, error) {
+// mintAccess signs an access token: iat = nbf = now, exp = now + ttl
+// (svc.security.access_token_expires); rls and det are always present (claims.MarshalJSON).
+func mintAccess(s *signer, p *rpc.Principal, fid, jti string, now time.Time, ttl time.Duration) (string, error) {
 	ac := &claims{ID: jti, Type: typAccess, Family: fid, IssuedAt: date(now), NotBefore: date(now),
-		Expires: date(now.Add(AccessTokenTTL))}
+		Expires: date(now.Add(ttl))}
 	if err := ac.setPrincipal(p); err != nil {
 		return "", err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/rpc"
 )
 
@@ -61,10 +62,12 @@ func (f UserInfoLoaderFunc) LoadUserInfo(ctx context.Context, p *rpc.Principal, 
 }
 
 // builtinUserInfo is the default loader over the built-in store: name from the store (or the
-// principal), gender unknown, no avatar, no menus, and the permission tokens of the roles.
+// principal), gender unknown, no avatar, the permission tokens of the roles, and the entries of
+// svc.security.menus those roles may see.
 type builtinUserInfo struct {
 	store *Store
 	perms *RolePermissions
+	menus []config.Menu
 }
 
 func (b *builtinUserInfo) LoadUserInfo(ctx context.Context, p *rpc.Principal, _ map[string]any) (*UserInfo, error) {
@@ -80,5 +83,6 @@ func (b *builtinUserInfo) LoadUserInfo(ctx context.Context, p *rpc.Principal, _ 
 		}
 	}
 	info.PermissionTokens = b.perms.Tokens(roles)
+	info.Menus = visibleMenus(b.menus, roles, b.perms)
 	return info, nil
 }

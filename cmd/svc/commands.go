@@ -106,8 +106,12 @@ func versionCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			b := app.BuildInfo()
+			commit := b.GitCommit
+			if b.GitModified {
+				commit += " (modified)"
+			}
 			fmt.Fprintf(cmd.OutOrStdout(), "svc %s\napp version: %s\nbuild time:  %s\ngit commit:  %s\ngo:          %s\n",
-				b.FrameworkVersion, b.AppVersion, b.BuildTime, b.GitCommit, b.GoVersion)
+				b.FrameworkVersion, b.AppVersion, b.BuildTime, commit, b.GoVersion)
 			return nil
 		},
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -83,6 +84,8 @@ func TestConfigCheckRejectsEveryStartupError(t *testing.T) {
 		{"on_exceed", "[svc.security.session]\non_exceed = \"panic\"", "svc.security.session.on_exceed", "invalid session on_exceed"},
 		{"lockout strategy", "[svc.security.lockout]\nstrategy = \"ban\"", "svc.security.lockout.strategy", "invalid lockout strategy"},
 		{"lockout key", "[svc.security.lockout]\nkey = \"device\"", "svc.security.lockout.key", "invalid lockout key"},
+		{"access token lifetime", "[svc.security]\naccess_token_expires = \"2h\"\ntoken_expires = \"1h\"", "svc.security.access_token_expires", "invalid access token lifetime"},
+		{"menu", "[[svc.security.menus]]\ntype = \"menu\"\npath = \"home\"\nname = \"Home\"", "svc.security.menus[0].path", "invalid menu entry"},
 		{"approval form bytes", "[svc.approval]\nform_data_max_bytes = -1", "svc.approval.form_data_max_bytes", "invalid approval form_data_max_bytes"},
 		{"approval consistency", "[svc.approval.business_binding]\nconsistency = \"maybe\"", "svc.approval.business_binding.consistency", "invalid approval business binding consistency"},
 		{"approval worker", "[svc.approval.business_binding]\nbatch_size = -5", "svc.approval.business_binding.batch_size", "invalid approval business binding worker config"},
@@ -132,5 +135,41 @@ func TestVersion(t *testing.T) {
 	out, _, code := runCLI(t, base, "version")
 	if code != 0 || !strings.HasPrefix(out, "svc ") || !strings.Contains(out, "git commit:") {
 		t.Errorf("version printed %q (exit %d)", out, code)
+	}
+}
+
+// TestVersionFromBuildInfo builds the binary as a user would (go build in this checkout, with VCS
+// stamping forced on since this machine's GOFLAGS may turn it off) and checks that `svc version`
+// reports the checkout's commit and a module version instead of "unknown" (issue: a go-built
+// binary reported unknown for every field).
+func TestVersionFromBuildInfo(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(filepath.Join(root, ".git")); err == nil && !fi.IsDir() {
+		// Go stamps VCS data only when .git is a directory, not in a linked work tree.
+		t.Skip("linked git work tree: go build records no VCS data here")
+	}
+	head, err := exec.Command("git", "-C", root, "rev-parse", "HEAD").Output()
+	if err != nil {
+		t.Fatalf("git rev-parse HEAD: %v (the test suite runs in a git checkout)", err)
+	}
+	bin := filepath.Join(t.TempDir(), "svc")
+	build := exec.Command("go", "build", "-buildvcs=true", "-o", bin, "./cmd/svc")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	out, err := exec.Command(bin, "version").Output()
+	if err != nil {
+		t.Fatalf("svc version: %v", err)
+	}
+	commit := strings.TrimSpace(string(head))
+	if !strings.Contains(string(out), "git commit:  "+commit) {
+		t.Errorf("svc version printed\n%s\nwant git commit %s", out, commit)
+	}
+	if strings.HasPrefix(string(out), "svc unknown") || strings.Contains(string(out), "build time:  unknown") {
+		t.Errorf("svc version printed\n%s\nwant a module version and the commit time", out)
 	}
 }

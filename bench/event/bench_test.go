@@ -1,0 +1,178 @@
+package eventbench
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/svc-framework/svc/config"
+	"github.com/svc-framework/svc/db"
+	"github.com/svc-framework/svc/event"
+	"github.com/svc-framework/svc/internal/testservice"
+	"github.com/uptrace/bun"
+)
+
+// tick is the benchmark event.
+type tick struct {
+	N int `json:"n"`
+}
+
+func (tick) EventType() string { return "svc.bench.tick" }
+
+// newBus builds and starts a bus; it is stopped when the benchmark ends.
+func newBus(b *testing.B, cfg config.Event, deps event.Deps) *event.Bus {
+	bus, err := event.New(cfg, deps)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = bus.Stop(context.Background()) })
+	return bus
+}
+
+// waitFor polls until n handler runs were counted.
+func waitFor(b *testing.B, got *atomic.Int64, n int64) {
+	deadline := time.Now().Add(5 * time.Minute)
+	for got.Load() < n {
+		if time.Now().After(deadline) {
+			b.Fatalf("handled %d of %d", got.Load(), n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// BenchmarkMemory: one publisher, one subscription on the memory transport (block policy, so
+// nothing is dropped); the clock stops when the handler saw the last event.
+func BenchmarkMemory(b *testing.B) {
+	cfg := config.Default().Event
+	cfg.Transports.Memory.FullPolicy = config.FullPolicyBlock
+	cfg.Transports.Memory.QueueSize = 4096
+	bus := newBus(b, cfg, event.Deps{})
+	var got atomic.Int64
+	if _, err := bus.Subscribe("svc.bench.tick", func(context.Context, *event.Envelope) error { got.Add(1); return nil }); err != nil {
+		b.Fatal(err)
+	}
+	if err := bus.Start(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		if err := bus.Publish(ctx, tick{N: i}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	waitFor(b, &got, int64(b.N))
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
+}
+
+// BenchmarkOutboxPostgres: 16 publishers each commit one event per transaction on PostgreSQL;
+// the relay (woken by the commits) delivers to a memory subscriber on the same node.
+func BenchmarkOutboxPostgres(b *testing.B) {
+	ds := testservice.DataSource(b, config.Postgres)
+	d := testservice.OpenDB(b, ds)
+	if err := db.Migrate(context.Background(), d, *event.Migrations()); err != nil {
+		b.Fatal(err)
+	}
+	cfg := config.Default().Event
+	cfg.Transports.Outbox.Enabled = true
+	cfg.Transports.Outbox.BatchSize = 500
+	cfg.Transports.Outbox.RelayInterval = time.Second
+	cfg.Routing = []config.EventRoute{{Pattern: "svc.*", Transports: []string{"outbox", "memory"}}}
+	bus := newBus(b, cfg, event.Deps{DB: d})
+	var (
+		got       atomic.Int64
+		mu        sync.Mutex
+		latencies []time.Duration
+	)
+	_, err := bus.Subscribe("svc.bench.tick", func(_ context.Context, env *event.Envelope) error {
+		lat := time.Since(env.PublishedAt)
+		mu.Lock()
+		latencies = append(latencies, lat)
+		mu.Unlock()
+		got.Add(1)
+		return nil
+	}, event.WithGroup("bench"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := bus.Start(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	publishConcurrently(b, 16, func() error {
+		return bus.RunInTx(context.Background(), d, nil, func(ctx context.Context, tx bun.Tx) error {
+			return bus.Publish(ctx, tick{}, event.InTx(tx))
+		})
+	})
+	waitFor(b, &got, int64(b.N))
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
+	reportLatency(b, latencies)
+}
+
+// reportLatency adds p50 and p99 in milliseconds.
+func reportLatency(b *testing.B, lat []time.Duration) {
+	if len(lat) == 0 {
+		return
+	}
+	slices.Sort(lat)
+	pct := func(p float64) float64 { return float64(lat[int(p*float64(len(lat)-1))].Microseconds()) / 1000 }
+	b.ReportMetric(pct(0.50), "p50-ms")
+	b.ReportMetric(pct(0.99), "p99-ms")
+}
+
+// BenchmarkStream: one publisher appends to the stream, one group with 8 readers consumes.
+func BenchmarkStream(b *testing.B) {
+	addr := testservice.Require(b, testservice.EnvRedisAddr)
+	rdb := redis.NewClient(&redis.Options{Addr: addr, PoolSize: 32})
+	prefix := fmt.Sprintf("svcbench:%s:", testservice.Suffix(6))
+	b.Cleanup(func() {
+		ctx := context.Background()
+		for _, k := range rdb.Keys(ctx, prefix+"*").Val() {
+			rdb.Del(ctx, k)
+		}
+		_ = rdb.Close()
+	})
+	cfg := config.Default().Event
+	cfg.Transports.KVStoreStream.Enabled = true
+	cfg.Transports.KVStoreStream.StreamPrefix = prefix
+	cfg.Routing = []config.EventRoute{{Pattern: "svc.*", Transports: []string{"kvstore_stream"}}}
+	bus := newBus(b, cfg, event.Deps{Redis: rdb})
+	var got atomic.Int64
+	if _, err := bus.Subscribe("svc.bench.tick", func(context.Context, *event.Envelope) error { got.Add(1); return nil },
+		event.WithGroup("bench"), event.WithConcurrency(8)); err != nil {
+		b.Fatal(err)
+	}
+	if err := bus.Start(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	publishConcurrently(b, 8, func() error { return bus.Publish(context.Background(), tick{}) })
+	waitFor(b, &got, int64(b.N))
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
+}
+
+// publishConcurrently calls publish b.N times in total from n goroutines.
+func publishConcurrently(b *testing.B, n int, publish func() error) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			for next.Add(1) <= int64(b.N) {
+				if err := publish(); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+}

@@ -1,0 +1,17 @@
+// Package eventbench measures the event bus (issue #15) with go test -bench:
+//
+//   - BenchmarkMemory: memory transport, publish → handler, one subscription (target
+//     ≥ 1 000 000 events/s);
+//   - BenchmarkOutboxPostgres: one event per transaction from 16 publishers on PostgreSQL,
+//     committed and relayed to a memory subscriber, with the publish → handler latency p50/p99 on
+//     the publishing node (targets ≥ 5 000 events/s, p50 ≤ 50 ms);
+//   - BenchmarkStream: kvstore_stream on Redis through one consumer group (target ≥ 20 000
+//     events/s).
+//
+// Run from the repository root, after eval "$(scripts/services.sh)":
+//
+//	go test -run '^$' -bench . -benchtime 2s ./bench/event/
+//
+// The Watermill comparison lives in bench/event/watermill, a module of its own so Watermill never
+// becomes a dependency of svc.
+package eventbench

@@ -1,0 +1,337 @@
+package event
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/svc-framework/svc/config"
+	"github.com/svc-framework/svc/db"
+)
+
+// Deps are what the bus needs from the server.
+type Deps struct {
+	// DB is the primary data source: outbox and inbox tables. Required when the outbox or the
+	// inbox middleware is enabled.
+	DB *db.DB
+	// Redis is the key-value store client; nil when svc.kvstore is disabled. Required by
+	// kvstore_stream.
+	Redis *redis.Client
+	// Logger receives the bus's logs; nil discards them.
+	Logger *slog.Logger
+	// Clock is the time source (default time.Now).
+	Clock func() time.Time
+	// AppName is svc.app.name: the default Envelope.Source.
+	AppName string
+	// RequestID returns the request id a context carries (the rpc request info), the default
+	// CorrelationID; nil leaves it empty.
+	RequestID func(ctx context.Context) string
+}
+
+// Bus states.
+const (
+	stateNew int32 = iota
+	stateStarted
+	stateStopped
+)
+
+// Bus is the event bus of svc.event (spec §6.1, wire-runtime §2): routing over the memory,
+// tx_memory, outbox and kvstore_stream transports, the middleware chain and the background
+// workers (outbox relay and cleanup, inbox cleanup, stream reaper and group sweeper).
+type Bus struct {
+	cfg        config.Event
+	deps       Deps
+	log        *slog.Logger
+	now        func() time.Time
+	ids        *idSource
+	metrics    *Metrics
+	transports map[string]transport
+	router     *router
+	outbox     *outboxTransport
+	stream     *streamTransport
+	inbox      *inboxStore
+
+	state   atomic.Int32
+	asyncMu sync.RWMutex // held for reading while enqueueing; Stop closes async under the lock
+	async   chan asyncJob
+	asyncWG sync.WaitGroup
+
+	workers      sync.WaitGroup
+	cancelWorker context.CancelFunc
+	// manualWorkers (tests) leaves the relay, cleanups and reaper to be driven by hand.
+	manualWorkers bool
+}
+
+var _ PubSub = (*Bus)(nil)
+
+// asyncJob is one queued asynchronous publish.
+type asyncJob struct {
+	ctx context.Context
+	env *Envelope
+	rt  *route
+}
+
+// New builds the bus from cfg (already defaulted and validated by package config) and deps. It
+// does no I/O; Start starts transports and workers.
+func New(cfg config.Event, deps Deps) (*Bus, error) {
+	if deps.Logger == nil {
+		deps.Logger = slog.New(slog.DiscardHandler)
+	}
+	if deps.Clock == nil {
+		deps.Clock = time.Now
+	}
+	b := &Bus{cfg: cfg, deps: deps, log: deps.Logger, now: deps.Clock, ids: newIDSource(), metrics: newMetrics()}
+	t := cfg.Transports
+	b.transports = map[string]transport{
+		config.TransportMemory: newMemoryTransport(config.TransportMemory, t.Memory.QueueSize, t.Memory.FullPolicy,
+			t.Memory.PublishTimeout, false, b.log, b.metrics),
+	}
+	if t.TxMemory.Enabled {
+		b.log.Warn("event: tx_memory is enabled: transactional events are delivered in-process only and are lost on a crash")
+		b.transports[config.TransportTxMemory] = newMemoryTransport(config.TransportTxMemory, t.TxMemory.QueueSize,
+			t.TxMemory.FullPolicy, t.TxMemory.PublishTimeout, true, b.log, b.metrics)
+	}
+	if t.KVStoreStream.Enabled {
+		if deps.Redis == nil {
+			return nil, fmt.Errorf("svc.event.transports.kvstore_stream: no key-value store client: %w", ErrTransportNotFound)
+		}
+		b.stream = newStreamTransport(b, t.KVStoreStream)
+		b.transports[config.TransportKVStoreStream] = b.stream
+	}
+	if cfg.Middleware.Inbox {
+		if deps.DB == nil {
+			return nil, fmt.Errorf("svc.event.middleware.inbox: no database: %w", ErrTransportNotFound)
+		}
+		if t.Outbox.Enabled {
+			if h := config.OutboxRetryHorizon(t.Outbox.MaxRetries); cfg.Inbox.Retention <= h {
+				return nil, fmt.Errorf("svc.event.inbox.retention %s: must exceed the outbox retry horizon %s: %w",
+					cfg.Inbox.Retention, h, config.ErrInboxRetentionTooShort)
+			}
+		}
+		b.inbox = &inboxStore{db: deps.DB, ids: b.ids}
+	}
+	if t.Outbox.Enabled {
+		if deps.DB == nil {
+			return nil, fmt.Errorf("svc.event.transports.outbox: no database: %w", ErrTransportNotFound)
+		}
+		sink, ok := b.transports[t.Outbox.Sink]
+		if !ok || t.Outbox.Sink == config.TransportOutbox {
+			return nil, fmt.Errorf("svc.event.transports.outbox.sink %q: %w", t.Outbox.Sink, ErrTransportNotFound)
+		}
+		b.outbox = newOutboxTransport(b, t.Outbox, sink)
+		b.transports[config.TransportOutbox] = b.outbox
+	}
+	r, err := newRouter(cfg, b.transports)
+	if err != nil {
+		return nil, err
+	}
+	b.router = r
+	return b, nil
+}
+
+// Start starts the transports, the async workers and the background workers. Subscriptions made
+// before Start begin receiving now. A failure stops what was started.
+func (b *Bus) Start(ctx context.Context) error {
+	if !b.state.CompareAndSwap(stateNew, stateStarted) {
+		return ErrBusAlreadyStarted
+	}
+	for name, t := range b.transports {
+		if err := t.start(ctx); err != nil {
+			b.state.Store(stateStopped)
+			_ = b.stopTransports(context.WithoutCancel(ctx))
+			return fmt.Errorf("event: start transport %s: %w", name, err)
+		}
+	}
+	b.async = make(chan asyncJob, b.cfg.AsyncQueueSize)
+	for range b.cfg.AsyncWorkers {
+		b.asyncWG.Go(b.drainAsync)
+	}
+	workerCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	b.cancelWorker = cancel
+	if !b.manualWorkers {
+		b.startWorkers(workerCtx)
+	}
+	return nil
+}
+
+// Stop refuses new publishes, flushes the async queue, stops the background workers and the
+// transports (their queues drained, consumers and relays finished) within ctx; past it,
+// ErrShutdownTimeout.
+func (b *Bus) Stop(ctx context.Context) error {
+	if !b.state.CompareAndSwap(stateStarted, stateStopped) {
+		return nil
+	}
+	b.asyncMu.Lock()
+	close(b.async)
+	b.asyncMu.Unlock()
+	var errs []error
+	errs = append(errs, waitGroup(ctx, &b.asyncWG))
+	b.cancelWorker()
+	errs = append(errs, waitGroup(ctx, &b.workers))
+	errs = append(errs, b.stopTransports(ctx))
+	return errors.Join(errs...)
+}
+
+// stopTransports stops the outbox first (it feeds its sink), then the others.
+func (b *Bus) stopTransports(ctx context.Context) error {
+	var errs []error
+	if b.outbox != nil {
+		errs = append(errs, b.outbox.stop(ctx))
+	}
+	for name, t := range b.transports {
+		if name != config.TransportOutbox {
+			errs = append(errs, t.stop(ctx))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Publish sends evt along its route (wire-runtime §2.1, §2.2). With InTx only the route's
+// transactional transports are written, inside the transaction; with Async the publish is
+// queued. A nil error only says the transports accepted the event.
+func (b *Bus) Publish(ctx context.Context, evt Event, opts ...PublishOption) error {
+	if b.state.Load() != stateStarted {
+		return ErrBusNotStarted
+	}
+	var o publishOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.tx != nil && o.async {
+		return ErrTxAsyncMutex
+	}
+	env, err := b.newEnvelope(ctx, evt, &o)
+	if err != nil {
+		return err
+	}
+	return b.send(ctx, env, &o)
+}
+
+// PublishBatch publishes evts in order with the same options; it stops at the first error, which
+// names the index. The events of one transactional batch commit together.
+func (b *Bus) PublishBatch(ctx context.Context, evts []Event, opts ...PublishOption) error {
+	for i, evt := range evts {
+		if err := b.Publish(ctx, evt, opts...); err != nil {
+			return fmt.Errorf("event: batch item %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
+// send delivers env synchronously, or queues it when asked.
+func (b *Bus) send(ctx context.Context, env *Envelope, o *publishOptions) error {
+	rt := b.router.resolve(env.Type)
+	if o.tx != nil {
+		if len(rt.tx) == 0 {
+			return fmt.Errorf("%s: event %s: %w", rt.rule, env.Type, ErrTxRequired)
+		}
+		for _, t := range rt.tx {
+			if err := t.publishTx(ctx, o.tx, env); err != nil {
+				b.metrics.publishFailed(env.Type)
+				return err
+			}
+		}
+		b.metrics.published(env.Type)
+		return nil
+	}
+	if o.async {
+		b.asyncMu.RLock()
+		queued := false
+		if b.state.Load() == stateStarted {
+			select {
+			case b.async <- asyncJob{ctx: context.WithoutCancel(ctx), env: env, rt: rt}:
+				queued = true
+			default:
+			}
+		}
+		b.asyncMu.RUnlock()
+		if queued {
+			return nil
+		}
+		b.metrics.asyncFallbacks.Add(1)
+		if err := b.deliver(ctx, env, rt); err != nil {
+			return fmt.Errorf("%w: synchronous fallback: %w", ErrAsyncQueueFull, err)
+		}
+		return nil
+	}
+	return b.deliver(ctx, env, rt)
+}
+
+// deliver writes env to the direct transports of rt.
+func (b *Bus) deliver(ctx context.Context, env *Envelope, rt *route) error {
+	var errs []error
+	for _, t := range rt.direct {
+		if err := t.publish(ctx, env); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		b.metrics.publishFailed(env.Type)
+		return err
+	}
+	b.metrics.published(env.Type)
+	return nil
+}
+
+// drainAsync is one async worker: it publishes queued events until the queue is closed and
+// empty. Errors go to the log (the error sink) and the metrics.
+func (b *Bus) drainAsync() {
+	for job := range b.async {
+		if err := b.deliver(job.ctx, job.env, job.rt); err != nil {
+			b.log.Error("event: async publish failed", "type", job.env.Type, "id", job.env.ID, "err", err)
+		}
+	}
+}
+
+// Subscribe registers h for events of exactly eventType on every subscribable transport of the
+// type's route (wire-runtime §2.1, §2.2). A route with an at-least-once transport needs
+// WithGroup (ErrGroupRequired); a route that lists the outbox without its sink fails with
+// ErrSinkMissing naming the rule. Subscriptions made before Start are kept and start with it.
+func (b *Bus) Subscribe(eventType string, h Handler, opts ...SubscribeOption) (Unsubscribe, error) {
+	if !validType(eventType) {
+		return nil, fmt.Errorf("%w: %q", ErrInvalidEventType, eventType)
+	}
+	if h == nil {
+		return nil, fmt.Errorf("event: subscribe %s: nil handler", eventType)
+	}
+	o := subscribeOptions{concurrency: 1}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	o.concurrency = max(o.concurrency, 1)
+	rt := b.router.resolve(eventType)
+	if rt.sinkMissing {
+		return nil, fmt.Errorf("%s: subscribers of %s: the rule must list the outbox sink %q: %w",
+			rt.rule, eventType, b.cfg.Transports.Outbox.Sink, ErrSinkMissing)
+	}
+	if rt.atLeastOnce && o.group == "" {
+		return nil, fmt.Errorf("%s: subscribe %s: %w", rt.rule, eventType, ErrGroupRequired)
+	}
+	var subs []*subscription
+	var ts []transport
+	undo := func() {
+		for i, s := range subs {
+			ts[i].unsubscribe(s)
+		}
+	}
+	for _, name := range rt.subscribe {
+		t := b.transports[name]
+		s := &subscription{eventType: eventType, group: o.group, concurrency: o.concurrency,
+			handler: b.chain(h, name, rt.atLeastOnce, o.group)}
+		if err := t.subscribe(s); err != nil {
+			undo()
+			return nil, fmt.Errorf("event: subscribe %s on %s: %w", eventType, name, err)
+		}
+		subs, ts = append(subs, s), append(ts, t)
+	}
+	var once sync.Once
+	return func() { once.Do(undo) }, nil
+}
+
+// Metrics returns the bus's counters.
+func (b *Bus) Metrics() *Metrics { return b.metrics }

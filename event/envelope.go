@@ -1,0 +1,127 @@
+package event
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"github.com/google/uuid"
+)
+
+// idSource makes UUIDv7 event ids and random trace ids from one buffered crypto/rand reader, so
+// a publish costs no system call (the package-level uuid pool would be global state).
+type idSource struct {
+	mu sync.Mutex
+	r  *bufio.Reader
+}
+
+func newIDSource() *idSource { return &idSource{r: bufio.NewReaderSize(rand.Reader, 4096)} }
+
+// uuid returns a new UUIDv7 string.
+func (s *idSource) uuid() string {
+	s.mu.Lock()
+	id, err := uuid.NewV7FromReader(s.r)
+	s.mu.Unlock()
+	if err != nil { // crypto/rand does not fail (Go 1.24+); keep a valid id regardless
+		return uuid.Must(uuid.NewV7()).String()
+	}
+	return id.String()
+}
+
+// hex returns n random bytes as lowercase hex (trace ids: 16, span ids: 8).
+func (s *idSource) hex(n int) string {
+	b := make([]byte, n)
+	s.mu.Lock()
+	_, _ = s.r.Read(b)
+	s.mu.Unlock()
+	return hex.EncodeToString(b)
+}
+
+// newEnvelope builds the envelope of evt: id, type, source, times, correlation and trace ids,
+// headers. It validates the type and the header limits (wire-runtime §2.1).
+func (b *Bus) newEnvelope(ctx context.Context, evt Event, o *publishOptions) (*Envelope, error) {
+	if evt == nil {
+		return nil, fmt.Errorf("%w: nil event", ErrInvalidEventType)
+	}
+	typ := evt.EventType()
+	if !validType(typ) {
+		return nil, fmt.Errorf("%w: %q", ErrInvalidEventType, typ)
+	}
+	if err := checkHeaders(o.headers); err != nil {
+		return nil, err
+	}
+	now := b.now().UTC()
+	env := &Envelope{
+		ID:            b.ids.uuid(),
+		Type:          typ,
+		Source:        o.source,
+		OccurredAt:    o.occurredAt,
+		PublishedAt:   now,
+		CorrelationID: o.correlationID,
+		Headers:       o.headers,
+		Payload:       evt,
+	}
+	if env.Source == "" {
+		env.Source = b.deps.AppName
+	}
+	if env.OccurredAt.IsZero() {
+		env.OccurredAt = now
+	}
+	if env.CorrelationID == "" && b.deps.RequestID != nil {
+		env.CorrelationID = b.deps.RequestID(ctx)
+	}
+	if b.cfg.Middleware.Tracing {
+		b.stampTrace(ctx, env)
+	}
+	return env, nil
+}
+
+// checkHeaders enforces the header limits.
+func checkHeaders(h map[string]string) error {
+	if len(h) > MaxHeaders {
+		return fmt.Errorf("%w: %d headers, at most %d", ErrPayloadTooLarge, len(h), MaxHeaders)
+	}
+	for k, v := range h {
+		if len(k) > MaxHeaderKeyBytes {
+			return fmt.Errorf("%w: header key of %d bytes, at most %d", ErrPayloadTooLarge, len(k), MaxHeaderKeyBytes)
+		}
+		if len(v) > MaxHeaderValueBytes {
+			return fmt.Errorf("%w: header %q value of %d bytes, at most %d", ErrPayloadTooLarge, k, len(v), MaxHeaderValueBytes)
+		}
+	}
+	return nil
+}
+
+// encodeBody returns the canonical JSON body of env's payload, refusing bodies over
+// MaxBodyBytes. A RawPayload is passed through unchanged.
+func encodeBody(env *Envelope) (json.RawMessage, error) {
+	var body []byte
+	if raw, ok := env.Payload.(RawPayload); ok {
+		body = raw.Body
+	} else {
+		var err error
+		if body, err = json.Marshal(env.Payload); err != nil {
+			return nil, fmt.Errorf("event: encode %s payload: %w", env.Type, err)
+		}
+	}
+	if len(body) > MaxBodyBytes {
+		return nil, fmt.Errorf("%w: %s body of %d bytes, at most %d", ErrPayloadTooLarge, env.Type, len(body), MaxBodyBytes)
+	}
+	return body, nil
+}
+
+// cloneHeaders copies h and sets extra key/value pairs.
+func cloneHeaders(h map[string]string, kv ...string) map[string]string {
+	out := make(map[string]string, len(h)+len(kv)/2)
+	for k, v := range h {
+		out[k] = v
+	}
+	for i := 0; i+1 < len(kv); i += 2 {
+		out[kv[i]] = kv[i+1]
+	}
+	return out
+}

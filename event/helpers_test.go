@@ -1,0 +1,157 @@
+package event
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/svc-framework/svc/config"
+	"github.com/svc-framework/svc/db"
+	"github.com/svc-framework/svc/internal/testservice"
+)
+
+// testEvent is the payload the tests publish.
+type testEvent struct {
+	N    int    `json:"n"`
+	Name string `json:"name,omitempty"`
+}
+
+func (testEvent) EventType() string { return "svc.test.happened" }
+
+// otherEvent has a second type.
+type otherEvent struct{ N int }
+
+func (otherEvent) EventType() string { return "svc.other.happened" }
+
+// fakeClock is a settable clock.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newFakeClock() *fakeClock {
+	return &fakeClock{t: time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)}
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// defaultConfig is svc.event with every default applied.
+func defaultConfig() config.Event { return config.Default().Event }
+
+// newBus builds a bus and stops it when the test ends (not started).
+func newBus(t testing.TB, cfg config.Event, deps Deps) *Bus {
+	t.Helper()
+	b, err := New(cfg, deps)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := b.Stop(ctx); err != nil {
+			t.Errorf("Stop: %v", err)
+		}
+	})
+	return b
+}
+
+// start starts b.
+func start(t testing.TB, b *Bus) {
+	t.Helper()
+	if err := b.Start(context.Background()); err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+}
+
+// migratedDB opens a database of kind with the event tables.
+func migratedDB(t testing.TB, kind config.DBKind) *db.DB {
+	t.Helper()
+	d := testservice.OpenDB(t, testservice.DataSource(t, kind))
+	ctx, cancel := context.WithTimeout(context.Background(), testservice.Timeout)
+	defer cancel()
+	if err := db.Migrate(ctx, d, *Migrations()); err != nil {
+		t.Fatalf("migrate: %v", err)
+	}
+	return d
+}
+
+// eachDB runs fn on SQLite, PostgreSQL and MySQL/MariaDB.
+func eachDB(t *testing.T, fn func(t *testing.T, d *db.DB)) {
+	for _, kind := range testservice.DBKinds {
+		t.Run(string(kind), func(t *testing.T) { fn(t, migratedDB(t, kind)) })
+	}
+}
+
+// recorder collects deliveries.
+type recorder struct {
+	mu   sync.Mutex
+	envs []*Envelope
+	ids  map[string]int
+}
+
+func newRecorder() *recorder { return &recorder{ids: map[string]int{}} }
+
+func (r *recorder) handle(_ context.Context, env *Envelope) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.envs = append(r.envs, env)
+	r.ids[env.ID]++
+	return nil
+}
+
+func (r *recorder) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.envs)
+}
+
+// duplicates counts events delivered more than once.
+func (r *recorder) duplicates() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, c := range r.ids {
+		if c > 1 {
+			n++
+		}
+	}
+	return n
+}
+
+// eventually polls cond (the package cannot import svctest: svctest boots the server, which
+// will import this package).
+func eventually(t testing.TB, timeout time.Duration, cond func() bool, msg string) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	wait := time.Millisecond
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("condition not met within %s: %s", timeout, msg)
+		}
+		time.Sleep(wait)
+		wait = min(wait*2, 50*time.Millisecond)
+	}
+}
+
+// recordedBus builds and starts a bus whose recorder subscribes to svc.test.happened in group g.
+func recordedBus(t *testing.T, cfg config.Event, deps Deps) (*Bus, *recorder) {
+	t.Helper()
+	b := newBus(t, cfg, deps)
+	rec := newRecorder()
+	if _, err := b.Subscribe("svc.test.happened", rec.handle, WithGroup("g")); err != nil {
+		t.Fatal(err)
+	}
+	start(t, b)
+	return b, rec
+}

@@ -1,0 +1,71 @@
+package event
+
+import (
+	"context"
+	"fmt"
+	"sort"
+)
+
+// StreamReport is the data of sys/monitor get_event_streams (wire-runtime §2.8).
+type StreamReport struct {
+	// Enabled is false when no stream transport is configured (then Streams is empty).
+	Enabled bool `json:"enabled"`
+	// Streams are the event streams, by key.
+	Streams []StreamInfo `json:"streams"`
+}
+
+// StreamInfo is one stream.
+type StreamInfo struct {
+	// Stream is the key.
+	Stream string `json:"stream"`
+	// Length is XLEN.
+	Length int64 `json:"length"`
+	// Groups are its consumer groups.
+	Groups []GroupInfo `json:"groups"`
+}
+
+// GroupInfo is one consumer group of a stream.
+type GroupInfo struct {
+	// Name is the group name.
+	Name string `json:"name"`
+	// Consumers counts consumer records, including those of stopped processes.
+	Consumers int64 `json:"consumers"`
+	// Pending counts delivered, unacknowledged entries.
+	Pending int64 `json:"pending"`
+	// Lag is the server's count of entries not yet delivered to the group (0 when unknown).
+	Lag int64 `json:"lag"`
+	// LastDeliveredID is the group's last delivered entry id.
+	LastDeliveredID string `json:"lastDeliveredId"`
+}
+
+// InspectStreams reads the report of every stream under stream_prefix, read-only. Without the
+// stream transport it returns {enabled: false, streams: []} and no error.
+func (b *Bus) InspectStreams(ctx context.Context) (StreamReport, error) {
+	if b.stream == nil {
+		return StreamReport{Streams: []StreamInfo{}}, nil
+	}
+	t := b.stream
+	keys, err := t.streamKeys(ctx)
+	if err != nil {
+		return StreamReport{}, err
+	}
+	sort.Strings(keys)
+	report := StreamReport{Enabled: true, Streams: make([]StreamInfo, 0, len(keys))}
+	for _, key := range keys {
+		n, err := t.rdb.XLen(ctx, key).Result()
+		if err != nil {
+			return StreamReport{}, fmt.Errorf("event: inspect %s: %w", key, err)
+		}
+		groups, err := t.rdb.XInfoGroups(ctx, key).Result()
+		if err != nil {
+			return StreamReport{}, fmt.Errorf("event: inspect groups of %s: %w", key, err)
+		}
+		info := StreamInfo{Stream: key, Length: n, Groups: make([]GroupInfo, 0, len(groups))}
+		for _, g := range groups {
+			info.Groups = append(info.Groups, GroupInfo{Name: g.Name, Consumers: g.Consumers, Pending: g.Pending,
+				Lag: max(g.Lag, 0), LastDeliveredID: g.LastDeliveredID})
+		}
+		report.Streams = append(report.Streams, info)
+	}
+	return report, nil
+}

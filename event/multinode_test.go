@@ -1,0 +1,96 @@
+package event
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/svc-framework/svc/config"
+	"github.com/svc-framework/svc/db"
+	"github.com/uptrace/bun"
+)
+
+// TestTwoRelays: two buses (two nodes) on one database relay one outbox; with events published
+// from both nodes, each event reaches its group exactly once across the two nodes.
+func TestTwoRelays(t *testing.T) {
+	eachDB(t, func(t *testing.T, d *db.DB) {
+		const perNode = 100
+		cfg := outboxConfig()
+		cfg.Transports.Outbox.RelayInterval = 20 * time.Millisecond
+		cfg.Transports.Outbox.BatchSize = 10
+		var mu sync.Mutex
+		seen := map[string]int{}
+		handle := func(_ context.Context, env *Envelope) error {
+			mu.Lock()
+			seen[env.ID]++
+			mu.Unlock()
+			return nil
+		}
+		var nodes []*Bus
+		for range 2 {
+			b := newBus(t, cfg, Deps{DB: d})
+			if _, err := b.Subscribe("svc.test.happened", handle, WithGroup("g")); err != nil {
+				t.Fatal(err)
+			}
+			start(t, b)
+			nodes = append(nodes, b)
+		}
+		var wg sync.WaitGroup
+		for _, b := range nodes {
+			wg.Go(func() {
+				for i := range perNode {
+					err := b.RunInTx(context.Background(), d, nil, func(ctx context.Context, tx bun.Tx) error {
+						return b.Publish(ctx, testEvent{N: i}, InTx(tx))
+					})
+					if err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		eventually(t, 30*time.Second, func() bool { mu.Lock(); defer mu.Unlock(); return len(seen) == 2*perNode }, "every event delivered")
+		for _, b := range nodes {
+			if err := b.Stop(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for id, n := range seen {
+			if n != 1 {
+				t.Errorf("event %s delivered %d times, want 1", id, n)
+			}
+		}
+		var pending int
+		if err := d.NewSelect().Model((*OutboxRow)(nil)).ColumnExpr("count(*)").Where("status <> ?", OutboxCompleted).Scan(context.Background(), &pending); err != nil {
+			t.Fatal(err)
+		}
+		if pending != 0 {
+			t.Errorf("%d rows not completed", pending)
+		}
+	})
+}
+
+// TestNotifyWakesOtherNode: on PostgreSQL a commit on one node wakes the relay of another node
+// through LISTEN/NOTIFY, although its relay_interval is an hour.
+func TestNotifyWakesOtherNode(t *testing.T) {
+	d := migratedDB(t, config.Postgres)
+	cfg := outboxConfig()
+	cfg.Transports.Outbox.RelayInterval = time.Hour
+	receiver, rec := recordedBus(t, cfg, Deps{DB: d})
+	ctx := context.Background()
+	eventually(t, 10*time.Second, func() bool {
+		var n int
+		_ = d.NewRaw("SELECT count(*) FROM pg_stat_activity WHERE query = ?", `LISTEN "`+receiver.outbox.channel+`"`).Scan(ctx, &n)
+		return n > 0
+	}, "the receiver listens")
+	sender := newBus(t, cfg, Deps{DB: d})
+	sender.manualWorkers = true // no relay of its own: only the receiver can deliver
+	start(t, sender)
+	actx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go sender.outbox.announce(actx)
+	publishTx(t, sender, d, testEvent{N: 1})
+	eventually(t, 10*time.Second, func() bool { return rec.count() == 1 }, "the receiver relayed the sender's commit")
+}

@@ -1,0 +1,328 @@
+package event
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/svc-framework/svc/config"
+	"github.com/svc-framework/svc/db"
+	"github.com/uptrace/bun"
+)
+
+// switchSink is a sink transport whose publishes fail while failing is set (per event type) and
+// otherwise record the envelope.
+type switchSink struct {
+	mu      sync.Mutex
+	failing map[string]bool
+	got     []*Envelope
+}
+
+func (s *switchSink) caps() capabilities             { return capabilities{} }
+func (s *switchSink) subscribe(*subscription) error  { return nil }
+func (s *switchSink) unsubscribe(*subscription)      {}
+func (s *switchSink) start(context.Context) error    { return nil }
+func (s *switchSink) stop(context.Context) error     { return nil }
+func (s *switchSink) setFailing(typ string, on bool) { s.mu.Lock(); s.failing[typ] = on; s.mu.Unlock() }
+func (s *switchSink) publish(_ context.Context, env *Envelope) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.failing[env.Type] {
+		return fmt.Errorf("sink down: dial tcp 10.0.0.7:6379: password=hunter2 Authorization: Bearer abc.def")
+	}
+	s.got = append(s.got, env)
+	return nil
+}
+
+func (s *switchSink) count() int { s.mu.Lock(); defer s.mu.Unlock(); return len(s.got) }
+
+// outboxConfig routes svc.* to the outbox with the memory sink.
+func outboxConfig() config.Event {
+	cfg := defaultConfig()
+	cfg.Transports.Outbox.Enabled = true
+	cfg.Transports.Outbox.MaxRetries = 3
+	cfg.Routing = []config.EventRoute{{Pattern: "svc.*", Transports: []string{"outbox", "memory"}}}
+	return cfg
+}
+
+// outboxBus is a started bus on d whose relay is driven by hand, with a fake clock.
+func outboxBus(t *testing.T, d *db.DB, cfg config.Event, clock *fakeClock) *Bus {
+	t.Helper()
+	b := newBus(t, cfg, Deps{DB: d, Clock: clock.Now, AppName: "test"})
+	b.manualWorkers = true
+	return b
+}
+
+// rowOf reads the outbox row of one event.
+func rowOf(t *testing.T, d *db.DB, eventID string) OutboxRow {
+	t.Helper()
+	var r OutboxRow
+	if err := d.NewSelect().Model(&r).Where("event_id = ?", eventID).Scan(context.Background()); err != nil {
+		t.Fatalf("read outbox row %s: %v", eventID, err)
+	}
+	return r
+}
+
+func countRows(t *testing.T, d *db.DB, model any) int {
+	t.Helper()
+	n, err := d.NewSelect().Model(model).Count(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return int(n)
+}
+
+// publishTx publishes evt through the outbox in a committed transaction and returns its id.
+func publishTx(t *testing.T, b *Bus, d *db.DB, evt Event) string {
+	t.Helper()
+	var id string
+	err := b.RunInTx(context.Background(), d, nil, func(ctx context.Context, tx bun.Tx) error {
+		return b.Publish(ctx, evt, InTx(tx), WithHeaders(map[string]string{"x": "y"}))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.NewSelect().Model((*OutboxRow)(nil)).Column("event_id").OrderExpr("created_at DESC, id DESC").Limit(1).Scan(context.Background(), &id); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// TestOutboxStates walks the outbox state machine on each database: pending → processing →
+// completed; failed → retried after 2^n s → dead through the DLQ; DLQ failure keeps it failed
+// with the old count; rollback writes nothing; the loop guard; cleanup.
+func TestOutboxStates(t *testing.T) {
+	eachDB(t, func(t *testing.T, d *db.DB) {
+		ctx := context.Background()
+		clock := newFakeClock()
+		cfg := outboxConfig()
+		cfg.Routing = append(cfg.Routing, config.EventRoute{Pattern: "svc-dlq.*", Transports: []string{"outbox", "memory"}})
+		b := outboxBus(t, d, cfg, clock)
+		sink := &switchSink{failing: map[string]bool{}}
+		b.outbox.sink = sink
+		start(t, b)
+
+		// rollback: nothing written
+		_ = b.RunInTx(ctx, d, nil, func(ctx context.Context, tx bun.Tx) error {
+			if err := b.Publish(ctx, testEvent{N: 0}, InTx(tx)); err != nil {
+				t.Fatal(err)
+			}
+			return errors.New("rollback")
+		})
+		if n := countRows(t, d, (*OutboxRow)(nil)); n != 0 {
+			t.Fatalf("rows after rollback = %d, want 0", n)
+		}
+
+		// pending → completed
+		id := publishTx(t, b, d, testEvent{N: 1})
+		if r := rowOf(t, d, id); r.Status != OutboxPending || r.Source != "test" || !strings.Contains(r.Payload, `"n"`) || r.Headers == "" {
+			t.Fatalf("row = %+v, want pending with payload and headers", r)
+		}
+		if n, err := b.outbox.RelayOnce(ctx); err != nil || n != 1 {
+			t.Fatalf("RelayOnce = %d, %v", n, err)
+		}
+		if r := rowOf(t, d, id); r.Status != OutboxCompleted || r.ProcessedAt.IsZero() || !r.RetryAfter.IsZero() {
+			t.Errorf("row = %+v, want completed", r)
+		}
+		if sink.count() != 1 || sink.got[0].ID != id || sink.got[0].Headers["x"] != "y" {
+			t.Fatalf("sink got %d, want the event with its id and headers", sink.count())
+		}
+		if p := sink.got[0].Payload.(RawPayload); string(p.Body) == "" || p.Type != "svc.test.happened" {
+			t.Errorf("payload = %+v", p)
+		}
+
+		// failed → backoff → retried → dead (max_retries 3)
+		sink.setFailing("svc.test.happened", true)
+		id = publishTx(t, b, d, testEvent{N: 2})
+		for attempt := 1; attempt <= 2; attempt++ {
+			if n, _ := b.outbox.RelayOnce(ctx); n != 1 {
+				t.Fatalf("attempt %d claimed %d", attempt, n)
+			}
+			r := rowOf(t, d, id)
+			wantAfter := dbTime(clock.Now().Add(time.Duration(1<<attempt) * time.Second))
+			if r.Status != OutboxFailed || r.RetryCount != attempt || !r.RetryAfter.Equal(wantAfter) {
+				t.Fatalf("after attempt %d: %+v, want failed, count %d, retry_after %v", attempt, r, attempt, wantAfter)
+			}
+			if strings.Contains(r.LastError, "hunter2") || strings.Contains(r.LastError, "10.0.0.7") || strings.Contains(r.LastError, "abc.def") {
+				t.Errorf("last_error not redacted: %q", r.LastError)
+			}
+			if n, _ := b.outbox.RelayOnce(ctx); n != 0 {
+				t.Fatalf("claimed %d before retry_after", n)
+			}
+			clock.Advance(time.Duration(1<<attempt) * time.Second)
+		}
+		// third failure reaches max_retries: the DLQ forward fails too → stays failed, old count
+		sink.setFailing(DeadLetterPrefix+"svc.test.happened", true)
+		_, _ = b.outbox.RelayOnce(ctx)
+		if r := rowOf(t, d, id); r.Status != OutboxFailed || r.RetryCount != 2 {
+			t.Fatalf("after failed DLQ: %+v, want failed with count 2", r)
+		}
+		clock.Advance(time.Hour)
+		sink.setFailing(DeadLetterPrefix+"svc.test.happened", false)
+		_, _ = b.outbox.RelayOnce(ctx)
+		r := rowOf(t, d, id)
+		if r.Status != OutboxDead || r.RetryCount != 3 || r.ProcessedAt.IsZero() {
+			t.Fatalf("after DLQ: %+v, want dead with count 3", r)
+		}
+		if m := b.Metrics().Snapshot(); m.Relayed != 1 || m.RelayFailures != 4 || m.DeadLettered != 1 {
+			t.Errorf("metrics = %+v, want 1 relayed, 4 failures, 1 dead-lettered", m)
+		}
+		dlq := sink.got[len(sink.got)-1]
+		if dlq.Type != "svc-dlq.svc.test.happened" || dlq.Headers[HeaderDeadLetter] != "1" || dlq.ID != id {
+			t.Errorf("DLQ envelope = %+v", dlq)
+		}
+
+		// the loop guard: a dead-lettered event cannot enter the outbox again
+		err := b.RunInTx(ctx, d, nil, func(ctx context.Context, tx bun.Tx) error {
+			return b.Publish(ctx, RawPayload{Type: dlq.Type, Body: []byte(`{}`)}, InTx(tx), WithHeaders(dlq.Headers))
+		})
+		if !errors.Is(err, ErrDeadLetterLoop) {
+			t.Errorf("republish of a DLQ event = %v, want ErrDeadLetterLoop", err)
+		}
+
+		// cleanup removes completed rows past completed_ttl and keeps dead ones
+		clock.Advance(b.cfg.Transports.Outbox.CompletedTTL + time.Hour)
+		if n, err := b.outbox.Cleanup(ctx); err != nil || n != 1 {
+			t.Errorf("Cleanup = %d, %v, want 1", n, err)
+		}
+		if n := countRows(t, d, (*OutboxRow)(nil)); n != 1 {
+			t.Errorf("rows after cleanup = %d, want the dead one", n)
+		}
+	})
+}
+
+// TestOutboxLeaseTakeover: rows claimed by a relay that then crashed are taken over by another
+// relay once their lease expires, not before.
+func TestOutboxLeaseTakeover(t *testing.T) {
+	eachDB(t, func(t *testing.T, d *db.DB) {
+		ctx := context.Background()
+		clock := newFakeClock()
+		crashed := outboxBus(t, d, outboxConfig(), clock)
+		start(t, crashed)
+		for i := range 3 {
+			publishTx(t, crashed, d, testEvent{N: i})
+		}
+		rows, err := crashed.outbox.claim(ctx) // claimed, never forwarded
+		if err != nil || len(rows) != 3 {
+			t.Fatalf("claim = %d, %v", len(rows), err)
+		}
+		other := outboxBus(t, d, outboxConfig(), clock)
+		sink := &switchSink{failing: map[string]bool{}}
+		other.outbox.sink = sink
+		start(t, other)
+		if n, _ := other.outbox.RelayOnce(ctx); n != 0 {
+			t.Fatalf("claimed %d rows under a live lease", n)
+		}
+		clock.Advance(other.outbox.lease() + time.Second)
+		if n, err := other.outbox.RelayOnce(ctx); n != 3 || err != nil {
+			t.Fatalf("takeover claimed %d, %v, want 3", n, err)
+		}
+		if sink.count() != 3 {
+			t.Errorf("sink got %d, want 3", sink.count())
+		}
+	})
+}
+
+// TestOutboxWake: with a relay interval of an hour, a commit wakes the local relay at once, and
+// the event reaches a memory subscriber of the sink.
+func TestOutboxWake(t *testing.T) {
+	eachDB(t, func(t *testing.T, d *db.DB) {
+		cfg := outboxConfig()
+		cfg.Transports.Outbox.RelayInterval = time.Hour
+		b, rec := recordedBus(t, cfg, Deps{DB: d})
+		publishTx(t, b, d, testEvent{N: 1})
+		// a plain publish on an outbox route writes the row in its own transaction, not to the
+		// sink directly
+		if err := b.Publish(context.Background(), testEvent{N: 2}); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 10*time.Second, func() bool { return rec.count() == 2 }, "both events relayed without waiting for the interval")
+		if rec.duplicates() != 0 {
+			t.Errorf("duplicates = %d", rec.duplicates())
+		}
+	})
+}
+
+// TestCleanError: secrets and addresses are redacted, the text cut to 256 bytes on a rune
+// boundary.
+func TestCleanError(t *testing.T) {
+	for _, tt := range []struct{ in, bad string }{
+		{"dial tcp 192.168.1.2:5432: refused", "192.168.1.2"},
+		{`login failed: password=s3cret`, "s3cret"},
+		{`{"password":"s3cret"}`, "s3cret"},
+		{"Authorization: Basic dXNlcjpwYXNz", "dXNlcjpwYXNz"},
+		{"got Bearer eyJhbGciOi.x.y", "eyJhbGciOi"},
+		{"redis://user:pw@host/0", "pw@"},
+		{"token=abc123&x=1", "abc123"},
+	} {
+		if got := cleanError(tt.in); strings.Contains(got, tt.bad) {
+			t.Errorf("cleanError(%q) = %q, still contains %q", tt.in, got, tt.bad)
+		}
+	}
+	long := strings.Repeat("é", 200)
+	if got := cleanError(long); len(got) > maxLastError || !strings.HasPrefix(long, got) {
+		t.Errorf("cut to %d bytes, valid prefix %v", len(got), strings.HasPrefix(long, got))
+	}
+}
+
+// TestBackoff: 2^n seconds, capped at one hour.
+func TestBackoff(t *testing.T) {
+	for n, want := range map[int]time.Duration{1: 2 * time.Second, 3: 8 * time.Second, 11: 2048 * time.Second, 12: time.Hour, 40: time.Hour} {
+		if got := backoff(n); got != want {
+			t.Errorf("backoff(%d) = %s, want %s", n, got, want)
+		}
+	}
+}
+
+// TestOutboxMemorySinkHandlerFailure: with the memory sink the relay runs the handler; its
+// failure makes the row failed and the retry completes it.
+func TestOutboxMemorySinkHandlerFailure(t *testing.T) {
+	d := migratedDB(t, config.SQLite)
+	clock := newFakeClock()
+	b := outboxBus(t, d, outboxConfig(), clock)
+	calls := 0
+	_, _ = b.Subscribe("svc.test.happened", func(context.Context, *Envelope) error {
+		calls++
+		if calls == 1 {
+			return errors.New("not yet")
+		}
+		return nil
+	}, WithGroup("g"))
+	start(t, b)
+	id := publishTx(t, b, d, testEvent{N: 1})
+	ctx := context.Background()
+	_, _ = b.outbox.RelayOnce(ctx)
+	if r := rowOf(t, d, id); r.Status != OutboxFailed || r.RetryCount != 1 || !strings.Contains(r.LastError, "not yet") {
+		t.Fatalf("row = %+v, want failed after the handler error", r)
+	}
+	clock.Advance(2 * time.Second)
+	_, _ = b.outbox.RelayOnce(ctx)
+	if r := rowOf(t, d, id); r.Status != OutboxCompleted || calls != 2 {
+		t.Errorf("row = %s after %d calls, want completed after 2", r.Status, calls)
+	}
+}
+
+// TestOutboxStreamSink: the outbox relays to the kvstore_stream sink, whose group consumer
+// handles the event.
+func TestOutboxStreamSink(t *testing.T) {
+	rdb, prefix := testRedis(t)
+	d := migratedDB(t, config.SQLite)
+	cfg := streamConfig(prefix)
+	cfg.Transports.Outbox.Enabled = true
+	cfg.Transports.Outbox.Sink = config.TransportKVStoreStream
+	cfg.Transports.Outbox.RelayInterval = time.Hour
+	cfg.Routing = []config.EventRoute{{Pattern: "svc.*", Transports: []string{"outbox", "kvstore_stream"}}}
+	b, rec := recordedBus(t, cfg, Deps{DB: d, Redis: rdb})
+	id := publishTx(t, b, d, testEvent{N: 1})
+	eventually(t, 10*time.Second, func() bool { return rec.count() == 1 }, "relayed through the stream")
+	if rec.envs[0].ID != id || rowOf(t, d, id).Status != OutboxCompleted {
+		t.Errorf("delivered %s, row %s", rec.envs[0].ID, rowOf(t, d, id).Status)
+	}
+	if n, _ := rdb.XLen(context.Background(), prefix+"svc.test.happened").Result(); n != 1 {
+		t.Errorf("stream length = %d, want 1 (no direct publish besides the relay)", n)
+	}
+}

@@ -1,0 +1,125 @@
+package event
+
+import (
+	"fmt"
+	"path"
+	"slices"
+	"sync"
+
+	"github.com/svc-framework/svc/config"
+)
+
+// route is what the router resolved for one event type: the rule that matched and the
+// transports for each use. Routes are cached per type.
+type route struct {
+	// rule names the matched rule for errors ("svc.event.routing[2] \"svc.storage.*\"") or the
+	// default transport.
+	rule string
+	// names are the transports of the rule, in order.
+	names []string
+	// direct are the transports a plain publish writes to: all of names except the outbox sink
+	// when the outbox is on the route (the relay delivers to the sink).
+	direct []transport
+	// tx are the transactional transports of the route.
+	tx []txTransport
+	// subscribe are the transports a subscription attaches to (names minus publish-only ones).
+	subscribe []string
+	// atLeastOnce: some transport of the route redelivers (outbox or kvstore_stream), so
+	// subscribers need a group and get the inbox.
+	atLeastOnce bool
+	// sinkMissing: the outbox is on the route but its sink is not, so subscribers would never
+	// receive what the relay forwards (ErrSinkMissing on Subscribe).
+	sinkMissing bool
+}
+
+// router matches event types against svc.event.routing (wire-runtime §2.2): rules top to bottom,
+// path.Match patterns, first match wins, no match → default_transport.
+type router struct {
+	rules      []config.EventRoute
+	def        string
+	sink       string
+	transports map[string]transport
+	cache      sync.Map // event type → *route
+}
+
+// newRouter checks that every rule and the default transport name a transport that exists.
+func newRouter(cfg config.Event, ts map[string]transport) (*router, error) {
+	r := &router{rules: cfg.Routing, def: cfg.DefaultTransport, sink: cfg.Transports.Outbox.Sink, transports: ts}
+	if r.def == "" {
+		r.def = config.TransportMemory
+	}
+	if _, ok := ts[r.def]; !ok {
+		return nil, fmt.Errorf("svc.event.default_transport %q: %w", r.def, ErrTransportNotFound)
+	}
+	for i, rule := range cfg.Routing {
+		if _, err := path.Match(rule.Pattern, ""); err != nil || rule.Pattern == "" || len(rule.Transports) == 0 {
+			return nil, fmt.Errorf("svc.event.routing[%d] %q: malformed rule: %w", i, rule.Pattern, ErrTransportNotFound)
+		}
+		for _, name := range rule.Transports {
+			if _, ok := ts[name]; !ok {
+				return nil, fmt.Errorf("svc.event.routing[%d] %q: transport %q: %w", i, rule.Pattern, name, ErrTransportNotFound)
+			}
+		}
+	}
+	return r, nil
+}
+
+// resolve returns the route of eventType.
+func (r *router) resolve(eventType string) *route {
+	if v, ok := r.cache.Load(eventType); ok {
+		return v.(*route)
+	}
+	rt := r.build(eventType)
+	r.cache.Store(eventType, rt)
+	return rt
+}
+
+func (r *router) build(eventType string) *route {
+	rt := &route{rule: r.defaultRule(), names: []string{r.def}}
+	for i, rule := range r.rules {
+		if ok, _ := path.Match(rule.Pattern, eventType); ok {
+			rt.rule = fmt.Sprintf("svc.event.routing[%d] %q", i, rule.Pattern)
+			rt.names = rule.Transports
+			break
+		}
+	}
+	hasOutbox := slices.Contains(rt.names, config.TransportOutbox)
+	for _, name := range rt.names {
+		t := r.transports[name]
+		c := t.caps()
+		if c.atLeastOnce {
+			rt.atLeastOnce = true
+		}
+		if tt, ok := t.(txTransport); ok && c.transactional {
+			rt.tx = append(rt.tx, tt)
+		}
+		if !(hasOutbox && name == r.sink) {
+			rt.direct = append(rt.direct, t)
+		}
+		if !c.publishOnly {
+			rt.subscribe = append(rt.subscribe, name)
+		}
+	}
+	rt.sinkMissing = hasOutbox && !slices.Contains(rt.names, r.sink)
+	return rt
+}
+
+// RequireTransactional fails unless events of pattern (an event type, or a path.Match pattern
+// such as "svc.storage.*" that the module's types all match) are routed to a transactional
+// transport (outbox or tx_memory). Modules whose events must commit with their data (storage,
+// approval; wire-runtime §2.2) call it at boot, so a wrong routing fails startup, naming the rule.
+// A pattern that only the default transport covers fails with ErrNoRouteMatched when that
+// transport is not transactional.
+func (b *Bus) RequireTransactional(pattern string) error {
+	rt := b.router.build(pattern) // a pattern is matched against the rules like a type
+	if len(rt.tx) > 0 {
+		return nil
+	}
+	if rt.rule == b.router.defaultRule() {
+		return fmt.Errorf("no svc.event.routing rule covers %q and %s is not transactional: %w", pattern, rt.rule, ErrNoRouteMatched)
+	}
+	return fmt.Errorf("%s: events %q need outbox or tx_memory: %w", rt.rule, pattern, ErrTxRequired)
+}
+
+// defaultRule is the rule text of routes that no rule matched.
+func (r *router) defaultRule() string { return fmt.Sprintf("svc.event.default_transport %q", r.def) }
