@@ -60,6 +60,9 @@ type AuditEvent struct {
 	ElapsedTime int64   `json:"elapsedTime"`
 }
 
+// EventType returns EventRequestAudit, so subscribers can use event.SubscribeTyped.
+func (AuditEvent) EventType() string { return EventRequestAudit }
+
 // BusAuditSink returns the AuditSink that publishes each record as EventRequestAudit on the bus
 // asynchronously. It never fails the request: a full async queue makes the bus publish
 // synchronously, and a publish error is only logged.

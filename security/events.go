@@ -100,6 +100,9 @@ type LoginEvent struct {
 	FailReason string  `json:"failReason,omitempty"`
 }
 
+// EventType returns EventLogin, so subscribers can use event.SubscribeTyped.
+func (LoginEvent) EventType() string { return EventLogin }
+
 // BusSink returns the EventSink that publishes each event on the bus asynchronously, under its
 // Type with the Event as payload, plus EventLogin for login successes and failures. It never
 // fails or blocks a login beyond the bus's async queue: when the queue is full the bus publishes

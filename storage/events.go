@@ -55,6 +55,21 @@ type DeleteDeadLetter struct {
 	LastError       string `json:"lastError"`
 }
 
+// EventType methods name each payload's event, so subscribers can use event.SubscribeTyped:
+// event.SubscribeTyped(bus, func(ctx context.Context, env *event.Envelope, f storage.FileUploaded) error {...}).
+
+// EventType returns EventFileUploaded.
+func (FileUploaded) EventType() string { return EventFileUploaded }
+
+// EventType returns EventFileClaimed.
+func (FileClaimed) EventType() string { return EventFileClaimed }
+
+// EventType returns EventFileDeleted.
+func (FileDeleted) EventType() string { return EventFileDeleted }
+
+// EventType returns EventDeleteDeadLetter.
+func (DeleteDeadLetter) EventType() string { return EventDeleteDeadLetter }
+
 // Publisher is the event interface the event bus implements for the storage module.
 //
 // Publish is called inside the database transaction that makes the event true, with that
