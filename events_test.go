@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -334,4 +335,40 @@ func TestStorageEventsNeedTransactionalRoute(t *testing.T) {
 		!strings.Contains(err.Error(), "outbox or tx_memory") {
 		t.Errorf("Start error = %v, want ErrTxRequired naming svc.event.routing[0] and the outbox or tx_memory fix", err)
 	}
+}
+
+// TestShippedConfigDeliversStorageEvents: the server boots from configs/application.toml (its
+// data directory moved to a temporary one) and a host subscriber receives a storage event
+// through the outbox: the row is written with the upload and relayed to memory.
+func TestShippedConfigDeliversStorageEvents(t *testing.T) {
+	dir := t.TempDir()
+	env := map[string]string{
+		"SVC_DATA_SOURCES_PRIMARY_PATH": filepath.Join(dir, "svc.db"),
+		"SVC_STORAGE_FILESYSTEM_ROOT":   filepath.Join(dir, "storage"),
+	}
+	shipped, _, err := config.Load(config.LoadOptions{Path: "configs/application.toml",
+		Env: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
+	if err != nil {
+		t.Fatalf("load the shipped configuration: %v", err)
+	}
+	if !shipped.Event.Transports.Outbox.Enabled {
+		t.Fatal("the shipped configuration has no outbox")
+	}
+	var got received[storage.FileUploaded]
+	srv := svctest.New(t, svctest.WithConfig(func(c *config.Config) { *c = *shipped }),
+		svctest.WithOptions(svc.WithModule(subscribeTyped(&got))))
+	key, complete := upload(t, srv, "shipped", svctest.As(svctest.User("alice")))
+	if r := complete(); r.Code != 0 {
+		t.Fatalf("complete_upload: code %d (%s)", r.Code, r.Message)
+	}
+	svctest.Eventually(t, 10*time.Second, func() bool { return len(got.all()) == 1 }, "the uploaded event")
+	if f := got.all()[0]; f.FileKey != key || f.UploadedBy != "alice" {
+		t.Errorf("received %+v, want key %s uploaded by alice", f, key)
+	}
+	var status string
+	svctest.Eventually(t, 10*time.Second, func() bool {
+		err = srv.DB().NewSelect().Table("sys_event_outbox").Column("status").Where("event_type = ?", storage.EventFileUploaded).
+			Scan(context.Background(), &status)
+		return err == nil && status == "completed"
+	}, "the outbox row completed")
 }
