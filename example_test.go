@@ -52,18 +52,24 @@ func shopModule(d app.Deps) (app.Module, error) {
 	}, nil
 }
 
-// A host application adds its own module with WithModule, after the built-in ones, and calls its
-// operations in process through the engine (as cron jobs and the MCP endpoint do).
-func ExampleWithModule() {
+// exampleConfig is a code-built configuration on a temporary SQLite database; cleanup removes it.
+func exampleConfig() (*config.Config, func()) {
 	dir, err := os.MkdirTemp("", "svc-example")
 	if err != nil {
 		panic(err)
 	}
-	defer os.RemoveAll(dir)
 	cfg := config.Default()
 	cfg.App.Port = 8080 // required; Start does not listen (Run does)
 	cfg.DataSources = map[string]config.DataSource{config.PrimaryDataSource: {Type: config.SQLite, Path: filepath.Join(dir, "svc.db")}}
 	cfg.Security.Secret = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	return cfg, func() { os.RemoveAll(dir) }
+}
+
+// A host application adds its own module with WithModule, after the built-in ones, and calls its
+// operations in process through the engine (as cron jobs and the MCP endpoint do).
+func ExampleWithModule() {
+	cfg, cleanup := exampleConfig()
+	defer cleanup()
 
 	srv, err := svc.New(cfg, svc.WithLogger(slog.New(slog.DiscardHandler)), svc.WithModule(shopModule))
 	if err != nil {
@@ -100,15 +106,8 @@ func (orderPlaced) EventType() string { return "shop.order.placed" }
 // (event.SubscribeTyped with storage.FileUploaded). Publishing is for after Start: from requests,
 // workers or, as here, host code through Server.Events.
 func ExampleWithModule_subscribe() {
-	dir, err := os.MkdirTemp("", "svc-example")
-	if err != nil {
-		panic(err)
-	}
-	defer os.RemoveAll(dir)
-	cfg := config.Default()
-	cfg.App.Port = 8080
-	cfg.DataSources = map[string]config.DataSource{config.PrimaryDataSource: {Type: config.SQLite, Path: filepath.Join(dir, "svc.db")}}
-	cfg.Security.Secret = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	cfg, cleanup := exampleConfig()
+	defer cleanup()
 
 	placed := make(chan string, 1)
 	notifier := func(d app.Deps) (app.Module, error) {
