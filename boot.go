@@ -29,7 +29,8 @@ func (s *Server) build() error {
 	if err != nil {
 		return err
 	}
-	bus, err := s.newBus()
+	eventCfg := s.cfg.Event.Effective()
+	bus, err := s.newBus(eventCfg)
 	if err != nil {
 		return fmt.Errorf("build module event: %w", err)
 	}
@@ -70,14 +71,14 @@ func (s *Server) build() error {
 		return fmt.Errorf("build module schema: %w", err)
 	}
 	mon, err := monitor.New(deps, monitor.Options{
-		Streams:     streamInspector(bus, s.cfg.Event),
+		Streams:     streamInspector(bus, eventCfg),
 		Integration: nil, // the integration module's invocation statistics, when it lands
 	})
 	if err != nil {
 		return fmt.Errorf("build module monitor: %w", err)
 	}
 
-	mods := []app.Module{s.eventModule(bus), sec.Module(), st.Module(), sch.Module(), mon.Module()}
+	mods := []app.Module{eventModule(bus, eventCfg), sec.Module(), st.Module(), sch.Module(), mon.Module()}
 	for _, build := range s.opts.modules {
 		m, err := build(deps)
 		if err != nil {

@@ -10,11 +10,11 @@ import (
 	"github.com/svc-framework/svc/rpc"
 )
 
-// newBus builds the event bus of svc.event over the primary data source and the kv store. It
-// runs the effective configuration (config.Event.Effective): storage events get a transactional
-// route when no rule covers them.
-func (s *Server) newBus() (*event.Bus, error) {
-	return event.New(s.cfg.Event.Effective(), event.Deps{
+// newBus builds the event bus of svc.event over the primary data source and the kv store, with
+// the effective configuration cfg (config.Event.Effective: storage events get a transactional
+// route when no rule covers them).
+func (s *Server) newBus(cfg config.Event) (*event.Bus, error) {
+	return event.New(cfg, event.Deps{
 		DB:        s.DB(),
 		Redis:     s.kv,
 		Logger:    s.logger,
@@ -24,16 +24,16 @@ func (s *Server) newBus() (*event.Bus, error) {
 	})
 }
 
-// eventModule is the bus as the first module of the boot chain: its migrations (the outbox and
+// eventModule is the bus (built from cfg) as the first module of the boot chain: its migrations (the outbox and
 // inbox tables) run with the others — at startup when the outbox or the inbox middleware needs
 // them, always under `svc migrate` — and it starts before every other module and stops after
 // them, so subscriptions made while building modules receive from the start and workers can
 // publish until they stop.
-func (s *Server) eventModule(bus *event.Bus) app.Module {
+func eventModule(bus *event.Bus, cfg config.Event) app.Module {
 	return app.Module{
 		Name:        "event",
 		Migrations:  event.Migrations(),
-		AutoMigrate: s.cfg.Event.Transports.Outbox.Enabled || s.cfg.Event.Middleware.Inbox,
+		AutoMigrate: cfg.Transports.Outbox.Enabled || cfg.Middleware.Inbox,
 		Start:       bus.Start,
 		Stop:        bus.Stop,
 	}

@@ -54,21 +54,21 @@ func subscribeTyped[T event.Event](into *received[T]) svc.ModuleFunc {
 	}
 }
 
-// eventRoutes are the two transactional routes of storage events: the code default (tx_memory,
-// config.Event.Effective) and the outbox relaying to memory, as the shipped configuration has it.
+// eventRoutes are the two transactional routes of storage events: the code default (the outbox
+// relaying to memory, config.Event.Effective; the shipped configuration writes the same rule)
+// and tx_memory.
 var eventRoutes = []struct {
 	name   string
 	config func(*config.Config)
 }{
-	{"tx_memory", func(*config.Config) {}},
-	{"outbox", useOutbox},
+	{"outbox", func(*config.Config) {}},
+	{"tx_memory", useTxMemory},
 }
 
-// useOutbox routes storage events through the outbox to memory.
-func useOutbox(c *config.Config) {
-	c.Event.Transports.Outbox.Enabled = true
-	c.Event.Routing = []config.EventRoute{{Pattern: config.StorageEventPattern,
-		Transports: []string{config.TransportOutbox, config.TransportMemory}}}
+// useTxMemory routes storage events to tx_memory.
+func useTxMemory(c *config.Config) {
+	c.Event.Transports.TxMemory.Enabled = true
+	c.Event.Routing = []config.EventRoute{{Pattern: config.StorageEventPattern, Transports: []string{config.TransportTxMemory}}}
 }
 
 // upload runs a one-part upload of content through /api and returns the file key.
@@ -371,4 +371,26 @@ func TestShippedConfigDeliversStorageEvents(t *testing.T) {
 			Scan(context.Background(), &status)
 		return err == nil && status == "completed"
 	}, "the outbox row completed")
+}
+
+// TestAdoptionInHostTransactionPublishes: on the code default (the outbox), host code adopting a
+// file in its own transaction — no event.TxScope — publishes svc.storage.file.claimed: the row
+// commits with the adoption and the relay forwards it at its next tick.
+func TestAdoptionInHostTransactionPublishes(t *testing.T) {
+	var got received[storage.FileClaimed]
+	srv := svctest.New(t, svctest.WithConfig(func(c *config.Config) { c.Event.Transports.Outbox.RelayInterval = 50 * time.Millisecond }),
+		svctest.WithOptions(svc.WithModule(subscribeTyped(&got))))
+	key, complete := upload(t, srv, "adopt", svctest.As(svctest.User("alice")))
+	if r := complete(); r.Code != 0 {
+		t.Fatalf("complete_upload: code %d (%s)", r.Code, r.Message)
+	}
+	if err := srv.DB().InTx(t.Context(), func(ctx context.Context, tx bun.Tx) error {
+		return srv.Storage().Adopt(ctx, tx, svctest.User("alice"), key)
+	}); err != nil {
+		t.Fatalf("Adopt: %v", err)
+	}
+	svctest.Eventually(t, 10*time.Second, func() bool { return len(got.all()) == 1 }, "the claimed event")
+	if f := got.all()[0]; f.FileKey != key {
+		t.Errorf("claimed %+v, want key %s", f, key)
+	}
 }

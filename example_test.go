@@ -103,7 +103,8 @@ func (orderPlaced) EventType() string { return "shop.order.placed" }
 
 // A host module subscribes while it is built, through app.Deps.Events: the bus starts before the
 // modules and keeps these subscriptions. Storage events work the same way
-// (event.SubscribeTyped with storage.FileUploaded). Publishing is for after Start: from requests,
+// (event.SubscribeTyped with storage.FileUploaded, and event.WithGroup: they come through the
+// outbox, an at-least-once route). Publishing is for after Start: from requests,
 // workers or, as here, host code through Server.Events.
 func ExampleWithModule_subscribe() {
 	cfg, cleanup := exampleConfig()

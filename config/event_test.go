@@ -7,8 +7,8 @@ import (
 )
 
 // TestEventEffective: storage events get a transactional route when no rule covers them (the
-// outbox and its sink when the outbox is on, tx_memory otherwise), and a rule that covers them
-// is never overridden, transactional or not.
+// outbox, enabled for it, and its sink), and a rule that covers them is never overridden,
+// transactional or not.
 func TestEventEffective(t *testing.T) {
 	t.Parallel()
 	memoryRule := EventRoute{Pattern: "svc.*", Transports: []string{TransportMemory}}
@@ -17,16 +17,16 @@ func TestEventEffective(t *testing.T) {
 		name       string
 		change     func(*Event)
 		wantRoutes []EventRoute
-		wantTxMem  bool
+		wantOutbox bool
 	}{
-		{"default: tx_memory", func(*Event) {},
-			[]EventRoute{{Pattern: StorageEventPattern, Transports: []string{TransportTxMemory}}}, true},
+		{"default: the outbox to memory", func(*Event) {},
+			[]EventRoute{{Pattern: StorageEventPattern, Transports: []string{TransportOutbox, TransportMemory}}}, true},
 		{"other rules kept first", func(e *Event) { e.Routing = []EventRoute{otherRule} },
-			[]EventRoute{otherRule, {Pattern: StorageEventPattern, Transports: []string{TransportTxMemory}}}, true},
-		{"outbox on: outbox and its sink", func(e *Event) {
+			[]EventRoute{otherRule, {Pattern: StorageEventPattern, Transports: []string{TransportOutbox, TransportMemory}}}, true},
+		{"the configured sink", func(e *Event) {
 			e.Transports.Outbox.Enabled = true
 			e.Transports.Outbox.Sink = TransportKVStoreStream
-		}, []EventRoute{{Pattern: StorageEventPattern, Transports: []string{TransportOutbox, TransportKVStoreStream}}}, false},
+		}, []EventRoute{{Pattern: StorageEventPattern, Transports: []string{TransportOutbox, TransportKVStoreStream}}}, true},
 		{"a covering rule wins even when not transactional", func(e *Event) { e.Routing = []EventRoute{memoryRule} },
 			[]EventRoute{memoryRule}, false},
 	}
@@ -40,8 +40,8 @@ func TestEventEffective(t *testing.T) {
 			if diff := cmp.Diff(tt.wantRoutes, got.Routing); diff != "" {
 				t.Errorf("routing mismatch (-want +got):\n%s", diff)
 			}
-			if got.Transports.TxMemory.Enabled != tt.wantTxMem {
-				t.Errorf("tx_memory.enabled = %v, want %v", got.Transports.TxMemory.Enabled, tt.wantTxMem)
+			if got.Transports.Outbox.Enabled != tt.wantOutbox {
+				t.Errorf("outbox.enabled = %v, want %v", got.Transports.Outbox.Enabled, tt.wantOutbox)
 			}
 			if diff := cmp.Diff(before, e.Routing); diff != "" {
 				t.Errorf("Effective changed its receiver's routing (-before +after):\n%s", diff)
