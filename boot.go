@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/svc-framework/svc/app"
+	"github.com/svc-framework/svc/event"
 	"github.com/svc-framework/svc/i18n"
 	"github.com/svc-framework/svc/monitor"
 	"github.com/svc-framework/svc/rpc"
@@ -18,16 +19,22 @@ import (
 // between modules as plain statements, then appends the host's modules and registers everything
 // in the engine and the HTTP handler. It does no I/O.
 //
-// The order is the order of the statements: security first (its strategies and permission
-// checker guard everything after it), then storage, schema and monitor, then the host modules.
-// Integration and approval join only when a host includes them by an option; cron, push, mcp
-// and the event bus join here when they land.
+// The order is the order of the statements: the event bus first (modules subscribe while they
+// are built, and its module starts before theirs and stops after them), then security (its
+// strategies and permission checker guard everything after it), then storage, schema and
+// monitor, then the host modules. Integration and approval join only when a host includes them
+// by an option; cron, push and mcp join here when they land.
 func (s *Server) build() error {
 	catalog, err := i18n.New(s.cfg.I18n.Language)
 	if err != nil {
 		return err
 	}
-	engine, err := s.newEngine(catalog)
+	eventCfg := s.cfg.Event.Effective()
+	bus, err := s.newBus(eventCfg)
+	if err != nil {
+		return fmt.Errorf("build module event: %w", err)
+	}
+	engine, err := s.newEngine(catalog, bus)
 	if err != nil {
 		return err
 	}
@@ -39,6 +46,7 @@ func (s *Server) build() error {
 		DB:          s.DB(),
 		DataSources: s.dbs,
 		KV:          s.kv,
+		Events:      bus,
 		Auth:        engine,
 		Permissions: engine,
 		Errors:      engine,
@@ -52,7 +60,8 @@ func (s *Server) build() error {
 	// sessions is registered when push lands; until then nothing is wired to it.
 
 	// Storage takes the engine from deps as its download authenticator, error renderer and the
-	// permission checker of its default ACL.
+	// permission checker of its default ACL, and publishes its events on deps.Events after
+	// checking that they are routed to a transactional transport.
 	st, err := storage.New(deps, s.opts.storage)
 	if err != nil {
 		return fmt.Errorf("build module storage: %w", err)
@@ -62,14 +71,14 @@ func (s *Server) build() error {
 		return fmt.Errorf("build module schema: %w", err)
 	}
 	mon, err := monitor.New(deps, monitor.Options{
-		Streams:     nil, // the event bus's stream inspector, when the event module lands
+		Streams:     streamInspector(bus, eventCfg),
 		Integration: nil, // the integration module's invocation statistics, when it lands
 	})
 	if err != nil {
 		return fmt.Errorf("build module monitor: %w", err)
 	}
 
-	mods := []app.Module{sec.Module(), st.Module(), sch.Module(), mon.Module()}
+	mods := []app.Module{eventModule(bus, eventCfg), sec.Module(), st.Module(), sch.Module(), mon.Module()}
 	for _, build := range s.opts.modules {
 		m, err := build(deps)
 		if err != nil {
@@ -94,7 +103,7 @@ func (s *Server) build() error {
 		return err
 	}
 	s.catalog, s.engine, s.modules, s.handler = catalog, engine, mods, handler
-	s.security, s.storage = sec, st
+	s.security, s.storage, s.events = sec, st, bus
 	return nil
 }
 
@@ -119,11 +128,16 @@ func register(engine *rpc.Engine, catalog *i18n.Catalog, mods []app.Module) erro
 	return nil
 }
 
-// newEngine creates the /api engine from svc.api and svc.app.
-func (s *Server) newEngine(catalog *i18n.Catalog) (*rpc.Engine, error) {
+// newEngine creates the /api engine from svc.api and svc.app. Audit records go to the host's
+// sink (WithAuditSink), or else are published on the bus as svc.api.request.audit.
+func (s *Server) newEngine(catalog *i18n.Catalog, bus *event.Bus) (*rpc.Engine, error) {
 	encKey, err := decodeKey(s.cfg.API.BodyEncoding.Key)
 	if err != nil {
 		return nil, fmt.Errorf("svc.api.body_encoding.key: %w", err)
+	}
+	audit := s.opts.audit
+	if audit == nil {
+		audit = rpc.BusAuditSink(bus, s.logger)
 	}
 	return rpc.NewEngine(rpc.EngineConfig{
 		BodyLimit:        int64(s.cfg.App.BodyLimit),
@@ -138,7 +152,7 @@ func (s *Server) newEngine(catalog *i18n.Catalog) (*rpc.Engine, error) {
 		Logger:          s.logger,
 		Clock:           s.clock,
 		Messages:        catalog,
-		Audit:           s.opts.audit,
+		Audit:           audit,
 		DefaultStrategy: rpc.StrategyBearer,
 	})
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/svc-framework/svc"
 	"github.com/svc-framework/svc/app"
 	"github.com/svc-framework/svc/config"
+	"github.com/svc-framework/svc/event"
 	"github.com/svc-framework/svc/rpc"
 )
 
@@ -51,18 +52,24 @@ func shopModule(d app.Deps) (app.Module, error) {
 	}, nil
 }
 
-// A host application adds its own module with WithModule, after the built-in ones, and calls its
-// operations in process through the engine (as cron jobs and the MCP endpoint do).
-func ExampleWithModule() {
+// exampleConfig is a code-built configuration on a temporary SQLite database; cleanup removes it.
+func exampleConfig() (*config.Config, func()) {
 	dir, err := os.MkdirTemp("", "svc-example")
 	if err != nil {
 		panic(err)
 	}
-	defer os.RemoveAll(dir)
 	cfg := config.Default()
 	cfg.App.Port = 8080 // required; Start does not listen (Run does)
 	cfg.DataSources = map[string]config.DataSource{config.PrimaryDataSource: {Type: config.SQLite, Path: filepath.Join(dir, "svc.db")}}
 	cfg.Security.Secret = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	return cfg, func() { os.RemoveAll(dir) }
+}
+
+// A host application adds its own module with WithModule, after the built-in ones, and calls its
+// operations in process through the engine (as cron jobs and the MCP endpoint do).
+func ExampleWithModule() {
+	cfg, cleanup := exampleConfig()
+	defer cleanup()
 
 	srv, err := svc.New(cfg, svc.WithLogger(slog.New(slog.DiscardHandler)), svc.WithModule(shopModule))
 	if err != nil {
@@ -84,4 +91,46 @@ func ExampleWithModule() {
 	// hello, Ada <nil>
 	// rpc error 1000 (security_unauthenticated)
 	// rpc error 2000 (shop_closed)
+}
+
+// orderPlaced is a host event; its EventType names it on the bus.
+type orderPlaced struct {
+	OrderID string `json:"orderId"`
+}
+
+// EventType returns the event's type.
+func (orderPlaced) EventType() string { return "shop.order.placed" }
+
+// A host module subscribes while it is built, through app.Deps.Events: the bus starts before the
+// modules and keeps these subscriptions. Storage events work the same way
+// (event.SubscribeTyped with storage.FileUploaded, and event.WithGroup: they come through the
+// outbox, an at-least-once route). Publishing is for after Start: from requests,
+// workers or, as here, host code through Server.Events.
+func ExampleWithModule_subscribe() {
+	cfg, cleanup := exampleConfig()
+	defer cleanup()
+
+	placed := make(chan string, 1)
+	notifier := func(d app.Deps) (app.Module, error) {
+		_, err := event.SubscribeTyped(d.Events, func(_ context.Context, _ *event.Envelope, o orderPlaced) error {
+			placed <- o.OrderID
+			return nil
+		})
+		return app.Module{Name: "notifier"}, err
+	}
+	srv, err := svc.New(cfg, svc.WithLogger(slog.New(slog.DiscardHandler)), svc.WithModule(notifier))
+	if err != nil {
+		panic(err)
+	}
+	ctx := context.Background()
+	if err := srv.Start(ctx); err != nil {
+		panic(err)
+	}
+	defer srv.Stop(ctx)
+
+	if err := srv.Events().Publish(ctx, orderPlaced{OrderID: "A-1"}); err != nil {
+		panic(err)
+	}
+	fmt.Println("placed", <-placed)
+	// Output: placed A-1
 }

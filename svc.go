@@ -31,6 +31,7 @@ import (
 	"github.com/svc-framework/svc/app"
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/db"
+	"github.com/svc-framework/svc/event"
 	"github.com/svc-framework/svc/i18n"
 	"github.com/svc-framework/svc/kv"
 	"github.com/svc-framework/svc/rpc"
@@ -67,7 +68,13 @@ type Server struct {
 	catalog  *i18n.Catalog // built with the modules' messages (build)
 	security *security.Service
 	storage  *storage.Service
+	events   *event.Bus
 }
+
+// Events returns the event bus of svc.event (publish, subscribe, RunInTx, InspectStreams,
+// Metrics); nil before Start. Host modules subscribe through app.Deps.Events while they are
+// built (WithModule), which is before the bus starts.
+func (s *Server) Events() *event.Bus { return s.events }
 
 // Security returns the security module's service (tokens, user store, password policy); nil
 // before Start.

@@ -137,7 +137,7 @@ func TestMigrateIsIdempotent(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, want := range []string{"security", "storage"} {
+		for _, want := range []string{"event", "security", "storage"} { // the event bus tables too (svc migrate)
 			if !slices.Contains(modules, want) {
 				t.Errorf("migrated modules = %v, want %s among them", modules, want)
 			}

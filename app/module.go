@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/db"
+	"github.com/svc-framework/svc/event"
 	"github.com/svc-framework/svc/i18n"
 	"github.com/svc-framework/svc/rpc"
 )
@@ -78,6 +79,11 @@ type Deps struct {
 	DB          *db.DB            // the primary data source
 	DataSources map[string]*db.DB // every data source by name, primary included
 	KV          *redis.Client     // nil when svc.kvstore.enabled is false
+	// Events is the event bus of svc.event. Subscribe while building the module (the bus starts
+	// before the modules start and keeps those subscriptions); publish only once started, from
+	// requests, workers or Start: a publish before the bus started fails with
+	// event.ErrBusNotStarted.
+	Events EventBus
 	// Auth runs a strategy of the shared registry for a route outside /api (download proxy,
 	// /ws, /mcp): the rpc engine.
 	Auth Authenticator
@@ -86,6 +92,17 @@ type Deps struct {
 	// Errors renders any error as the {code, message, data} envelope (the engine's renderer).
 	Errors ErrorRenderer
 }
+
+// EventBus is the event bus as modules see it: publish and subscribe, and RequireTransactional
+// for a module whose events must commit with its data (storage). *event.Bus implements it.
+type EventBus interface {
+	event.PubSub
+	// RequireTransactional fails unless events of pattern are routed to a transactional
+	// transport, naming the rule that decided.
+	RequireTransactional(pattern string) error
+}
+
+var _ EventBus = (*event.Bus)(nil)
 
 // Authenticator authenticates a request with a registered strategy; an empty strategy means
 // the engine's default. *rpc.Engine implements it.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"path"
+	"slices"
 	"time"
 )
 
@@ -369,4 +370,32 @@ func (e *Event) validate(kvEnabled bool) []error {
 		}
 	}
 	return errs
+}
+
+// StorageEventPattern matches the storage module's events, which must travel through a
+// transactional transport (wire-core §7.8; the storage module calls RequireTransactional with it).
+const StorageEventPattern = "svc.storage.*"
+
+// Effective returns the bus configuration the server runs: e itself, plus an implicit last rule
+// for StorageEventPattern when no rule of svc.event.routing covers it. The implicit rule routes
+// storage events to the outbox and its sink, enabling the outbox when it is off: a configuration
+// built in code (Default) boots with storage events that commit with their data, and a rule the
+// operator wrote is never overridden, so an explicit non-transactional rule still fails startup.
+//
+// The outbox rather than tx_memory because host code adopts files (storage.Service.Adopt) inside
+// its own transaction, which carries no event.TxScope: tx_memory refuses such a publish, the
+// outbox writes its row through the transaction and the relay forwards it at its next tick.
+// Computed at build time rather than in applyDefaults, so changes made to a loaded Config
+// (tests, hosts) are taken into account.
+func (e Event) Effective() Event {
+	for _, r := range e.Routing {
+		if ok, _ := path.Match(r.Pattern, StorageEventPattern); ok {
+			return e
+		}
+	}
+	e.Transports.Outbox.Enabled = true
+	sink := orDefault(e.Transports.Outbox.Sink, TransportMemory)
+	e.Transports.Outbox.Sink = sink
+	e.Routing = append(slices.Clone(e.Routing), EventRoute{Pattern: StorageEventPattern, Transports: []string{TransportOutbox, sink}})
+	return e
 }

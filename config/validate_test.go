@@ -56,6 +56,21 @@ func TestShippedConfig(t *testing.T) {
 	if diff := cmp.Diff(home, cfg.Security.Menus); diff != "" {
 		t.Errorf("shipped menus mismatch (-want +got):\n%s", diff)
 	}
+	// docs/events.md: storage and approval events through the outbox to memory, the rest on
+	// memory; the effective routing adds nothing because a rule covers storage events.
+	routes := []EventRoute{
+		{Pattern: StorageEventPattern, Transports: []string{TransportOutbox, TransportMemory}},
+		{Pattern: "approval.*", Transports: []string{TransportOutbox, TransportMemory}},
+	}
+	ev := cfg.Event.Effective()
+	if diff := cmp.Diff(routes, ev.Routing); diff != "" {
+		t.Errorf("shipped event routing mismatch (-want +got):\n%s", diff)
+	}
+	if !ev.Transports.Outbox.Enabled || ev.Transports.Outbox.Sink != TransportMemory || ev.DefaultTransport != TransportMemory ||
+		ev.Transports.TxMemory.Enabled {
+		t.Errorf("shipped event transports = %+v, default %q; want the outbox to memory, default memory, no tx_memory",
+			ev.Transports, ev.DefaultTransport)
+	}
 }
 
 // TestShippedMenuExample: the commented admin group in configs/application.toml, uncommented, is

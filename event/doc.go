@@ -11,6 +11,16 @@
 // data; InspectStreams serves sys/monitor get_event_streams; Metrics exposes counters;
 // Migrations returns the tables' migrations for db.Migrate.
 //
+// # In the server
+//
+// Package svc builds one bus per server from config.Event.Effective (which gives svc.storage.*
+// a transactional route when no rule covers it), as the first module of the boot chain: its
+// migrations run with the modules' (at startup when the outbox or inbox is on, always under
+// svc migrate), it starts before and stops after every other module, and modules get it as
+// app.Deps.Events. Storage publishes with InTx inside its transactions; security and the /api
+// audit record publish with Async; sys/monitor get_event_streams reads InspectStreams.
+// docs/events.md lists every event of the modules.
+//
 // # Layout
 //
 // One package holds the API and the transports as files (memory.go for memory and tx_memory,

@@ -59,7 +59,8 @@
 //     failing the sample.
 //   - A failed sample is not papered over with an older one: get_cpu and get_process answer
 //     2101 until the next sample succeeds.
-//   - The event bus and the integration module implement StreamInspector and StatsInspector;
+//   - The event bus (when kvstore_stream is on) and the integration module implement
+//     StreamInspector and StatsInspector;
 //     since feature modules do not import each other, the composition root adapts their
 //     types (StreamInspectorFunc, StatsInspectorFunc).
 package monitor

@@ -1,6 +1,14 @@
 package rpc
 
-import "context"
+import (
+	"context"
+	"log/slog"
+
+	"github.com/svc-framework/svc/event"
+)
+
+// EventRequestAudit is the type of the audit event (wire-runtime §2.9, svc. prefix).
+const EventRequestAudit = "svc.api.request.audit"
 
 // audit emits the AuditRecord of an operation declared with Audit() once its answer is written,
 // whatever the outcome: 401s, 403s and 429s of an audited operation are recorded too, with a nil
@@ -18,6 +26,7 @@ func (e *Engine) audit(q *request) {
 		Version:   rt.version,
 		Principal: auditPrincipal(q.principal),
 		ClientIP:  q.clientIP,
+		UserAgent: q.userAgent(),
 		Start:     q.start,
 		Duration:  e.clock().Sub(q.start),
 		Code:      q.code,
@@ -36,4 +45,58 @@ func auditPrincipal(p *Principal) *Principal {
 	c := *p
 	c.ID, c.Name = LogText(p.ID), LogText(p.Name)
 	return &c
+}
+
+// userAgent is the User-Agent of an HTTP request; in-process calls have none.
+func (q *request) userAgent() string {
+	if q.r == nil {
+		return ""
+	}
+	return q.r.UserAgent()
+}
+
+// AuditEvent is the payload of EventRequestAudit (wire-runtime §2.9). UserID is null when the
+// call was not authenticated; ElapsedTime is in milliseconds. The original's requestParams,
+// requestMeta, resultMessage and resultData are not carried: params may hold credentials, and
+// the record is taken after the answer is written.
+type AuditEvent struct {
+	Resource    string  `json:"resource"`
+	Action      string  `json:"action"`
+	Version     string  `json:"version"`
+	UserID      *string `json:"userId"`
+	UserAgent   string  `json:"userAgent"`
+	RequestID   string  `json:"requestId"`
+	RequestIP   string  `json:"requestIp"`
+	ResultCode  int     `json:"resultCode"`
+	ElapsedTime int64   `json:"elapsedTime"`
+}
+
+// EventType returns EventRequestAudit, so subscribers can use event.SubscribeTyped.
+func (AuditEvent) EventType() string { return EventRequestAudit }
+
+// BusAuditSink returns the AuditSink that publishes each record as EventRequestAudit on the bus
+// asynchronously. It never fails the request: a full async queue makes the bus publish
+// synchronously, and a publish error is only logged.
+func BusAuditSink(bus event.Publisher, logger *slog.Logger) AuditSink {
+	return busAuditSink{bus: bus, logger: logger}
+}
+
+// busAuditSink is the event bus as an AuditSink.
+type busAuditSink struct {
+	bus    event.Publisher
+	logger *slog.Logger
+}
+
+var _ AuditSink = busAuditSink{}
+
+// Audit implements AuditSink.
+func (b busAuditSink) Audit(ctx context.Context, rec AuditRecord) {
+	ev := AuditEvent{Resource: rec.Resource, Action: rec.Action, Version: rec.Version, UserAgent: rec.UserAgent,
+		RequestID: rec.RequestID, RequestIP: rec.ClientIP, ResultCode: rec.Code, ElapsedTime: rec.Duration.Milliseconds()}
+	if rec.Principal != nil {
+		ev.UserID = &rec.Principal.ID
+	}
+	if err := b.bus.Publish(ctx, event.Named{Type: EventRequestAudit, Payload: ev}, event.Async()); err != nil {
+		b.logger.ErrorContext(ctx, "rpc: publish audit event", slog.String("request_id", rec.RequestID), slog.Any("err", err))
+	}
 }

@@ -46,6 +46,7 @@ type AuditRecord struct {
 	Version   string
 	Principal *Principal
 	ClientIP  string
+	UserAgent string // the User-Agent header; empty for in-process calls
 	Start     time.Time
 	Duration  time.Duration
 	Code      int  // business code of the answer (0 on success)
@@ -53,8 +54,8 @@ type AuditRecord struct {
 	OK        bool // Code == 0
 }
 
-// AuditSink receives audit records. Implementations must not block the request for long; the
-// event bus plugs in here later.
+// AuditSink receives audit records. Implementations must not block the request for long; on the
+// server the event bus plugs in here (BusAuditSink).
 type AuditSink interface {
 	Audit(ctx context.Context, rec AuditRecord)
 }

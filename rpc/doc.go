@@ -223,7 +223,10 @@
 //     multipart the original's ErrInvalidRequestParams / ErrInvalidRequestMeta (400/1400), also
 //     for invalid JSON; an empty multipart params field means absent.
 //   - Audit: every call of an audited operation that got past lookup is recorded, failures
-//     included (Principal nil when authentication failed), after its answer is written.
+//     included (Principal nil when authentication failed), after its answer is written. On the
+//     server BusAuditSink publishes each record asynchronously as svc.api.request.audit
+//     (AuditEvent; wire-runtime §2.9 without requestParams, requestMeta, resultMessage and
+//     resultData, since params may hold credentials), unless the host sets its own sink.
 //   - JSON strings are escaped as encoding/json does (<, >, & as \u003c…).
 //   - Rate limiting: Retry-After is the exact wait until a call would be admitted, where the
 //     original's fixed-window limiter sends the time until its window resets; refused calls are

@@ -184,11 +184,15 @@
 //     permission token; a directory only while one of its children is seen. The original's
 //     starter app derives its routes and access check from menus, so the shipped configuration
 //     carries the starter template's home page ("/").
-//   - Events (EventSink; the event bus plugs in later): svc.security.login_succeeded,
-//     login_failed, account_locked, logout, token_refreshed, refresh_reuse_detected; they carry
-//     ids, the identifier, client IP, request id and a reason word, never a secret. The
-//     default sink logs each value cut by rpc.LogText (at most 256 bytes, marked
-//     "…(truncated)"), so a long principal cannot make a long log line.
+//   - Events (EventSink): svc.security.login_succeeded, login_failed, account_locked, logout,
+//     token_refreshed, refresh_reuse_detected; they carry ids, the identifier, client IP,
+//     request id and a reason word, never a secret. On the server they are published on the
+//     event bus asynchronously by BusSink (unless Options.Events is set; without a bus they are
+//     logged), each under its type with Event as payload, plus svc.security.login (LoginEvent,
+//     the original's shape, wire-runtime §2.9, without userAgent and errorCode) for every login
+//     success and failure. A publish never fails or blocks a login: a full async queue makes the
+//     bus publish synchronously, and an error is only logged. The log sink (no bus) cuts each value
+//     with rpc.LogText (at most 256 bytes, marked "…(truncated)").
 //   - Opaque sessions (wire-core §5.5): the token is 32 random bytes, base64url without
 //     padding; only hex(SHA-256(token)) is stored and it is the session id (SessionID). A JWT,
 //     a malformed token and an unknown, expired or revoked session are all 401/1003. The

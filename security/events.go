@@ -2,8 +2,10 @@ package security
 
 import (
 	"context"
+	"log/slog"
 	"time"
 
+	"github.com/svc-framework/svc/event"
 	"github.com/svc-framework/svc/rpc"
 )
 
@@ -23,6 +25,9 @@ const (
 	EventTrustCodeIssued = "svc.security.trust_code_issued"
 	// EventTrustLoginFailed: the trust-login gateway refused a request (Reason says why).
 	EventTrustLoginFailed = "svc.security.trust_login_failed"
+	// EventLogin is the original framework's login event (wire-runtime §2.9), published with
+	// every EventLoginSucceeded and EventLoginFailed; its payload is LoginEvent.
+	EventLogin = "svc.security.login"
 )
 
 // Event is one security event. Identifier is the login identifier as typed (normalized), which
@@ -46,8 +51,9 @@ type Event struct {
 	RetryAfter time.Duration `json:"retryAfter,omitempty"`
 }
 
-// EventSink receives security events. The event bus plugs in here; until then the default sink
-// logs them. Emit must not block the request for long and must not fail it.
+// EventSink receives security events. On the server the event bus plugs in here (BusSink);
+// without a bus the default sink logs them. Emit must not block the request for long and must
+// not fail it.
 type EventSink interface {
 	Emit(ctx context.Context, e Event)
 }
@@ -79,4 +85,57 @@ func (m *emitter) emit(ctx context.Context, e Event) {
 		e.ClientIP = info.ClientIP
 	}
 	m.sink.Emit(ctx, e)
+}
+
+// LoginEvent is the payload of EventLogin (wire-runtime §2.9). UserID is null on failure.
+// userAgent and errorCode of the original are not carried: the request info of svc has no
+// user agent, and a failed login's reason is the machine word of FailReason.
+type LoginEvent struct {
+	AuthType   string  `json:"authType"`
+	UserID     *string `json:"userId"`
+	Username   string  `json:"username"`
+	LoginIP    string  `json:"loginIp"`
+	TraceID    string  `json:"traceId"`
+	IsOK       bool    `json:"isOk"`
+	FailReason string  `json:"failReason,omitempty"`
+}
+
+// EventType returns EventLogin, so subscribers can use event.SubscribeTyped.
+func (LoginEvent) EventType() string { return EventLogin }
+
+// BusSink returns the EventSink that publishes each event on the bus asynchronously, under its
+// Type with the Event as payload, plus EventLogin for login successes and failures. It never
+// fails or blocks a login beyond the bus's async queue: when the queue is full the bus publishes
+// synchronously, and a publish error is only logged.
+func BusSink(bus event.Publisher, logger *slog.Logger) EventSink {
+	return busSink{bus: bus, logger: logger}
+}
+
+// busSink is the event bus as an EventSink.
+type busSink struct {
+	bus    event.Publisher
+	logger *slog.Logger
+}
+
+var _ EventSink = busSink{}
+
+// Emit implements EventSink.
+func (b busSink) Emit(ctx context.Context, e Event) {
+	b.publish(ctx, event.Named{Type: e.Type, Payload: e})
+	if e.Type == EventLoginSucceeded || e.Type == EventLoginFailed {
+		login := LoginEvent{AuthType: e.LoginType, Username: e.Identifier, LoginIP: e.ClientIP, TraceID: e.RequestID,
+			IsOK: e.Type == EventLoginSucceeded}
+		if login.IsOK {
+			login.UserID = &e.PrincipalID
+		} else {
+			login.FailReason = e.Reason
+		}
+		b.publish(ctx, event.Named{Type: EventLogin, Payload: login})
+	}
+}
+
+func (b busSink) publish(ctx context.Context, evt event.Named) {
+	if err := b.bus.Publish(context.WithoutCancel(ctx), evt, event.Async()); err != nil {
+		b.logger.ErrorContext(ctx, "security: publish event", slog.String("event", evt.Type), slog.Any("err", err))
+	}
 }

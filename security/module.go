@@ -69,7 +69,8 @@ type Options struct {
 	TokenState TokenStateLoader
 	// PrincipalLoader reloads principals on refresh.
 	PrincipalLoader PrincipalLoader
-	// Events receives security events (default: logged at info level).
+	// Events receives security events (default: published on the server's event bus by
+	// BusSink; without a bus, logged at info level).
 	Events EventSink
 	// Tokens replaces the token service chosen by svc.security.token_type (JWT, or opaque
 	// sessions). With a host token service there are no built-in sessions (Service.Sessions is
@@ -161,7 +162,11 @@ func New(deps app.Deps, opts Options) (*Service, error) {
 	s := &Service{cfg: deps.Config, logger: deps.Logger, now: deps.Clock, keys: &signingKeys{},
 		accessTTL: accessTokenTTL(deps.Config), db: deps.DB}
 	sink := opts.Events
-	if sink == nil {
+	switch {
+	case sink != nil:
+	case deps.Events != nil:
+		sink = BusSink(deps.Events, s.logger)
+	default:
 		sink = logSink{s.logger}
 	}
 	s.events = &emitter{sink: sink, now: s.now}

@@ -58,6 +58,14 @@
 //	svc.storage.file.deleted        {fileKey, reason}
 //	svc.storage.delete.dead_letter  {pendingDeleteId, fileKey, reason, attempts, lastError}
 //
+// On the server the Publisher is the event bus (BusPublisher over app.Deps.Events, unless
+// Options.Events is set): each event is published with event.InTx(tx), and inTx gives every
+// attempt of a retried transaction its own event.TxScope, so an attempt that rolled back
+// delivers nothing and the one that committed delivers (tx_memory) or wakes the outbox relay.
+// New calls RequireTransactional("svc.storage.*"): a routing that sends storage events to a
+// non-transactional transport fails startup (wire-core §7.8), naming the rule. The payload
+// types have EventType methods for event.SubscribeTyped.
+//
 // # Lifecycle (spec §3 and wire-core §7.8)
 //
 // init_upload writes a pending claim, then opens the backend session. upload_part streams the part

@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 
+	"github.com/svc-framework/svc/event"
 	"github.com/uptrace/bun"
 )
 
@@ -54,6 +55,21 @@ type DeleteDeadLetter struct {
 	LastError       string `json:"lastError"`
 }
 
+// EventType methods name each payload's event, so subscribers can use event.SubscribeTyped:
+// event.SubscribeTyped(bus, func(ctx context.Context, env *event.Envelope, f storage.FileUploaded) error {...}).
+
+// EventType returns EventFileUploaded.
+func (FileUploaded) EventType() string { return EventFileUploaded }
+
+// EventType returns EventFileClaimed.
+func (FileClaimed) EventType() string { return EventFileClaimed }
+
+// EventType returns EventFileDeleted.
+func (FileDeleted) EventType() string { return EventFileDeleted }
+
+// EventType returns EventDeleteDeadLetter.
+func (DeleteDeadLetter) EventType() string { return EventDeleteDeadLetter }
+
 // Publisher is the event interface the event bus implements for the storage module.
 //
 // Publish is called inside the database transaction that makes the event true, with that
@@ -72,4 +88,21 @@ func (s *Service) publish(ctx context.Context, tx bun.IDB, name string, payload 
 		return nil
 	}
 	return s.events.Publish(ctx, tx, Event{Name: name, Payload: payload})
+}
+
+// BusPublisher returns the Publisher that writes storage events to the event bus inside the
+// caller's transaction (event.InTx): the bus writes them through a transactional transport of
+// their route (outbox or tx_memory), so a rolled-back attempt publishes nothing. The TxScope
+// that runs the after-commit work (tx_memory delivery, waking the outbox relay) is the one inTx
+// puts in ctx for each attempt.
+func BusPublisher(p event.Publisher) Publisher { return busPublisher{bus: p} }
+
+// busPublisher is the event bus as the storage module's Publisher.
+type busPublisher struct{ bus event.Publisher }
+
+var _ Publisher = busPublisher{}
+
+// Publish implements Publisher.
+func (b busPublisher) Publish(ctx context.Context, tx bun.IDB, e Event) error {
+	return b.bus.Publish(ctx, event.Named{Type: e.Name, Payload: e.Payload}, event.InTx(tx))
 }

@@ -49,7 +49,8 @@ type Options struct {
 	ACL FileACL
 	// ReadPermission is the default ACL's "read every file" token (default ReadPermission).
 	ReadPermission string
-	// Events receives the storage events; nil drops them.
+	// Events receives the storage events; nil publishes them on the server's event bus
+	// (app.Deps.Events, BusPublisher), or drops them when there is none.
 	Events Publisher
 }
 
@@ -69,6 +70,14 @@ func New(deps app.Deps, opts Options) (*Service, error) {
 		if be, err = NewBackend(deps.Config.Storage, deps.Clock); err != nil {
 			return nil, err
 		}
+	}
+	if opts.Events == nil && deps.Events != nil {
+		// wire-core §7.8: storage events commit with the change that makes them true, so the
+		// bus must route them to a transactional transport; a wrong routing fails startup.
+		if err := deps.Events.RequireTransactional(config.StorageEventPattern); err != nil {
+			return nil, fmt.Errorf("storage: %w", err)
+		}
+		opts.Events = BusPublisher(deps.Events)
 	}
 	d := serviceDeps{cfg: deps.Config.Storage, db: deps.DB, backend: be, clock: deps.Clock, log: deps.Logger, opts: opts}
 	if deps.Auth != nil {

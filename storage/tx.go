@@ -8,6 +8,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/svc-framework/svc/config"
+	"github.com/svc-framework/svc/event"
 	"github.com/uptrace/bun"
 )
 
@@ -20,6 +21,10 @@ const txAttempts = 4
 // lease and finish transactions deadlock on MariaDB), and a transaction the database picked as
 // a deadlock victim is run again: every transaction of the module is conditional on the state it
 // finds and does no I/O outside the database, so repeating it is safe.
+//
+// Each attempt runs with its own event.TxScope in ctx: events published inside an attempt that
+// rolled back are discarded, and only the attempt that committed delivers (tx_memory) or wakes
+// the outbox relay.
 func (s *Service) inTx(ctx context.Context, fn func(ctx context.Context, tx bun.Tx) error) error {
 	var opts *sql.TxOptions
 	if s.db.Kind == config.MySQL || s.db.Kind == config.Postgres {
@@ -27,7 +32,13 @@ func (s *Service) inTx(ctx context.Context, fn func(ctx context.Context, tx bun.
 	}
 	var err error
 	for range txAttempts {
-		err = s.db.RunInTx(ctx, opts, fn)
+		attemptCtx, scope := event.NewTxScope(ctx)
+		err = s.db.RunInTx(attemptCtx, opts, fn)
+		if err != nil {
+			scope.Discard()
+		} else {
+			scope.Commit(context.WithoutCancel(ctx))
+		}
 		if !isRetryable(err) || ctx.Err() != nil {
 			return err
 		}

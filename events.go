@@ -1,0 +1,64 @@
+package svc
+
+import (
+	"context"
+
+	"github.com/svc-framework/svc/app"
+	"github.com/svc-framework/svc/config"
+	"github.com/svc-framework/svc/event"
+	"github.com/svc-framework/svc/monitor"
+	"github.com/svc-framework/svc/rpc"
+)
+
+// newBus builds the event bus of svc.event over the primary data source and the kv store, with
+// the effective configuration cfg (config.Event.Effective: storage events get a transactional
+// route when no rule covers them).
+func (s *Server) newBus(cfg config.Event) (*event.Bus, error) {
+	return event.New(cfg, event.Deps{
+		DB:        s.DB(),
+		Redis:     s.kv,
+		Logger:    s.logger,
+		Clock:     s.clock,
+		AppName:   s.cfg.App.Name,
+		RequestID: func(ctx context.Context) string { return rpc.RequestInfoFrom(ctx).ID },
+	})
+}
+
+// eventModule is the bus (built from cfg) as the first module of the boot chain: its migrations (the outbox and
+// inbox tables) run with the others — at startup when the outbox or the inbox middleware needs
+// them, always under `svc migrate` — and it starts before every other module and stops after
+// them, so subscriptions made while building modules receive from the start and workers can
+// publish until they stop.
+func eventModule(bus *event.Bus, cfg config.Event) app.Module {
+	return app.Module{
+		Name:        "event",
+		Migrations:  event.Migrations(),
+		AutoMigrate: cfg.Transports.Outbox.Enabled || cfg.Middleware.Inbox,
+		Start:       bus.Start,
+		Stop:        bus.Stop,
+	}
+}
+
+// streamInspector is the bus's InspectStreams in the monitor's types (wire-runtime §2.8), or nil
+// when the kvstore_stream transport is off, so get_event_streams answers {enabled:false}.
+func streamInspector(bus *event.Bus, cfg config.Event) monitor.StreamInspector {
+	if !cfg.Transports.KVStoreStream.Enabled {
+		return nil
+	}
+	return monitor.StreamInspectorFunc(func(ctx context.Context) ([]monitor.StreamInfo, error) {
+		report, err := bus.InspectStreams(ctx)
+		if err != nil {
+			return nil, err
+		}
+		streams := make([]monitor.StreamInfo, 0, len(report.Streams))
+		for _, st := range report.Streams {
+			info := monitor.StreamInfo{Stream: st.Stream, Length: st.Length, Groups: make([]monitor.StreamGroupInfo, 0, len(st.Groups))}
+			for _, g := range st.Groups {
+				info.Groups = append(info.Groups, monitor.StreamGroupInfo{Name: g.Name, Consumers: g.Consumers,
+					Pending: g.Pending, Lag: g.Lag, LastDeliveredID: g.LastDeliveredID})
+			}
+			streams = append(streams, info)
+		}
+		return streams, nil
+	})
+}
