@@ -1,7 +1,96 @@
-// Package cron is the durable cron store of svc (spec §4.1, §7, §8.3 `svc.cron.store`; wire
-// facts in spec/wire-runtime.md §1). This first part holds the tables and migrations
-// (crn_schedule, crn_fire_request, crn_run; instants as epoch milliseconds), the triggers (cron
-// expressions in IANA zones, intervals anchored at startsAt or creation, once; windows with an
-// inclusive start) with the misfire decision as pure functions, the job handler registry, the
-// business errors 2700–2706 and their messages. The engine and resources come next (#16).
+// Package cron is the durable cron store of svc (spec §4.1, §7, §8.3 `svc.cron.store`;
+// wire facts in spec/wire-runtime.md §1): schedules persisted in the database, claimed by any
+// number of nodes through one claim transaction per batch, executed by host job handlers and
+// journaled run by run.
+//
+// # Status
+//
+// This package is the core. Done: tables and migrations, triggers, the job registry, the
+// engine (claim, misfire, overlap, timeout, panic, heartbeat, takeover, recovery, shutdown) and
+// the Go management API (Create, Get, Pause, Resume, TriggerNow, Delete, Runs). Not done yet
+// (TODO(#16)): the operations of sys/cron/schedule and sys/cron/run (Module mounts both
+// resources without operations, as the spec asks of a disabled store), Update, list/search,
+// default schedules shipped by handlers, the run_retention pruner, the failed/abandoned
+// events, the adaptive claim sleep and wake-ups (the claim worker ticks every poll_interval),
+// and the wiring into the boot chain (svc.go / boot.go).
+//
+// # Wiring
+//
+//	svc, err := cron.New(deps, cron.Options{Jobs: []cron.JobHandler{cron.Job("report", fn)}})
+//	mods = append(mods, svc.Module())
+//
+// With svc.cron.store.enabled = false Module has no workers and no operations and logs a
+// warning when handlers are registered; with auto_migrate its migrations run at startup.
+//
+// # Tables (wire-runtime §1.2, the newest design)
+//
+// crn_schedule (one row per schedule, unique name, cursor next_fire_at_unix_ms),
+// crn_fire_request (manual and recovery fires waiting for a claim; source_run_id unique, so a
+// run is recovered once) and crn_run (the journal; rows survive the schedule's deletion). Every
+// instant is epoch milliseconds (BIGINT *_unix_ms); audit columns are UTC timestamps. IDs are
+// UUIDv7.
+//
+// # Triggers (wire-runtime §1.5)
+//
+//   - cron: 5- or 6-field expressions (the optional first field is seconds) and @ descriptors
+//     (@daily, @every 90m), parsed by github.com/netresearch/go-cron, evaluated in the IANA zone
+//     timezone (empty → UTC, stored as "UTC"; "Local" and TZ=/CRON_TZ= prefixes refused; tzdata
+//     embedded). Daylight saving: a wall time a spring-forward change skips fires at the same
+//     minute of the next hour (02:30 → 03:30); in the hour a fall-back change repeats, an
+//     expression pinned to certain hours fires once (the first pass), one that fires every hour
+//     keeps firing by elapsed time. This is our choice where the original's robfig parser fired
+//     fixed times twice.
+//   - interval: fixed rate every ≥ 1 s, a whole number of ms, phase anchored at startsAt or the
+//     creation time (anchor_at_unix_ms); next = the anchor while before it, else the first
+//     anchor + k·every strictly after.
+//   - once: a single fire at its time.
+//
+// Windows: startsAt is itself a valid fire time, occurrences after endsAt are dropped, endsAt
+// must be after startsAt. All arithmetic is in Timing (Compile, Next, NextN) and Decide: pure
+// functions.
+//
+// # Engine (wire-runtime §1.6–§1.9)
+//
+// Workers: cron-claim (every poll_interval), cron-heartbeat (heartbeat_interval), cron-recovery
+// (min(abandoned_after/2, poll_interval)). Claim runs up to 32 transactions while they make
+// progress, each over at most min(batch_size, free slots of max_concurrent) schedules. One
+// transaction locks, in this order, schedules of local jobs with waiting requests (oldest first)
+// and due schedules (earliest cursor first) with FOR UPDATE SKIP LOCKED on PostgreSQL and
+// MySQL/MariaDB (READ COMMITTED), then their running rows (stale ones — no heartbeat for
+// abandoned_after — become abandoned, with a recovery request when the schedule recovers), then
+// their requests; it merges the regular occurrence with the requests in logical order (the
+// regular occurrence first on a tie, then requests by id), decides, journals, consumes requests
+// and moves cursors. SQLite has no row locks: the transaction starts with BEGIN IMMEDIATE and a
+// busy database rolls the batch back to be retried at the next tick. A node claims only
+// schedules whose job it has registered.
+//
+// Misfire (Decide): within misfire_threshold the occurrence fires on time; later, fire_now runs
+// one catch-up at the original due time and journals the rest of the gap (capped at 10 000) as
+// one missed row whose scheduledAt is the first missed occurrence, skip runs nothing and
+// journals one missed row at due with missedCount = 1 + the rest; the cursor jumps to the first
+// occurrence after now. Pause keeps the cursor, so resume hands the paused gap to this rule.
+//
+// Concurrency: under forbid, a regular or manual fire overlapping a live run is journaled
+// skipped; a recovery request waits until the live run ends. Statuses: running, succeeded,
+// failed (handler error, panic "cron store: job panicked: job "<name>": <value>", params that
+// a TypedJob cannot decode — the handler is not called —, or "cron store: run timed out after
+// <timeout>", which outranks a nil result), missed, skipped, abandoned, canceled ("canceled by
+// shutdown", with a recovery request when the schedule recovers). The timeout of a run is the
+// schedule's timeoutMs, else run_timeout (0 = none). Completion is guarded by status = running:
+// a late outcome after a takeover is discarded. Errors are clipped to 2000 bytes of valid
+// UTF-8. Stop stops claiming, gives running handlers 30 s (or until its ctx ends), then cancels
+// them.
+//
+// # Errors
+//
+// 2700 ErrScheduleNotFound, 2701 ErrScheduleExists, 2702 ErrScheduleDisabled, 2703
+// ErrTriggerInvalid (reason), 2704 ErrJobNotRegistered, 2705 ErrStoreDisabled, 2706
+// ErrScheduleInvalid (reason), all on HTTP 200; messages in messages/{en,zh-CN}/cron.json.
+//
+// # Wire shapes (planned for the resources)
+//
+// The real client speaks the older shape (date-time strings fireAt, nextFireAt, scheduledAt,
+// trigger.at, nextFires, scheduledAtFrom/To); the newest server the *UnixMs integers. The
+// resources will answer both and accept either in params, *UnixMs winning when both are sent
+// (spec/README.md "Decisions that differ from the original").
 package cron
