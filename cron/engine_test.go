@@ -412,3 +412,48 @@ func storeConfig() *config.Config {
 	cfg.Cron.Store.Enabled = true
 	return cfg
 }
+
+// TestEngineTwoNodesFireOnce: two nodes claiming the same due schedules at the same moment
+// fire each occurrence once (SKIP LOCKED on PostgreSQL and MySQL, the write lock on SQLite).
+func TestEngineTwoNodesFireOnce(t *testing.T) {
+	t.Parallel()
+	svctest.EachDB(t, func(t *testing.T, d *db.DB) {
+		t.Parallel()
+		small := func(c *config.CronStore) { c.BatchSize = 3 }
+		a := newHarness(t, d, "node-a", small)
+		b := attach(t, d, "node-b", small)
+		const n = 12
+		for i := range n {
+			a.create(t, Spec{Name: "s" + string(rune('a'+i)), JobName: "ok", Trigger: every(time.Minute)})
+		}
+		a.clock.Advance(time.Minute)
+		b.clock.Set(a.clock.Now())
+		errc := make(chan error, 1)
+		go func() { errc <- a.svc.Claim(context.Background()) }() // no t.Fatal off the test goroutine
+		b.claim(t, true)
+		if err := <-errc; err != nil {
+			t.Fatalf("node a Claim: %v", err)
+		}
+		a.claim(t, true) // whatever a busy SQLite batch left behind
+		b.claim(t, true)
+		runs, err := a.svc.Runs(context.Background(), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		per := map[string]int{}
+		for _, r := range runs {
+			if r.Status != StatusSucceeded || !r.ScheduledAt.Equal(t0.Add(time.Minute)) {
+				t.Errorf("run %s of %s: %s at %v, want succeeded at 1m", r.ID, r.ScheduleName, r.Status, r.ScheduledAt)
+			}
+			per[r.ScheduleName]++
+		}
+		if len(per) != n {
+			t.Errorf("schedules fired = %d, want %d", len(per), n)
+		}
+		for name, c := range per {
+			if c != 1 {
+				t.Errorf("schedule %s fired %d times, want 1", name, c)
+			}
+		}
+	})
+}
