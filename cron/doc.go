@@ -5,14 +5,25 @@
 //
 // # Status
 //
-// This package is the core. Done: tables and migrations, triggers, the job registry, the
-// engine (claim, misfire, overlap, timeout, panic, heartbeat, takeover, recovery, shutdown) and
-// the Go management API (Create, Get, Pause, Resume, TriggerNow, Delete, Runs). Not done yet
-// (TODO(#16)): the operations of sys/cron/schedule and sys/cron/run (Module mounts both
-// resources without operations, as the spec asks of a disabled store), Update, list/search,
-// default schedules shipped by handlers, the run_retention pruner, the failed/abandoned
-// events, the adaptive claim sleep and wake-ups (the claim worker ticks every poll_interval),
-// and the wiring into the boot chain (svc.go / boot.go).
+// Done: tables and migrations, triggers, the job registry, the engine (claim, misfire,
+// overlap, timeout, panic, heartbeat, takeover, recovery, shutdown), the Go management API
+// (Create, Get, Pause, Resume, TriggerNow, Delete, Runs) and the resources below. Not done yet
+// (TODO(#16)): the update action, default schedules shipped by handlers, the run_retention
+// pruner, the failed/abandoned events, the adaptive claim sleep and wake-ups (the claim worker
+// ticks every poll_interval, so fires are late by up to poll_interval), sort in meta, and the
+// wiring into the boot chain (svc.go / boot.go).
+//
+// # Resources (spec §4.1, wire-runtime §1.4)
+//
+// sys/cron/schedule: find_page (search name contains, jobName, kind, isEnabled; meta {page,
+// size}, size default 15, max 1000; ordered by name), get ({name} → {schedule, nextFires,
+// nextFiresUnixMs}, ≤ 5, empty while paused or spent), list_jobs (this node's job names,
+// sorted), preview_fires (validates like a save) — permission cron.schedule.query; create,
+// delete, pause, resume, trigger_now — permission cron.schedule.manage, audited; delete, pause,
+// resume and trigger_now answer no data. sys/cron/run: find_page (id, scheduleName, jobName,
+// status, nodeId equal, scheduledAtFrom/To inclusive; newest claim first) and find_one (not
+// found: 2001) — permission cron.run.query. With the store disabled both resources exist
+// without operations.
 //
 // # Wiring
 //
@@ -87,10 +98,14 @@
 // ErrTriggerInvalid (reason), 2704 ErrJobNotRegistered, 2705 ErrStoreDisabled, 2706
 // ErrScheduleInvalid (reason), all on HTTP 200; messages in messages/{en,zh-CN}/cron.json.
 //
-// # Wire shapes (planned for the resources)
+// # Wire shapes
 //
-// The real client speaks the older shape (date-time strings fireAt, nextFireAt, scheduledAt,
-// trigger.at, nextFires, scheduledAtFrom/To); the newest server the *UnixMs integers. The
-// resources will answer both and accept either in params, *UnixMs winning when both are sent
-// (spec/README.md "Decisions that differ from the original").
+// The real client speaks the older shape (date-time strings "YYYY-MM-DD HH:mm:ss" in the
+// server's zone: fireAt, startsAt, endsAt, nextFireAt, lastFireAt, scheduledAt, startedAt,
+// finishedAt, heartbeatAt, trigger.at, nextFires, scheduledAtFrom/To); the newest server the
+// *UnixMs integers (plus anchorAtUnixMs and claimedAtUnixMs). Responses carry both; params
+// accept either, the *UnixMs form winning when both are sent (spec/README.md "Decisions that
+// differ from the original"). A malformed date-time string is 2703 in a trigger, 2706 in a
+// window and 400/1400 in a run search. Trigger fields of another kind are judged by non-zero
+// value (2703), the older server's rule, since the real client sends only its kind's fields.
 package cron

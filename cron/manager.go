@@ -77,6 +77,9 @@ func checkName(name string) error {
 // first occurrence after now; an enabled schedule that would never fire is refused (2706), a
 // taken name is 2701.
 func (s *Service) Create(ctx context.Context, by string, spec Spec) (*Schedule, error) {
+	if !s.cfg.Enabled {
+		return nil, ErrStoreDisabled
+	}
 	now := ms(s.clock())
 	tm, err := s.check(&spec, now)
 	if err != nil {
@@ -105,8 +108,12 @@ func (s *Service) Create(ctx context.Context, by string, spec Spec) (*Schedule, 
 	return sch, nil
 }
 
-// Get returns the schedule named name, or ErrScheduleNotFound (2700).
+// Get returns the schedule named name, or ErrScheduleNotFound (2700). Every management method
+// answers ErrStoreDisabled (2705) while svc.cron.store.enabled is false.
 func (s *Service) Get(ctx context.Context, name string) (*Schedule, error) {
+	if !s.cfg.Enabled {
+		return nil, ErrStoreDisabled
+	}
 	return getSchedule(ctx, s.db, name, false)
 }
 
@@ -185,8 +192,12 @@ func (s *Service) Delete(ctx context.Context, name string) error {
 	})
 }
 
-// mutate runs fn in a transaction on the locked schedule named name.
+// mutate runs fn in a transaction on the locked schedule named name; ErrStoreDisabled (2705)
+// while the store is off.
 func (s *Service) mutate(ctx context.Context, name string, fn func(ctx context.Context, tx bun.Tx, sch *Schedule) error) error {
+	if !s.cfg.Enabled {
+		return ErrStoreDisabled
+	}
 	return s.db.RunInTx(ctx, s.txOptions(), func(ctx context.Context, tx bun.Tx) error {
 		sch, err := getScheduleIn(ctx, s.db, tx, name, true)
 		if err != nil {

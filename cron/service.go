@@ -39,6 +39,8 @@ type Service struct {
 	log    *slog.Logger
 	jobs   *Registry
 	nodeID string
+	// wire formats the date-time strings of the older wire shape in the server's zone.
+	wire wireTimes
 
 	runCtx    context.Context // parent of every run; canceled with errShutdown after the drain
 	cancelRun context.CancelCauseFunc
@@ -69,7 +71,7 @@ func New(deps app.Deps, opts Options) (*Service, error) {
 	return &Service{
 		cfg: deps.Config.Cron.Store, db: deps.DB, clock: deps.Clock, jobs: jobs, nodeID: node,
 		log:    deps.Logger.With(slog.String("module", "cron"), slog.String("node", node)),
-		runCtx: ctx, cancelRun: cancel, inflight: map[string]struct{}{},
+		runCtx: ctx, cancelRun: cancel, inflight: map[string]struct{}{}, wire: wireTimes{loc: time.Local},
 	}, nil
 }
 
@@ -79,7 +81,7 @@ func New(deps app.Deps, opts Options) (*Service, error) {
 func (s *Service) Module() app.Module {
 	m := app.Module{
 		Name:        "cron",
-		Resources:   []rpc.Resource{{Name: ScheduleResource}, {Name: RunResource}},
+		Resources:   []rpc.Resource{s.ScheduleResource(), s.RunResource()},
 		Messages:    Messages(),
 		Migrations:  Migrations(),
 		AutoMigrate: s.cfg.Enabled && s.cfg.AutoMigrate,
