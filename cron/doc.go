@@ -7,8 +7,8 @@
 //
 // Done: tables and migrations, triggers, the job registry, the engine (claim, misfire,
 // overlap, timeout, panic, heartbeat, takeover, recovery, shutdown), the Go management API
-// (Create, Get, Pause, Resume, TriggerNow, Delete, Runs) and the resources below. Not done yet
-// (TODO(#16)): the update action, default schedules shipped by handlers, the run_retention
+// (Create, Update, Get, Pause, Resume, TriggerNow, Delete, Runs) and the resources below. Not
+// done yet (TODO(#16)): default schedules shipped by handlers, the run_retention
 // pruner, the failed/abandoned events, the adaptive claim sleep and wake-ups (the claim worker
 // ticks every poll_interval, so fires are late by up to poll_interval), sort in meta, and the
 // wiring into the boot chain (svc.go / boot.go).
@@ -18,7 +18,7 @@
 // sys/cron/schedule: find_page (search name contains, jobName, kind, isEnabled; meta {page,
 // size}, size default 15, max 1000; ordered by name), get ({name} → {schedule, nextFires,
 // nextFiresUnixMs}, ≤ 5, empty while paused or spent), list_jobs (this node's job names,
-// sorted), preview_fires (validates like a save) — permission cron.schedule.query; create,
+// sorted), preview_fires (validates like a save) — permission cron.schedule.query; create, update,
 // delete, pause, resume, trigger_now — permission cron.schedule.manage, audited; delete, pause,
 // resume and trigger_now answer no data. sys/cron/run: find_page (id, scheduleName, jobName,
 // status, nodeId equal, scheduledAtFrom/To inclusive; newest claim first) and find_one (not

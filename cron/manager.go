@@ -231,3 +231,54 @@ func orDefault(v, def string) string {
 	}
 	return v
 }
+
+// Update replaces a schedule's spec (wire-runtime §1.10): everything but its id, creation audit,
+// anchor, last fire time and cursor. The cursor is recomputed from now only when the timing
+// changed (trigger or window) or a cursor-less paused schedule is enabled; a recomputed enabled
+// schedule that would never fire is refused (2706). Enabled nil means enabled, so an update that
+// omits it resumes a paused schedule. NewName renames; a taken name is 2701.
+func (s *Service) Update(ctx context.Context, by string, spec Spec) (*Schedule, error) {
+	var out *Schedule
+	spec.Name = strings.TrimSpace(spec.Name)
+	err := s.mutate(ctx, spec.Name, func(ctx context.Context, tx bun.Tx, old *Schedule) error {
+		tm, err := s.check(&spec, old.AnchorAt)
+		if err != nil {
+			return err
+		}
+		sch := *old
+		if n := strings.TrimSpace(spec.NewName); n != "" {
+			if err := checkName(n); err != nil {
+				return err
+			}
+			sch.Name = n
+		}
+		now := ms(s.clock())
+		sch.JobName, sch.Trigger, sch.Params = spec.JobName, tm.Trigger(), spec.Params
+		sch.Window = Window{StartsAt: ms(spec.Window.StartsAt), EndsAt: ms(spec.Window.EndsAt)}
+		sch.MisfirePolicy, sch.ConcurrencyPolicy = spec.MisfirePolicy, spec.ConcurrencyPolicy
+		sch.Recover, sch.Timeout, sch.IsEnabled = spec.Recover, spec.Timeout, spec.Enabled == nil || *spec.Enabled
+		sch.UpdatedAt, sch.UpdatedBy = now, orDefault(by, "system")
+		if !sameTiming(old, &sch) || (old.NextFireAt.IsZero() && !old.IsEnabled && sch.IsEnabled) {
+			sch.NextFireAt = tm.Next(now)
+			if sch.IsEnabled && sch.NextFireAt.IsZero() {
+				return invalidSchedule(ErrNeverFires)
+			}
+		}
+		if _, err := tx.NewUpdate().Model(scheduleRowOf(&sch)).WherePK().Exec(ctx); err != nil {
+			if db.IsUniqueViolation(err) {
+				return ErrScheduleExists.WithArgs("name", sch.Name)
+			}
+			return err
+		}
+		out = &sch
+		return nil
+	})
+	return out, err
+}
+
+// sameTiming reports whether two schedules have the same trigger and window.
+func sameTiming(a, b *Schedule) bool {
+	ta, tb := a.Trigger, b.Trigger
+	return ta.Kind == tb.Kind && ta.Expr == tb.Expr && ta.Timezone == tb.Timezone && ta.Every == tb.Every &&
+		ta.At.Equal(tb.At) && a.Window.StartsAt.Equal(b.Window.StartsAt) && a.Window.EndsAt.Equal(b.Window.EndsAt)
+}

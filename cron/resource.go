@@ -36,7 +36,8 @@ func (s *Service) ScheduleResource() rpc.Resource {
 		rpc.Handle("get", s.getSchedule, q),
 		rpc.Handle("list_jobs", s.listJobs, q),
 		rpc.Handle("preview_fires", s.previewFires, q),
-		rpc.Handle("create", s.createSchedule, m, rpc.Audit()),
+		rpc.Handle("create", s.saveSchedule(s.Create), m, rpc.Audit()),
+		rpc.Handle("update", s.saveSchedule(s.Update), m, rpc.Audit()),
 		rpc.Handle("delete", s.nameAction(s.deleteByName), m, rpc.Audit()),
 		rpc.Handle("pause", s.nameAction(s.pauseByName), m, rpc.Audit()),
 		rpc.Handle("resume", s.nameAction(s.resumeByName), m, rpc.Audit()),
@@ -89,17 +90,20 @@ func (s *Service) previewFires(_ context.Context, _ rpc.Call, p PreviewParams) (
 	return &out, nil
 }
 
-func (s *Service) createSchedule(ctx context.Context, c rpc.Call, p ScheduleParams) (*ScheduleJSON, error) {
-	spec, err := s.wire.spec(p)
-	if err != nil {
-		return nil, err
+// saveSchedule adapts Create or Update: both decode ScheduleParams and answer the schedule.
+func (s *Service) saveSchedule(save func(ctx context.Context, by string, spec Spec) (*Schedule, error)) func(context.Context, rpc.Call, ScheduleParams) (*ScheduleJSON, error) {
+	return func(ctx context.Context, c rpc.Call, p ScheduleParams) (*ScheduleJSON, error) {
+		spec, err := s.wire.spec(p)
+		if err != nil {
+			return nil, err
+		}
+		sch, err := save(ctx, c.Principal.ID, spec)
+		if err != nil {
+			return nil, err
+		}
+		out := s.wire.schedule(sch)
+		return &out, nil
 	}
-	sch, err := s.Create(ctx, c.Principal.ID, spec)
-	if err != nil {
-		return nil, err
-	}
-	out := s.wire.schedule(sch)
-	return &out, nil
 }
 
 // nameAction adapts an action on a schedule name that answers no data.
