@@ -8,8 +8,7 @@
 // Done: tables and migrations, triggers, the job registry, the engine (claim, misfire,
 // overlap, timeout, panic, heartbeat, takeover, recovery, shutdown), the Go management API
 // (Create, Update, Get, Pause, Resume, TriggerNow, Delete, Runs) and the resources below. Not
-// done yet (TODO(#16)): default schedules shipped by handlers, the run_retention
-// pruner, the failed/abandoned events, the adaptive claim sleep and wake-ups (the claim worker
+// done yet (TODO(#16)): default schedules shipped by handlers, the failed/abandoned events, the adaptive claim sleep and wake-ups (the claim worker
 // ticks every poll_interval, so fires are late by up to poll_interval), sort in meta, and the
 // wiring into the boot chain (svc.go / boot.go).
 //
@@ -63,7 +62,8 @@
 // # Engine (wire-runtime §1.6–§1.9)
 //
 // Workers: cron-claim (every poll_interval), cron-heartbeat (heartbeat_interval), cron-recovery
-// (min(abandoned_after/2, poll_interval)). Claim runs up to 32 transactions while they make
+// (min(abandoned_after/2, poll_interval)) and, when run_retention > 0, cron-prune (hourly:
+// terminal runs finished more than run_retention ago are deleted). Claim runs up to 32 transactions while they make
 // progress, each over at most min(batch_size, free slots of max_concurrent) schedules. One
 // transaction locks, in this order, schedules of local jobs with waiting requests (oldest first)
 // and due schedules (earliest cursor first) with FOR UPDATE SKIP LOCKED on PostgreSQL and

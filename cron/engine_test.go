@@ -457,3 +457,39 @@ func TestEngineTwoNodesFireOnce(t *testing.T) {
 		}
 	})
 }
+
+func TestPrune(t *testing.T) {
+	t.Parallel()
+	svctest.EachDB(t, func(t *testing.T, d *db.DB) {
+		t.Parallel()
+		h := newHarness(t, d, "node-a", func(c *config.CronStore) { c.RunRetention = time.Hour })
+		ctx := context.Background()
+		h.create(t, Spec{Name: "p", JobName: "ok", Trigger: every(time.Minute)})
+		h.create(t, Spec{Name: "b", JobName: "block", Trigger: every(time.Hour)})
+		h.clock.Advance(time.Minute)
+		h.claim(t, true) // p succeeds at 1m
+		h.clock.Advance(time.Hour)
+		h.claim(t, false) // b runs (stays running), p fires a catch-up and a missed row at 1h1m
+		if err := h.svc.Heartbeat(ctx); err != nil {
+			t.Fatal(err)
+		}
+		svctest.Eventually(t, 10*time.Second, func() bool {
+			j := h.journal(t, "p")
+			return len(j) == 3 && j[1].Status == StatusSucceeded
+		}, "p's catch-up journaled")
+		h.clock.Advance(30 * time.Minute)
+		if err := h.svc.Prune(ctx); err != nil {
+			t.Fatalf("Prune: %v", err)
+		}
+		want := []runView{{At: 2 * time.Minute, Status: StatusSucceeded}, {At: 3 * time.Minute, Status: StatusMissed, Missed: 59}}
+		if diff := cmp.Diff(want, h.journal(t, "p")); diff != "" {
+			t.Errorf("p journal after prune (-want +got):\n%s", diff)
+		}
+		if got := h.journal(t, "b"); len(got) != 1 || got[0].Status != StatusRunning {
+			t.Errorf("b journal = %v, want the running row kept", got)
+		}
+		if n := len(h.svc.Module().Workers); n != 4 {
+			t.Errorf("workers = %d with run_retention set, want 4 (with the pruner)", n)
+		}
+	})
+}

@@ -193,3 +193,18 @@ func clip(msg string) string {
 	}
 	return msg[:cut]
 }
+
+// pruneInterval is how often a node prunes the journal when run_retention is set.
+const pruneInterval = time.Hour
+
+// Prune is the pruner's body (wire-runtime §1.9): it deletes terminal runs that finished more
+// than run_retention ago. It is idempotent, so every node may run it without coordination.
+func (s *Service) Prune(ctx context.Context) error {
+	if s.cfg.RunRetention <= 0 {
+		return nil
+	}
+	cutoff := ms(s.clock()).Add(-s.cfg.RunRetention)
+	_, err := s.db.NewDelete().Model((*runRow)(nil)).
+		Where("status <> ?", StatusRunning).Where("finished_at_unix_ms < ?", cutoff.UnixMilli()).Exec(ctx)
+	return err
+}

@@ -77,7 +77,7 @@ func New(deps app.Deps, opts Options) (*Service, error) {
 
 // Module lists what the module adds to the server: the sys/cron resources (without operations
 // while svc.cron.store.enabled is false), the migrations, and the claim, heartbeat and recovery
-// workers.
+// workers, plus the hourly pruner when run_retention is set.
 func (s *Service) Module() app.Module {
 	m := app.Module{
 		Name:        "cron",
@@ -94,6 +94,9 @@ func (s *Service) Module() app.Module {
 		{Name: "cron-claim", Interval: s.cfg.PollInterval, Run: s.Claim},
 		{Name: "cron-heartbeat", Interval: s.cfg.HeartbeatInterval, Run: s.Heartbeat},
 		{Name: "cron-recovery", Interval: min(s.cfg.AbandonedAfter/2, s.cfg.PollInterval), Run: s.Sweep},
+	}
+	if s.cfg.RunRetention > 0 {
+		m.Workers = append(m.Workers, app.Worker{Name: "cron-prune", Interval: pruneInterval, Run: s.Prune})
 	}
 	m.Stop = s.Stop
 	return m
