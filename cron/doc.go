@@ -63,17 +63,17 @@
 //
 // Workers: cron-claim (every poll_interval), cron-heartbeat (heartbeat_interval), cron-recovery
 // (min(abandoned_after/2, poll_interval)) and, when run_retention > 0, cron-prune (hourly:
-// terminal runs finished more than run_retention ago are deleted). Claim runs up to 32 transactions while they make
-// progress, each over at most min(batch_size, free slots of max_concurrent) schedules. One
-// transaction locks, in this order, schedules of local jobs with waiting requests (oldest first)
-// and due schedules (earliest cursor first) with FOR UPDATE SKIP LOCKED on PostgreSQL and
-// MySQL/MariaDB (READ COMMITTED), then their running rows (stale ones — no heartbeat for
-// abandoned_after — become abandoned, with a recovery request when the schedule recovers), then
-// their requests; it merges the regular occurrence with the requests in logical order (the
-// regular occurrence first on a tie, then requests by id), decides, journals, consumes requests
-// and moves cursors. SQLite has no row locks: the transaction starts with BEGIN IMMEDIATE and a
-// busy database rolls the batch back to be retried at the next tick. A node claims only
-// schedules whose job it has registered.
+// terminal runs finished more than run_retention ago are deleted). Claim runs up to 32
+// transactions while they make progress, each over at most min(batch_size, free slots of
+// max_concurrent) schedules. One transaction locks, in this order, schedules of local jobs with
+// waiting requests (oldest first) and due schedules (earliest cursor first) with FOR UPDATE SKIP
+// LOCKED on PostgreSQL and MySQL/MariaDB (READ COMMITTED), then their running rows (stale ones —
+// no heartbeat for abandoned_after — become abandoned, with a recovery request when the schedule
+// recovers), then their requests; it merges the regular occurrence with the requests in logical
+// order (the regular occurrence first on a tie, then requests by id), decides, journals, consumes
+// requests and moves cursors. SQLite has no row locks: the transaction starts with BEGIN
+// IMMEDIATE and a busy database rolls the batch back to be retried at the next tick. A node
+// claims only schedules whose job it has registered.
 //
 // Misfire (Decide): within misfire_threshold the occurrence fires on time; later, fire_now runs
 // one catch-up at the original due time and journals the rest of the gap (capped at 10 000) as
