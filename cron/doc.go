@@ -5,12 +5,12 @@
 //
 // # Status
 //
-// Done: tables and migrations, triggers, the job registry, the engine (claim, misfire,
-// overlap, timeout, panic, heartbeat, takeover, recovery, shutdown), the Go management API
-// (Create, Update, Get, Pause, Resume, TriggerNow, Delete, Runs) and the resources below. Not
-// done yet (TODO(#16)): default schedules shipped by handlers, the failed/abandoned events, the adaptive claim sleep and wake-ups (the claim worker
-// ticks every poll_interval, so fires are late by up to poll_interval), sort in meta, and the
-// wiring into the boot chain (svc.go / boot.go).
+// Done: tables and migrations, triggers, the job registry, the engine (claim, misfire, overlap,
+// timeout, panic, heartbeat, takeover, recovery, shutdown), the Go management API (Create,
+// Update, Get, Pause, Resume, TriggerNow, Delete, Runs) and the resources below. Not done yet
+// (TODO(#16)): default schedules shipped by handlers, the failed/abandoned events, the adaptive
+// claim sleep and wake-ups (the claim worker ticks every poll_interval, so fires are late by up
+// to poll_interval), sort in meta, and the wiring into the boot chain (svc.go / boot.go).
 //
 // # Resources (spec §4.1, wire-runtime §1.4)
 //
