@@ -8,9 +8,8 @@
 // Done: tables and migrations, triggers, the job registry, the engine (claim, misfire, overlap,
 // timeout, panic, heartbeat, takeover, recovery, shutdown), the Go management API (Create,
 // Update, Get, Pause, Resume, TriggerNow, Delete, Runs) and the resources below. Not done yet
-// (TODO(#16)): default schedules shipped by handlers, the failed/abandoned events, the adaptive
-// claim sleep and wake-ups (the claim worker ticks every poll_interval, so fires are late by up
-// to poll_interval), sort in meta, and the wiring into the boot chain (svc.go / boot.go).
+// (TODO(#16)): default schedules shipped by handlers, the failed/abandoned events, sort in meta,
+// and the wiring into the boot chain (svc.go / boot.go).
 //
 // # Resources (spec §4.1, wire-runtime §1.4)
 //
@@ -61,19 +60,21 @@
 //
 // # Engine (wire-runtime §1.6–§1.9)
 //
-// Workers: cron-claim (every poll_interval), cron-heartbeat (heartbeat_interval), cron-recovery
-// (min(abandoned_after/2, poll_interval)) and, when run_retention > 0, cron-prune (hourly:
-// terminal runs finished more than run_retention ago are deleted). Claim runs up to 32
-// transactions while they make progress, each over at most min(batch_size, free slots of
-// max_concurrent) schedules. One transaction locks, in this order, schedules of local jobs with
-// waiting requests (oldest first) and due schedules (earliest cursor first) with FOR UPDATE SKIP
-// LOCKED on PostgreSQL and MySQL/MariaDB (READ COMMITTED), then their running rows (stale ones —
-// no heartbeat for abandoned_after — become abandoned, with a recovery request when the schedule
-// recovers), then their requests; it merges the regular occurrence with the requests in logical
-// order (the regular occurrence first on a tie, then requests by id), decides, journals, consumes
-// requests and moves cursors. SQLite has no row locks: the transaction starts with BEGIN
-// IMMEDIATE and a busy database rolls the batch back to be retried at the next tick. A node
-// claims only schedules whose job it has registered.
+// Workers: cron-claim (a loop: it sleeps until the nearest cursor of a local-job schedule, within
+// [50 ms, poll_interval], and local create, update, resume, trigger_now and finished runs wake
+// it, so poll_interval bounds how late other nodes' changes are seen, not fire precision),
+// cron-heartbeat (heartbeat_interval), cron-recovery (min(abandoned_after/2, poll_interval)) and,
+// when run_retention > 0, cron-prune (hourly: terminal runs finished more than run_retention ago
+// are deleted). Claim runs up to 32 transactions while they make progress, each over at most
+// min(batch_size, free slots of max_concurrent) schedules. One transaction locks, in this order,
+// schedules of local jobs with waiting requests (oldest first) and due schedules (earliest cursor
+// first) with FOR UPDATE SKIP LOCKED on PostgreSQL and MySQL/MariaDB (READ COMMITTED), then their
+// running rows (stale ones — no heartbeat for abandoned_after — become abandoned, with a recovery
+// request when the schedule recovers), then their requests; it merges the regular occurrence with
+// the requests in logical order (the regular occurrence first on a tie, then requests by id),
+// decides, journals, consumes requests and moves cursors. SQLite has no row locks: the
+// transaction starts with BEGIN IMMEDIATE and a busy database rolls the batch back to be retried
+// at the next tick. A node claims only schedules whose job it has registered.
 //
 // Misfire (Decide): within misfire_threshold the occurrence fires on time; later, fire_now runs
 // one catch-up at the original due time and journals the rest of the gap (capped at 10 000) as

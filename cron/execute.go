@@ -33,6 +33,7 @@ func (s *Service) start(st started) {
 			s.mu.Lock()
 			delete(s.inflight, st.run.ID)
 			s.mu.Unlock()
+			s.Wake() // a slot is free
 		}()
 		s.execute(st)
 	}()

@@ -105,6 +105,7 @@ func (s *Service) Create(ctx context.Context, by string, spec Spec) (*Schedule, 
 		}
 		return nil, err
 	}
+	s.Wake()
 	return sch, nil
 }
 
@@ -150,6 +151,7 @@ func (s *Service) Pause(ctx context.Context, by, name string) error {
 // paused gap at the next claim); a cursor-less schedule is re-armed from now. Resuming an
 // enabled schedule does nothing.
 func (s *Service) Resume(ctx context.Context, by, name string) error {
+	defer s.Wake()
 	return s.mutate(ctx, name, func(ctx context.Context, tx bun.Tx, sch *Schedule) error {
 		if sch.IsEnabled {
 			return nil
@@ -173,6 +175,7 @@ func (s *Service) Resume(ctx context.Context, by, name string) error {
 // TriggerNow queues a manual fire at now (a paused schedule is 2702); the cursor is untouched
 // and the concurrency policy applies when it is claimed.
 func (s *Service) TriggerNow(ctx context.Context, name string) error {
+	defer s.Wake()
 	return s.mutate(ctx, name, func(ctx context.Context, tx bun.Tx, sch *Schedule) error {
 		if !sch.IsEnabled {
 			return ErrScheduleDisabled.WithArgs("name", name)
@@ -273,6 +276,9 @@ func (s *Service) Update(ctx context.Context, by string, spec Spec) (*Schedule, 
 		out = &sch
 		return nil
 	})
+	if err == nil {
+		s.Wake()
+	}
 	return out, err
 }
 

@@ -45,6 +45,8 @@ type Service struct {
 	runCtx    context.Context // parent of every run; canceled with errShutdown after the drain
 	cancelRun context.CancelCauseFunc
 
+	wake chan struct{} // one pending wake-up of the claim loop
+
 	mu       sync.Mutex
 	inflight map[string]struct{} // run ids this node executes (heartbeats)
 	stopping bool
@@ -71,7 +73,7 @@ func New(deps app.Deps, opts Options) (*Service, error) {
 	return &Service{
 		cfg: deps.Config.Cron.Store, db: deps.DB, clock: deps.Clock, jobs: jobs, nodeID: node,
 		log:    deps.Logger.With(slog.String("module", "cron"), slog.String("node", node)),
-		runCtx: ctx, cancelRun: cancel, inflight: map[string]struct{}{}, wire: wireTimes{loc: time.Local},
+		runCtx: ctx, cancelRun: cancel, inflight: map[string]struct{}{}, wake: make(chan struct{}, 1), wire: wireTimes{loc: time.Local},
 	}, nil
 }
 
@@ -91,7 +93,7 @@ func (s *Service) Module() app.Module {
 		return m
 	}
 	m.Workers = []app.Worker{
-		{Name: "cron-claim", Interval: s.cfg.PollInterval, Run: s.Claim},
+		{Name: "cron-claim", Run: s.loop},
 		{Name: "cron-heartbeat", Interval: s.cfg.HeartbeatInterval, Run: s.Heartbeat},
 		{Name: "cron-recovery", Interval: min(s.cfg.AbandonedAfter/2, s.cfg.PollInterval), Run: s.Sweep},
 	}
