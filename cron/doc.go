@@ -8,8 +8,8 @@
 // Done: tables and migrations, triggers, the job registry, the engine (claim, misfire, overlap,
 // timeout, panic, heartbeat, takeover, recovery, shutdown), the Go management API (Create,
 // Update, Get, Pause, Resume, TriggerNow, Delete, Runs) and the resources below. Not done yet
-// (TODO(#16)): default schedules shipped by handlers, the failed/abandoned events, sort in meta,
-// and the wiring into the boot chain (svc.go / boot.go).
+// (TODO(#16)): default schedules shipped by handlers, sort in meta, and the wiring into the boot
+// chain (svc.go / boot.go).
 //
 // # Resources (spec §4.1, wire-runtime §1.4)
 //
@@ -92,6 +92,14 @@
 // a late outcome after a takeover is discarded. Errors are clipped to 2000 bytes of valid
 // UTF-8. Stop stops claiming, gives running handlers 30 s (or until its ctx ends), then cancels
 // them.
+//
+// # Events (wire-runtime §1.11)
+//
+// With Options.Events set, svc.cron.run.failed {runId, scheduleName, jobName, scheduledAt,
+// scheduledAtUnixMs, nodeId, error} follows every failed run (error, panic, decode failure,
+// timeout) and svc.cron.run.abandoned (the same without error) every takeover. They are best
+// effort, as in the original: published after the commit; a publish failure is logged. The
+// original's "vef." prefix is neutralized to the spec's "svc.".
 //
 // # Errors
 //

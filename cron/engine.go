@@ -72,8 +72,9 @@ func (s *Service) freeSlots() int {
 func (s *Service) claimBatch(ctx context.Context, n int) (runs []started, progress bool, err error) {
 	now := ms(s.clock())
 	opts := s.txOptions()
+	var abandoned []runRow
 	err = s.db.RunInTx(ctx, opts, func(ctx context.Context, tx bun.Tx) error {
-		runs, progress = nil, false
+		runs, progress, abandoned = nil, false, nil
 		cands, err := s.candidates(ctx, tx, now, n)
 		if err != nil || len(cands) == 0 {
 			return err
@@ -83,6 +84,7 @@ func (s *Service) claimBatch(ctx context.Context, n int) (runs []started, progre
 			ids[i] = cands[i].ID
 		}
 		live, took, err := s.takeOver(ctx, tx, cands, now)
+		abandoned = took
 		if err != nil {
 			return err
 		}
@@ -104,11 +106,14 @@ func (s *Service) claimBatch(ctx context.Context, n int) (runs []started, progre
 			runs = append(runs, c.runs...)
 			progress = progress || c.wrote
 		}
-		progress = progress || took
+		progress = progress || len(took) > 0
 		return nil
 	})
 	if err != nil {
 		return nil, false, err
+	}
+	for i := range abandoned {
+		s.publishRun(ctx, EventRunAbandoned, &abandoned[i], "")
 	}
 	return runs, progress, nil
 }
@@ -141,8 +146,9 @@ func (s *Service) candidates(ctx context.Context, tx bun.Tx, now time.Time, n in
 }
 
 // takeOver locks the running rows of the candidates, marks the stale ones abandoned (with a
-// recovery request when their schedule recovers) and counts the live ones per schedule.
-func (s *Service) takeOver(ctx context.Context, tx bun.Tx, cands []scheduleRow, now time.Time) (map[string]int, bool, error) {
+// recovery request when their schedule recovers) and counts the live ones per schedule. It
+// returns the rows it abandoned, whose events go out after commit.
+func (s *Service) takeOver(ctx context.Context, tx bun.Tx, cands []scheduleRow, now time.Time) (map[string]int, []runRow, error) {
 	ids := make([]string, len(cands))
 	recovers := make(map[string]bool, len(cands))
 	for i := range cands {
@@ -151,10 +157,10 @@ func (s *Service) takeOver(ctx context.Context, tx bun.Tx, cands []scheduleRow, 
 	}
 	rows, err := runningRuns(ctx, s.db, tx, ids)
 	if err != nil {
-		return nil, false, err
+		return nil, nil, err
 	}
 	live := make(map[string]int)
-	took := false
+	var took []runRow
 	for i := range rows {
 		if !s.stale(&rows[i], now) {
 			live[rows[i].ScheduleID]++
@@ -162,9 +168,11 @@ func (s *Service) takeOver(ctx context.Context, tx bun.Tx, cands []scheduleRow, 
 		}
 		ok, err := s.abandon(ctx, tx, &rows[i], recovers[rows[i].ScheduleID], now)
 		if err != nil {
-			return nil, false, err
+			return nil, nil, err
 		}
-		took = took || ok
+		if ok {
+			took = append(took, rows[i])
+		}
 	}
 	return live, took, nil
 }

@@ -6,11 +6,13 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/svc-framework/svc/app"
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/db"
@@ -27,6 +29,33 @@ type harness struct {
 	db      *db.DB
 	release chan struct{} // closing it ends the "block" job
 	calls   atomic.Int64
+	events  recorder
+}
+
+// recorder is a Publisher that keeps the events.
+type recorder struct {
+	mu     sync.Mutex
+	events []Event
+}
+
+func (r *recorder) Publish(_ context.Context, e Event) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events = append(r.events, e)
+	return nil
+}
+
+// runEvents returns the payloads of the recorded events named name.
+func (r *recorder) runEvents(name string) []RunEvent {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []RunEvent
+	for _, e := range r.events {
+		if e.Name == name {
+			out = append(out, e.Payload.(RunEvent))
+		}
+	}
+	return out
 }
 
 func newHarness(t *testing.T, d *db.DB, node string, mutate func(*config.CronStore)) *harness {
@@ -62,11 +91,12 @@ func attach(t *testing.T, d *db.DB, node string, mutate func(*config.CronStore))
 		TypedJob("typed", func(context.Context, Execution, struct{ N int }) error { h.calls.Add(1); return nil }),
 	}
 	svc, err := New(app.Deps{Config: cfg, DB: d, Clock: h.clock.Now, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))},
-		Options{Jobs: jobs, NodeID: node})
+		Options{Jobs: jobs, NodeID: node, Events: &h.events})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
 	h.svc = svc
+	svc.wire = wireTimes{loc: time.UTC}
 	t.Cleanup(func() {
 		select {
 		case <-h.release:
@@ -297,6 +327,11 @@ func TestEngineTimeout(t *testing.T) {
 		if diff := cmp.Diff(want, h.journal(t, "slow")); diff != "" {
 			t.Errorf("journal (-want +got):\n%s", diff)
 		}
+		wantEvents := []RunEvent{{ScheduleName: "slow", JobName: "slow", ScheduledAt: "2026-03-01 00:01:00",
+			ScheduledAtUnixMs: t0.Add(time.Minute).UnixMilli(), NodeID: "node-a", Error: "cron store: run timed out after 20ms"}}
+		if diff := cmp.Diff(wantEvents, h.events.runEvents(EventRunFailed), cmpopts.IgnoreFields(RunEvent{}, "RunID")); diff != "" {
+			t.Errorf("failed events (-want +got):\n%s", diff)
+		}
 	})
 }
 
@@ -333,6 +368,9 @@ func TestEngineTakeoverAndRecovery(t *testing.T) {
 		want := []string{"abandoned@node-a@1h0m0s", "succeeded@node-b@1h0m0s"}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("runs (-want +got):\n%s", diff)
+		}
+		if ev := b.events.runEvents(EventRunAbandoned); len(ev) != 1 || ev[0].RunID != runs[0].ID || ev[0].NodeID != "node-a" {
+			t.Errorf("abandoned events = %+v, want one for run %s of node-a", ev, runs[0].ID)
 		}
 		close(a.release)
 		if err := a.svc.Wait(ctx); err != nil {

@@ -88,8 +88,10 @@ func (s *Service) finish(r *Run, status Status, msg string, recovers bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), journalTimeout)
 	defer cancel()
 	now := ms(s.clock())
+	journaled := false
 	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		ok, err := finishRun(ctx, tx, r.ID, status, msg, r.StartedAt, now)
+		journaled = ok
 		if err != nil || !ok {
 			if err == nil {
 				s.log.Warn("cron run outcome discarded: the run was taken over", slog.String("run", r.ID), slog.String("status", string(status)))
@@ -103,6 +105,10 @@ func (s *Service) finish(r *Run, status Status, msg string, recovers bool) {
 	})
 	if err != nil {
 		s.log.Error("cron run outcome not journaled", slog.String("run", r.ID), slog.String("status", string(status)), slog.Any("error", err))
+		return
+	}
+	if status == StatusFailed && journaled {
+		s.publishRun(ctx, EventRunFailed, runRowOf(r), msg)
 	}
 }
 
@@ -126,7 +132,9 @@ func (s *Service) Heartbeat(ctx context.Context) error {
 // schedule was deleted are abandoned too.
 func (s *Service) Sweep(ctx context.Context) error {
 	now := ms(s.clock())
+	var abandoned []runRow
 	err := s.db.RunInTx(ctx, s.txOptions(), func(ctx context.Context, tx bun.Tx) error {
+		abandoned = nil
 		ids, err := staleScheduleIDs(ctx, tx, now.Add(-s.cfg.AbandonedAfter), sweepLimit)
 		if err != nil || len(ids) == 0 {
 			return err
@@ -135,19 +143,25 @@ func (s *Service) Sweep(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if _, _, err := s.takeOver(ctx, tx, rows, now); err != nil {
+		_, took, err := s.takeOver(ctx, tx, rows, now)
+		if err != nil {
 			return err
 		}
-		return s.abandonOrphans(ctx, tx, ids, rows, now)
+		orphans, err := s.abandonOrphans(ctx, tx, ids, rows, now)
+		abandoned = append(took, orphans...)
+		return err
 	})
 	if isBusy(err) {
 		return nil
+	}
+	for i := range abandoned {
+		s.publishRun(ctx, EventRunAbandoned, &abandoned[i], "")
 	}
 	return err
 }
 
 // abandonOrphans ends the stale running rows of schedules that no longer exist.
-func (s *Service) abandonOrphans(ctx context.Context, tx bun.Tx, ids []string, locked []scheduleRow, now time.Time) error {
+func (s *Service) abandonOrphans(ctx context.Context, tx bun.Tx, ids []string, locked []scheduleRow, now time.Time) ([]runRow, error) {
 	exists := make(map[string]bool, len(locked))
 	for i := range locked {
 		exists[locked[i].ID] = true
@@ -159,27 +173,33 @@ func (s *Service) abandonOrphans(ctx context.Context, tx bun.Tx, ids []string, l
 		}
 	}
 	if len(gone) == 0 {
-		return nil
+		return nil, nil
 	}
 	var n int
 	if err := tx.NewSelect().Model((*scheduleRow)(nil)).ColumnExpr("COUNT(*)").Where("id IN (?)", bun.In(gone)).Scan(ctx, &n); err != nil {
-		return err
+		return nil, err
 	}
 	if n > 0 {
-		return nil // some are only locked by another node: leave them to it
+		return nil, nil // some are only locked by another node: leave them to it
 	}
 	rows, err := runningRuns(ctx, s.db, tx, gone)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	var took []runRow
 	for i := range rows {
-		if s.stale(&rows[i], now) {
-			if _, err := s.abandon(ctx, tx, &rows[i], false, now); err != nil {
-				return err
-			}
+		if !s.stale(&rows[i], now) {
+			continue
+		}
+		ok, err := s.abandon(ctx, tx, &rows[i], false, now)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			took = append(took, rows[i])
 		}
 	}
-	return nil
+	return took, nil
 }
 
 // clip bounds an error message to 2000 bytes of valid UTF-8.

@@ -28,6 +28,8 @@ type Options struct {
 	Jobs []JobHandler
 	// NodeID names this node in crn_run.node_id; default "<hostname>-<random>".
 	NodeID string
+	// Events receives svc.cron.run.failed and svc.cron.run.abandoned; nil drops them.
+	Events Publisher
 }
 
 // Service is the cron store at run time: the engine that claims and runs schedules, and the
@@ -39,6 +41,7 @@ type Service struct {
 	log    *slog.Logger
 	jobs   *Registry
 	nodeID string
+	events Publisher
 	// wire formats the date-time strings of the older wire shape in the server's zone.
 	wire wireTimes
 
@@ -71,7 +74,7 @@ func New(deps app.Deps, opts Options) (*Service, error) {
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	return &Service{
-		cfg: deps.Config.Cron.Store, db: deps.DB, clock: deps.Clock, jobs: jobs, nodeID: node,
+		cfg: deps.Config.Cron.Store, db: deps.DB, clock: deps.Clock, jobs: jobs, nodeID: node, events: opts.Events,
 		log:    deps.Logger.With(slog.String("module", "cron"), slog.String("node", node)),
 		runCtx: ctx, cancelRun: cancel, inflight: map[string]struct{}{}, wake: make(chan struct{}, 1), wire: wireTimes{loc: time.Local},
 	}, nil
