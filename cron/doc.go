@@ -8,8 +8,7 @@
 // Done: tables and migrations, triggers, the job registry, the engine (claim, misfire, overlap,
 // timeout, panic, heartbeat, takeover, recovery, shutdown), the Go management API (Create,
 // Update, Get, Pause, Resume, TriggerNow, Delete, Runs) and the resources below. Not done yet
-// (TODO(#16)): default schedules shipped by handlers, sort in meta, and the wiring into the boot
-// chain (svc.go / boot.go).
+// (TODO(#16)): sort in meta, and the wiring into the boot chain (svc.go / boot.go).
 //
 // # Resources (spec §4.1, wire-runtime §1.4)
 //
@@ -27,6 +26,10 @@
 //
 //	svc, err := cron.New(deps, cron.Options{Jobs: []cron.JobHandler{cron.Job("report", fn)}})
 //	mods = append(mods, svc.Module())
+//
+// WithDefaultSchedule(handler, spec) ships a default schedule: Start creates it unless a schedule
+// of its name exists (name and job name default to the job's name; an invalid spec fails
+// startup), before the workers start.
 //
 // With svc.cron.store.enabled = false Module has no workers and no operations and logs a
 // warning when handlers are registered; with auto_migrate its migrations run at startup.

@@ -82,7 +82,8 @@ func New(deps app.Deps, opts Options) (*Service, error) {
 
 // Module lists what the module adds to the server: the sys/cron resources (without operations
 // while svc.cron.store.enabled is false), the migrations, and the claim, heartbeat and recovery
-// workers, plus the hourly pruner when run_retention is set.
+// workers, plus the hourly pruner when run_retention is set. Start seeds the default schedules
+// of the handlers.
 func (s *Service) Module() app.Module {
 	m := app.Module{
 		Name:        "cron",
@@ -103,6 +104,7 @@ func (s *Service) Module() app.Module {
 	if s.cfg.RunRetention > 0 {
 		m.Workers = append(m.Workers, app.Worker{Name: "cron-prune", Interval: pruneInterval, Run: s.Prune})
 	}
+	m.Start = s.seed
 	m.Stop = s.Stop
 	return m
 }
