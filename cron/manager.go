@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/db"
 	"github.com/uptrace/bun"
 )
@@ -126,7 +127,7 @@ func getSchedule(ctx context.Context, d *db.DB, name string, lock bool) (*Schedu
 func getScheduleIn(ctx context.Context, d *db.DB, idb bun.IDB, name string, lock bool) (*Schedule, error) {
 	var row scheduleRow
 	q := idb.NewSelect().Model(&row).Where("name = ?", name)
-	if lock && d.SkipLocked() != "" {
+	if lock && d.Kind != config.SQLite { // SQLite: the immediate transaction is the lock
 		q = q.For("UPDATE")
 	}
 	if err := q.Scan(ctx); errors.Is(err, sql.ErrNoRows) {

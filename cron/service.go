@@ -45,7 +45,10 @@ type Service struct {
 	// wire formats the date-time strings of the older wire shape in the server's zone.
 	wire wireTimes
 
-	runCtx    context.Context // parent of every run; canceled with errShutdown after the drain
+	// runCtx is the parent of every run's context, canceled with errShutdown when the drain
+	// ends. It is the one context kept in a struct, on purpose: runs outlive the Claim call
+	// that starts them, so they cannot inherit its ctx, and they must end only at shutdown.
+	runCtx    context.Context
 	cancelRun context.CancelCauseFunc
 
 	wake chan struct{} // one pending wake-up of the claim loop
