@@ -60,3 +60,30 @@ func TestWake(t *testing.T) {
 		}
 	})
 }
+
+// TestLoopClaimsAndReturnsOnWake: one pass of the claim loop claims what is due and returns as
+// soon as a wake-up is pending, whatever poll_interval says.
+func TestLoopClaimsAndReturnsOnWake(t *testing.T) {
+	t.Parallel()
+	eachStore(t, func(t *testing.T, h *harness, ctx context.Context) {
+		h.svc.cfg.PollInterval = time.Hour
+		h.create(t, Spec{Name: "l", JobName: "ok", Trigger: every(time.Minute)}) // leaves a wake-up pending
+		h.clock.Advance(time.Minute)
+		done := make(chan error, 1)
+		go func() { done <- h.svc.loop(ctx) }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("loop: %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("loop did not return on a pending wake-up")
+		}
+		if err := h.svc.Wait(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if got := h.journal(t, "l"); len(got) != 1 || got[0].Status != StatusSucceeded {
+			t.Errorf("journal = %v, want one succeeded run", got)
+		}
+	})
+}
