@@ -12,14 +12,22 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 )
 
-// requestSchedules locks, in tx, up to limit enabled schedules of local jobs that have fire
-// requests waiting, oldest request first (wire-runtime §1.6 step 1). Rows other nodes hold are
+// runnableRequest is the condition of a schedule with a runnable fire request: a manual one, or
+// a recovery one unless the schedule forbids overlap and has a running row (wire-runtime §1.6
+// step 1). Without it, schedules whose recoveries wait could fill every batch and starve due
+// schedules.
+const runnableRequest = `EXISTS (SELECT 1 FROM crn_fire_request r WHERE r.schedule_id = crn_schedule.id AND (
+	r.kind = 'manual' OR crn_schedule.concurrency_policy = 'allow' OR NOT EXISTS (
+		SELECT 1 FROM crn_run x WHERE x.schedule_id = crn_schedule.id AND x.status = 'running')))`
+
+// requestSchedules locks, in tx, up to limit enabled schedules of local jobs that have runnable
+// fire requests, oldest request first (wire-runtime §1.6 step 1). Rows other nodes hold are
 // skipped.
 func requestSchedules(ctx context.Context, d *db.DB, tx bun.Tx, jobs []string, limit int) ([]scheduleRow, error) {
 	var rows []scheduleRow
 	q := tx.NewSelect().Model(&rows).
 		Where("is_enabled = ?", true).Where("job_name IN (?)", bun.In(jobs)).
-		Where("EXISTS (SELECT 1 FROM crn_fire_request r WHERE r.schedule_id = crn_schedule.id)").
+		Where(runnableRequest).
 		OrderExpr("(SELECT MIN(r.scheduled_at_unix_ms) FROM crn_fire_request r WHERE r.schedule_id = crn_schedule.id) ASC, id ASC").
 		Limit(int64(limit))
 	err := d.ForUpdateSkipLocked(q).Scan(ctx)

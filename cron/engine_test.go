@@ -531,3 +531,34 @@ func TestPrune(t *testing.T) {
 		}
 	})
 }
+
+// TestWaitingRecoveriesDoNotStarveDueSchedules: schedules whose recovery requests wait on a live
+// run are not candidates, so with batch_size 1 a due schedule is still claimed.
+func TestWaitingRecoveriesDoNotStarveDueSchedules(t *testing.T) {
+	t.Parallel()
+	svctest.EachDB(t, func(t *testing.T, d *db.DB) {
+		t.Parallel()
+		h := newHarness(t, d, "node-a", func(c *config.CronStore) { c.BatchSize = 1 })
+		ctx := context.Background()
+		h.create(t, Spec{Name: "busy", JobName: "block", Trigger: every(time.Hour), Recover: true})
+		h.clock.Advance(time.Hour)
+		h.claim(t, false) // busy runs and stays running
+		sch, err := h.svc.Get(ctx, "busy")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := insertRequest(ctx, d, sch.ID, requestRecovery, t0, "earlier-run"); err != nil {
+			t.Fatal(err)
+		}
+		h.create(t, Spec{Name: "due", JobName: "ok", Trigger: every(time.Minute)})
+		h.clock.Advance(time.Minute)
+		h.claim(t, false)
+		svctest.Eventually(t, 10*time.Second, func() bool {
+			j := h.journal(t, "due")
+			return len(j) == 1 && j[0].Status == StatusSucceeded
+		}, "the due schedule ran despite the waiting recovery")
+		if got := h.journal(t, "busy"); len(got) != 1 {
+			t.Errorf("busy journal = %v, want only its first run (the recovery waits)", got)
+		}
+	})
+}
