@@ -184,7 +184,17 @@ func TestAPIRuns(t *testing.T) {
 		if got := decoded(t, one)["id"]; got != run["id"] {
 			t.Errorf("find_one id = %v, want %v", got, run["id"])
 		}
-		empty, err := e.Call(ctx, as, RunResource, "find_page", "", json.RawMessage(`{"scheduledAtFromUnixMs":1772323260001}`))
+		h.create(t, Spec{Name: "sub", JobName: "ok", Trigger: Trigger{Kind: KindOnce, At: h.clock.Now().Add(1500 * time.Millisecond)}})
+		h.clock.Advance(2 * time.Second)
+		h.claim(t, true) // a run at 00:01:01.5
+		sec, err := e.Call(ctx, as, RunResource, "find_page", "", json.RawMessage(`{"scheduleName":"sub","scheduledAtTo":"2026-03-01 00:01:01"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := decoded(t, sec)["total"]; got != 1.0 {
+			t.Errorf("total up to the run's second = %v, want 1 (the string names a whole second)", got)
+		}
+		empty, err := e.Call(ctx, as, RunResource, "find_page", "", json.RawMessage(`{"scheduleName":"r","scheduledAtFromUnixMs":1772323260001}`))
 		if err != nil {
 			t.Fatal(err)
 		}

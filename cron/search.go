@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"time"
 
 	"github.com/svc-framework/svc/rpc"
 	"github.com/uptrace/bun"
@@ -75,7 +76,7 @@ func (s *Service) findSchedules(ctx context.Context, c rpc.Call, p ScheduleSearc
 }
 
 // RunSearch filters sys/cron/run: every field equal, the scheduled range inclusive, in either
-// wire shape (*UnixMs wins).
+// wire shape (*UnixMs wins); a scheduledAtTo date-time string includes its whole second.
 type RunSearch struct {
 	ID                    string `json:"id,omitempty"`
 	ScheduleName          string `json:"scheduleName,omitempty"`
@@ -119,6 +120,9 @@ func (s *Service) runQuery(q *bun.SelectQuery, p RunSearch) (*bun.SelectQuery, e
 	}
 	if !from.IsZero() {
 		q = q.Where("scheduled_at_unix_ms >= ?", from.UnixMilli())
+	}
+	if !to.IsZero() && p.ScheduledAtToUnixMs == nil {
+		to = to.Add(time.Second - time.Millisecond) // a date-time string names a whole second
 	}
 	if !to.IsZero() {
 		q = q.Where("scheduled_at_unix_ms <= ?", to.UnixMilli())
