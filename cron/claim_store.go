@@ -1,0 +1,173 @@
+package cron
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/svc-framework/svc/config"
+	"github.com/svc-framework/svc/db"
+	"github.com/uptrace/bun"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// runnableRequest is the condition of a schedule with a runnable fire request: a manual one, or
+// a recovery one unless the schedule forbids overlap and has a running row (wire-runtime §1.6
+// step 1). Without it, schedules whose recoveries wait could fill every batch and starve due
+// schedules.
+const runnableRequest = `EXISTS (SELECT 1 FROM crn_fire_request r WHERE r.schedule_id = crn_schedule.id AND (
+	r.kind = 'manual' OR crn_schedule.concurrency_policy = 'allow' OR NOT EXISTS (
+		SELECT 1 FROM crn_run x WHERE x.schedule_id = crn_schedule.id AND x.status = 'running')))`
+
+// requestSchedules locks, in tx, up to limit enabled schedules of local jobs that have runnable
+// fire requests, oldest request first (wire-runtime §1.6 step 1). Rows other nodes hold are
+// skipped.
+func requestSchedules(ctx context.Context, d *db.DB, tx bun.Tx, jobs []string, limit int) ([]scheduleRow, error) {
+	var rows []scheduleRow
+	q := tx.NewSelect().Model(&rows).
+		Where("is_enabled = ?", true).Where("job_name IN (?)", bun.In(jobs)).
+		Where(runnableRequest).
+		OrderExpr("(SELECT MIN(r.scheduled_at_unix_ms) FROM crn_fire_request r WHERE r.schedule_id = crn_schedule.id) ASC, id ASC").
+		Limit(int64(limit))
+	err := d.ForUpdateSkipLocked(q).Scan(ctx)
+	return rows, err
+}
+
+// dueSchedules locks, in tx, up to limit enabled schedules of local jobs whose cursor is due
+// at now, earliest first (wire-runtime §1.6 step 2), leaving out the ids in skip.
+func dueSchedules(ctx context.Context, d *db.DB, tx bun.Tx, jobs []string, now time.Time, limit int, skip []string) ([]scheduleRow, error) {
+	var rows []scheduleRow
+	q := tx.NewSelect().Model(&rows).
+		Where("is_enabled = ?", true).Where("job_name IN (?)", bun.In(jobs)).
+		Where("next_fire_at_unix_ms IS NOT NULL").Where("next_fire_at_unix_ms <= ?", now.UnixMilli()).
+		OrderExpr("next_fire_at_unix_ms ASC, id ASC").Limit(int64(limit))
+	if len(skip) > 0 {
+		q = q.Where("id NOT IN (?)", bun.In(skip))
+	}
+	err := d.ForUpdateSkipLocked(q).Scan(ctx)
+	return rows, err
+}
+
+// runningRuns locks the running rows of the schedules (wire-runtime §1.6 step 3).
+func runningRuns(ctx context.Context, d *db.DB, tx bun.Tx, scheduleIDs []string) ([]runRow, error) {
+	var rows []runRow
+	q := tx.NewSelect().Model(&rows).
+		Where("schedule_id IN (?)", bun.In(scheduleIDs)).Where("status = ?", StatusRunning).
+		OrderExpr("id ASC")
+	if d.Kind != config.SQLite {
+		q = q.For("UPDATE")
+	}
+	err := q.Scan(ctx)
+	return rows, err
+}
+
+// pendingRequests locks the fire requests of the schedules, in logical order (step 4).
+func pendingRequests(ctx context.Context, d *db.DB, tx bun.Tx, scheduleIDs []string) ([]fireRequest, error) {
+	var rows []fireRequest
+	q := tx.NewSelect().Model(&rows).
+		Where("schedule_id IN (?)", bun.In(scheduleIDs)).
+		OrderExpr("scheduled_at_unix_ms ASC, id ASC")
+	err := d.ForUpdateSkipLocked(q).Scan(ctx)
+	return rows, err
+}
+
+// insertRun journals a run.
+func insertRun(ctx context.Context, tx bun.IDB, r *Run) error {
+	_, err := tx.NewInsert().Model(runRowOf(r)).Exec(ctx)
+	return err
+}
+
+// insertRequest queues a fire request.
+func insertRequest(ctx context.Context, tx bun.IDB, scheduleID, kind string, at time.Time, sourceRunID string) error {
+	req := &fireRequest{ID: newID(), ScheduleID: scheduleID, Kind: kind, ScheduledAtUnixMs: at.UnixMilli()}
+	if sourceRunID != "" {
+		req.SourceRunID = &sourceRunID
+	}
+	_, err := tx.NewInsert().Model(req).Exec(ctx)
+	return err
+}
+
+// deleteRequests removes consumed requests.
+func deleteRequests(ctx context.Context, tx bun.IDB, ids []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	_, err := tx.NewDelete().Model((*fireRequest)(nil)).Where("id IN (?)", bun.In(ids)).Exec(ctx)
+	return err
+}
+
+// moveCursor stores a schedule's cursor and last fire time.
+func moveCursor(ctx context.Context, tx bun.IDB, id string, next, last time.Time) error {
+	_, err := tx.NewUpdate().Model((*scheduleRow)(nil)).
+		Set("next_fire_at_unix_ms = ?", toUnixMs(next)).Set("last_fire_at_unix_ms = ?", toUnixMs(last)).
+		Where("id = ?", id).Exec(ctx)
+	return err
+}
+
+// abandonRun ends a stale running row; false when it was no longer running.
+func abandonRun(ctx context.Context, tx bun.IDB, id string, now time.Time) (bool, error) {
+	res, err := tx.NewUpdate().Model((*runRow)(nil)).
+		Set("status = ?", StatusAbandoned).Set("finished_at_unix_ms = ?", now.UnixMilli()).
+		Set("error = ?", "abandoned: no heartbeat").
+		Where("id = ?", id).Where("status = ?", StatusRunning).Exec(ctx)
+	return affected(res, err)
+}
+
+// finishRun records a run's outcome, guarded by status = running: when a sweep took the row
+// over, the late outcome is discarded (false).
+func finishRun(ctx context.Context, tx bun.IDB, id string, status Status, msg string, started, now time.Time) (bool, error) {
+	res, err := tx.NewUpdate().Model((*runRow)(nil)).
+		Set("status = ?", status).Set("finished_at_unix_ms = ?", now.UnixMilli()).
+		Set("duration_ms = ?", max(now.Sub(started).Milliseconds(), 0)).Set("error = ?", msg).
+		Where("id = ?", id).Where("status = ?", StatusRunning).Exec(ctx)
+	return affected(res, err)
+}
+
+// heartbeat stamps the running rows of ids alive.
+func heartbeat(ctx context.Context, tx bun.IDB, ids []string, now time.Time) error {
+	_, err := tx.NewUpdate().Model((*runRow)(nil)).
+		Set("heartbeat_at_unix_ms = ?", now.UnixMilli()).
+		Where("id IN (?)", bun.In(ids)).Where("status = ?", StatusRunning).Exec(ctx)
+	return err
+}
+
+// staleScheduleIDs lists up to limit schedules that have running rows without a heartbeat since
+// cutoff (the recovery sweep's candidates).
+func staleScheduleIDs(ctx context.Context, tx bun.IDB, cutoff time.Time, limit int) ([]string, error) {
+	var ids []string
+	err := tx.NewSelect().Model((*runRow)(nil)).Column("schedule_id").Distinct().
+		Where("status = ?", StatusRunning).
+		WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
+			return q.Where("heartbeat_at_unix_ms IS NULL").WhereOr("heartbeat_at_unix_ms < ?", cutoff.UnixMilli())
+		}).
+		OrderExpr("schedule_id ASC").Limit(int64(limit)).Scan(ctx, &ids)
+	return ids, err
+}
+
+// lockSchedules locks the schedules of ids that no other transaction holds.
+func lockSchedules(ctx context.Context, d *db.DB, tx bun.Tx, ids []string) ([]scheduleRow, error) {
+	var rows []scheduleRow
+	q := tx.NewSelect().Model(&rows).Where("id IN (?)", bun.In(ids)).OrderExpr("id ASC")
+	err := d.ForUpdateSkipLocked(q).Scan(ctx)
+	return rows, err
+}
+
+// affected turns an exec result into "at least one row changed".
+func affected(res interface{ RowsAffected() (int64, error) }, err error) (bool, error) {
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n > 0, err
+}
+
+// isBusy reports SQLite's "database is busy or locked": the claim batch is rolled back and
+// retried at the next tick (wire-runtime §1.6).
+func isBusy(err error) bool {
+	if e, ok := errors.AsType[*sqlite.Error](err); ok {
+		c := e.Code() & 0xff
+		return c == sqlite3.SQLITE_BUSY || c == sqlite3.SQLITE_LOCKED
+	}
+	return false
+}
