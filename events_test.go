@@ -290,6 +290,7 @@ func TestEventStreamsOnRedis(t *testing.T) {
 			c.Event.Transports.KVStoreStream.StreamPrefix = prefix
 			c.Event.Transports.KVStoreStream.BlockTimeout = 100 * time.Millisecond // a quick Stop
 			c.Event.Routing = []config.EventRoute{{Pattern: "test.stream.*", Transports: []string{config.TransportKVStoreStream}}}
+			c.Security.Roles = map[string][]string{"monitor": {monitor.Permission}}
 		}), svctest.WithOptions(svc.WithModule(subscribe)))
 		defer close(release)
 		if err := srv.Events().Publish(context.Background(), event.Named{Type: "test.stream.held", Payload: map[string]int{"n": 1}}); err != nil {
@@ -301,7 +302,7 @@ func TestEventStreamsOnRedis(t *testing.T) {
 			t.Fatal("the subscriber did not receive the event")
 		}
 		var report monitor.EventStreams
-		r := srv.Call(t, monitor.Resource, "get_event_streams", nil, svctest.As(svctest.User("admin")))
+		r := srv.Call(t, monitor.Resource, "get_event_streams", nil, svctest.As(svctest.User("ops", "monitor")))
 		if r.Status != http.StatusOK || r.Code != 0 {
 			t.Fatalf("get_event_streams: HTTP %d code %d (%s)", r.Status, r.Code, r.Message)
 		}
@@ -355,6 +356,9 @@ func TestShippedConfigDeliversStorageEvents(t *testing.T) {
 		t.Fatal("the shipped configuration has no outbox")
 	}
 	var got received[storage.FileUploaded]
+	// The shipped file has no secret (the server generates one into its database); the test
+	// harness mints tokens itself, so it needs one it knows.
+	shipped.Security.Secret = svctest.TestSecret
 	srv := svctest.New(t, svctest.WithConfig(func(c *config.Config) { *c = *shipped }),
 		svctest.WithOptions(svc.WithModule(subscribeTyped(&got))))
 	key, complete := upload(t, srv, "shipped", svctest.As(svctest.User("alice")))

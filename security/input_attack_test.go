@@ -15,6 +15,7 @@ import (
 	"github.com/svc-framework/svc"
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/rpc"
+	"github.com/svc-framework/svc/security"
 	"github.com/svc-framework/svc/svctest"
 )
 
@@ -80,7 +81,10 @@ func TestLogLinesBounded(t *testing.T) {
 	t.Parallel()
 	var buf lockedBuffer
 	logger := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	e := newEnv(t, func(s *setup) { s.svcOpts = append(s.svcOpts, svc.WithLogger(logger)) })
+	// Security events go to the event bus on a server; the log sink is the one that writes them
+	// to the log, so it is the one whose lines must stay bounded.
+	e := newEnv(t, func(s *setup) { s.svcOpts = append(s.svcOpts, svc.WithLogger(logger)) },
+		withSec(func(o *security.Options) { o.Events = security.LogSink(logger) }))
 
 	want(t, e.call(t, "login", map[string]any{"type": "password", "principal": strings.Repeat("m", 1<<20), "credentials": "x"}), 400, rpc.CodeBadRequest)
 	long := strings.Repeat("界", 255) // 765 bytes: a valid principal, logged in the login_failed event

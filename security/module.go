@@ -167,7 +167,7 @@ func New(deps app.Deps, opts Options) (*Service, error) {
 	case deps.Events != nil:
 		sink = BusSink(deps.Events, s.logger)
 	default:
-		sink = logSink{s.logger}
+		sink = LogSink(s.logger)
 	}
 	s.events = &emitter{sink: sink, now: s.now}
 	s.feed = newChangeFeed(deps.DB, deps.KV, deps.Config.App.Name, s.now, s.logger)
@@ -281,6 +281,11 @@ func (s *Service) purgeFamilies(ctx context.Context) error {
 
 // logSink is the default EventSink: one info line per event.
 type logSink struct{ logger *slog.Logger }
+
+// LogSink returns the EventSink that logs each event at info level, every value cut by
+// rpc.LogText (issue #11 item 7). It is the sink when the server has no event bus; a host can
+// set it as Options.Events to log security events instead of publishing them.
+func LogSink(logger *slog.Logger) EventSink { return logSink{logger} }
 
 func (l logSink) Emit(ctx context.Context, e Event) {
 	t := rpc.LogText // ids and the identifier may be the client's input (issue #11 item 7)
