@@ -290,6 +290,7 @@ func TestEventStreamsOnRedis(t *testing.T) {
 			c.Event.Transports.KVStoreStream.StreamPrefix = prefix
 			c.Event.Transports.KVStoreStream.BlockTimeout = 100 * time.Millisecond // a quick Stop
 			c.Event.Routing = []config.EventRoute{{Pattern: "test.stream.*", Transports: []string{config.TransportKVStoreStream}}}
+			c.Security.Roles = map[string][]string{"admin": {"*"}} // get_event_streams needs sys.monitor.query
 		}), svctest.WithOptions(svc.WithModule(subscribe)))
 		defer close(release)
 		if err := srv.Events().Publish(context.Background(), event.Named{Type: "test.stream.held", Payload: map[string]int{"n": 1}}); err != nil {
@@ -301,7 +302,7 @@ func TestEventStreamsOnRedis(t *testing.T) {
 			t.Fatal("the subscriber did not receive the event")
 		}
 		var report monitor.EventStreams
-		r := srv.Call(t, monitor.Resource, "get_event_streams", nil, svctest.As(svctest.User("admin")))
+		r := srv.Call(t, monitor.Resource, "get_event_streams", nil, svctest.As(svctest.User("admin", "admin")))
 		if r.Status != http.StatusOK || r.Code != 0 {
 			t.Fatalf("get_event_streams: HTTP %d code %d (%s)", r.Status, r.Code, r.Message)
 		}
@@ -337,20 +338,31 @@ func TestStorageEventsNeedTransactionalRoute(t *testing.T) {
 	}
 }
 
-// TestShippedConfigDeliversStorageEvents: the server boots from configs/application.toml (its
-// data directory moved to a temporary one) and a host subscriber receives a storage event
-// through the outbox: the row is written with the upload and relayed to memory.
-func TestShippedConfigDeliversStorageEvents(t *testing.T) {
+// shippedConfig loads configs/application.toml with its data directory (the SQLite file and the
+// filesystem storage root) moved to a temporary one and svc.security.secret set to the harness's
+// TestSecret, as an operator sets SVC_SECURITY_SECRET: the shipped file has none (the server
+// would generate one in its database), and svctest mints tokens with the configured secret.
+func shippedConfig(t *testing.T) *config.Config {
+	t.Helper()
 	dir := t.TempDir()
 	env := map[string]string{
 		"SVC_DATA_SOURCES_PRIMARY_PATH": filepath.Join(dir, "svc.db"),
 		"SVC_STORAGE_FILESYSTEM_ROOT":   filepath.Join(dir, "storage"),
+		"SVC_SECURITY_SECRET":           svctest.TestSecret,
 	}
 	shipped, _, err := config.Load(config.LoadOptions{Path: "configs/application.toml",
 		Env: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
 	if err != nil {
 		t.Fatalf("load the shipped configuration: %v", err)
 	}
+	return shipped
+}
+
+// TestShippedConfigDeliversStorageEvents: the server boots from configs/application.toml (its
+// data directory moved to a temporary one) and a host subscriber receives a storage event
+// through the outbox: the row is written with the upload and relayed to memory.
+func TestShippedConfigDeliversStorageEvents(t *testing.T) {
+	shipped := shippedConfig(t)
 	if !shipped.Event.Transports.Outbox.Enabled {
 		t.Fatal("the shipped configuration has no outbox")
 	}
@@ -367,7 +379,7 @@ func TestShippedConfigDeliversStorageEvents(t *testing.T) {
 	}
 	var status string
 	svctest.Eventually(t, 10*time.Second, func() bool {
-		err = srv.DB().NewSelect().Table("sys_event_outbox").Column("status").Where("event_type = ?", storage.EventFileUploaded).
+		err := srv.DB().NewSelect().Table("sys_event_outbox").Column("status").Where("event_type = ?", storage.EventFileUploaded).
 			Scan(context.Background(), &status)
 		return err == nil && status == "completed"
 	}, "the outbox row completed")
