@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/svc-framework/svc/app"
+	"github.com/svc-framework/svc/cron"
 	"github.com/svc-framework/svc/event"
 	"github.com/svc-framework/svc/i18n"
 	"github.com/svc-framework/svc/monitor"
@@ -21,9 +22,9 @@ import (
 //
 // The order is the order of the statements: the event bus first (modules subscribe while they
 // are built, and its module starts before theirs and stops after them), then security (its
-// strategies and permission checker guard everything after it), then storage, schema and
-// monitor, then the host modules. Integration and approval join only when a host includes them
-// by an option; cron, push and mcp join here when they land.
+// strategies and permission checker guard everything after it), then storage, schema,
+// monitor and cron, then the host modules. Integration and approval join only when a host
+// includes them by an option; push and mcp join here when they land.
 func (s *Server) build() error {
 	catalog, err := i18n.New(s.cfg.I18n.Language)
 	if err != nil {
@@ -78,7 +79,14 @@ func (s *Server) build() error {
 		return fmt.Errorf("build module monitor: %w", err)
 	}
 
-	mods := []app.Module{eventModule(bus, eventCfg), sec.Module(), st.Module(), sch.Module(), mon.Module()}
+	// Cron runs the host's jobs (WithCron) and publishes its run events on deps.Events. With
+	// svc.cron.store.enabled = false its resources have no operations and it has no workers.
+	crn, err := cron.New(deps, s.opts.cron)
+	if err != nil {
+		return fmt.Errorf("build module cron: %w", err)
+	}
+
+	mods := []app.Module{eventModule(bus, eventCfg), sec.Module(), st.Module(), sch.Module(), mon.Module(), crn.Module()}
 	for _, build := range s.opts.modules {
 		m, err := build(deps)
 		if err != nil {
@@ -103,7 +111,7 @@ func (s *Server) build() error {
 		return err
 	}
 	s.catalog, s.engine, s.modules, s.handler = catalog, engine, mods, handler
-	s.security, s.storage, s.events = sec, st, bus
+	s.security, s.storage, s.cron, s.events = sec, st, crn, bus
 	return nil
 }
 

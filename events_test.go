@@ -338,27 +338,35 @@ func TestStorageEventsNeedTransactionalRoute(t *testing.T) {
 	}
 }
 
-// TestShippedConfigDeliversStorageEvents: the server boots from configs/application.toml (its
-// data directory moved to a temporary one) and a host subscriber receives a storage event
-// through the outbox: the row is written with the upload and relayed to memory.
-func TestShippedConfigDeliversStorageEvents(t *testing.T) {
+// shippedConfig loads configs/application.toml with its data directory (the SQLite file and the
+// filesystem storage root) moved to a temporary one and svc.security.secret set to the harness's
+// TestSecret, as an operator sets SVC_SECURITY_SECRET: the shipped file has none (the server
+// would generate one in its database), and svctest mints tokens with the configured secret.
+func shippedConfig(t *testing.T) *config.Config {
+	t.Helper()
 	dir := t.TempDir()
 	env := map[string]string{
 		"SVC_DATA_SOURCES_PRIMARY_PATH": filepath.Join(dir, "svc.db"),
 		"SVC_STORAGE_FILESYSTEM_ROOT":   filepath.Join(dir, "storage"),
+		"SVC_SECURITY_SECRET":           svctest.TestSecret,
 	}
 	shipped, _, err := config.Load(config.LoadOptions{Path: "configs/application.toml",
 		Env: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
 	if err != nil {
 		t.Fatalf("load the shipped configuration: %v", err)
 	}
+	return shipped
+}
+
+// TestShippedConfigDeliversStorageEvents: the server boots from configs/application.toml (its
+// data directory moved to a temporary one) and a host subscriber receives a storage event
+// through the outbox: the row is written with the upload and relayed to memory.
+func TestShippedConfigDeliversStorageEvents(t *testing.T) {
+	shipped := shippedConfig(t)
 	if !shipped.Event.Transports.Outbox.Enabled {
 		t.Fatal("the shipped configuration has no outbox")
 	}
 	var got received[storage.FileUploaded]
-	// The shipped file has no secret (the server generates one into its database); the test
-	// harness mints tokens itself, so it needs one it knows.
-	shipped.Security.Secret = svctest.TestSecret
 	srv := svctest.New(t, svctest.WithConfig(func(c *config.Config) { *c = *shipped }),
 		svctest.WithOptions(svc.WithModule(subscribeTyped(&got))))
 	key, complete := upload(t, srv, "shipped", svctest.As(svctest.User("alice")))
@@ -371,7 +379,7 @@ func TestShippedConfigDeliversStorageEvents(t *testing.T) {
 	}
 	var status string
 	svctest.Eventually(t, 10*time.Second, func() bool {
-		err = srv.DB().NewSelect().Table("sys_event_outbox").Column("status").Where("event_type = ?", storage.EventFileUploaded).
+		err := srv.DB().NewSelect().Table("sys_event_outbox").Column("status").Where("event_type = ?", storage.EventFileUploaded).
 			Scan(context.Background(), &status)
 		return err == nil && status == "completed"
 	}, "the outbox row completed")

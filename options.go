@@ -5,6 +5,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/svc-framework/svc/cron"
 	"github.com/svc-framework/svc/rpc"
 	"github.com/svc-framework/svc/security"
 	"github.com/svc-framework/svc/storage"
@@ -22,6 +23,7 @@ type options struct {
 	audit       rpc.AuditSink
 	security    security.Options
 	storage     storage.Options
+	cron        cron.Options
 }
 
 // WithSecurity sets the security module's host extension points (authenticators, user-info
@@ -30,6 +32,11 @@ func WithSecurity(o security.Options) Option { return func(opts *options) { opts
 
 // WithStorage sets the storage module's host extension points (file ACL, backend, events).
 func WithStorage(o storage.Options) Option { return func(opts *options) { opts.storage = o } }
+
+// WithCron sets the cron module's host extension points: the job handlers this node runs (a node
+// claims only schedules whose job it has), its node id and the event publisher (default: the
+// server's event bus).
+func WithCron(o cron.Options) Option { return func(opts *options) { opts.cron = o } }
 
 // WithLogger replaces the default JSON logger.
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }

@@ -30,6 +30,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/svc-framework/svc/app"
 	"github.com/svc-framework/svc/config"
+	"github.com/svc-framework/svc/cron"
 	"github.com/svc-framework/svc/db"
 	"github.com/svc-framework/svc/event"
 	"github.com/svc-framework/svc/i18n"
@@ -68,6 +69,7 @@ type Server struct {
 	catalog  *i18n.Catalog // built with the modules' messages (build)
 	security *security.Service
 	storage  *storage.Service
+	cron     *cron.Service
 	events   *event.Bus
 }
 
@@ -83,6 +85,10 @@ func (s *Server) Security() *security.Service { return s.security }
 // Storage returns the storage module's service (the adoption API for host code); nil before
 // Start.
 func (s *Server) Storage() *storage.Service { return s.storage }
+
+// Cron returns the cron module's service (the Go management API of schedules and runs, the job
+// registry); nil before Start.
+func (s *Server) Cron() *cron.Service { return s.cron }
 
 // New validates cfg and prepares a server; it does no I/O and starts no goroutine (the default
 // logger's flusher runs from Start to Stop). Every startup error of spec §7 is returned here,

@@ -7,8 +7,9 @@
 //
 // Done: tables and migrations, triggers, the job registry, the engine (claim, misfire, overlap,
 // timeout, panic, heartbeat, takeover, recovery, shutdown), the Go management API (Create,
-// Update, Get, Pause, Resume, TriggerNow, Delete, Runs) and the resources below. Not done yet
-// (TODO(#16)): sort in meta, and the wiring into the boot chain (svc.go / boot.go).
+// Update, Get, Pause, Resume, TriggerNow, Delete, Runs) and the resources below. The module
+// is in the server's boot chain (boot.go, after monitor; host jobs through svc.WithCron, the
+// service through Server.Cron). Not done yet (TODO(#16)): sort in meta.
 //
 // # Resources (spec §4.1, wire-runtime §1.4)
 //
@@ -24,8 +25,14 @@
 //
 // # Wiring
 //
-//	svc, err := cron.New(deps, cron.Options{Jobs: []cron.JobHandler{cron.Job("report", fn)}})
-//	mods = append(mods, svc.Module())
+// The server builds the module after monitor with the host's options:
+//
+//	srv, err := svc.New(cfg, svc.WithCron(cron.Options{Jobs: []cron.JobHandler{cron.Job("report", fn)}}))
+//
+// and srv.Cron() is the Go management API once started. Outside the server:
+//
+//	store, err := cron.New(deps, cron.Options{Jobs: []cron.JobHandler{cron.Job("report", fn)}})
+//	mods = append(mods, store.Module())
 //
 // WithDefaultSchedule(handler, spec) ships a default schedule: Start creates it unless a schedule
 // of its name exists (name and job name default to the job's name; an invalid spec fails
@@ -98,7 +105,8 @@
 //
 // # Events (wire-runtime §1.11)
 //
-// With Options.Events set, svc.cron.run.failed {runId, scheduleName, jobName, scheduledAt,
+// With Options.Events set, or else on the server's bus (app.Deps.Events through BusPublisher,
+// without a transaction), svc.cron.run.failed {runId, scheduleName, jobName, scheduledAt,
 // scheduledAtUnixMs, nodeId, error} follows every failed run (error, panic, decode failure,
 // timeout) and svc.cron.run.abandoned (the same without error) every takeover. They are best
 // effort, as in the original: published after the commit; a publish failure is logged. The

@@ -16,7 +16,7 @@ import (
 	"github.com/svc-framework/svc/app"
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/db"
-	"github.com/svc-framework/svc/svctest"
+	"github.com/svc-framework/svc/internal/testservice"
 )
 
 // t0 is the fake clock's start in every engine test.
@@ -25,7 +25,7 @@ var t0 = at("2026-03-01T00:00:00Z")
 // harness is one cron store over a migrated test database with a fake clock.
 type harness struct {
 	svc     *Service
-	clock   *svctest.Clock
+	clock   *testservice.Clock
 	db      *db.DB
 	release chan struct{} // closing it ends the "block" job
 	calls   atomic.Int64
@@ -75,7 +75,7 @@ func attach(t *testing.T, d *db.DB, node string, mutate func(*config.CronStore))
 	if mutate != nil {
 		mutate(&cfg.Cron.Store)
 	}
-	h := &harness{clock: svctest.NewClock(t0), db: d, release: make(chan struct{})}
+	h := &harness{clock: testservice.NewClock(t0), db: d, release: make(chan struct{})}
 	jobs := []JobHandler{
 		Job("ok", func(context.Context, Execution) error { h.calls.Add(1); return nil }),
 		Job("fail", func(context.Context, Execution) error { return errors.New("boom") }),
@@ -156,7 +156,7 @@ func (h *harness) create(t *testing.T, spec Spec) {
 // eachStore runs fn on a fresh store per database kind.
 func eachStore(t *testing.T, fn func(t *testing.T, h *harness, ctx context.Context)) {
 	t.Helper()
-	svctest.EachDB(t, func(t *testing.T, d *db.DB) {
+	testservice.EachDB(t, func(t *testing.T, d *db.DB) {
 		t.Parallel()
 		fn(t, newHarness(t, d, "node-a", nil), context.Background())
 	})
@@ -337,7 +337,7 @@ func TestEngineTimeout(t *testing.T) {
 
 func TestEngineTakeoverAndRecovery(t *testing.T) {
 	t.Parallel()
-	svctest.EachDB(t, func(t *testing.T, d *db.DB) {
+	testservice.EachDB(t, func(t *testing.T, d *db.DB) {
 		t.Parallel()
 		a := newHarness(t, d, "node-a", nil)
 		b := attach(t, d, "node-b", nil)
@@ -385,7 +385,7 @@ func TestEngineTakeoverAndRecovery(t *testing.T) {
 
 func TestEngineOnlyLocalJobs(t *testing.T) {
 	t.Parallel()
-	svctest.EachDB(t, func(t *testing.T, d *db.DB) {
+	testservice.EachDB(t, func(t *testing.T, d *db.DB) {
 		t.Parallel()
 		a := newHarness(t, d, "node-a", nil)
 		ctx := context.Background()
@@ -418,7 +418,7 @@ func TestEngineShutdownCancelsAndRecovers(t *testing.T) {
 		stopCtx, cancel := context.WithCancel(ctx)
 		cancel() // no drain time: the straggler is canceled at once
 		_ = h.svc.Stop(stopCtx)
-		svctest.Eventually(t, 10*time.Second, func() bool {
+		testservice.Eventually(t, 10*time.Second, func() bool {
 			got := h.journal(t, "s")
 			return len(got) == 1 && got[0].Status == StatusCanceled
 		}, "run canceled by shutdown")
@@ -455,7 +455,7 @@ func storeConfig() *config.Config {
 // fire each occurrence once (SKIP LOCKED on PostgreSQL and MySQL, the write lock on SQLite).
 func TestEngineTwoNodesFireOnce(t *testing.T) {
 	t.Parallel()
-	svctest.EachDB(t, func(t *testing.T, d *db.DB) {
+	testservice.EachDB(t, func(t *testing.T, d *db.DB) {
 		t.Parallel()
 		small := func(c *config.CronStore) { c.BatchSize = 3 }
 		a := newHarness(t, d, "node-a", small)
@@ -498,7 +498,7 @@ func TestEngineTwoNodesFireOnce(t *testing.T) {
 
 func TestPrune(t *testing.T) {
 	t.Parallel()
-	svctest.EachDB(t, func(t *testing.T, d *db.DB) {
+	testservice.EachDB(t, func(t *testing.T, d *db.DB) {
 		t.Parallel()
 		h := newHarness(t, d, "node-a", func(c *config.CronStore) { c.RunRetention = time.Hour })
 		ctx := context.Background()
@@ -511,7 +511,7 @@ func TestPrune(t *testing.T) {
 		if err := h.svc.Heartbeat(ctx); err != nil {
 			t.Fatal(err)
 		}
-		svctest.Eventually(t, 10*time.Second, func() bool {
+		testservice.Eventually(t, 10*time.Second, func() bool {
 			j := h.journal(t, "p")
 			return len(j) == 3 && j[1].Status == StatusSucceeded
 		}, "p's catch-up journaled")
@@ -536,7 +536,7 @@ func TestPrune(t *testing.T) {
 // run are not candidates, so with batch_size 1 a due schedule is still claimed.
 func TestWaitingRecoveriesDoNotStarveDueSchedules(t *testing.T) {
 	t.Parallel()
-	svctest.EachDB(t, func(t *testing.T, d *db.DB) {
+	testservice.EachDB(t, func(t *testing.T, d *db.DB) {
 		t.Parallel()
 		h := newHarness(t, d, "node-a", func(c *config.CronStore) { c.BatchSize = 1 })
 		ctx := context.Background()
@@ -553,7 +553,7 @@ func TestWaitingRecoveriesDoNotStarveDueSchedules(t *testing.T) {
 		h.create(t, Spec{Name: "due", JobName: "ok", Trigger: every(time.Minute)})
 		h.clock.Advance(time.Minute)
 		h.claim(t, false)
-		svctest.Eventually(t, 10*time.Second, func() bool {
+		testservice.Eventually(t, 10*time.Second, func() bool {
 			j := h.journal(t, "due")
 			return len(j) == 1 && j[0].Status == StatusSucceeded
 		}, "the due schedule ran despite the waiting recovery")

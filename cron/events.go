@@ -4,6 +4,8 @@ import (
 	"context"
 	"log/slog"
 	"time"
+
+	bus "github.com/svc-framework/svc/event"
 )
 
 // Event types of the cron store (wire-runtime §1.11, with the spec's svc. prefix).
@@ -37,6 +39,21 @@ type RunEvent struct {
 // undone.
 type Publisher interface {
 	Publish(ctx context.Context, e Event) error
+}
+
+// BusPublisher returns the Publisher that sends cron events to the event bus along their route,
+// outside any transaction: they are published after the change committed (best effort), so
+// unlike storage's they need no transactional transport.
+func BusPublisher(p bus.Publisher) Publisher { return busPublisher{pub: p} }
+
+// busPublisher is the event bus as the cron module's Publisher.
+type busPublisher struct{ pub bus.Publisher }
+
+var _ Publisher = busPublisher{}
+
+// Publish implements Publisher.
+func (b busPublisher) Publish(ctx context.Context, e Event) error {
+	return b.pub.Publish(ctx, bus.Named{Type: e.Name, Payload: e.Payload})
 }
 
 // publishRun sends a run event when a publisher is configured.

@@ -10,18 +10,18 @@ import (
 
 	"github.com/svc-framework/svc/app"
 	"github.com/svc-framework/svc/db"
-	"github.com/svc-framework/svc/svctest"
+	"github.com/svc-framework/svc/internal/testservice"
 )
 
 func TestSeedDefaultSchedules(t *testing.T) {
 	t.Parallel()
-	svctest.EachDB(t, func(t *testing.T, d *db.DB) {
+	testservice.EachDB(t, func(t *testing.T, d *db.DB) {
 		t.Parallel()
 		ctx := context.Background()
 		if err := db.Migrate(ctx, d, *Migrations()); err != nil {
 			t.Fatal(err)
 		}
-		clock := svctest.NewClock(t0)
+		clock := testservice.NewClock(t0)
 		build := func(jobs ...JobHandler) *Service {
 			svc, err := New(app.Deps{Config: storeConfig(), DB: d, Clock: clock.Now, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))},
 				Options{Jobs: jobs})

@@ -28,7 +28,8 @@ type Options struct {
 	Jobs []JobHandler
 	// NodeID names this node in crn_run.node_id; default "<hostname>-<random>".
 	NodeID string
-	// Events receives svc.cron.run.failed and svc.cron.run.abandoned; nil drops them.
+	// Events receives svc.cron.run.failed and svc.cron.run.abandoned; nil publishes them on the
+	// server's event bus (app.Deps.Events, BusPublisher), or drops them when there is none.
 	Events Publisher
 }
 
@@ -69,6 +70,9 @@ func New(deps app.Deps, opts Options) (*Service, error) {
 	jobs, err := NewRegistry(opts.Jobs...)
 	if err != nil {
 		return nil, err
+	}
+	if opts.Events == nil && deps.Events != nil {
+		opts.Events = BusPublisher(deps.Events)
 	}
 	node := opts.NodeID
 	if node == "" {

@@ -1,37 +1,24 @@
 package svctest
 
 import (
-	"sync"
+	"testing"
 	"time"
+
+	"github.com/svc-framework/svc/internal/testservice"
 )
 
 // Clock is a fake clock for tests: it stands still until advanced. Pass clock.Now wherever svc
-// takes a clock (svc.WithClock), then drive TTLs, expiries and schedules with Advance.
-type Clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
+// takes a clock (svc.WithClock), then drive TTLs, expiries and schedules with Advance and Set.
+// It lives in internal/testservice so that module-internal tests, which cannot import svctest
+// without an import cycle, share it.
+type Clock = testservice.Clock
 
 // NewClock returns a clock set to start (UTC).
-func NewClock(start time.Time) *Clock { return &Clock{now: start.UTC()} }
+func NewClock(start time.Time) *Clock { return testservice.NewClock(start) }
 
-// Now returns the clock's current time.
-func (c *Clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-// Advance moves the clock forward by d.
-func (c *Clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
-
-// Set moves the clock to t.
-func (c *Clock) Set(t time.Time) {
-	c.mu.Lock()
-	c.now = t.UTC()
-	c.mu.Unlock()
+// Eventually polls cond every few milliseconds until it returns true or timeout passes, then
+// fails the test with msg. Use it instead of time.Sleep to wait for background work.
+func Eventually(t testing.TB, timeout time.Duration, cond func() bool, msg string) {
+	t.Helper()
+	testservice.Eventually(t, timeout, cond, msg)
 }

@@ -14,9 +14,7 @@ import (
 // SVC_TEST_REQUIRE_SERVICES=1). fn may call t.Parallel: nothing is shared between subtests.
 func EachDB(t *testing.T, fn func(t *testing.T, d *db.DB)) {
 	t.Helper()
-	for _, kind := range testservice.DBKinds {
-		t.Run(string(kind), func(t *testing.T) { fn(t, NewDB(t, kind)) })
-	}
+	testservice.EachDB(t, fn)
 }
 
 // NewDB opens DataSource(t, kind) as data source "primary" and closes it when the test ends

@@ -159,3 +159,13 @@ func portOf(s string) (uint16, error) {
 	}
 	return uint16(p), nil
 }
+
+// EachDB runs fn as the subtests "sqlite", "postgres" and "mysql", each with a database of its
+// own (OpenDB over DataSource); a missing service skips its subtest, or fails it when
+// SVC_TEST_REQUIRE_SERVICES=1. svctest.EachDB is the same for host applications.
+func EachDB(t *testing.T, fn func(t *testing.T, d *db.DB)) {
+	t.Helper()
+	for _, kind := range DBKinds {
+		t.Run(string(kind), func(t *testing.T) { fn(t, OpenDB(t, DataSource(t, kind))) })
+	}
+}

@@ -5,7 +5,9 @@
 //     variable is unset the test is skipped, or fails when SVC_TEST_REQUIRE_SERVICES=1 (CI);
 //   - DataSource and OpenDB: an isolated SQLite file, PostgreSQL schema or MySQL database per
 //     call, dropped when the test ends;
-//   - S3Server and RemoveBucket: the S3 server with a bucket name unique to the test.
+//   - S3Server and RemoveBucket: the S3 server with a bucket name unique to the test;
+//   - EachDB, Clock and Eventually: the database matrix, the fake clock and polling with a
+//     deadline.
 //
 // It imports config, db and storage/objstore (for the endpoint form), nothing that boots a
 // server, so both svctest and module-internal tests, which cannot import svctest without an

@@ -1,4 +1,4 @@
-package svctest
+package testservice
 
 import (
 	"testing"
