@@ -47,12 +47,12 @@ func (e *Engine) decodeEnvelope(q *request) error {
 }
 
 // parseEnvelopeJSON reads the top-level keys of a JSON envelope. The body is checked whole with
-// validJSON (json.Valid's rules) first (malformed or empty → 400/1400, svc's deviation from the
+// json.Valid first (malformed or empty → 400/1400, svc's deviation from the
 // original's 500), so the scan below only has to find value boundaries: params and meta stay raw
 // slices of the body and keep every digit of their numbers. Keys match exactly; unknown keys are
 // ignored; with duplicate keys the last wins, as in encoding/json.
 func parseEnvelopeJSON(b []byte, env *envelope) error {
-	if !validJSON(b) {
+	if !json.Valid(b) {
 		return ErrInvalidRequestBody
 	}
 	i := skipSpace(b, 0)

@@ -176,7 +176,7 @@ var flatAllPlan = planParams(reflect.TypeFor[flatAll]())
 
 func checkFlatParams(t *testing.T, data []byte) {
 	t.Helper()
-	if !validJSON(data) || !strings.HasPrefix(strings.TrimSpace(string(data)), "{") {
+	if !json.Valid(data) || !strings.HasPrefix(strings.TrimSpace(string(data)), "{") {
 		return // the envelope admits only valid JSON, and params only as an object
 	}
 	if flatAllPlan.flat == nil {
