@@ -24,26 +24,10 @@ type otherEvent struct{ N int }
 
 func (otherEvent) EventType() string { return "svc.other.happened" }
 
-// fakeClock is a settable clock.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newFakeClock() *fakeClock {
-	return &fakeClock{t: time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
+// newFakeClock is the shared fake clock (internal/testservice; svctest cannot be imported here:
+// it boots the server, which imports this package).
+func newFakeClock() *testservice.Clock {
+	return testservice.NewClock(time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC))
 }
 
 // defaultConfig is svc.event with every default applied.
@@ -129,20 +113,8 @@ func (r *recorder) duplicates() int {
 	return n
 }
 
-// eventually polls cond (the package cannot import svctest: svctest boots the server, which
-// will import this package).
-func eventually(t testing.TB, timeout time.Duration, cond func() bool, msg string) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	wait := time.Millisecond
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("condition not met within %s: %s", timeout, msg)
-		}
-		time.Sleep(wait)
-		wait = min(wait*2, 50*time.Millisecond)
-	}
-}
+// eventually is testservice.Eventually (svctest's polling helper, importable from here).
+var eventually = testservice.Eventually
 
 // recordedBus builds and starts a bus whose recorder subscribes to svc.test.happened in group g.
 func recordedBus(t *testing.T, cfg config.Event, deps Deps) (*Bus, *recorder) {

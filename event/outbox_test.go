@@ -11,6 +11,7 @@ import (
 
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/db"
+	"github.com/svc-framework/svc/internal/testservice"
 	"github.com/uptrace/bun"
 )
 
@@ -50,7 +51,7 @@ func outboxConfig() config.Event {
 }
 
 // outboxBus is a started bus on d whose relay is driven by hand, with a fake clock.
-func outboxBus(t *testing.T, d *db.DB, cfg config.Event, clock *fakeClock) *Bus {
+func outboxBus(t *testing.T, d *db.DB, cfg config.Event, clock *testservice.Clock) *Bus {
 	t.Helper()
 	b := newBus(t, cfg, Deps{DB: d, Clock: clock.Now, AppName: "test"})
 	b.manualWorkers = true
