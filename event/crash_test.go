@@ -19,7 +19,7 @@ import (
 	"github.com/uptrace/bun"
 )
 
-// Environment of the crash child: the test binary re-executed with -test.run=TestCrashChild.
+// Environment of the crash child: the test binary re-executed, run as the child by TestMain.
 const (
 	envCrashMode   = "SVC_EVENT_CRASH_MODE"   // relay | stream | rollback
 	envCrashDS     = "SVC_EVENT_CRASH_DS"     // JSON config.DataSource
@@ -71,19 +71,28 @@ func recordingHandler(d *db.DB, ids *idSource, block int, marker string) func(co
 	}
 }
 
-// TestCrashChild is the child process of the crash tests; it does nothing in a normal run.
-func TestCrashChild(t *testing.T) {
-	mode := os.Getenv(envCrashMode)
-	if mode == "" {
-		t.Skip("only run as the child of a crash test")
+// TestMain runs the crash child instead of the tests when the crash tests re-execute this test
+// binary with envCrashMode set (see runChild).
+func TestMain(m *testing.M) {
+	if mode := os.Getenv(envCrashMode); mode != "" {
+		if err := crashChild(mode); err != nil {
+			fmt.Fprintln(os.Stderr, "crash child:", err)
+			os.Exit(2)
+		}
 	}
+	os.Exit(m.Run())
+}
+
+// crashChild is the child process of the crash tests: it starts a bus in mode and blocks until
+// the parent kills it; it returns only on a set-up error.
+func crashChild(mode string) error {
 	var ds config.DataSource
 	if err := json.Unmarshal([]byte(os.Getenv(envCrashDS)), &ds); err != nil {
-		t.Fatal(err)
+		return err
 	}
 	d, err := db.Open(context.Background(), "primary", ds)
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	var rdb *redis.Client
 	if mode == "stream" {
@@ -91,16 +100,16 @@ func TestCrashChild(t *testing.T) {
 	}
 	b, err := New(crashConfig(mode, os.Getenv(envCrashPrefix)), Deps{DB: d, Redis: rdb})
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	var block int
 	_, _ = fmt.Sscan(os.Getenv(envCrashBlock), &block)
 	marker := filepath.Join(os.Getenv(envCrashDir), "blocked")
 	if _, err := SubscribeTyped(b, recordingHandler(d, b.ids, block, marker), WithGroup("g")); err != nil {
-		t.Fatal(err)
+		return err
 	}
 	if err := b.Start(context.Background()); err != nil {
-		t.Fatal(err)
+		return err
 	}
 	if mode == "rollback" {
 		_ = b.RunInTx(context.Background(), d, nil, func(ctx context.Context, tx bun.Tx) error {
@@ -119,7 +128,7 @@ func runChild(t *testing.T, mode string, ds config.DataSource, prefix string, bl
 	t.Helper()
 	dir := t.TempDir()
 	dsJSON, _ := json.Marshal(ds)
-	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
+	cmd := exec.Command(os.Args[0]) // TestMain turns it into the crash child
 	cmd.Env = append(os.Environ(), envCrashMode+"="+mode, envCrashDS+"="+string(dsJSON), envCrashDir+"="+dir,
 		envCrashBlock+"="+fmt.Sprint(block), envCrashPrefix+"="+prefix)
 	out := &syncBuffer{}
