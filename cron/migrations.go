@@ -17,11 +17,7 @@ var messageFiles embed.FS
 // Migrations returns the module's migrations: migrations/{postgres,mysql,sqlite}/NNN_name.sql,
 // creating crn_schedule, crn_fire_request and crn_run (wire-runtime §1.2).
 func Migrations() *db.Migrations {
-	sub, err := fs.Sub(migrationFiles, "migrations")
-	if err != nil {
-		panic(err) // the directory is embedded at build time
-	}
-	return &db.Migrations{Module: "cron", FS: sub}
+	return db.EmbeddedMigrations("cron", migrationFiles)
 }
 
 // Messages returns the module's message catalog: messages/<lang>/cron.json.

@@ -29,3 +29,15 @@ type Migrations struct {
 	// FS is the embedded tree (usually an embed.FS rooted at "migrations").
 	FS fs.FS
 }
+
+// EmbeddedMigrations returns module's migrations from fsys's "migrations" directory
+// (migrations/{postgres,mysql,sqlite}/NNN_name.sql), the layout every module embeds with
+// //go:embed migrations. It panics when fsys has no such directory, which the embed directive
+// rules out at build time.
+func EmbeddedMigrations(module string, fsys fs.FS) *Migrations {
+	sub, err := fs.Sub(fsys, "migrations")
+	if err != nil {
+		panic(err)
+	}
+	return &Migrations{Module: module, FS: sub}
+}

@@ -28,11 +28,7 @@ const familyPurgeInterval = time.Hour
 
 // Migrations returns the module's migrations (tables sys_security_*), for Build and for the CLI.
 func Migrations() *db.Migrations {
-	sub, err := fs.Sub(migrationsFS, "migrations")
-	if err != nil {
-		panic(err) // the embedded tree is fixed at build time
-	}
-	return &db.Migrations{Module: "security", FS: sub}
+	return db.EmbeddedMigrations("security", migrationsFS)
 }
 
 // Messages returns the module's message catalog (messages/<lang>/security.json), for Module and

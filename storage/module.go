@@ -28,11 +28,7 @@ var messageFiles embed.FS
 
 // Migrations returns the module's migrations: migrations/{postgres,mysql,sqlite}/NNN_name.sql.
 func Migrations() *db.Migrations {
-	sub, err := fs.Sub(migrationFiles, "migrations")
-	if err != nil {
-		panic(err) // the directory is embedded at build time
-	}
-	return &db.Migrations{Module: "storage", FS: sub}
+	return db.EmbeddedMigrations("storage", migrationFiles)
 }
 
 // Messages returns the module's message catalog: messages/<lang>/storage.json.
