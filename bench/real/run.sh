@@ -10,7 +10,8 @@
 #   login burst     64 connections of password logins  target RSS ≤ idle + 100 MiB
 #   bare            the bare handler of bench/api/bare on the get_user_info body
 #
-#   bench/real/run.sh                                  # 10 s per wrk run, 2 000 logout tokens
+#   bench/real/run.sh                                  # 10 s per wrk run, 10 000 logout tokens
+#                                                      # (minting them takes about 3 minutes: one argon2id login each)
 #   DURATION=30s LOGOUTS=5000 bench/real/run.sh
 #   SVC_SRC=/tmp/main-tree bench/real/run.sh           # build svc from another tree ("before")
 #
@@ -24,7 +25,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
 DURATION="${DURATION:-10s}"
-LOGOUTS="${LOGOUTS:-2000}"
+LOGOUTS="${LOGOUTS:-10000}"
 SVC_SRC="${SVC_SRC:-$ROOT}"
 SVC_PORT=18091
 BARE_PORT=18092
