@@ -151,7 +151,7 @@
 //     GOMAXPROCS slots at once, 64 callers per slot wait within the request's deadline; past
 //     that it answers 429/1401 (too_many_requests, no Retry-After), not counted by the lockout.
 //     Store and policy operations (CLI, password change) are not gated. Each released argon2id
-//     slot may start one background GC cycle (hashreclaim.go) once the hash memory dropped
+//     slot may first run one GC cycle (hashreclaim.go) once the hash memory dropped
 //     since the last cycle exceeds the rest of the live heap, so hash garbage cannot pile up
 //     between the collector's own cycles (login bursts stay within idle + 100 MiB).
 //   - Refresh reloads the principal from the built-in store (roles and disable take effect);

@@ -12,8 +12,11 @@ import (
 // one fresh block and drops it when done; the Go collector only starts a cycle when the heap has
 // grown by GOGC % of the live heap, and in-flight hashes count as live, so a burst lets several
 // dropped blocks pile up before any is reused. hashReclaim counts the hash memory released since
-// the last cycle and starts one background cycle (never two at once) when that garbage exceeds
-// the rest of the live heap, with one hash's memory as the floor. The cost stays proportional:
+// the last cycle and runs one cycle (never two at once) when that garbage exceeds the rest of the
+// live heap, with one hash's memory as the floor. The cycle runs before the finished hash gives
+// back its slot, so no new hash allocates while the old blocks wait to be reclaimed, whatever the
+// machine's load: the bound holds under CPU starvation too, at the price of a few milliseconds
+// on that one login's answer. The cost stays proportional:
 // a cycle marks the live heap once per as many bytes of hash garbage, the argon2 blocks
 // themselves hold no pointers, so on the shipped binary a cycle is a small fraction of a hash.
 type hashReclaim struct {
@@ -34,7 +37,7 @@ func newHashReclaim(hashBytes uint64, slots int) *hashReclaim {
 	return r
 }
 
-// released records one finished hash and may start a collection.
+// released records one finished hash and may run a collection; the caller still holds its slot.
 func (r *hashReclaim) released() {
 	if r == nil {
 		return
@@ -53,9 +56,7 @@ func (r *hashReclaim) released() {
 	}
 	r.mu.Unlock()
 	if start {
-		go func() {
-			defer r.running.Store(false)
-			runtime.GC()
-		}()
+		defer r.running.Store(false)
+		runtime.GC()
 	}
 }

@@ -204,8 +204,8 @@ func (g *hashGate) acquire(ctx context.Context) (func(), error) {
 		return func() {}, nil
 	}
 	release := func() {
-		<-g.slots
 		g.reclaim.released()
+		<-g.slots
 	}
 	select {
 	case g.slots <- struct{}{}:
