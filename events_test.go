@@ -412,3 +412,37 @@ func TestAdoptionInHostTransactionPublishes(t *testing.T) {
 		t.Errorf("claimed %+v, want key %s", f, key)
 	}
 }
+
+// TestHostSinksAdd: a host audit sink (WithAuditSink) and a host security sink
+// (security.Options.Events) receive their records in addition to the bus, whose subscribers
+// still get svc.api.request.audit and the security events.
+func TestHostSinksAdd(t *testing.T) {
+	var busSec received[security.Event]
+	var busAudits received[rpc.AuditEvent]
+	var hostSec received[security.Event]
+	var hostAudits received[rpc.AuditRecord]
+	hostAudit := auditSinkFunc(func(_ context.Context, rec rpc.AuditRecord) { hostAudits.add(rec) })
+	hostEvents := security.EventSinkFunc(func(_ context.Context, e security.Event) { hostSec.add(e) })
+	srv := svctest.New(t, svctest.WithOptions(svc.WithModule(securityEvents(&busSec)), svc.WithModule(subscribeTyped(&busAudits)),
+		svc.WithModule(auditedModule), svc.WithAuditSink(hostAudit), svc.WithSecurity(security.Options{Events: hostEvents})))
+	if r := srv.Call(t, security.ResourceAuth, "login", map[string]any{"type": "password", "principal": "nobody", "credentials": "x"}); r.Code == 0 {
+		t.Fatal("login of an unknown user succeeded")
+	}
+	if r := srv.Call(t, "test/audited", "ping", nil, svctest.As(svctest.User("bob"))); r.Code != 0 {
+		t.Fatalf("ping: code %d (%s)", r.Code, r.Message)
+	}
+	svctest.Eventually(t, 10*time.Second, func() bool {
+		return len(busSec.all()) == 1 && len(busAudits.all()) == 1
+	}, "the bus's subscribers get the login failure and the audit event")
+	if h := hostSec.all(); len(h) != 1 || h[0].Type != security.EventLoginFailed {
+		t.Errorf("host security sink got %+v, want the login failure", h)
+	}
+	if h := hostAudits.all(); len(h) != 1 || h[0].Resource != "test/audited" || h[0].Action != "ping" {
+		t.Errorf("host audit sink got %+v, want the ping record", h)
+	}
+}
+
+// auditSinkFunc adapts a function to rpc.AuditSink.
+type auditSinkFunc func(context.Context, rpc.AuditRecord)
+
+func (f auditSinkFunc) Audit(ctx context.Context, rec rpc.AuditRecord) { f(ctx, rec) }

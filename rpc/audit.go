@@ -119,3 +119,25 @@ func objectOrEmpty(v any) any {
 	}
 	return v
 }
+
+// AuditSinks returns the AuditSink that hands each record to every non-nil sink, in order. The
+// server uses it so a host sink (svc.WithAuditSink) adds to the bus's instead of replacing it.
+func AuditSinks(sinks ...AuditSink) AuditSink {
+	var list auditSinks
+	for _, s := range sinks {
+		if s != nil {
+			list = append(list, s)
+		}
+	}
+	return list
+}
+
+// auditSinks fans a record out to several sinks.
+type auditSinks []AuditSink
+
+// Audit implements AuditSink.
+func (l auditSinks) Audit(ctx context.Context, rec AuditRecord) {
+	for _, s := range l {
+		s.Audit(ctx, rec)
+	}
+}

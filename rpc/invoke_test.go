@@ -179,3 +179,13 @@ func TestAuditRedacts(t *testing.T) {
 		}
 	}
 }
+
+// TestAuditSinks: every non-nil sink gets each record, in order.
+func TestAuditSinks(t *testing.T) {
+	t.Parallel()
+	a, b := &auditLog{}, &auditLog{}
+	AuditSinks(a, nil, b).Audit(context.Background(), AuditRecord{RequestID: "r1"})
+	if ra, rb := a.records(), b.records(); len(ra) != 1 || len(rb) != 1 || ra[0].RequestID != "r1" || rb[0].RequestID != "r1" {
+		t.Errorf("sinks got %v and %v, want the record in both", ra, rb)
+	}
+}
