@@ -75,16 +75,22 @@ func BenchmarkMemory(b *testing.B) {
 
 // BenchmarkOutboxPostgres: 16 publishers each commit one event per transaction on PostgreSQL;
 // the relay (woken by the commits) delivers to a memory subscriber on the same node.
-func BenchmarkOutboxPostgres(b *testing.B) { benchOutbox(b, 1) }
+func BenchmarkOutboxPostgres(b *testing.B) { benchOutbox(b, config.Postgres, 1) }
+
+// BenchmarkOutboxMySQL is BenchmarkOutboxPostgres on MariaDB/MySQL (for information).
+func BenchmarkOutboxMySQL(b *testing.B) { benchOutbox(b, config.MySQL, 1) }
+
+// BenchmarkOutboxSQLite is BenchmarkOutboxPostgres on SQLite (for information; one writer).
+func BenchmarkOutboxSQLite(b *testing.B) { benchOutbox(b, config.SQLite, 1) }
 
 // BenchmarkOutboxPostgresBatch10 (a PublishBatch figure, not the per-transaction target): 16
 // publishers each commit ten events per transaction with PublishBatch; b.N counts events.
-func BenchmarkOutboxPostgresBatch10(b *testing.B) { benchOutbox(b, 10) }
+func BenchmarkOutboxPostgresBatch10(b *testing.B) { benchOutbox(b, config.Postgres, 10) }
 
 // BenchmarkPostgresCommitCeiling is the ceiling the outbox figure is bounded by on this machine:
 // 16 goroutines each commit one outbox-shaped row per transaction, with no bus and no relay.
 func BenchmarkPostgresCommitCeiling(b *testing.B) {
-	d := outboxDB(b)
+	d := outboxDB(b, config.Postgres)
 	b.ResetTimer()
 	publishConcurrently(b, 16, func() error {
 		return d.RunInTx(context.Background(), nil, func(ctx context.Context, tx bun.Tx) error {
@@ -99,19 +105,19 @@ func BenchmarkPostgresCommitCeiling(b *testing.B) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "commits/s")
 }
 
-// outboxDB is a fresh PostgreSQL schema with the event tables.
-func outboxDB(b *testing.B) *db.DB {
-	d := testservice.OpenDB(b, testservice.DataSource(b, config.Postgres))
+// outboxDB is a fresh database of kind with the event tables.
+func outboxDB(b *testing.B, kind config.DBKind) *db.DB {
+	d := testservice.OpenDB(b, testservice.DataSource(b, kind))
 	if err := db.Migrate(context.Background(), d, *event.Migrations()); err != nil {
 		b.Fatal(err)
 	}
 	return d
 }
 
-// benchOutbox publishes b.N events from 16 publishers, per transaction in batches of size
-// perTx (the last one shorter), and reports events/s and the publish → handler latency.
-func benchOutbox(b *testing.B, perTx int) {
-	d := outboxDB(b)
+// benchOutbox publishes b.N events on kind from 16 publishers, per transaction in batches of
+// size perTx (the last one shorter), and reports events/s and the publish → handler latency.
+func benchOutbox(b *testing.B, kind config.DBKind, perTx int) {
+	d := outboxDB(b, kind)
 	cfg := config.Default().Event
 	cfg.Transports.Outbox.Enabled = true
 	cfg.Transports.Outbox.BatchSize = 500
