@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -327,5 +328,18 @@ func TestOutboxStreamSink(t *testing.T) {
 	eventually(t, 10*time.Second, func() bool { return rowOf(t, d, id).Status == OutboxCompleted }, "row completed")
 	if n, _ := rdb.XLen(context.Background(), prefix+"svc.test.happened").Result(); n != 1 {
 		t.Errorf("stream length = %d, want 1 (no direct publish besides the relay)", n)
+	}
+}
+
+// TestOutboxColumns: the RETURNING list of the PostgreSQL claim names every column of
+// OutboxRow, in order, so a column added to the model is not silently left zero.
+func TestOutboxColumns(t *testing.T) {
+	d := migratedDB(t, config.SQLite)
+	var names []string
+	for _, f := range d.Dialect().Tables().Get(reflect.TypeFor[OutboxRow]()).Fields {
+		names = append(names, f.Name)
+	}
+	if got := strings.Join(names, ", "); got != outboxColumns {
+		t.Errorf("OutboxRow columns %q, outboxColumns %q", got, outboxColumns)
 	}
 }
