@@ -9,7 +9,8 @@
 //     BenchmarkOutboxPostgresBatch10 a PublishBatch figure (ten events per transaction, not the
 //     target's shape); BenchmarkPostgresCommitCeiling the rate at which the same 16 goroutines
 //     commit one outbox row per transaction with no bus at all — the bound of the outbox figure
-//     on the machine at hand;
+//     on the machine at hand; BenchmarkOutboxRelayDrainPostgres the relay alone, draining rows
+//     written before the clock starts;
 //   - BenchmarkStream: kvstore_stream on Redis through one consumer group (target ≥ 20 000
 //     events/s).
 //
