@@ -136,17 +136,14 @@ func register(engine *rpc.Engine, catalog *i18n.Catalog, mods []app.Module) erro
 	return nil
 }
 
-// newEngine creates the /api engine from svc.api and svc.app. Audit records go to the host's
-// sink (WithAuditSink), or else are published on the bus as svc.api.request.audit.
+// newEngine creates the /api engine from svc.api and svc.app. Audit records are published on the
+// bus as svc.api.request.audit and also handed to the host's sink (WithAuditSink) when set.
 func (s *Server) newEngine(catalog *i18n.Catalog, bus *event.Bus) (*rpc.Engine, error) {
 	encKey, err := decodeKey(s.cfg.API.BodyEncoding.Key)
 	if err != nil {
 		return nil, fmt.Errorf("svc.api.body_encoding.key: %w", err)
 	}
-	audit := s.opts.audit
-	if audit == nil {
-		audit = rpc.BusAuditSink(bus, s.logger)
-	}
+	audit := rpc.AuditSinks(rpc.BusAuditSink(bus, s.logger), s.opts.audit)
 	return rpc.NewEngine(rpc.EngineConfig{
 		BodyLimit:        int64(s.cfg.App.BodyLimit),
 		BodyMemoryBudget: int64(s.cfg.App.BodyMemoryBudget),

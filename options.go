@@ -65,5 +65,6 @@ func WithPermissionChecker(pc rpc.PermissionChecker) Option {
 	return func(o *options) { o.permissions = pc }
 }
 
-// WithAuditSink receives the audit records of operations marked rpc.Audit.
+// WithAuditSink receives the audit records of operations marked rpc.Audit, in addition to the
+// event bus, which publishes them as svc.api.request.audit in any case.
 func WithAuditSink(a rpc.AuditSink) Option { return func(o *options) { o.audit = a } }

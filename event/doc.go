@@ -52,10 +52,13 @@
 //
 //   - outbox relay: every relay_interval and when woken by a local commit or, on PostgreSQL, a
 //     NOTIFY from another node; claims with FOR UPDATE SKIP LOCKED (PostgreSQL, MySQL/MariaDB)
-//     or an immediate transaction (SQLite) and leases; a batch in flight finishes on Stop;
-//   - outbox announcer (PostgreSQL): one pg_notify per burst of local commits, outside the
-//     publishing transaction (a NOTIFY inside it serialises commits on PostgreSQL's notify lock);
-//     and the LISTEN connection;
+//     or an immediate transaction (SQLite) and leases; on PostgreSQL the claim is one UPDATE …
+//     RETURNING that also completes the previous batch (one round trip and one commit per
+//     batch); it claims again while batches come back non-empty; a batch in flight finishes on
+//     Stop;
+//   - outbox announcer (PostgreSQL): at most one pg_notify per 10 ms of local commits, outside
+//     the publishing transaction (a NOTIFY inside it serialises commits on PostgreSQL's notify
+//     lock, and each NOTIFY is a commit of its own); and the LISTEN connection;
 //   - outbox cleanup (cleanup_interval), inbox cleanup (inbox.cleanup_interval);
 //   - stream readers (per subscription × concurrency), reaper (claim_interval), idle-group sweep
 //     (idle_group_sweep_interval, when idle_group_retention > 0);

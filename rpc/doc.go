@@ -225,8 +225,10 @@
 //   - Audit: every call of an audited operation that got past lookup is recorded, failures
 //     included (Principal nil when authentication failed), after its answer is written. On the
 //     server BusAuditSink publishes each record asynchronously as svc.api.request.audit
-//     (AuditEvent; wire-runtime §2.9 without requestParams, requestMeta, resultMessage and
-//     resultData, since params may hold credentials), unless the host sets its own sink.
+//     (AuditEvent; wire-runtime §2.9 without resultMessage), and a host sink gets it too
+//     (AuditSinks). requestParams, requestMeta and resultData carry the values of
+//     credential-like keys as RedactedAuditValue (AuditRedacts) and are each bounded by
+//     MaxAuditValueBytes (TruncatedAuditValue past it).
 //   - JSON strings are escaped as encoding/json does (<, >, & as \u003c…).
 //   - Rate limiting: Retry-After is the exact wait until a call would be admitted, where the
 //     original's fixed-window limiter sends the time until its window resets; refused calls are

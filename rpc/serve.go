@@ -34,6 +34,7 @@ type request struct {
 	wrote  bool // the envelope was written
 	status int  // HTTP status written (audit)
 	code   int  // business code written (audit)
+	result any  // data of the success envelope (audit)
 }
 
 var requestPool = sync.Pool{New: func() any { return new(request) }}

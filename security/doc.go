@@ -190,10 +190,11 @@
 //   - Events (EventSink): svc.security.login_succeeded, login_failed, account_locked, logout,
 //     token_refreshed, refresh_reuse_detected; they carry ids, the identifier, client IP,
 //     request id and a reason word, never a secret. On the server they are published on the
-//     event bus asynchronously by BusSink (unless Options.Events is set; without a bus they are
-//     logged), each under its type with Event as payload, plus svc.security.login (LoginEvent,
-//     the original's shape, wire-runtime §2.9, without userAgent and errorCode) for every login
-//     success and failure. A publish never fails or blocks a login: a full async queue makes the
+//     event bus asynchronously by BusSink, each under its type with Event as payload, plus
+//     svc.security.login (LoginEvent, the original's shape, wire-runtime §2.9, without userAgent
+//     and errorCode) for every login success and failure. Options.Events, when set, receives
+//     them too: a host sink adds to the bus, it does not replace it (without a bus it replaces
+//     the log sink). A publish never fails or blocks a login: a full async queue makes the
 //     bus publish synchronously, and an error is only logged. The log sink (no bus) cuts each value
 //     with rpc.LogText (at most 256 bytes, marked "…(truncated)").
 //   - Opaque sessions (wire-core §5.5): the token is 32 random bytes, base64url without
