@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -31,6 +32,11 @@ type Options struct {
 	// Events receives svc.cron.run.failed and svc.cron.run.abandoned; nil publishes them on the
 	// server's event bus (app.Deps.Events, BusPublisher), or drops them when there is none.
 	Events Publisher
+	// Builtins adds the built-in jobs http.request (bounded by svc.cron.store.http_allowed_hosts)
+	// and event.publish (on the server's event bus) to Jobs. The ready binary (cmd/svc) sets it;
+	// library hosts opt in, since http.request lets whoever manages schedules make the server
+	// call URLs.
+	Builtins bool
 }
 
 // Service is the cron store at run time: the engine that claims and runs schedules, and the
@@ -67,7 +73,15 @@ func New(deps app.Deps, opts Options) (*Service, error) {
 	if deps.Config == nil || deps.DB == nil {
 		return nil, errors.New("cron: the configuration and the primary database are required")
 	}
-	jobs, err := NewRegistry(opts.Jobs...)
+	handlers := opts.Jobs
+	if opts.Builtins {
+		policy, err := NewHostPolicy(deps.Config.Cron.Store.HTTPAllowedHosts)
+		if err != nil {
+			return nil, err
+		}
+		handlers = append(slices.Clip(handlers), HTTPRequestJob(policy), EventPublishJob(deps.Events))
+	}
+	jobs, err := NewRegistry(handlers...)
 	if err != nil {
 		return nil, err
 	}
