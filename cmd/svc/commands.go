@@ -125,11 +125,17 @@ func hostOptions() []svc.Option { return []svc.Option{svc.WithCron(cron.Options{
 // openSecurityDB opens the primary data source and applies the security module's migrations, so
 // the user and session commands work on a fresh database. The caller closes it.
 func openSecurityDB(ctx context.Context, cfg *config.Config) (*db.DB, error) {
+	return openPrimaryDB(ctx, cfg, *security.Migrations())
+}
+
+// openPrimaryDB opens the primary data source and applies the migration sets given. The caller
+// closes it.
+func openPrimaryDB(ctx context.Context, cfg *config.Config, sets ...db.Migrations) (*db.DB, error) {
 	d, err := db.Open(ctx, config.PrimaryDataSource, cfg.DataSources[config.PrimaryDataSource])
 	if err != nil {
 		return nil, err
 	}
-	if err := db.Migrate(ctx, d, *security.Migrations()); err != nil {
+	if err := db.Migrate(ctx, d, sets...); err != nil {
 		d.Close()
 		return nil, err
 	}
