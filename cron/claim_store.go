@@ -72,9 +72,12 @@ func pendingRequests(ctx context.Context, d *db.DB, tx bun.Tx, scheduleIDs []str
 	return rows, err
 }
 
-// insertRun journals a run.
-func insertRun(ctx context.Context, tx bun.IDB, r *Run) error {
-	_, err := tx.NewInsert().Model(runRowOf(r)).Exec(ctx)
+// insertRuns journals the runs of a claim batch in one statement.
+func insertRuns(ctx context.Context, tx bun.IDB, rows []*runRow) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	_, err := tx.NewInsert().Model(&rows).Exec(ctx)
 	return err
 }
 

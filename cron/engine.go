@@ -93,8 +93,9 @@ func (s *Service) claimBatch(ctx context.Context, n int) (runs []started, progre
 			return err
 		}
 		budget := n
+		var journal []*runRow // the batch's new crn_run rows, inserted at once at the end
 		for i := range cands {
-			c := claim{s: s, tx: tx, now: now, row: &cands[i], live: live[cands[i].ID], budget: &budget}
+			c := claim{s: s, tx: tx, now: now, row: &cands[i], live: live[cands[i].ID], budget: &budget, pending: &journal}
 			for _, r := range reqs {
 				if r.ScheduleID == cands[i].ID {
 					c.reqs = append(c.reqs, r)
@@ -107,7 +108,7 @@ func (s *Service) claimBatch(ctx context.Context, n int) (runs []started, progre
 			progress = progress || c.wrote
 		}
 		progress = progress || len(took) > 0
-		return nil
+		return insertRuns(ctx, tx, journal)
 	})
 	if err != nil {
 		return nil, false, err
@@ -206,6 +207,9 @@ type claim struct {
 	reqs   []fireRequest
 	live   int
 	budget *int
+	// pending collects the rows the batch inserts in one statement before commit; nothing in
+	// the transaction reads them back.
+	pending *[]*runRow
 
 	runs     []started
 	consumed []string
@@ -311,9 +315,7 @@ func (c *claim) fire(ctx context.Context, sch *Schedule, at time.Time, overlap b
 		ScheduledAt: at, ClaimedAt: c.now, Status: StatusRunning, NodeID: c.s.nodeID,
 		StartedAt: c.now, HeartbeatAt: c.now,
 	}
-	if err := insertRun(ctx, c.tx, r); err != nil {
-		return err
-	}
+	*c.pending = append(*c.pending, runRowOf(r))
 	c.wrote = true
 	c.live++
 	*c.budget--
@@ -324,10 +326,11 @@ func (c *claim) fire(ctx context.Context, sch *Schedule, at time.Time, overlap b
 // journal writes a terminal row that never runs (missed, skipped): node ”, finished now.
 func (c *claim) journal(ctx context.Context, sch *Schedule, status Status, at time.Time, missed int) error {
 	c.wrote = true
-	return insertRun(ctx, c.tx, &Run{
+	*c.pending = append(*c.pending, runRowOf(&Run{
 		ID: newID(), CreatedAt: c.now, ScheduleID: sch.ID, ScheduleName: sch.Name, JobName: sch.JobName,
 		ScheduledAt: at, ClaimedAt: c.now, Status: status, FinishedAt: c.now, MissedCount: missed,
-	})
+	}))
+	return nil
 }
 
 func boolInt(b bool) int {
