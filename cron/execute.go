@@ -15,6 +15,10 @@ import (
 // journalTimeout bounds the write of a run's outcome, also at shutdown (wire-runtime §1.8).
 const journalTimeout = 10 * time.Second
 
+// journalWriters bounds the outcome writes a node runs at once (db pools keep 10 idle
+// connections; a burst of finishing runs above that would open and close connections).
+const journalWriters = 8
+
 // finishAttempts bounds the transactions that try to journal a run's outcome.
 const finishAttempts = 5
 
@@ -93,6 +97,11 @@ func (s *Service) finish(r *Run, status Status, msg string, recovers bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), journalTimeout)
 	defer cancel()
 	now := ms(s.clock())
+	select { // bound concurrent writes below the pool's idle connections: no connection churn
+	case s.journalSlots <- struct{}{}:
+		defer func() { <-s.journalSlots }()
+	case <-ctx.Done():
+	}
 	journaled, err := s.writeOutcome(ctx, r, status, msg, recovers, now)
 	for attempt := 1; err != nil && attempt < finishAttempts && ctx.Err() == nil; attempt++ {
 		time.Sleep(time.Duration(attempt) * 20 * time.Millisecond)

@@ -59,6 +59,8 @@ type Service struct {
 	cancelRun context.CancelCauseFunc
 
 	wake chan struct{} // one pending wake-up of the claim loop
+	// journalSlots bounds concurrent outcome writes (journalWriters).
+	journalSlots chan struct{}
 
 	mu       sync.Mutex
 	inflight map[string]struct{} // run ids this node executes (heartbeats)
@@ -97,7 +99,7 @@ func New(deps app.Deps, opts Options) (*Service, error) {
 	return &Service{
 		cfg: deps.Config.Cron.Store, db: deps.DB, clock: deps.Clock, jobs: jobs, nodeID: node, events: opts.Events,
 		log:    deps.Logger.With(slog.String("module", "cron"), slog.String("node", node)),
-		runCtx: ctx, cancelRun: cancel, inflight: map[string]struct{}{}, wake: make(chan struct{}, 1), wire: wireTimes{loc: time.Local},
+		runCtx: ctx, cancelRun: cancel, inflight: map[string]struct{}{}, wake: make(chan struct{}, 1), journalSlots: make(chan struct{}, journalWriters), wire: wireTimes{loc: time.Local},
 	}, nil
 }
 
