@@ -97,15 +97,22 @@
 // are deleted). Claim runs up to 32 transactions while they make progress, each over at most
 // min(batch_size, free slots of max_concurrent) schedules. One transaction locks, in this order,
 // schedules of local jobs with waiting requests (oldest first) and due schedules (earliest cursor
-// first) with FOR UPDATE SKIP LOCKED on PostgreSQL and MySQL/MariaDB (READ COMMITTED), then their
-// running rows (stale ones — no heartbeat for abandoned_after — become abandoned, with a recovery
-// request when the schedule recovers), then their requests; it merges the regular occurrence with
+// first) with FOR UPDATE SKIP LOCKED on PostgreSQL and MySQL/MariaDB (READ COMMITTED), then reads
+// their running rows (stale ones — no heartbeat for abandoned_after — become abandoned through
+// an UPDATE guarded by status and heartbeat, with a recovery request when the schedule
+// recovers), then locks their requests; it merges the regular occurrence with
 // the requests in logical order (the regular occurrence first on a tie, then requests by id),
 // decides, journals (the batch's new crn_run rows in one INSERT), consumes requests and moves
 // cursors. A run's outcome is one guarded UPDATE (a transaction only when a canceled run queues
 // its recovery), retried up to 5 times on deadlocks or busy errors. SQLite has no row locks: the
 // transaction starts with BEGIN IMMEDIATE and a busy database rolls the batch back to be retried
 // at the next tick. A node claims only schedules whose job it has registered.
+//
+// Deviation from wire-runtime §1.6 step 3, for throughput: running rows are read, not locked
+// (FOR UPDATE on them made claims and the outcome writes and heartbeats of other nodes wait
+// for each other, and under load the cluster collapsed into backlog); the guarded UPDATEs keep
+// takeover and completion exclusive. Each node writes at most 8 outcomes at once, below the
+// pool's idle connections.
 //
 // Misfire (Decide): within misfire_threshold the occurrence fires on time; later, fire_now runs
 // one catch-up at the original due time and journals the rest of the gap (capped at 10 000) as
