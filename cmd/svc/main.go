@@ -7,6 +7,7 @@
 //	svc config check   validate and print the effective configuration (secrets redacted)
 //	svc user …         manage the built-in users (add, passwd, disable, enable, list, roles, totp)
 //	svc session …      list or revoke opaque-token sessions (forced logout)
+//	svc cron …         list, trigger, pause or resume durable schedules; show their runs
 //	svc version        print version data
 package main
 
@@ -71,6 +72,6 @@ func newRoot() *cobra.Command {
 	}
 	root.PersistentFlags().StringVarP(&g.configPath, "config", "c", "",
 		"path of application.toml (default: search ./configs, $SVC_CONFIG_PATH, ., ../configs)")
-	root.AddCommand(serveCmd(g), migrateCmd(g), configCmd(g), versionCmd(), userCmd(g), sessionCmd(g))
+	root.AddCommand(serveCmd(g), migrateCmd(g), configCmd(g), versionCmd(), userCmd(g), sessionCmd(g), cronCmd(g))
 	return root
 }
