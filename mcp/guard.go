@@ -115,7 +115,7 @@ func forbiddenFunc(name string) bool {
 }
 
 // tokenize splits sql into lower-cased words, ":=" and single punctuation characters, dropping
-// white space, comments, string literals (standard, E'', dollar-quoted) and quoted identifiers.
+// white space, comments, string literals (standard, E”, dollar-quoted) and quoted identifiers.
 func tokenize(sql string) ([]string, error) {
 	var toks []string
 	for i := 0; i < len(sql); {
@@ -171,7 +171,7 @@ func skipIgnored(sql string, i int) (int, error) {
 }
 
 // closeQuote returns the index after the quote q that ends the literal starting at i; a doubled
-// quote and a backslash escape stay inside (MySQL reads backslashes, PostgreSQL E'' strings too;
+// quote and a backslash escape stay inside (MySQL reads backslashes, PostgreSQL E” strings too;
 // treating them as escapes can only make the guard stricter).
 func closeQuote(sql string, i int, q byte) (int, error) {
 	for i < len(sql) {

@@ -58,13 +58,15 @@ type Service struct {
 	auth    app.Authenticator
 	perms   app.PermissionChecker
 	db      *db.DB
+	source  config.DataSource // the primary data source's settings
+	ro      *db.DB            // SQLite only: the read-only handle of database_query, from Start
 	ops     Operations
 	server  *sdk.Server
 	handler http.Handler
 
 	mu      sync.RWMutex
 	visible map[string]visibility // by tool name; absent: every caller sees the tool
-	names   map[string]bool // tool names taken by the built-in and host tools
+	names   map[string]bool       // tool names taken by the built-in and host tools
 	opsOnce sync.Once
 	mysql   mysqlFlavor
 }
@@ -81,7 +83,7 @@ func New(deps app.Deps, ops Operations, opts Options) (*Service, error) {
 	}
 	s := &Service{
 		cfg: deps.Config.MCP, log: deps.Logger.With(slog.String("module", "mcp")), msgs: deps.I18n,
-		auth: deps.Auth, perms: deps.Permissions, db: deps.DB, ops: ops, visible: map[string]visibility{}, names: map[string]bool{},
+		auth: deps.Auth, perms: deps.Permissions, db: deps.DB, ops: ops, source: deps.Config.DataSources[deps.DB.Name], visible: map[string]visibility{}, names: map[string]bool{},
 	}
 	if s.msgs == nil {
 		s.msgs = i18n.MustNew(i18n.Default, Messages())
@@ -106,18 +108,19 @@ func New(deps app.Deps, ops Operations, opts Options) (*Service, error) {
 }
 
 // Module lists what the module adds to the server: the /mcp route (all methods) when
-// svc.mcp.enabled, its messages, and a Start that adds the operation tools when
-// svc.mcp.expose_operations.
+// svc.mcp.enabled, its messages, a Start that adds the operation tools when
+// svc.mcp.expose_operations and opens the read-only SQLite handle, and a Stop that closes it.
 func (s *Service) Module() app.Module {
 	m := app.Module{Name: "mcp", Messages: Messages()}
 	if !s.cfg.Enabled {
 		return m
 	}
 	m.Routes = []app.Route{{Pattern: Path, Handler: s.handler}}
-	m.Start = func(context.Context) error {
+	m.Start = func(ctx context.Context) error {
 		s.addOperationTools()
-		return nil
+		return s.openReadOnly(ctx)
 	}
+	m.Stop = s.closeReadOnly
 	return m
 }
 

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/svc-framework/svc/config"
+	"github.com/svc-framework/svc/db"
 	"github.com/uptrace/bun"
 )
 
@@ -21,11 +22,14 @@ import (
 //
 //   - PostgreSQL: a READ ONLY transaction (BEGIN READ ONLY) with SET LOCAL statement_timeout,
 //     always rolled back. Writes, DDL, writable CTEs, FOR UPDATE and nextval() fail in it.
-//   - MySQL and MariaDB: START TRANSACTION READ ONLY on a dedicated connection whose session
-//     statement timeout (MariaDB max_statement_time, MySQL max_execution_time) is set for the
-//     query and reset afterwards; always rolled back. Multi-statements are off in the driver.
-//   - SQLite: a dedicated connection with PRAGMA query_only = ON for the query and OFF
-//     afterwards; the query's context deadline interrupts it.
+//   - MySQL and MariaDB: START TRANSACTION READ ONLY on a dedicated connection whose session is
+//     made read-only (SET SESSION TRANSACTION READ ONLY, so DDL, which commits implicitly and
+//     runs outside the transaction, is refused too) with a statement timeout (MariaDB
+//     max_statement_time, MySQL max_execution_time) for the query, both reset afterwards;
+//     always rolled back. Multi-statements are off in the driver.
+//   - SQLite: a second handle on the database file opened read-only (mode=ro, with PRAGMA
+//     query_only on every connection), so even a statement list that switches query_only off
+//     cannot write; the query's context deadline interrupts it.
 //
 // A connection whose session state cannot be restored is closed instead of going back to the
 // pool. Every query also runs under a context deadline a little past the statement timeout.
@@ -51,6 +55,9 @@ type rowSet struct {
 func (s *Service) runReadOnly(ctx context.Context, query string, args []any) (rowSet, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.Query.Timeout+timeoutGrace)
 	defer cancel()
+	if s.db.Kind == config.SQLite {
+		return s.runSQLite(ctx, query, args)
+	}
 	conn, err := s.db.Conn(ctx)
 	if err != nil {
 		return rowSet{}, err
@@ -62,8 +69,6 @@ func (s *Service) runReadOnly(ctx context.Context, query string, args []any) (ro
 		res, err = s.runPostgres(ctx, conn, query, args)
 	case config.MySQL:
 		res, err = s.runMySQL(ctx, conn, query, args)
-	case config.SQLite:
-		res, err = s.runSQLite(ctx, conn, query, args)
 	default:
 		err = fmt.Errorf("unsupported database type %q", s.db.Kind)
 	}
@@ -90,14 +95,16 @@ func (s *Service) runPostgres(ctx context.Context, conn bun.Conn, query string, 
 }
 
 func (s *Service) runMySQL(ctx context.Context, conn bun.Conn, query string, args []any) (rowSet, error) {
-	set, reset, err := s.mysql.timeoutStatements(ctx, conn, s.cfg.Query.Timeout)
+	set, reset, err := s.mysql.sessionStatements(ctx, conn, s.cfg.Query.Timeout)
 	if err != nil {
 		return rowSet{}, err
 	}
-	if _, err := conn.ExecContext(ctx, set); err != nil {
-		return rowSet{}, err
+	defer s.restore(conn, reset...)
+	for _, stmt := range set {
+		if _, err := conn.ExecContext(ctx, stmt); err != nil {
+			return rowSet{}, err
+		}
 	}
-	defer s.restore(conn, reset)
 	tx, err := conn.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return rowSet{}, err
@@ -110,28 +117,54 @@ func (s *Service) runMySQL(ctx context.Context, conn bun.Conn, query string, arg
 	return collect(rows, s.cfg.Query.MaxRows)
 }
 
-func (s *Service) runSQLite(ctx context.Context, conn bun.Conn, query string, args []any) (rowSet, error) {
-	if _, err := conn.ExecContext(ctx, "PRAGMA query_only = ON"); err != nil {
-		return rowSet{}, err
+func (s *Service) runSQLite(ctx context.Context, query string, args []any) (rowSet, error) {
+	if s.ro == nil {
+		return rowSet{}, errors.New("the read-only database handle is not open (module not started)")
 	}
-	defer s.restore(conn, "PRAGMA query_only = OFF")
 	qctx, cancel := context.WithTimeout(ctx, s.cfg.Query.Timeout)
 	defer cancel()
-	rows, err := conn.QueryContext(qctx, query, args...)
+	rows, err := s.ro.QueryContext(qctx, query, args...)
 	if err != nil {
+		if qctx.Err() != nil {
+			err = fmt.Errorf("%w after %s: %w", errTimedOut, s.cfg.Query.Timeout, err)
+		}
 		return rowSet{}, err
 	}
 	return collect(rows, s.cfg.Query.MaxRows)
 }
 
-// restore runs stmt to put the connection's session state back; when that fails the connection
-// is closed rather than returned to the pool in the query's state.
-func (s *Service) restore(conn bun.Conn, stmt string) {
+// openReadOnly opens the read-only SQLite handle (Start); other databases need none.
+func (s *Service) openReadOnly(ctx context.Context) error {
+	if s.db.Kind != config.SQLite {
+		return nil
+	}
+	ro, err := db.OpenSQLiteReadOnly(ctx, s.db.Name, s.source)
+	if err != nil {
+		return err
+	}
+	s.ro = ro
+	return nil
+}
+
+// closeReadOnly closes the read-only SQLite handle (Stop).
+func (s *Service) closeReadOnly(context.Context) error {
+	if s.ro == nil {
+		return nil
+	}
+	return s.ro.Close()
+}
+
+// restore runs stmts to put the connection's session state back; when one fails the
+// connection is closed rather than returned to the pool in the query's state.
+func (s *Service) restore(conn bun.Conn, stmts ...string) {
 	ctx, cancel := context.WithTimeout(context.Background(), restoreTimeout)
 	defer cancel()
-	if _, err := conn.ExecContext(ctx, stmt); err != nil {
-		s.log.Warn("mcp: closing a connection whose session state could not be restored", "error", err)
-		_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+	for _, stmt := range stmts {
+		if _, err := conn.ExecContext(ctx, stmt); err != nil {
+			s.log.Warn("mcp: closing a connection whose session state could not be restored", "error", err)
+			_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+			return
+		}
 	}
 }
 
@@ -187,20 +220,25 @@ type mysqlFlavor struct {
 	mariaDB bool
 }
 
-// timeoutStatements returns the statements that set and reset the session statement timeout,
-// asking the server for its flavour on first use.
-func (f *mysqlFlavor) timeoutStatements(ctx context.Context, conn bun.Conn, d time.Duration) (set, reset string, err error) {
+// sessionStatements returns the statements that make the session read-only with a statement
+// timeout, and those that undo it, asking the server for its flavour on first use.
+func (f *mysqlFlavor) sessionStatements(ctx context.Context, conn bun.Conn, d time.Duration) (set, reset []string, err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if !f.known {
 		var version string
 		if err := conn.QueryRowContext(ctx, "SELECT VERSION()").Scan(&version); err != nil {
-			return "", "", err
+			return nil, nil, err
 		}
 		f.known, f.mariaDB = true, strings.Contains(strings.ToLower(version), "mariadb")
 	}
+	// The session, not only the transaction, is read-only: DDL commits the open transaction
+	// implicitly and would then run in the session's default access mode.
+	set, reset = []string{"SET SESSION TRANSACTION READ ONLY"}, []string{"SET SESSION TRANSACTION READ WRITE"}
 	if f.mariaDB {
-		return fmt.Sprintf("SET SESSION max_statement_time = %.3f", d.Seconds()), "SET SESSION max_statement_time = DEFAULT", nil
+		set = append(set, fmt.Sprintf("SET SESSION max_statement_time = %.3f", d.Seconds()))
+		return set, append(reset, "SET SESSION max_statement_time = DEFAULT"), nil
 	}
-	return fmt.Sprintf("SET SESSION max_execution_time = %d", d.Milliseconds()), "SET SESSION max_execution_time = DEFAULT", nil
+	set = append(set, fmt.Sprintf("SET SESSION max_execution_time = %d", d.Milliseconds()))
+	return set, append(reset, "SET SESSION max_execution_time = DEFAULT"), nil
 }
