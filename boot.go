@@ -8,6 +8,7 @@ import (
 	"github.com/svc-framework/svc/cron"
 	"github.com/svc-framework/svc/event"
 	"github.com/svc-framework/svc/i18n"
+	"github.com/svc-framework/svc/mcp"
 	"github.com/svc-framework/svc/monitor"
 	"github.com/svc-framework/svc/rpc"
 	"github.com/svc-framework/svc/schema"
@@ -23,8 +24,8 @@ import (
 // The order is the order of the statements: the event bus first (modules subscribe while they
 // are built, and its module starts before theirs and stops after them), then security (its
 // strategies and permission checker guard everything after it), then storage, schema,
-// monitor and cron, then the host modules. Integration and approval join only when a host
-// includes them by an option; push and mcp join here when they land.
+// monitor, cron and mcp, then the host modules. Integration and approval join only when a host
+// includes them by an option; push joins here when it lands.
 func (s *Server) build() error {
 	catalog, err := i18n.New(s.cfg.I18n.Language)
 	if err != nil {
@@ -86,7 +87,14 @@ func (s *Server) build() error {
 		return fmt.Errorf("build module cron: %w", err)
 	}
 
-	mods := []app.Module{eventModule(bus, eventCfg), sec.Module(), st.Module(), sch.Module(), mon.Module(), crn.Module()}
+	// MCP serves /mcp when svc.mcp.enabled: the engine lists and runs the /api operations it
+	// offers as tools (svc.mcp.expose_operations) once every module has registered them.
+	mc, err := mcp.New(deps, engine, s.opts.mcp)
+	if err != nil {
+		return fmt.Errorf("build module mcp: %w", err)
+	}
+
+	mods := []app.Module{eventModule(bus, eventCfg), sec.Module(), st.Module(), sch.Module(), mon.Module(), crn.Module(), mc.Module()}
 	for _, build := range s.opts.modules {
 		m, err := build(deps)
 		if err != nil {
@@ -111,7 +119,7 @@ func (s *Server) build() error {
 		return err
 	}
 	s.catalog, s.engine, s.modules, s.handler = catalog, engine, mods, handler
-	s.security, s.storage, s.cron, s.events = sec, st, crn, bus
+	s.security, s.storage, s.cron, s.mcp, s.events = sec, st, crn, mc, bus
 	return nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/svc-framework/svc/cron"
+	"github.com/svc-framework/svc/mcp"
 	"github.com/svc-framework/svc/rpc"
 	"github.com/svc-framework/svc/security"
 	"github.com/svc-framework/svc/storage"
@@ -24,6 +25,7 @@ type options struct {
 	security    security.Options
 	storage     storage.Options
 	cron        cron.Options
+	mcp         mcp.Options
 }
 
 // WithSecurity sets the security module's host extension points (authenticators, user-info
@@ -37,6 +39,11 @@ func WithStorage(o storage.Options) Option { return func(opts *options) { opts.s
 // claims only schedules whose job it has), its node id and the event publisher (default: the
 // server's event bus).
 func WithCron(o cron.Options) Option { return func(opts *options) { opts.cron = o } }
+
+// WithMCP sets the MCP endpoint's host extension points: tools, resources, resource templates
+// and prompts (typed helpers in package mcp), the server identity and instructions. The endpoint
+// is mounted only when svc.mcp.enabled.
+func WithMCP(o mcp.Options) Option { return func(opts *options) { opts.mcp = o } }
 
 // WithLogger replaces the default JSON logger.
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }

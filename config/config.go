@@ -91,6 +91,7 @@ func (c *Config) applyDefaults() {
 	c.loadErrs = append(c.loadErrs, c.Cron.Store.applyDefaults()...)
 	c.loadErrs = append(c.loadErrs, c.Integration.applyDefaults()...)
 	c.Push.applyDefaults()
+	c.MCP.applyDefaults()
 	c.Event.applyDefaults()
 }
 

@@ -51,6 +51,7 @@ func wantDefaults() *Config {
 			DeleteLeaseWindow:    5 * time.Minute,
 		},
 		Monitor: Monitor{SampleInterval: 10 * time.Second, SampleDuration: 2 * time.Second},
+		MCP:     MCP{Query: MCPQuery{Permission: DefaultMCPQueryPermission, MaxRows: 1000, Timeout: 10 * time.Second}},
 		Approval: Approval{
 			TimeoutScanInterval:    time.Minute,
 			PreWarningScanInterval: 5 * time.Minute,
