@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/svc-framework/svc/cron"
+	"github.com/svc-framework/svc/ops"
 	"github.com/svc-framework/svc/rpc"
 	"github.com/svc-framework/svc/security"
 	"github.com/svc-framework/svc/storage"
@@ -24,6 +25,7 @@ type options struct {
 	security    security.Options
 	storage     storage.Options
 	cron        cron.Options
+	telemetry   ops.Options
 }
 
 // WithSecurity sets the security module's host extension points (authenticators, user-info
@@ -37,6 +39,10 @@ func WithStorage(o storage.Options) Option { return func(opts *options) { opts.s
 // claims only schedules whose job it has), its node id and the event publisher (default: the
 // server's event bus).
 func WithCron(o cron.Options) Option { return func(opts *options) { opts.cron = o } }
+
+// WithTelemetry sets the operations module's extension points: a tracer provider that replaces
+// the OTLP exporter of svc.tracing (and turns tracing on), or the admin listener.
+func WithTelemetry(o ops.Options) Option { return func(opts *options) { opts.telemetry = o } }
 
 // WithLogger replaces the default JSON logger.
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }

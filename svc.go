@@ -35,6 +35,7 @@ import (
 	"github.com/svc-framework/svc/event"
 	"github.com/svc-framework/svc/i18n"
 	"github.com/svc-framework/svc/kv"
+	"github.com/svc-framework/svc/ops"
 	"github.com/svc-framework/svc/rpc"
 	"github.com/svc-framework/svc/security"
 	"github.com/svc-framework/svc/storage"
@@ -71,6 +72,8 @@ type Server struct {
 	storage  *storage.Service
 	cron     *cron.Service
 	events   *event.Bus
+	// telemetry is the operations module: metrics registry, tracer provider, admin listener.
+	telemetry *ops.Telemetry
 }
 
 // Events returns the event bus of svc.event (publish, subscribe, RunInTx, InspectStreams,
@@ -89,6 +92,10 @@ func (s *Server) Storage() *storage.Service { return s.storage }
 // Cron returns the cron module's service (the Go management API of schedules and runs, the job
 // registry); nil before Start.
 func (s *Server) Cron() *cron.Service { return s.cron }
+
+// Telemetry returns the operations module (Prometheus registry, tracer provider, admin
+// handler); nil before Start.
+func (s *Server) Telemetry() *ops.Telemetry { return s.telemetry }
 
 // New validates cfg and prepares a server; it does no I/O and starts no goroutine (the default
 // logger's flusher runs from Start to Stop). Every startup error of spec §7 is returned here,
