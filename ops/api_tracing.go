@@ -65,8 +65,11 @@ func (o *opTracing) resolved(ctx context.Context) {
 func (o *opTracing) done(ctx context.Context, out rpc.Outcome) {
 	span := trace.SpanFromContext(ctx)
 	if span.IsRecording() {
-		principal := "none"
-		if out.Principal != nil {
+		principal := "none" // authentication did not succeed
+		switch {
+		case out.Principal.IsAnonymous() && out.Principal != nil:
+			principal = "anonymous" // a public operation's caller
+		case out.Principal != nil:
 			principal = string(out.Principal.Type)
 		}
 		span.SetAttributes(AttrCode.Int(out.Code), AttrStatus.Int(out.Status), AttrPrincipalType.String(principal))
