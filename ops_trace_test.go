@@ -111,4 +111,3 @@ func wantAttrs(t *testing.T, attrs []attribute.KeyValue, want map[attribute.Key]
 		}
 	}
 }
-
