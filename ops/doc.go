@@ -20,6 +20,8 @@
 //     modules already keep (event.Metrics, outbox rows, storage.Stats) instead of inline
 //     instrumentation;
 //   - DBHook and RedisHook: child spans of database queries and Redis commands;
+//   - Transport: an http.RoundTripper for outbound calls (the integration module's, when it
+//     lands) that makes a client span and sends the traceparent;
 //   - Telemetry.TracerProvider: also given to the event bus (event.Deps.Tracer) for its publish
 //     and consume spans;
 //   - Telemetry.Module: starts the admin listener, stops it and flushes queued spans.
