@@ -146,7 +146,7 @@ func TestMetricsAfterDrivingModules(t *testing.T) {
 		addr := ln.Addr().String()
 
 		driveAPI(t, srv)
-		driveLogin(t, srv)
+		failThenLogin(t, srv, "olga")
 		driveUpload(t, srv)
 		createAndTrigger(t, srv, "metrics-ping", "ping")
 		finishedRun(t, srv, "metrics-ping")
@@ -205,14 +205,16 @@ func driveAPI(t *testing.T, srv *svctest.Server) {
 	}
 }
 
-// driveLogin makes one failed and one successful login.
-func driveLogin(t *testing.T, srv *svctest.Server) {
+// failThenLogin creates user username in the built-in store, then makes one failed and one
+// successful password login as that user.
+func failThenLogin(t *testing.T, srv *svctest.Server, username string) *security.User {
 	t.Helper()
-	if _, err := srv.Security().Store().Create(context.Background(), "olga", "Olga", "Correct-Horse-42", nil); err != nil {
+	user, err := srv.Security().Store().Create(context.Background(), username, username, "Correct-Horse-42", nil)
+	if err != nil {
 		t.Fatal(err)
 	}
 	login := func(password string) svctest.Response {
-		return srv.Call(t, security.ResourceAuth, "login", map[string]any{"type": "password", "principal": "olga", "credentials": password})
+		return srv.Call(t, security.ResourceAuth, "login", map[string]any{"type": "password", "principal": username, "credentials": password})
 	}
 	if r := login("wrong-password"); r.Code == 0 {
 		t.Fatal("login with a wrong password succeeded")
@@ -220,6 +222,7 @@ func driveLogin(t *testing.T, srv *svctest.Server) {
 	if r := login("Correct-Horse-42"); r.Code != 0 {
 		t.Fatalf("login: code %d (%s)", r.Code, r.Message)
 	}
+	return user
 }
 
 // driveUpload uploads one 5-byte file and leaves a second claim pending.
