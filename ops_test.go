@@ -176,6 +176,11 @@ func TestMetricsAfterDrivingModules(t *testing.T) {
 		wantSeries(t, fams, "svc_storage_delete_queue_depth", nil, 0)
 		wantSeries(t, fams, "svc_storage_delete_dead_letters_total", nil, 0)
 		wantSeries(t, fams, "svc_event_published_total", map[string]string{"type": "ops.probe.touched"}, 2)
+		// The storage events go through the outbox (config.Event.Effective): the upload's row was
+		// relayed before its subscriber counted it.
+		wantSeries(t, fams, "svc_event_outbox_rows", map[string]string{"status": "completed"}, 1)
+		wantSeries(t, fams, "svc_event_outbox_rows", map[string]string{"status": "dead"}, 0)
+		wantSeries(t, fams, "svc_event_outbox_relayed_total", nil, 1)
 		wantSeries(t, fams, "svc_cron_runs_total", map[string]string{"job": "ping", "status": "succeeded"}, 1)
 		wantSeries(t, fams, "svc_cron_fire_lag_seconds", nil, 1)
 		wantSeries(t, fams, "go_goroutines", nil, 1)
