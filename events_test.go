@@ -218,19 +218,7 @@ func TestLoginAndAuditEvents(t *testing.T) {
 		var audits received[rpc.AuditEvent]
 		srv := svctest.New(t, svctest.WithDB(kind), svctest.WithOptions(svc.WithModule(securityEvents(&sec)),
 			svc.WithModule(subscribeTyped(&logins)), svc.WithModule(subscribeTyped(&audits)), svc.WithModule(auditedModule)))
-		user, err := srv.Security().Store().Create(context.Background(), "erin", "Erin", "Correct-Horse-42", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		login := func(password string) svctest.Response {
-			return srv.Call(t, security.ResourceAuth, "login", map[string]any{"type": "password", "principal": "erin", "credentials": password})
-		}
-		if r := login("wrong-password"); r.Code == 0 {
-			t.Fatal("login with a wrong password succeeded")
-		}
-		if r := login("Correct-Horse-42"); r.Code != 0 {
-			t.Fatalf("login: code %d (%s)", r.Code, r.Message)
-		}
+		user := failThenLogin(t, srv, "erin")
 		if r := srv.Call(t, "test/audited", "ping", map[string]any{"q": "x", "token": "t-1"}, svctest.As(svctest.User("bob")), svctest.WithHeader("User-Agent", "events-test")); r.Code != 0 {
 			t.Fatalf("ping: code %d (%s)", r.Code, r.Message)
 		}

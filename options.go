@@ -7,6 +7,7 @@ import (
 
 	"github.com/svc-framework/svc/cron"
 	"github.com/svc-framework/svc/mcp"
+	"github.com/svc-framework/svc/ops"
 	"github.com/svc-framework/svc/rpc"
 	"github.com/svc-framework/svc/security"
 	"github.com/svc-framework/svc/storage"
@@ -26,6 +27,7 @@ type options struct {
 	storage     storage.Options
 	cron        cron.Options
 	mcp         mcp.Options
+	telemetry   ops.Options
 }
 
 // WithSecurity sets the security module's host extension points (authenticators, user-info
@@ -44,6 +46,10 @@ func WithCron(o cron.Options) Option { return func(opts *options) { opts.cron = 
 // and prompts (typed helpers in package mcp), the server identity and instructions. The endpoint
 // is mounted only when svc.mcp.enabled.
 func WithMCP(o mcp.Options) Option { return func(opts *options) { opts.mcp = o } }
+
+// WithTelemetry sets the operations module's extension points: a tracer provider that replaces
+// the OTLP exporter of svc.tracing (and turns tracing on), or the admin listener.
+func WithTelemetry(o ops.Options) Option { return func(opts *options) { opts.telemetry = o } }
 
 // WithLogger replaces the default JSON logger.
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }

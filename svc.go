@@ -36,6 +36,7 @@ import (
 	"github.com/svc-framework/svc/i18n"
 	"github.com/svc-framework/svc/kv"
 	"github.com/svc-framework/svc/mcp"
+	"github.com/svc-framework/svc/ops"
 	"github.com/svc-framework/svc/rpc"
 	"github.com/svc-framework/svc/security"
 	"github.com/svc-framework/svc/storage"
@@ -73,6 +74,8 @@ type Server struct {
 	cron     *cron.Service
 	mcp      *mcp.Service
 	events   *event.Bus
+	// telemetry is the operations module: metrics registry, tracer provider, admin listener.
+	telemetry *ops.Telemetry
 }
 
 // Events returns the event bus of svc.event (publish, subscribe, RunInTx, InspectStreams,
@@ -95,6 +98,10 @@ func (s *Server) Cron() *cron.Service { return s.cron }
 // MCP returns the MCP endpoint's service (its SDK server, for features added at run time); nil
 // before Start.
 func (s *Server) MCP() *mcp.Service { return s.mcp }
+
+// Telemetry returns the operations module (Prometheus registry, tracer provider, admin
+// handler); nil before Start.
+func (s *Server) Telemetry() *ops.Telemetry { return s.telemetry }
 
 // New validates cfg and prepares a server; it does no I/O and starts no goroutine (the default
 // logger's flusher runs from Start to Stop). Every startup error of spec §7 is returned here,

@@ -99,8 +99,11 @@ func wantDefaults() *Config {
 			},
 			Inbox: Inbox{Retention: 168 * time.Hour, ProcessingLease: 10 * time.Minute, CleanupInterval: time.Hour},
 		},
-		Log:  Log{Level: LogInfo},
-		I18n: I18n{Language: "en"},
+		Log:     Log{Level: LogInfo},
+		I18n:    I18n{Language: "en"},
+		Admin:   Admin{Address: "127.0.0.1:9464"},
+		Metrics: Metrics{Path: "/metrics"},
+		Tracing: Tracing{SampleRatio: 1, ServiceName: "svc-app"},
 	}
 }
 

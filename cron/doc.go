@@ -146,6 +146,14 @@
 // ErrTriggerInvalid (reason), 2704 ErrJobNotRegistered, 2705 ErrStoreDisabled, 2706
 // ErrScheduleInvalid (reason), all on HTTP 200; messages in messages/{en,zh-CN}/cron.json.
 //
+// # Metrics
+//
+// Registered on app.Deps.Metrics (served with svc.metrics.enabled, docs/operations.md):
+// svc_cron_runs_total{job,status} counts the runs this node journaled succeeded, failed or
+// canceled and the takeovers it made (abandoned); missed and skipped fires are journaled but not
+// counted (they are written inside the claim transaction, which may roll back).
+// svc_cron_fire_lag_seconds is the claim delay after the logical fire time of each run started.
+//
 // # Wire shapes
 //
 // The real client speaks the older shape (date-time strings "YYYY-MM-DD HH:mm:ss" in the

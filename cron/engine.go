@@ -46,6 +46,7 @@ func (s *Service) Claim(ctx context.Context) error {
 			return fmt.Errorf("cron: claim: %w", err)
 		}
 		for _, r := range runs {
+			s.metrics.fired(r.run)
 			s.start(r)
 		}
 		if !progress {

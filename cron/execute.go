@@ -111,6 +111,9 @@ func (s *Service) finish(r *Run, status Status, msg string, recovers bool) {
 		s.log.Error("cron run outcome not journaled", slog.String("run", r.ID), slog.String("status", string(status)), slog.Any("error", err))
 		return
 	}
+	if journaled {
+		s.metrics.ended(r.JobName, status)
+	}
 	if status == StatusFailed && journaled {
 		s.publishRun(ctx, EventRunFailed, runRowOf(r), msg)
 	}

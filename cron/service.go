@@ -49,6 +49,8 @@ type Service struct {
 	jobs   *Registry
 	nodeID string
 	events Publisher
+	// metrics are the Prometheus series of issue #19.
+	metrics *metrics
 	// wire formats the date-time strings of the older wire shape in the server's zone.
 	wire wireTimes
 
@@ -95,9 +97,13 @@ func New(deps app.Deps, opts Options) (*Service, error) {
 		host, _ := os.Hostname()
 		node = fmt.Sprintf("%s-%s", host, newID()[24:])
 	}
+	m, err := newMetrics(deps.Metrics)
+	if err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	return &Service{
-		cfg: deps.Config.Cron.Store, db: deps.DB, clock: deps.Clock, jobs: jobs, nodeID: node, events: opts.Events,
+		cfg: deps.Config.Cron.Store, db: deps.DB, clock: deps.Clock, jobs: jobs, nodeID: node, events: opts.Events, metrics: m,
 		log:    deps.Logger.With(slog.String("module", "cron"), slog.String("node", node)),
 		runCtx: ctx, cancelRun: cancel, inflight: map[string]struct{}{}, wake: make(chan struct{}, 1), journalSlots: make(chan struct{}, journalWriters), wire: wireTimes{loc: time.Local},
 	}, nil

@@ -8,8 +8,17 @@
 // (Publisher + Subscriber), the interfaces modules depend on: Publish, PublishBatch, Subscribe,
 // and SubscribeTyped for a decoded payload. RunInTx, NewTxScope and InTx publish inside a
 // caller's transaction; RequireTransactional lets a module assert its events commit with its
-// data; InspectStreams serves sys/monitor get_event_streams; Metrics exposes counters;
-// Migrations returns the tables' migrations for db.Migrate.
+// data; InspectStreams serves sys/monitor get_event_streams; Metrics exposes counters and
+// OutboxCounts the outbox rows per status (both read by the ops module's collectors at scrape
+// time); Migrations returns the tables' migrations for db.Migrate.
+//
+// # OpenTelemetry
+//
+// With middleware.tracing, an OpenTelemetry span in the publishing context is the envelope's
+// trace (its ids go into traceparent). With Deps.Tracer set (svc.tracing on), Publish makes a
+// producer span "publish <type>" inside a recording span, and the tracing middleware a consumer
+// span "consume <type>" whose parent is the envelope's span, so a handler's database and Redis
+// spans join the publisher's trace. Without Deps.Tracer no span is made.
 //
 // # In the server
 //

@@ -49,6 +49,15 @@
 // modify), the request, the response header, a logger carrying request_id, resource, action and
 // version, and Files for multipart requests (nil for JSON).
 //
+// # Observing calls
+//
+// EngineConfig.Observer (an Observer; the ops package implements it) watches the calls served
+// over HTTP for metrics and traces: Begin when a call arrives (it may replace the context with
+// one carrying a span), the route's OperationObserver once the operation is known and when the
+// answer is written. Per-operation observers are created once when the engine freezes, so a
+// call costs the observer's atomic updates and nothing else; with no Observer the request path
+// only checks a nil field. In-process calls are not observed.
+//
 // # In-process calls
 //
 // Engine.Call (inprocess.go) runs steps 3 and 5 to 8 for a caller that has already
