@@ -80,7 +80,9 @@ func (r *Resource[M, PM, S, P]) Ops() []rpc.Op {
 }
 
 // Resource returns the rpc resource with every operation of Ops.
-func (r *Resource[M, PM, S, P]) Resource() rpc.Resource { return rpc.Resource{Name: r.Name, Ops: r.Ops()} }
+func (r *Resource[M, PM, S, P]) Resource() rpc.Resource {
+	return rpc.Resource{Name: r.Name, Ops: r.Ops()}
+}
 
 // Select returns a query over the table filtered by s (meta as fallback) and ordered by
 // meta.sort or the default order.
