@@ -80,14 +80,14 @@ func (headerAuth) Authenticate(_ context.Context, req rpc.AuthRequest) (*rpc.Pri
 func serve(t *testing.T, d *db.DB, now time.Time) *httptest.Server {
 	t.Helper()
 	res := &crud.Resource[widget, *widget, widgetSearch, widgetParams]{
-		Name: "test/widget", Permission: "test.widget", DB: d, Clock: func() time.Time { return now },
-		Search: crud.NewSearch(
-			crud.Contains("name", func(s *widgetSearch) string { return s.Name }),
-			crud.Eq("size", func(s *widgetSearch) int { return s.Size }),
-			crud.EqPtr("enabled", func(s *widgetSearch) *bool { return s.Enabled }),
-		).Sortable("name", "size"),
-		FindAllLimit: 3,
-		ID:           func(p *widgetParams) string { return p.ID },
+		Query: crud.Query[widget, widgetSearch]{Name: "test/widget", Permission: "test.widget", DB: d, FindAllLimit: 3,
+			Search: crud.NewSearch(
+				crud.Contains("name", func(s *widgetSearch) string { return s.Name }),
+				crud.Eq("size", func(s *widgetSearch) int { return s.Size }),
+				crud.EqPtr("enabled", func(s *widgetSearch) *bool { return s.Enabled }),
+			).Sortable("name", "size")},
+		Clock: func() time.Time { return now },
+		ID:    func(p *widgetParams) string { return p.ID },
 		Build: func(_ context.Context, _ bun.IDB, p *widgetParams, _ *widget) (*widget, error) {
 			if p.Name == "" {
 				return nil, rpc.ErrBadRequest.WithMessage("name is required")
@@ -102,7 +102,9 @@ func serve(t *testing.T, d *db.DB, now time.Time) *httptest.Server {
 	if err := e.RegisterStrategy(headerAuth{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.Register(res.Resource()); err != nil {
+	r := res.Resource()
+	r.Ops = append(r.Ops, res.FindOne())
+	if err := e.Register(r); err != nil {
 		t.Fatal(err)
 	}
 	hs := httptest.NewServer(e)
@@ -186,6 +188,8 @@ func TestResource(t *testing.T) {
 			{name: "sort by snake and camel names", roles: all, action: "find_all", params: `{}`, meta: `{"sort":[{"column":"size","direction":"desc"}]}`,
 				wantNames: []string{"delta", "a_b", "gamma"}},
 			{name: "unknown sort column", roles: all, action: "find_page", params: `{}`, meta: `{"sort":[{"column":"password"}]}`, wantCode: rpc.CodeBadRequest},
+			{name: "find_one first match", roles: all, action: "find_one", params: `{"name":"a"}`, meta: `{}`, wantNames: []string{"delta"}},
+			{name: "find_one none", roles: all, action: "find_one", params: `{"name":"zzz"}`, meta: `{}`, wantCode: rpc.CodeRecordNotFound},
 			{name: "find_all safety limit", roles: all, action: "find_all", params: `{}`, meta: `{}`, wantNames: []string{"delta", "a_b", "gamma"}},
 			{name: "find_page needs query", roles: "test.widget.create", action: "find_page", params: `{}`, meta: `{}`, wantCode: rpc.CodeAccessDenied},
 			{name: "create needs create", roles: "test.widget.query", action: "create", params: `{"name":"x"}`, meta: `{}`, wantCode: rpc.CodeAccessDenied},
@@ -227,6 +231,12 @@ func TestResource(t *testing.T) {
 					t.Errorf("%s: page/size/total = %d/%d/%d, want %d/%d/%d", tt.name, p.Page, p.Size, p.Total, tt.wantPage, tt.wantSize, tt.wantTotal)
 				}
 				rows = p.Items
+			} else if tt.action == "find_one" {
+				var w widget
+				if err := json.Unmarshal(a.Data, &w); err != nil {
+					t.Fatalf("%s: %v", tt.name, err)
+				}
+				rows = []widget{w}
 			} else if err := json.Unmarshal(a.Data, &rows); err != nil {
 				t.Fatalf("%s: %v", tt.name, err)
 			}

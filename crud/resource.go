@@ -13,6 +13,23 @@ import (
 	"github.com/uptrace/bun"
 )
 
+// Query is the read side of a table-backed resource: find_page, find_all and find_one over
+// the model M searched by S. Resource embeds it; a read-only resource (a log) uses it alone.
+type Query[M any, S any] struct {
+	// Name is the resource name ("integration/contract").
+	Name string
+	// Permission is the token prefix: the find operations need <Permission>.query.
+	Permission string
+	// DB is the database the table lives in.
+	DB *db.DB
+	// Search is the filter plan.
+	Search *Search[S]
+	// FindAllLimit is the safety limit of find_all (default DefaultFindAllLimit).
+	FindAllLimit int
+	// View turns a stored row into its answer (masking secrets); nil answers the row.
+	View func(row *M) *M
+}
+
 // Resource is one CRUD resource over the bun model M (a struct embedding Audited; PM is *M)
 // searched by S and written from params P (wire-integration §5, the original's crud builders).
 // Declare it once at module build; Ops returns the typed operations.
@@ -20,19 +37,9 @@ type Resource[M any, PM interface {
 	*M
 	Model
 }, S any, P any] struct {
-	// Name is the resource name ("integration/contract").
-	Name string
-	// Permission is the token prefix: find_* need <Permission>.query, create .create, update
-	// .update, delete and delete_many .delete.
-	Permission string
-	// DB is the database the table lives in.
-	DB *db.DB
+	Query[M, S]
 	// Clock stamps the audit times.
 	Clock func() time.Time
-	// Search is the filter plan of find_page and find_all.
-	Search *Search[S]
-	// FindAllLimit is the safety limit of find_all (default DefaultFindAllLimit).
-	FindAllLimit int
 	// Build validates params and returns the row to write: old is nil on create, the stored row
 	// on update (read in the write's transaction). Audit columns are set by the resource.
 	Build func(ctx context.Context, tx bun.IDB, p *P, old PM) (PM, error)
@@ -40,8 +47,6 @@ type Resource[M any, PM interface {
 	ID func(p *P) string
 	// BeforeDelete runs in the delete's transaction before a row goes; an error aborts.
 	BeforeDelete func(ctx context.Context, tx bun.IDB, row PM) error
-	// View turns a stored row into its answer (masking secrets); nil answers the row.
-	View func(row PM) PM
 }
 
 // IDParams are the params of delete: {id}.
@@ -63,11 +68,24 @@ type Created struct {
 // ErrIDRequired answers an update or delete without an id (400/1400).
 var ErrIDRequired = rpc.ErrBadRequest.WithMessage("id is required")
 
-// QueryOps are find_page and find_all.
-func (r *Resource[M, PM, S, P]) QueryOps() []rpc.Op {
-	q := rpc.RequiredPermission(r.Permission + ".query")
-	return []rpc.Op{rpc.Handle("find_page", r.findPage, q), rpc.Handle("find_all", r.findAll, q)}
+// FindPage is the find_page operation.
+func (r *Query[M, S]) FindPage() rpc.Op {
+	return rpc.Handle("find_page", r.findPage, rpc.RequiredPermission(r.Permission+".query"))
 }
+
+// FindAll is the find_all operation.
+func (r *Query[M, S]) FindAll() rpc.Op {
+	return rpc.Handle("find_all", r.findAll, rpc.RequiredPermission(r.Permission+".query"))
+}
+
+// FindOne is the find_one operation: the first row the search and order give; none is
+// rpc.ErrRecordNotFound (2001).
+func (r *Query[M, S]) FindOne() rpc.Op {
+	return rpc.Handle("find_one", r.findOne, rpc.RequiredPermission(r.Permission+".query"))
+}
+
+// QueryOps are find_page and find_all.
+func (r *Query[M, S]) QueryOps() []rpc.Op { return []rpc.Op{r.FindPage(), r.FindAll()} }
 
 // Ops are find_page, find_all, create, update, delete and delete_many; mutations are audited.
 func (r *Resource[M, PM, S, P]) Ops() []rpc.Op {
@@ -86,12 +104,12 @@ func (r *Resource[M, PM, S, P]) Resource() rpc.Resource {
 
 // Select returns a query over the table filtered by s (meta as fallback) and ordered by
 // meta.sort or the default order.
-func (r *Resource[M, PM, S, P]) Select(rows *[]M, s *S, meta json.RawMessage, m Meta) (*bun.SelectQuery, error) {
+func (r *Query[M, S]) Select(rows *[]M, s *S, meta json.RawMessage, m Meta) (*bun.SelectQuery, error) {
 	q := r.Search.Apply(r.DB.NewSelect().Model(rows), s, meta)
 	return r.Search.Sort(q, m.Sort)
 }
 
-func (r *Resource[M, PM, S, P]) findPage(ctx context.Context, c rpc.Call, s S) (*Page[M], error) {
+func (r *Query[M, S]) findPage(ctx context.Context, c rpc.Call, s S) (*Page[M], error) {
 	m := ReadMeta(c.Meta)
 	var rows []M
 	q, err := r.Select(&rows, &s, c.Meta, m)
@@ -105,7 +123,7 @@ func (r *Resource[M, PM, S, P]) findPage(ctx context.Context, c rpc.Call, s S) (
 	return &Page[M]{Page: m.Page, Size: m.Size, Total: int64(total), Items: r.views(rows)}, nil
 }
 
-func (r *Resource[M, PM, S, P]) findAll(ctx context.Context, c rpc.Call, s S) ([]M, error) {
+func (r *Query[M, S]) findAll(ctx context.Context, c rpc.Call, s S) ([]M, error) {
 	var rows []M
 	q, err := r.Select(&rows, &s, c.Meta, ReadMeta(c.Meta))
 	if err != nil {
@@ -122,16 +140,31 @@ func (r *Resource[M, PM, S, P]) findAll(ctx context.Context, c rpc.Call, s S) ([
 }
 
 // views applies View to every row; items are never null.
-func (r *Resource[M, PM, S, P]) views(rows []M) []M {
+func (r *Query[M, S]) views(rows []M) []M {
 	if rows == nil {
 		rows = []M{}
 	}
 	if r.View != nil {
 		for i := range rows {
-			rows[i] = *r.View(PM(&rows[i]))
+			rows[i] = *r.View(&rows[i])
 		}
 	}
 	return rows
+}
+
+func (r *Query[M, S]) findOne(ctx context.Context, c rpc.Call, s S) (*M, error) {
+	var rows []M
+	q, err := r.Select(&rows, &s, c.Meta, ReadMeta(c.Meta))
+	if err != nil {
+		return nil, err
+	}
+	if err := q.Limit(1).Scan(ctx); err != nil {
+		return nil, err
+	}
+	if len(rows) == 0 {
+		return nil, rpc.ErrRecordNotFound
+	}
+	return &r.views(rows)[0], nil
 }
 
 func (r *Resource[M, PM, S, P]) create(ctx context.Context, c rpc.Call, p P) (*Created, error) {
