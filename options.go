@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/svc-framework/svc/cron"
+	"github.com/svc-framework/svc/integration"
 	"github.com/svc-framework/svc/rpc"
 	"github.com/svc-framework/svc/security"
 	"github.com/svc-framework/svc/storage"
@@ -24,6 +25,7 @@ type options struct {
 	security    security.Options
 	storage     storage.Options
 	cron        cron.Options
+	integration *integration.Options
 }
 
 // WithSecurity sets the security module's host extension points (authenticators, user-info
@@ -37,6 +39,13 @@ func WithStorage(o storage.Options) Option { return func(opts *options) { opts.s
 // claims only schedules whose job it has), its node id and the event publisher (default: the
 // server's event bus).
 func WithCron(o cron.Options) Option { return func(opts *options) { opts.cron = o } }
+
+// WithIntegration includes the integration module (spec §2.2: its resources are registered
+// only when it is included) with the host's extension points (the code-set catalog). Its
+// tables are migrated by svc.integration.auto_migrate or `svc migrate`.
+func WithIntegration(o integration.Options) Option {
+	return func(opts *options) { opts.integration = &o }
+}
 
 // WithLogger replaces the default JSON logger.
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
