@@ -11,6 +11,7 @@ import (
 	"github.com/svc-framework/svc/app"
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/db"
+	"github.com/svc-framework/svc/integration"
 	"github.com/svc-framework/svc/security"
 )
 
@@ -117,8 +118,11 @@ func versionCmd() *cobra.Command {
 	}
 }
 
-// hostOptions are the options of the ready binary: none beyond the default boot chain.
-func hostOptions() []svc.Option { return nil }
+// hostOptions are the options of the ready binary: the default boot chain plus the integration
+// module (the binary runs every module, spec §1).
+func hostOptions() []svc.Option {
+	return []svc.Option{svc.WithIntegration(integration.Options{})}
+}
 
 // openSecurityDB opens the primary data source and applies the security module's migrations, so
 // the user and session commands work on a fresh database. The caller closes it.
