@@ -208,3 +208,22 @@ func integrationCode(name string) int {
 	}
 	return codes[name].Code
 }
+
+// TestMonitorStats: sys/monitor.get_integration_stats answers enabled when the module is
+// included (through the monitor's inspector hook) and disabled without it.
+func TestMonitorStats(t *testing.T) {
+	t.Parallel()
+	with := newServer(t, config.SQLite)
+	r := with.Call(t, "sys/monitor", "get_integration_stats", nil, svctest.As(admin))
+	if r.Code != 0 || string(r.Data) != `{"enabled":true,"stats":[]}` {
+		t.Errorf("with the module: %d %s, want enabled and no stats yet", r.Code, r.Data)
+	}
+	without := svctest.New(t, svctest.WithConfig(func(c *config.Config) { c.Security.Roles = map[string][]string{"admin": {"*"}} }))
+	r = without.Call(t, "sys/monitor", "get_integration_stats", nil, svctest.As(admin))
+	if r.Code != 0 || string(r.Data) != `{"enabled":false,"stats":[]}` {
+		t.Errorf("without the module: %d %s, want disabled", r.Code, r.Data)
+	}
+	if r := without.Call(t, contractR, "find_page", map[string]any{}, svctest.As(admin)); r.Code != rpc.CodeNotFound {
+		t.Errorf("integration/contract without the module: code %d, want 1200 (no surface)", r.Code)
+	}
+}
