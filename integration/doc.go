@@ -35,7 +35,7 @@
 // # Tables (wire-integration §3), migrations/{postgres,mysql,sqlite}/001_init.sql
 //
 // itg_contract, itg_system, itg_adapter (unique system+contract+direction), itg_route (unique
-// route_key+contract_id, ” = wildcard), itg_code_map (unique system+code_set),
+// route_key+contract_id; an empty contract_id is the wildcard), itg_code_map (unique system+code_set),
 // itg_invocation_log. Run by svc.integration.auto_migrate or `svc migrate`.
 //
 // # Secrets at rest (wire-integration §9)
