@@ -25,7 +25,8 @@
 // draft 2020-12 (santhosh-tekuri/jsonschema/v6; 2615), labels (2626); system outbound scheme
 // known (2614), auth shapes (2617), "******" keeps the stored secret (none stored: 2617, or
 // 2620 for the data-source password), absolute baseUrl (2619), data source kind/mode (2620),
-// envelope needs baseUrl and a script (2625); adapter direction (2621) and a non-empty script
+// envelope needs baseUrl and a script (2625), kept secrets must open with the configured key
+// (2617); adapter direction (2621) and a non-empty script
 // (2616; compiled by part 2); route references (2618); code-map policy and index — a value
 // listed twice on one side, primaries and aliases compared by normalized string form, so 1 and
 // "1" collide (2629), and the host catalog's code sets when it can list them. Duplicate unique

@@ -16,6 +16,7 @@ import (
 	"github.com/svc-framework/svc/crud"
 	"github.com/svc-framework/svc/db"
 	"github.com/svc-framework/svc/internal/testservice"
+	"github.com/svc-framework/svc/rpc"
 )
 
 // Keys made up for the tests (standard base64).
@@ -248,5 +249,34 @@ func TestRotateKeyKilled(t *testing.T) {
 func eachKind(t *testing.T, fn func(t *testing.T, kind config.DBKind)) {
 	for _, kind := range []config.DBKind{config.SQLite, config.Postgres, config.MySQL} {
 		t.Run(string(kind), func(t *testing.T) { fn(t, kind) })
+	}
+}
+
+// TestSaveWithWrongKey: updating a system whose kept secrets were sealed with another key (or
+// when the key is gone) answers 2617, the documented code of an undecryptable credential.
+func TestSaveWithWrongKey(t *testing.T) {
+	t.Parallel()
+	stored := mustSecrets(t, key16, config.SecretAlgorithmAES)
+	old := &System{Code: "S", Name: "s", OutboundAuth: &AuthConfig{Scheme: "bearer", Params: map[string]string{"token": stored.Seal("tok")}}}
+	p := &SystemParams{Code: "S", Name: "s", OutboundAuth: &AuthConfig{Scheme: "bearer", Params: map[string]string{"token": MaskedSecret}}}
+	for _, tt := range []struct {
+		name    string
+		secrets *Secrets
+		want    int
+	}{{"same key", stored, 0}, {"other key", mustSecrets(t, keyB, config.SecretAlgorithmAES), ErrCodeInvalidAuthParams},
+		{"other algorithm", mustSecrets(t, key16, config.SecretAlgorithmSM4), ErrCodeInvalidAuthParams}, {"no key", &Secrets{}, ErrCodeInvalidAuthParams}} {
+		svc := &Service{secrets: tt.secrets}
+		params := *p
+		params.OutboundAuth = cloneAuth(p.OutboundAuth)
+		_, err := svc.buildSystem(&params, old)
+		code := 0
+		if re, ok := rpc.AsError(err); ok {
+			code = re.Code
+		} else if err != nil {
+			code = -1
+		}
+		if code != tt.want {
+			t.Errorf("%s: err = %v, want code %d", tt.name, err, tt.want)
+		}
 	}
 }

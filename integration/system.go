@@ -96,9 +96,15 @@ func (s *Service) buildSystem(p *SystemParams, old *System) (*System, error) {
 			return nil, detail(ErrInvalidEnvelope, "an envelope needs a request or a response script")
 		}
 	}
-	return &System{Code: p.Code, Name: p.Name, BaseURL: p.BaseURL, OutboundAuth: p.OutboundAuth,
+	sys := &System{Code: p.Code, Name: p.Name, BaseURL: p.BaseURL, OutboundAuth: p.OutboundAuth,
 		OutboundEnvelope: p.OutboundEnvelope, InboundAuth: p.InboundAuth, DataSource: p.DataSource,
-		Params: p.Params, TimeoutMs: p.TimeoutMs, Retry: p.Retry, IsEnabled: enabled(p.IsEnabled)}, nil
+		Params: p.Params, TimeoutMs: p.TimeoutMs, Retry: p.Retry, IsEnabled: enabled(p.IsEnabled)}
+	// Kept secrets must open with the configured key: a key that changed (or went missing)
+	// since they were stored is a configuration fault (2617), caught at save, not at first use.
+	if _, err := s.secrets.OpenSystem(sys); err != nil {
+		return nil, detail(ErrInvalidAuthParams, err.Error())
+	}
+	return sys, nil
 }
 
 // checkDataSource validates a data source and seals its password (2620).
