@@ -6,9 +6,11 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/svc-framework/svc"
 	"github.com/svc-framework/svc/config"
@@ -226,4 +228,47 @@ func TestMonitorStats(t *testing.T) {
 	if r := without.Call(t, contractR, "find_page", map[string]any{}, svctest.As(admin)); r.Code != rpc.CodeNotFound {
 		t.Errorf("integration/contract without the module: code %d, want 1200 (no surface)", r.Code)
 	}
+}
+
+// TestLogResource reads recorded rows through integration/log on the three databases: every
+// filter, find_one's first match, paging in meta, newest first.
+func TestLogResource(t *testing.T) {
+	t.Parallel()
+	svctest.EachDBKind(t, func(t *testing.T, kind config.DBKind) {
+		t.Parallel()
+		srv := newServer(t, kind, func(c *config.Config) { c.Integration.Log.Mode = config.InvocationLogAll })
+		rec := integration.NewRecorder(srv.DB(), config.InvocationLog{Mode: config.InvocationLogAll, CaptureLimit: 4096}, time.Now, svctest.Logger())
+		ctx := rpc.WithRequestInfo(context.Background(), rpc.RequestInfo{ID: "req-9"})
+		rec.Record(ctx, integration.Invocation{SystemCode: "HIS", ContractCode: "a", FailureKind: "timeout", Err: errors.New("slow")})
+		rec.Record(context.Background(), integration.Invocation{SystemCode: "HIS", ContractCode: "b", Direction: integration.DirectionInbound})
+		rec.Record(context.Background(), integration.Invocation{SystemCode: "LIS", ContractCode: "a", Input: json.RawMessage(`{"token":"t"}`)})
+		for _, tt := range []struct {
+			params map[string]any
+			total  int
+		}{
+			{map[string]any{}, 3}, {map[string]any{"systemCode": "HIS"}, 2}, {map[string]any{"contractCode": "a"}, 2},
+			{map[string]any{"direction": "inbound"}, 1}, {map[string]any{"failureKind": "timeout"}, 1}, {map[string]any{"requestId": "req-9"}, 1},
+			{map[string]any{"systemCode": "HIS", "contractCode": "a"}, 1},
+		} {
+			r := srv.Call(t, logR, "find_page", tt.params, svctest.As(viewer), svctest.WithMeta(map[string]any{"page": 1, "size": 2}))
+			var pg struct {
+				Total int
+				Items []integration.InvocationLog
+			}
+			r.DataAs(t, &pg)
+			if r.Code != 0 || pg.Total != tt.total || len(pg.Items) != min(tt.total, 2) {
+				t.Errorf("find_page %v: code %d, total %d, %d items; want %d", tt.params, r.Code, pg.Total, len(pg.Items), tt.total)
+			}
+		}
+		r := srv.Call(t, logR, "find_one", map[string]any{"failureKind": "timeout"}, svctest.As(viewer))
+		var one integration.InvocationLog
+		r.DataAs(t, &one)
+		if one.RequestID != "req-9" || one.Error == nil || *one.Error != "slow" || one.ContractCode != "a" {
+			t.Errorf("find_one = %+v", one)
+		}
+		r = srv.Call(t, logR, "find_one", map[string]any{"systemCode": "LIS"}, svctest.As(viewer))
+		if !strings.Contains(string(r.Data), `"input":{"token":"******"}`) {
+			t.Errorf("find_one LIS = %s, want the masked input", r.Data)
+		}
+	})
 }
