@@ -8,6 +8,7 @@ import (
 	"github.com/svc-framework/svc/cron"
 	"github.com/svc-framework/svc/event"
 	"github.com/svc-framework/svc/i18n"
+	"github.com/svc-framework/svc/integration"
 	"github.com/svc-framework/svc/mcp"
 	"github.com/svc-framework/svc/monitor"
 	"github.com/svc-framework/svc/ops"
@@ -25,8 +26,9 @@ import (
 // The order is the order of the statements: the event bus first (modules subscribe while they
 // are built, and its module starts before theirs and stops after them), then security (its
 // strategies and permission checker guard everything after it), then storage, schema,
-// monitor, cron and mcp, then the host modules. Integration and approval join only when a host
-// includes them by an option; push joins here when it lands.
+// monitor, cron and mcp, then integration when the host includes it (WithIntegration), then the
+// host modules. Approval joins only when a host includes it by an option; push joins here when
+// it lands.
 func (s *Server) build() error {
 	catalog, err := i18n.New(s.cfg.I18n.Language)
 	if err != nil {
@@ -82,9 +84,20 @@ func (s *Server) build() error {
 	if err != nil {
 		return fmt.Errorf("build module schema: %w", err)
 	}
+	// Integration joins when the host includes it (WithIntegration); monitor reads its
+	// statistics through the inspector hook, converted here since modules do not import each
+	// other.
+	var itg *integration.Service
+	var itgStats monitor.StatsInspector
+	if s.opts.integration != nil {
+		if itg, err = integration.New(deps, *s.opts.integration); err != nil {
+			return fmt.Errorf("build module integration: %w", err)
+		}
+		itgStats = integrationStats(itg.Stats())
+	}
 	mon, err := monitor.New(deps, monitor.Options{
 		Streams:     streamInspector(bus, eventCfg),
-		Integration: nil, // the integration module's invocation statistics, when it lands
+		Integration: itgStats,
 	})
 	if err != nil {
 		return fmt.Errorf("build module monitor: %w", err)
@@ -112,6 +125,9 @@ func (s *Server) build() error {
 
 	// The ops module comes first, so its admin listener and span exporter stop last.
 	mods := []app.Module{tel.Module(), eventModule(bus, eventCfg), sec.Module(), st.Module(), sch.Module(), mon.Module(), crn.Module(), mc.Module()}
+	if itg != nil {
+		mods = append(mods, itg.Module())
+	}
 	for _, build := range s.opts.modules {
 		m, err := build(deps)
 		if err != nil {
@@ -138,6 +154,18 @@ func (s *Server) build() error {
 	s.catalog, s.engine, s.modules, s.handler = catalog, engine, mods, handler
 	s.security, s.storage, s.cron, s.mcp, s.events, s.telemetry = sec, st, crn, mc, bus, tel
 	return nil
+}
+
+// integrationStats adapts the integration module's counters to the monitor's inspector.
+func integrationStats(st *integration.Stats) monitor.StatsInspector {
+	return monitor.StatsInspectorFunc(func() []monitor.InvocationStats {
+		in := st.InvocationStats()
+		out := make([]monitor.InvocationStats, len(in))
+		for i, e := range in {
+			out[i] = monitor.InvocationStats(e)
+		}
+		return out
+	})
 }
 
 // register merges each module's messages into the catalog (a key defined twice is an error) and

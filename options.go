@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/svc-framework/svc/cron"
+	"github.com/svc-framework/svc/integration"
 	"github.com/svc-framework/svc/mcp"
 	"github.com/svc-framework/svc/ops"
 	"github.com/svc-framework/svc/rpc"
@@ -28,6 +29,7 @@ type options struct {
 	cron        cron.Options
 	mcp         mcp.Options
 	telemetry   ops.Options
+	integration *integration.Options
 }
 
 // WithSecurity sets the security module's host extension points (authenticators, user-info
@@ -50,6 +52,13 @@ func WithMCP(o mcp.Options) Option { return func(opts *options) { opts.mcp = o }
 // WithTelemetry sets the operations module's extension points: a tracer provider that replaces
 // the OTLP exporter of svc.tracing (and turns tracing on), or the admin listener.
 func WithTelemetry(o ops.Options) Option { return func(opts *options) { opts.telemetry = o } }
+
+// WithIntegration includes the integration module (spec §2.2: its resources are registered
+// only when it is included) with the host's extension points (the code-set catalog). Its
+// tables are migrated by svc.integration.auto_migrate or `svc migrate`.
+func WithIntegration(o integration.Options) Option {
+	return func(opts *options) { opts.integration = &o }
+}
 
 // WithLogger replaces the default JSON logger.
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }

@@ -92,7 +92,11 @@ func IsForeignKeyViolation(err error) bool {
 		switch liteErr.Code() {
 		case sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY:
 			return true
-		case sqlite3.SQLITE_CONSTRAINT:
+		}
+		// SQLite reports a parent row deleted while a child references it, from a statement
+		// that cascades through several tables, with the primary code or SQLITE_CONSTRAINT_TRIGGER
+		// (1811): any constraint code with the foreign-key message is one.
+		if liteErr.Code()&0xff == sqlite3.SQLITE_CONSTRAINT {
 			return strings.Contains(liteErr.Error(), "FOREIGN KEY constraint failed")
 		}
 	}

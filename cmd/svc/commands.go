@@ -12,6 +12,7 @@ import (
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/cron"
 	"github.com/svc-framework/svc/db"
+	"github.com/svc-framework/svc/integration"
 	"github.com/svc-framework/svc/security"
 )
 
@@ -119,8 +120,11 @@ func versionCmd() *cobra.Command {
 }
 
 // hostOptions are the options of the ready binary: the default boot chain plus the cron store's
-// built-in jobs (http.request, event.publish), so schedules work without host code.
-func hostOptions() []svc.Option { return []svc.Option{svc.WithCron(cron.Options{Builtins: true})} }
+// built-in jobs (http.request, event.publish), so schedules work without host code, and the
+// integration module (the binary runs every module, spec §1).
+func hostOptions() []svc.Option {
+	return []svc.Option{svc.WithCron(cron.Options{Builtins: true}), svc.WithIntegration(integration.Options{})}
+}
 
 // openSecurityDB opens the primary data source and applies the security module's migrations, so
 // the user and session commands work on a fresh database. The caller closes it.

@@ -8,6 +8,7 @@
 //	svc user …         manage the built-in users (add, passwd, disable, enable, list, roles, totp)
 //	svc session …      list or revoke opaque-token sessions (forced logout)
 //	svc cron …         list, trigger, pause or resume durable schedules; show their runs
+//	svc integration …  rotate-key: re-encrypt the integration secrets under a new key
 //	svc version        print version data
 package main
 
@@ -72,6 +73,6 @@ func newRoot() *cobra.Command {
 	}
 	root.PersistentFlags().StringVarP(&g.configPath, "config", "c", "",
 		"path of application.toml (default: search ./configs, $SVC_CONFIG_PATH, ., ../configs)")
-	root.AddCommand(serveCmd(g), migrateCmd(g), configCmd(g), versionCmd(), userCmd(g), sessionCmd(g), cronCmd(g))
+	root.AddCommand(serveCmd(g), migrateCmd(g), configCmd(g), versionCmd(), userCmd(g), sessionCmd(g), cronCmd(g), integrationCmd(g))
 	return root
 }

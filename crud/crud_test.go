@@ -1,0 +1,293 @@
+package crud_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/svc-framework/svc/config"
+	"github.com/svc-framework/svc/crud"
+	"github.com/svc-framework/svc/db"
+	"github.com/svc-framework/svc/i18n"
+	"github.com/svc-framework/svc/rpc"
+	"github.com/svc-framework/svc/svctest"
+	"github.com/uptrace/bun"
+)
+
+// widget is the test model.
+type widget struct {
+	bun.BaseModel `bun:"table:crud_widget"`
+	crud.Audited
+	Name    string `bun:"name" json:"name"`
+	Size    int    `bun:"size" json:"size"`
+	Enabled bool   `bun:"enabled" json:"enabled"`
+}
+
+type widgetSearch struct {
+	Name    string `json:"name"`
+	Size    int    `json:"size"`
+	Enabled *bool  `json:"enabled"`
+}
+
+type widgetParams struct {
+	ID      string `json:"id"`
+	Name    string `json:"name"`
+	Size    int    `json:"size"`
+	Enabled bool   `json:"enabled"`
+}
+
+// part references a widget, so deleting a used widget is a foreign-key violation.
+func createTables(t *testing.T, d *db.DB) {
+	t.Helper()
+	ts := "TIMESTAMP"
+	if d.Kind == config.MySQL {
+		ts = "DATETIME(6)"
+	}
+	for _, stmt := range []string{
+		`CREATE TABLE crud_widget (id VARCHAR(64) NOT NULL PRIMARY KEY, created_at ` + ts + ` NOT NULL, created_by VARCHAR(64) NOT NULL,
+			updated_at ` + ts + ` NOT NULL, updated_by VARCHAR(64) NOT NULL, name VARCHAR(64) NOT NULL, size INT NOT NULL, enabled BOOLEAN NOT NULL,
+			CONSTRAINT uk_crud_widget_name UNIQUE (name))`,
+		`CREATE TABLE crud_part (id VARCHAR(64) NOT NULL PRIMARY KEY, widget_id VARCHAR(64) NOT NULL,
+			CONSTRAINT fk_crud_part_widget FOREIGN KEY (widget_id) REFERENCES crud_widget (id))`,
+	} {
+		if _, err := d.ExecContext(context.Background(), stmt); err != nil {
+			t.Fatalf("create table: %v", err)
+		}
+	}
+}
+
+type roles struct{}
+
+func (roles) HasPermission(_ context.Context, p *rpc.Principal, token string) (bool, error) {
+	return slices.Contains(p.Roles, token), nil
+}
+
+// headerAuth makes the principal from the X-Roles header.
+type headerAuth struct{}
+
+func (headerAuth) Name() string { return rpc.StrategyBearer }
+func (headerAuth) Authenticate(_ context.Context, req rpc.AuthRequest) (*rpc.Principal, error) {
+	return &rpc.Principal{Type: rpc.PrincipalUser, ID: "u-1", Name: "u", Roles: strings.Split(req.Request.Header.Get("X-Roles"), ",")}, nil
+}
+
+func serve(t *testing.T, d *db.DB, now time.Time) *httptest.Server {
+	t.Helper()
+	res := &crud.Resource[widget, *widget, widgetSearch, widgetParams]{
+		Query: crud.Query[widget, widgetSearch]{Name: "test/widget", Permission: "test.widget", DB: d, FindAllLimit: 3,
+			Search: crud.NewSearch(
+				crud.Contains("name", func(s *widgetSearch) string { return s.Name }),
+				crud.Eq("size", func(s *widgetSearch) int { return s.Size }),
+				crud.EqPtr("enabled", func(s *widgetSearch) *bool { return s.Enabled }),
+			).Sortable("name", "size")},
+		Clock: func() time.Time { return now },
+		ID:    func(p *widgetParams) string { return p.ID },
+		Build: func(_ context.Context, _ bun.IDB, p *widgetParams, _ *widget) (*widget, error) {
+			if p.Name == "" {
+				return nil, rpc.ErrBadRequest.WithMessage("name is required")
+			}
+			return &widget{Name: p.Name, Size: p.Size, Enabled: p.Enabled}, nil
+		},
+	}
+	e, err := rpc.NewEngine(rpc.EngineConfig{Permissions: roles{}, Messages: i18n.MustNew(i18n.English), Clock: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.RegisterStrategy(headerAuth{}); err != nil {
+		t.Fatal(err)
+	}
+	r := res.Resource()
+	r.Ops = append(r.Ops, res.FindOne())
+	if err := e.Register(r); err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(e)
+	t.Cleanup(hs.Close)
+	return hs
+}
+
+type answer struct {
+	Code    int             `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data"`
+}
+
+func call(t *testing.T, hs *httptest.Server, roles, action, params, meta string) answer {
+	t.Helper()
+	body := fmt.Sprintf(`{"resource":"test/widget","action":%q,"version":"v1","params":%s,"meta":%s}`, action, params, meta)
+	req, _ := http.NewRequest(http.MethodPost, hs.URL, bytes.NewBufferString(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Roles", roles)
+	resp, err := hs.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var a answer
+	if err := json.NewDecoder(resp.Body).Decode(&a); err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// TestResource drives every operation of a CRUD resource on the three databases: paging
+// defaults and caps, filters from params with meta as fallback, sort, the safety limit of
+// find_all, {id} on create, update by id, delete, delete_many all-or-nothing, permissions and
+// the 2001/2002/2003 codes.
+func TestResource(t *testing.T) {
+	t.Parallel()
+	svctest.EachDB(t, func(t *testing.T, d *db.DB) {
+		t.Parallel()
+		createTables(t, d)
+		now := time.Date(2026, 3, 1, 8, 0, 0, 0, time.UTC)
+		hs := serve(t, d, now)
+		const all = "test.widget.query,test.widget.create,test.widget.update,test.widget.delete"
+		ids := map[string]string{}
+		for i, n := range []string{"alpha", "beta", "gamma", "a_b", "delta"} {
+			a := call(t, hs, all, "create", fmt.Sprintf(`{"name":%q,"size":%d,"enabled":%t}`, n, i, i%2 == 0), "{}")
+			var c crud.Created
+			if a.Code != 0 || json.Unmarshal(a.Data, &c) != nil || c.ID == "" {
+				t.Fatalf("create %s = %+v, want {id}", n, a)
+			}
+			ids[n] = c.ID
+		}
+		if _, err := d.ExecContext(context.Background(), "INSERT INTO crud_part (id, widget_id) VALUES ('p1', ?)", ids["beta"]); err != nil {
+			t.Fatal(err)
+		}
+		tests := []struct {
+			name, roles, action, params, meta string
+			wantCode                          int
+			wantNames                         []string // items of find_page / find_all, in order
+			wantTotal                         int64
+			wantPage, wantSize                int
+		}{
+			{name: "find_page defaults newest first", roles: all, action: "find_page", params: `{}`, meta: `{}`,
+				wantNames: []string{"delta", "a_b", "gamma", "beta", "alpha"}, wantTotal: 5, wantPage: 1, wantSize: 15},
+			{name: "page and size from meta", roles: all, action: "find_page", params: `{}`, meta: `{"page":2,"size":2}`,
+				wantNames: []string{"gamma", "beta"}, wantTotal: 5, wantPage: 2, wantSize: 2},
+			{name: "size capped, page floored", roles: all, action: "find_page", params: `{}`, meta: `{"page":0,"size":5000}`,
+				wantNames: []string{"delta", "a_b", "gamma", "beta", "alpha"}, wantTotal: 5, wantPage: 1, wantSize: 1000},
+			{name: "bad meta values take defaults", roles: all, action: "find_page", params: `{}`, meta: `{"page":"x","size":-3}`,
+				wantNames: []string{"delta", "a_b", "gamma", "beta", "alpha"}, wantTotal: 5, wantPage: 1, wantSize: 15},
+			{name: "contains filter in params", roles: all, action: "find_page", params: `{"name":"ta"}`, meta: `{}`,
+				wantNames: []string{"delta", "beta"}, wantTotal: 2, wantPage: 1, wantSize: 15},
+			{name: "wildcards are literal", roles: all, action: "find_page", params: `{"name":"_"}`, meta: `{}`,
+				wantNames: []string{"a_b"}, wantTotal: 1, wantPage: 1, wantSize: 15},
+			{name: "filters fall back to meta", roles: all, action: "find_page", params: `{}`, meta: `{"enabled":true}`,
+				wantNames: []string{"delta", "gamma", "alpha"}, wantTotal: 3, wantPage: 1, wantSize: 15},
+			{name: "params win over meta", roles: all, action: "find_page", params: `{"size":1}`, meta: `{"size":15,"enabled":false}`,
+				wantNames: []string{"beta"}, wantTotal: 1, wantPage: 1, wantSize: 15},
+			{name: "sort from meta", roles: all, action: "find_page", params: `{}`, meta: `{"sort":[{"column":"name","direction":"ASC"}]}`,
+				wantNames: []string{"a_b", "alpha", "beta", "delta", "gamma"}, wantTotal: 5, wantPage: 1, wantSize: 15},
+			{name: "sort by snake and camel names", roles: all, action: "find_all", params: `{}`, meta: `{"sort":[{"column":"size","direction":"desc"}]}`,
+				wantNames: []string{"delta", "a_b", "gamma"}},
+			{name: "unknown sort column", roles: all, action: "find_page", params: `{}`, meta: `{"sort":[{"column":"password"}]}`, wantCode: rpc.CodeBadRequest},
+			{name: "find_one first match", roles: all, action: "find_one", params: `{"name":"a"}`, meta: `{}`, wantNames: []string{"delta"}},
+			{name: "find_one none", roles: all, action: "find_one", params: `{"name":"zzz"}`, meta: `{}`, wantCode: rpc.CodeRecordNotFound},
+			{name: "find_all safety limit", roles: all, action: "find_all", params: `{}`, meta: `{}`, wantNames: []string{"delta", "a_b", "gamma"}},
+			{name: "find_page needs query", roles: "test.widget.create", action: "find_page", params: `{}`, meta: `{}`, wantCode: rpc.CodeAccessDenied},
+			{name: "create needs create", roles: "test.widget.query", action: "create", params: `{"name":"x"}`, meta: `{}`, wantCode: rpc.CodeAccessDenied},
+			{name: "update needs update", roles: "test.widget.create", action: "update", params: `{"id":"x","name":"x"}`, meta: `{}`, wantCode: rpc.CodeAccessDenied},
+			{name: "delete_many needs delete", roles: "test.widget.update", action: "delete_many", params: `{"pks":["x"]}`, meta: `{}`, wantCode: rpc.CodeAccessDenied},
+			{name: "create duplicate", roles: all, action: "create", params: `{"name":"alpha"}`, meta: `{}`, wantCode: rpc.CodeRecordAlreadyExists},
+			{name: "create invalid", roles: all, action: "create", params: `{}`, meta: `{}`, wantCode: rpc.CodeBadRequest},
+			{name: "update without id", roles: all, action: "update", params: `{"name":"x"}`, meta: `{}`, wantCode: rpc.CodeBadRequest},
+			{name: "update missing", roles: all, action: "update", params: `{"id":"nope","name":"x"}`, meta: `{}`, wantCode: rpc.CodeRecordNotFound},
+			{name: "update to a taken name", roles: all, action: "update", params: `{"id":"` + ids["alpha"] + `","name":"beta"}`, meta: `{}`, wantCode: rpc.CodeRecordAlreadyExists},
+			{name: "update", roles: all, action: "update", params: `{"id":"` + ids["alpha"] + `","name":"alpha2","size":9}`, meta: `{}`},
+			{name: "updated row", roles: all, action: "find_all", params: `{"size":9}`, meta: `{}`, wantNames: []string{"alpha2"}},
+			{name: "delete referenced", roles: all, action: "delete", params: `{"id":"` + ids["beta"] + `"}`, meta: `{}`, wantCode: rpc.CodeForeignKeyViolation},
+			{name: "delete missing", roles: all, action: "delete", params: `{"id":"nope"}`, meta: `{}`, wantCode: rpc.CodeRecordNotFound},
+			{name: "delete without id", roles: all, action: "delete", params: `{}`, meta: `{}`, wantCode: rpc.CodeBadRequest},
+			{name: "delete_many with a missing pk deletes none", roles: all, action: "delete_many", params: `{"pks":["` + ids["gamma"] + `","nope"]}`, meta: `{}`, wantCode: rpc.CodeRecordNotFound},
+			{name: "delete_many with a referenced pk deletes none", roles: all, action: "delete_many", params: `{"pks":["` + ids["gamma"] + `","` + ids["beta"] + `"]}`, meta: `{}`, wantCode: rpc.CodeForeignKeyViolation},
+			{name: "still there", roles: all, action: "find_page", params: `{"name":"gamma"}`, meta: `{}`, wantNames: []string{"gamma"}, wantTotal: 1, wantPage: 1, wantSize: 15},
+			{name: "delete_many", roles: all, action: "delete_many", params: `{"pks":["` + ids["gamma"] + `","` + ids["delta"] + `"]}`, meta: `{}`},
+			{name: "delete", roles: all, action: "delete", params: `{"id":"` + ids["a_b"] + `"}`, meta: `{}`},
+			{name: "what is left", roles: all, action: "find_page", params: `{}`, meta: `{}`, wantNames: []string{"beta", "alpha2"}, wantTotal: 2, wantPage: 1, wantSize: 15},
+		}
+		for _, tt := range tests {
+			a := call(t, hs, tt.roles, tt.action, tt.params, tt.meta)
+			if a.Code != tt.wantCode {
+				t.Errorf("%s: code = %d (%s), want %d", tt.name, a.Code, a.Message, tt.wantCode)
+				continue
+			}
+			if tt.wantNames == nil {
+				continue
+			}
+			var rows []widget
+			if tt.action == "find_page" {
+				var p crud.Page[widget]
+				if err := json.Unmarshal(a.Data, &p); err != nil {
+					t.Fatalf("%s: %v", tt.name, err)
+				}
+				if p.Total != tt.wantTotal || p.Page != tt.wantPage || p.Size != tt.wantSize {
+					t.Errorf("%s: page/size/total = %d/%d/%d, want %d/%d/%d", tt.name, p.Page, p.Size, p.Total, tt.wantPage, tt.wantSize, tt.wantTotal)
+				}
+				rows = p.Items
+			} else if tt.action == "find_one" {
+				var w widget
+				if err := json.Unmarshal(a.Data, &w); err != nil {
+					t.Fatalf("%s: %v", tt.name, err)
+				}
+				rows = []widget{w}
+			} else if err := json.Unmarshal(a.Data, &rows); err != nil {
+				t.Fatalf("%s: %v", tt.name, err)
+			}
+			var names []string
+			for _, r := range rows {
+				names = append(names, r.Name)
+			}
+			if !slices.Equal(names, tt.wantNames) {
+				t.Errorf("%s: names = %v, want %v", tt.name, names, tt.wantNames)
+			}
+		}
+		var got widget
+		if err := d.NewSelect().Model(&got).Where("name = 'alpha2'").Scan(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if got.CreatedBy != "u-1" || got.UpdatedBy != "u-1" || !got.CreatedAt.Equal(now) || got.Size != 9 {
+			t.Errorf("stored row = %+v, want audit by u-1 at %v and size 9", got, now)
+		}
+	})
+}
+
+// TestTimeJSON: audit times render as the original's local date-time and read back.
+func TestTimeJSON(t *testing.T) {
+	t.Parallel()
+	in := crud.NewTime(time.Date(2026, 3, 1, 8, 0, 0, 0, time.UTC))
+	b, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `"` + in.Local().Format(time.DateTime) + `"`; string(b) != want {
+		t.Errorf("Marshal = %s, want %s", b, want)
+	}
+	var out crud.Time
+	if err := json.Unmarshal(b, &out); err != nil || !out.Equal(in.Time) {
+		t.Errorf("Unmarshal(%s) = %v, %v; want %v", b, out, err, in)
+	}
+	if b, _ := json.Marshal(crud.Time{}); string(b) != "null" {
+		t.Errorf("zero time = %s, want null", b)
+	}
+}
+
+// TestReadMeta covers the paging rules of wire-core §9.
+func TestReadMeta(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		meta       string
+		page, size int
+	}{{`{}`, 1, 15}, {`{"page":3,"size":20}`, 3, 20}, {`{"page":-1,"size":0}`, 1, 15}, {`{"size":1001}`, 1, 1000}, {`{"page":"2","size":true}`, 1, 15}} {
+		m := crud.ReadMeta(json.RawMessage(tt.meta))
+		if m.Page != tt.page || m.Size != tt.size {
+			t.Errorf("ReadMeta(%s) = %d/%d, want %d/%d", tt.meta, m.Page, m.Size, tt.page, tt.size)
+		}
+	}
+}

@@ -1,0 +1,40 @@
+// Package crud is the framework's CRUD convention over bun models, written once for every
+// module that manages definitions through /api (integration now, approval later). It is a
+// platform package: it imports rpc and db, never a feature module.
+//
+// A Resource[M, *M, S, P] declares one table-backed resource: the model M (a bun model that
+// embeds Audited: id, created_at/by, updated_at/by), the typed search struct S, the write params
+// P, a Build function that validates params and returns the row, and optional BeforeDelete and
+// View (masking) hooks. Ops returns the operations (wire-integration §5, the original's crud
+// builders):
+//
+//   - find_page: filters of S, meta.page (1-based, default 1) and meta.size (default 15,
+//     capped at 1000), meta.sort; answers {page, size, total, items}, items never null.
+//   - find_all: the same filters and sort, at most FindAllLimit rows (default 10000).
+//   - create: Build(p, nil), audit columns set, a UUIDv7 id; answers {id}.
+//   - update: params carry id (none → 400/1400); the stored row is read in the transaction
+//     (missing → 2001), Build(p, old) returns the new row; created_* are kept. No data.
+//   - delete {id}: missing → 2001. No data.
+//   - delete_many {pks}: what the original's client sends for bulk deletes; every row or none
+//     in one transaction. Permission: the delete permission. No data.
+//
+// Permissions are <Permission>.query (find_*), .create, .update and .delete; mutations are
+// audited. A duplicate unique key answers rpc.ErrRecordAlreadyExists (2002), a foreign key
+// rpc.ErrForeignKeyViolation (2003) (DBError).
+//
+// Search fields are read from params, each falling back to the same field in meta: the
+// original reads them from meta, its client sends them in params (wire-integration §14). The
+// framework's own meta keys (page, size, sort, …) are never search fields. The filter plan is
+// built once with NewSearch from typed getters (Eq, EqPtr, Contains, Where): nothing is looked
+// up by reflection per request. meta.sort is [{column, direction, nullsOrder}] (wire-core §9);
+// columns must be declared Sortable by their JSON name (the snake_case name works too), any
+// other column answers 400/1400; the id breaks ties. The default order is id DESC (UUIDv7 ids
+// are time-ordered: newest first, the original's primary key descending).
+//
+// Audit times are Time: stored in UTC, rendered as "2006-01-02 15:04:05" in the server's zone
+// (the original's timex.DateTime that its client reads).
+//
+// Compatibility choice: the original answers create, update and delete with the message keys
+// crud_created / crud_updated / crud_deleted; the engine answers every success with "ok" (the
+// client reads only the code).
+package crud

@@ -1,0 +1,117 @@
+package integration
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"io/fs"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/svc-framework/svc/app"
+	"github.com/svc-framework/svc/config"
+	"github.com/svc-framework/svc/db"
+	"github.com/svc-framework/svc/i18n"
+	"github.com/svc-framework/svc/rpc"
+)
+
+//go:embed migrations
+var migrationFiles embed.FS
+
+//go:embed messages
+var messageFiles embed.FS
+
+// Migrations returns the module's migrations, creating the six itg_* tables (§3).
+func Migrations() *db.Migrations { return db.EmbeddedMigrations("integration", migrationFiles) }
+
+// Messages returns the module's message catalog: messages/<lang>/integration.json.
+func Messages() fs.FS { return i18n.MustSub(messageFiles, "messages") }
+
+// pruneInterval is how often the log pruner runs when svc.integration.log.retention is set.
+const pruneInterval = time.Hour
+
+// Options are what host code plugs into the module; every field is optional.
+type Options struct {
+	// CodeSets is the host's canonical code catalog; nil answers supported:false.
+	CodeSets CodeSetCatalog
+}
+
+// Service is the integration module: its definition resources, secret codec, invocation log
+// recorder and statistics.
+type Service struct {
+	cfg      config.Integration
+	db       *db.DB
+	clock    func() time.Time
+	log      *slog.Logger
+	secrets  *Secrets
+	codeSets CodeSetCatalog
+	stats    *Stats
+	recorder *Recorder
+}
+
+// New builds the module from svc.integration and the primary database. It does no I/O. A
+// malformed secret key or an unknown algorithm fails (spec §7).
+func New(deps app.Deps, opts Options) (*Service, error) {
+	if deps.Config == nil || deps.DB == nil {
+		return nil, errors.New("integration: the configuration and the primary database are required")
+	}
+	cfg := deps.Config.Integration
+	secrets, err := NewSecrets(cfg.SecretKey, cfg.SecretAlgorithm)
+	if err != nil {
+		return nil, err
+	}
+	log := deps.Logger.With(slog.String("module", "integration"))
+	s := &Service{cfg: cfg, db: deps.DB, clock: deps.Clock, log: log, secrets: secrets, codeSets: opts.CodeSets, stats: NewStats(deps.Clock)}
+	s.recorder = NewRecorder(deps.DB, cfg.Log, deps.Clock, log)
+	return s, nil
+}
+
+// Module lists what the module adds: the integration/* definition resources, the migrations,
+// the hourly log pruner when log.retention is set, and the plaintext warning at start.
+func (s *Service) Module() app.Module {
+	m := app.Module{
+		Name: "integration",
+		Resources: []rpc.Resource{s.contractResource(), s.systemResource(), s.adapterResource(), s.routeResource(),
+			s.codeMapResource(), s.codeSetResource(), s.logResource()},
+		Messages:    Messages(),
+		Migrations:  Migrations(),
+		AutoMigrate: s.cfg.AutoMigrate,
+		Start:       s.start,
+	}
+	if s.cfg.Log.Retention > 0 {
+		m.Workers = []app.Worker{{Name: "integration-log-prune", Interval: pruneInterval, Run: s.recorder.Prune}}
+	}
+	return m
+}
+
+// start warns once when secrets are stored in plaintext (§9).
+func (s *Service) start(ctx context.Context) error {
+	if s.secrets.Plaintext() {
+		s.log.WarnContext(ctx, "integration: svc.integration.secret_key is not set; secrets of systems are stored in plaintext")
+	}
+	return nil
+}
+
+// Stats returns the module's invocation statistics (sys/monitor reads them through the
+// composition root).
+func (s *Service) Stats() *Stats { return s.stats }
+
+// Recorder returns the invocation log recorder.
+func (s *Service) Recorder() *Recorder { return s.recorder }
+
+// Secrets returns the secret codec.
+func (s *Service) Secrets() *Secrets { return s.secrets }
+
+// required answers 400/1400 "<name> is required" for the first blank of name/value pairs.
+func required(kv ...string) error {
+	for i := 0; i+1 < len(kv); i += 2 {
+		if strings.TrimSpace(kv[i+1]) == "" {
+			return rpc.ErrBadRequest.WithMessage(kv[i] + " is required")
+		}
+	}
+	return nil
+}
+
+// enabled is isEnabled with its default: absent means enabled.
+func enabled(b *bool) bool { return b == nil || *b }
