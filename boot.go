@@ -9,6 +9,7 @@ import (
 	"github.com/svc-framework/svc/event"
 	"github.com/svc-framework/svc/i18n"
 	"github.com/svc-framework/svc/monitor"
+	"github.com/svc-framework/svc/push"
 	"github.com/svc-framework/svc/rpc"
 	"github.com/svc-framework/svc/schema"
 	"github.com/svc-framework/svc/security"
@@ -23,8 +24,8 @@ import (
 // The order is the order of the statements: the event bus first (modules subscribe while they
 // are built, and its module starts before theirs and stops after them), then security (its
 // strategies and permission checker guard everything after it), then storage, schema,
-// monitor and cron, then the host modules. Integration and approval join only when a host
-// includes them by an option; push and mcp join here when they land.
+// monitor, cron and push, then the host modules. Integration and approval join only when a host
+// includes them by an option; mcp joins here when it lands.
 func (s *Server) build() error {
 	catalog, err := i18n.New(s.cfg.I18n.Language)
 	if err != nil {
@@ -57,8 +58,6 @@ func (s *Server) build() error {
 	if err != nil {
 		return fmt.Errorf("build module security: %w", err)
 	}
-	// Security's revocation hook (sec.Sessions().OnRevoke) is where push's kick of revoked
-	// sessions is registered when push lands; until then nothing is wired to it.
 
 	// Storage takes the engine from deps as its download authenticator, error renderer and the
 	// permission checker of its default ACL, and publishes its events on deps.Events after
@@ -86,7 +85,16 @@ func (s *Server) build() error {
 		return fmt.Errorf("build module cron: %w", err)
 	}
 
-	mods := []app.Module{eventModule(bus, eventCfg), sec.Module(), st.Module(), sch.Module(), mon.Module(), crn.Module()}
+	// Push authenticates handshakes with the engine (deps.Auth), binds connections to the
+	// security module's sessions and token families (pushBinder) and is kicked by its
+	// revocations (wirePush). Disabled, it has no route and its Notifier drops pushes.
+	psh, err := push.New(deps, push.Options{Binder: newPushBinder(sec)})
+	if err != nil {
+		return fmt.Errorf("build module push: %w", err)
+	}
+	wirePush(sec, psh)
+
+	mods := []app.Module{eventModule(bus, eventCfg), sec.Module(), st.Module(), sch.Module(), mon.Module(), crn.Module(), psh.Module()}
 	for _, build := range s.opts.modules {
 		m, err := build(deps)
 		if err != nil {
@@ -111,7 +119,7 @@ func (s *Server) build() error {
 		return err
 	}
 	s.catalog, s.engine, s.modules, s.handler = catalog, engine, mods, handler
-	s.security, s.storage, s.cron, s.events = sec, st, crn, bus
+	s.security, s.storage, s.cron, s.events, s.push = sec, st, crn, bus, psh
 	return nil
 }
 

@@ -35,6 +35,7 @@ import (
 	"github.com/svc-framework/svc/event"
 	"github.com/svc-framework/svc/i18n"
 	"github.com/svc-framework/svc/kv"
+	"github.com/svc-framework/svc/push"
 	"github.com/svc-framework/svc/rpc"
 	"github.com/svc-framework/svc/security"
 	"github.com/svc-framework/svc/storage"
@@ -70,6 +71,7 @@ type Server struct {
 	security *security.Service
 	storage  *storage.Service
 	cron     *cron.Service
+	push     *push.Service
 	events   *event.Bus
 }
 
@@ -89,6 +91,10 @@ func (s *Server) Storage() *storage.Service { return s.storage }
 // Cron returns the cron module's service (the Go management API of schedules and runs, the job
 // registry); nil before Start.
 func (s *Server) Cron() *cron.Service { return s.cron }
+
+// Push returns the push module's Notifier (Push(ctx, msg, targets...), Kick) for host code; nil
+// before Start. With svc.push.enabled = false it drops every push.
+func (s *Server) Push() *push.Service { return s.push }
 
 // New validates cfg and prepares a server; it does no I/O and starts no goroutine (the default
 // logger's flusher runs from Start to Stop). Every startup error of spec §7 is returned here,
