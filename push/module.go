@@ -91,8 +91,8 @@ func New(deps app.Deps, opts Options) (*Service, error) {
 	}
 	cfg := deps.Config.Push
 	s := &Service{cfg: cfg, clock: deps.Clock, auth: deps.Auth, errs: deps.Errors, opts: opts,
-		log: deps.Logger.With(slog.String("module", "push")),
-		hub: newHub(cfg.MaxConnectionsPerUser, cfg.SendBuffer, cfg.WriteTimeout),
+		log:    deps.Logger.With(slog.String("module", "push")),
+		hub:    newHub(cfg.MaxConnectionsPerUser, cfg.SendBuffer, cfg.WriteTimeout),
 		accept: websocket.AcceptOptions{OriginPatterns: cfg.AllowedOrigins, InsecureSkipVerify: len(cfg.AllowedOrigins) == 0}}
 	if s.clock == nil {
 		s.clock = time.Now
