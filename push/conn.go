@@ -111,6 +111,16 @@ func (c *conn) write(frame []byte) error {
 	return c.ws.Write(ctx, websocket.MessageText, frame)
 }
 
+// activate lets deliveries reach c (after the quarantine of an opaque session) and counts it.
+func (c *conn) activate() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.closed && !c.active.Load() {
+		c.active.Store(true)
+		c.hub.count.Add(1)
+	}
+}
+
 // markClosed flips the conn to closed; false when it already was.
 func (c *conn) markClosed() bool {
 	c.mu.Lock()

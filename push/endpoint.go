@@ -72,7 +72,7 @@ func (s *Service) serve(ws *websocket.Conn, p *rpc.Principal, b Binding) {
 	}
 	defer c.drop()
 	if !c.session || s.quarantine(c) {
-		c.active.Store(true)
+		c.activate()
 	}
 	c.read()
 }

@@ -96,7 +96,7 @@ func (c *client) readLoop() {
 	}
 }
 
-// next returns the next frame, failing after wait.
+// next returns the next frame, skipping relay probes (waitRelay), failing after wait.
 func (c *client) next(t *testing.T) push.Message {
 	t.Helper()
 	select {
@@ -104,6 +104,9 @@ func (c *client) next(t *testing.T) push.Message {
 		var m push.Message
 		if err := json.Unmarshal(b, &m); err != nil {
 			t.Fatalf("frame %s: %v", b, err)
+		}
+		if m.Type == "probe" {
+			return c.next(t)
 		}
 		return m
 	case <-c.done:

@@ -33,7 +33,7 @@ type hub struct {
 
 	stopping  atomic.Bool
 	nextID    atomic.Uint64
-	count     atomic.Int64
+	count     atomic.Int64 // active connections
 	overflows atomic.Int64
 	closers   sync.WaitGroup // close handshakes under way
 }
@@ -72,7 +72,6 @@ func (h *hub) add(c *conn) error {
 	c.id = h.nextID.Add(1)
 	s.users[c.user] = append(s.users[c.user], c)
 	s.mu.Unlock()
-	h.count.Add(1)
 	if c.key != "" {
 		h.kmu.Lock()
 		h.keys[c.key] = append(h.keys[c.key], c)
@@ -81,7 +80,7 @@ func (h *hub) add(c *conn) error {
 	return nil
 }
 
-// remove unregisters c; removing it twice is harmless.
+// remove unregisters c, after it was marked closed; removing it twice is harmless.
 func (h *hub) remove(c *conn) {
 	s := h.shard(c.user)
 	s.mu.Lock()
@@ -95,7 +94,9 @@ func (h *hub) remove(c *conn) {
 	if !ok {
 		return
 	}
-	h.count.Add(-1)
+	if c.active.Load() {
+		h.count.Add(-1)
+	}
 	if c.key != "" {
 		h.kmu.Lock()
 		if keyed, _ := without(h.keys[c.key], c); len(keyed) == 0 {

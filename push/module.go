@@ -174,7 +174,8 @@ func (s *Service) KickLocal(keys ...string) {
 	}
 }
 
-// Connections returns the number of connections open on this node.
+// Connections returns the number of connections open on this node that receive pushes (an
+// opaque session's connection counts once its session was rechecked).
 func (s *Service) Connections() int { return int(s.hub.count.Load()) }
 
 // Stop closes every connection with 1001 "server shutting down" and refuses new ones; it waits

@@ -47,7 +47,7 @@ func (s *Service) Recheck(ctx context.Context) error {
 			if !live {
 				c.closeWith(CloseSessionInvalid, ReasonSessionInvalid)
 			} else {
-				c.active.Store(true)
+				c.activate()
 			}
 		}
 	}
