@@ -34,11 +34,14 @@ func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.opts.Binder != nil {
 		b = s.opts.Binder.Bind(r.Context(), r)
 	}
-	ws, err := websocket.Accept(w, r, &s.accept)
+	ws, err := websocket.Accept(smallBuffers{w}, r, &s.accept)
 	if err != nil {
 		return // Accept answered (403 for a refused origin)
 	}
-	s.serve(ws, p, b)
+	// The handler returns at once: the request's memory and the server goroutine's grown stack
+	// are freed, and the connection lives on a fresh goroutine (bench/push: memory per idle
+	// connection).
+	go s.serve(ws, p, b)
 }
 
 // isUpgrade reports whether r asks for a WebSocket upgrade.

@@ -178,6 +178,9 @@ func (s *Service) KickLocal(keys ...string) {
 // opaque session's connection counts once its session was rechecked).
 func (s *Service) Connections() int { return int(s.hub.count.Load()) }
 
+// Dropped returns how many connections this node dropped because their send buffer was full.
+func (s *Service) Dropped() int64 { return s.hub.overflows.Load() }
+
 // Stop closes every connection with 1001 "server shutting down" and refuses new ones; it waits
 // for the close handshakes until ctx ends.
 func (s *Service) Stop(ctx context.Context) error {

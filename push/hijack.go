@@ -1,0 +1,41 @@
+package push
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"net"
+	"net/http"
+)
+
+// Buffer sizes of an accepted connection. Inbound traffic is control frames (pongs, close) and
+// discarded data frames, so a small read buffer suffices; a frame larger than the write buffer
+// costs one more write call. net/http's hijacked buffers (4 KiB each) would be most of the
+// memory of an idle connection (bench/push).
+const (
+	readBufferSize  = 512
+	writeBufferSize = 2048
+)
+
+// smallBuffers hands the WebSocket library a hijacked connection with small buffers instead of
+// net/http's. Bytes the server had already read past the request stay in front of the stream.
+type smallBuffers struct {
+	http.ResponseWriter
+}
+
+// Hijack implements http.Hijacker.
+func (s smallBuffers) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	c, brw, err := http.NewResponseController(s.ResponseWriter).Hijack()
+	if err != nil {
+		return nil, nil, err
+	}
+	var r io.Reader = c
+	if n := brw.Reader.Buffered(); n > 0 {
+		early, _ := brw.Reader.Peek(n)
+		r = io.MultiReader(bytes.NewReader(bytes.Clone(early)), c)
+	}
+	return c, bufio.NewReadWriter(bufio.NewReaderSize(r, readBufferSize), bufio.NewWriterSize(c, writeBufferSize)), nil
+}
+
+// Unwrap lets http.ResponseController reach the wrapped writer.
+func (s smallBuffers) Unwrap() http.ResponseWriter { return s.ResponseWriter }
