@@ -14,7 +14,7 @@ import (
 // memory of an idle connection (bench/push).
 const (
 	readBufferSize  = 512
-	writeBufferSize = 2048
+	writeBufferSize = 1024
 )
 
 // smallBuffers hands the WebSocket library a hijacked connection with small buffers instead of

@@ -58,6 +58,6 @@ func newRoot() *cobra.Command {
 	}
 	root.PersistentFlags().StringVarP(&g.configPath, "config", "c", "",
 		"path of application.toml (default: search ./configs, $SVC_CONFIG_PATH, ., ../configs)")
-	root.AddCommand(serveCmd(g), migrateCmd(g), configCmd(g), versionCmd(), userCmd(g), sessionCmd(g))
+	root.AddCommand(serveCmd(g), migrateCmd(g), configCmd(g), versionCmd(), userCmd(g), sessionCmd(g), pushCmd(g))
 	return root
 }

@@ -5,6 +5,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -62,11 +63,12 @@ func main() {
 		perConn(idle.HeapInuse+idle.StackInuse, before.HeapInuse+before.StackInuse),
 		perConn(idle.HeapInuse, before.HeapInuse), perConn(idle.StackInuse, before.StackInuse), perConn(idle.RSS, before.RSS))
 
-	for range *broadcasts {
+	for i := range *broadcasts { // one at a time: each is measured alone
 		post(base, "/bench/broadcast")
-		time.Sleep(300 * time.Millisecond) // load pacing between broadcasts, not synchronisation of a test
+		want := *n * (i + 1)
+		waitFor(func() bool { rec.mu.Lock(); defer rec.mu.Unlock(); return len(rec.latencies) >= want }, 10*time.Second)
+		time.Sleep(200 * time.Millisecond) // pacing between broadcasts, not synchronisation of a test
 	}
-	waitFor(func() bool { rec.mu.Lock(); defer rec.mu.Unlock(); return len(rec.latencies) >= *n**broadcasts }, 10*time.Second)
 	rec.mu.Lock()
 	lat := slices.Clone(rec.latencies)
 	rec.mu.Unlock()
@@ -78,7 +80,9 @@ func main() {
 	start := time.Now()
 	res := post(base, fmt.Sprintf("/bench/users?rate=%d&seconds=%d&users=%d", *rate, *seconds, *n))
 	var sent struct{ Sent int64 }
-	_ = json.Unmarshal(res, &sent)
+	if err := json.Unmarshal(res, &sent); err != nil {
+		log.Fatalf("/bench/users answered %q: %v", res, err)
+	}
 	waitFor(func() bool { return rec.singles.Load() >= sent.Sent }, 10*time.Second)
 	elapsed := time.Since(start)
 	got := rec.singles.Load()
@@ -128,15 +132,12 @@ func read(c *websocket.Conn, rec *recorder) {
 			return
 		}
 		now := time.Now()
-		var m struct {
-			Type    string
-			Payload struct{ T int64 }
-		}
-		if json.Unmarshal(b, &m) != nil {
+		if bytes.Contains(b, []byte(`"type":"one"`)) {
+			rec.singles.Add(1)
 			continue
 		}
-		if m.Type == "one" {
-			rec.singles.Add(1)
+		var m struct{ Payload struct{ T int64 } }
+		if json.Unmarshal(b, &m) != nil {
 			continue
 		}
 		rec.mu.Lock()
