@@ -6,13 +6,13 @@
 # dropped).
 #
 #   bench/push/run.sh
-#   N=2000 RATE=20000 SECONDS=5 bench/push/run.sh
+#   N=2000 RATE=20000 DURATION=5 bench/push/run.sh
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
 N="${N:-10000}"
 RATE="${RATE:-50000}"
-SECONDS_RUN="${SECONDS:-10}"
+DURATION="${DURATION:-10}" # seconds of the single-user run (not SECONDS: bash owns it)
 BROADCASTS="${BROADCASTS:-20}"
 PORT=18091
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || ulimit -n 65536
@@ -51,5 +51,5 @@ for _ in $(seq 100); do
   curl -fsS "http://127.0.0.1:$PORT/bench/stats" >/dev/null 2>&1 && break
   sleep 0.1
 done
-"$work/load" -config "$work/application.toml" -n "$N" -rate "$RATE" -seconds "$SECONDS_RUN" -broadcasts "$BROADCASTS"
-echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+"$work/load" -config "$work/application.toml" -n "$N" -rate "$RATE" -seconds "$DURATION" -broadcasts "$BROADCASTS"
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"

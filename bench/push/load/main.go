@@ -32,6 +32,7 @@ type stats struct {
 	HeapInuse   float64 `json:"heapInuse"`
 	StackInuse  float64 `json:"stackInuse"`
 	RSS         float64 `json:"rss"`
+	CPU         float64 `json:"cpu"`
 }
 
 // recorder collects what the clients receive.
@@ -63,6 +64,7 @@ func main() {
 		perConn(idle.HeapInuse+idle.StackInuse, before.HeapInuse+before.StackInuse),
 		perConn(idle.HeapInuse, before.HeapInuse), perConn(idle.StackInuse, before.StackInuse), perConn(idle.RSS, before.RSS))
 
+	cpu0 := getStats(base).CPU
 	for i := range *broadcasts { // one at a time: each is measured alone
 		post(base, "/bench/broadcast")
 		want := *n * (i + 1)
@@ -73,10 +75,11 @@ func main() {
 	lat := slices.Clone(rec.latencies)
 	rec.mu.Unlock()
 	slices.Sort(lat)
-	fmt.Printf("broadcast to %d x %d: delivered %d, p50 %v, p99 %v, max %v\n", *n, *broadcasts, len(lat),
-		pct(lat, 0.50), pct(lat, 0.99), pct(lat, 1))
+	cpu := (getStats(base).CPU - cpu0) / float64(*broadcasts)
+	fmt.Printf("broadcast to %d x %d: delivered %d, p50 %v, p99 %v, max %v; server CPU %.0f ms per broadcast (%.1f µs per delivery)\n",
+		*n, *broadcasts, len(lat), pct(lat, 0.50), pct(lat, 0.99), pct(lat, 1), cpu*1000, cpu*1e6/float64(*n))
 
-	dropsBefore := getStats(base).Dropped
+	s0 := getStats(base)
 	start := time.Now()
 	res := post(base, fmt.Sprintf("/bench/users?rate=%d&seconds=%d&users=%d", *rate, *seconds, *n))
 	var sent struct{ Sent int64 }
@@ -86,8 +89,9 @@ func main() {
 	waitFor(func() bool { return rec.singles.Load() >= sent.Sent }, 10*time.Second)
 	elapsed := time.Since(start)
 	got := rec.singles.Load()
-	fmt.Printf("single users: sent %d, received %d in %.2fs = %.0f msgs/s (target %d/s), connections dropped %d\n",
-		sent.Sent, got, elapsed.Seconds(), float64(got)/elapsed.Seconds(), *rate, getStats(base).Dropped-dropsBefore)
+	s1 := getStats(base)
+	fmt.Printf("single users: sent %d, received %d in %.2fs = %.0f msgs/s (target %d/s), connections dropped %d; server CPU %.1f µs per push\n",
+		sent.Sent, got, elapsed.Seconds(), float64(got)/elapsed.Seconds(), *rate, s1.Dropped-s0.Dropped, (s1.CPU-s0.CPU)*1e6/float64(max(sent.Sent, 1)))
 	for _, c := range conns {
 		_ = c.CloseNow()
 	}

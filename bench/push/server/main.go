@@ -16,6 +16,7 @@ import (
 	"os/signal"
 	"runtime"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -58,7 +59,7 @@ func stats(w http.ResponseWriter, p *push.Service) {
 	runtime.ReadMemStats(&m)
 	_ = json.NewEncoder(w).Encode(map[string]any{
 		"connections": p.Connections(), "dropped": p.Dropped(), "goroutines": runtime.NumGoroutine(),
-		"heapInuse": m.HeapInuse, "stackInuse": m.StackInuse, "sys": m.Sys, "rss": rss(),
+		"heapInuse": m.HeapInuse, "stackInuse": m.StackInuse, "sys": m.Sys, "rss": rss(), "cpu": cpuSeconds(),
 	})
 }
 
@@ -71,6 +72,18 @@ func rss() uint64 {
 	var size, res uint64
 	_, _ = fmt.Sscan(string(b), &size, &res)
 	return res * uint64(os.Getpagesize())
+}
+
+// cpuSeconds is the process's user + system CPU time from /proc/self/stat.
+func cpuSeconds() float64 {
+	b, err := os.ReadFile("/proc/self/stat")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
+	utime, _ := strconv.ParseFloat(f[11], 64)
+	stime, _ := strconv.ParseFloat(f[12], 64)
+	return (utime + stime) / 100 // USER_HZ
 }
 
 func payload() map[string]int64 { return map[string]int64{"t": time.Now().UnixNano()} }
