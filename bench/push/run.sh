@@ -7,6 +7,7 @@
 #
 #   bench/push/run.sh
 #   N=2000 RATE=20000 DURATION=5 bench/push/run.sh
+#   CPUPROFILE=/tmp/push.pprof bench/push/run.sh    # profile the server over the whole run
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
@@ -21,7 +22,7 @@ echo "open files limit: $(ulimit -n)"
 work="$(mktemp -d)"
 pid=""
 cleanup() {
-  [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null || true
+  [ -n "$pid" ] && kill -INT "$pid" 2>/dev/null && wait "$pid" 2>/dev/null || true
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -45,7 +46,7 @@ level = "warn"
 enabled = true
 TOML
 
-"$work/server" -config "$work/application.toml" >"$work/server.log" 2>&1 &
+"$work/server" -config "$work/application.toml" ${CPUPROFILE:+-cpuprofile "$CPUPROFILE"} >"$work/server.log" 2>&1 &
 pid=$!
 for _ in $(seq 100); do
   curl -fsS "http://127.0.0.1:$PORT/bench/stats" >/dev/null 2>&1 && break
