@@ -3,6 +3,7 @@ package push
 import (
 	"context"
 	"io"
+	"net"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -39,6 +40,7 @@ const readLimit = 4096
 type conn struct {
 	id      uint64 // registration order, unique in the hub
 	ws      *websocket.Conn
+	raw     net.Conn // the hijacked connection under ws: write deadlines
 	hub     *hub
 	user    string
 	roles   []string
@@ -104,11 +106,14 @@ func (c *conn) flush() {
 	}
 }
 
-// write sends one text frame within write_timeout; a timeout closes the socket.
+// write sends one text frame within write_timeout. The bound is a deadline on the socket rather
+// than a context: no timer and context allocated per frame (bench/push). The deadline is
+// cleared after the write, so a later close handshake is not cut short by it.
 func (c *conn) write(frame []byte) error {
-	ctx, cancel := context.WithTimeout(context.Background(), c.hub.writeTimeout)
-	defer cancel()
-	return c.ws.Write(ctx, websocket.MessageText, frame)
+	_ = c.raw.SetWriteDeadline(time.Now().Add(c.hub.writeTimeout))
+	err := c.ws.Write(context.Background(), websocket.MessageText, frame)
+	_ = c.raw.SetWriteDeadline(time.Time{})
+	return err
 }
 
 // activate lets deliveries reach c (after the quarantine of an opaque session) and counts it.

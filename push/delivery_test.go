@@ -103,3 +103,28 @@ type namedEvent struct {
 
 func (e namedEvent) EventType() string            { return e.typ }
 func (e namedEvent) MarshalJSON() ([]byte, error) { return json.Marshal(e.payload) }
+
+// TestWriteTimeout: a write blocked longer than write_timeout (a client that stopped reading,
+// with buffer slots to spare) drops the connection.
+func TestWriteTimeout(t *testing.T) {
+	srv := pushServer(t, withPush(func(p *config.Push) {
+		p.SendBuffer = 10000
+		p.WriteTimeout = 200 * time.Millisecond
+	}))
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	slow, _, err := websocket.Dial(ctx, wsURL(srv, "__accessToken="+srv.Token(t, svctest.User("slow"))), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slow.CloseNow()
+	connections(t, srv, 1)
+	big := strings.Repeat("x", 256<<10)
+	for range 100 { // ~25 MiB: more than the socket buffers hold
+		send(t, srv, push.NewMessage("big", big), push.ToUsers("slow"))
+	}
+	connections(t, srv, 0)
+	if n := srv.Push().Dropped(); n != 0 {
+		t.Errorf("dropped for a full buffer = %d, want 0 (the write timed out)", n)
+	}
+}

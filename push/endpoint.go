@@ -3,6 +3,7 @@ package push
 import (
 	"context"
 	"errors"
+	"net"
 	"net/http"
 	"strings"
 
@@ -34,14 +35,15 @@ func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.opts.Binder != nil {
 		b = s.opts.Binder.Bind(r.Context(), r)
 	}
-	ws, err := websocket.Accept(smallBuffers{w}, r, &s.accept)
+	var raw net.Conn
+	ws, err := websocket.Accept(smallBuffers{ResponseWriter: w, conn: &raw}, r, &s.accept)
 	if err != nil {
 		return // Accept answered (403 for a refused origin)
 	}
 	// The handler returns at once: the request's memory and the server goroutine's grown stack
 	// are freed, and the connection lives on a fresh goroutine (bench/push: memory per idle
 	// connection).
-	go s.serve(ws, p, b)
+	go s.serve(ws, raw, p, b)
 }
 
 // isUpgrade reports whether r asks for a WebSocket upgrade.
@@ -62,9 +64,9 @@ func headerHas(h http.Header, name, token string) bool {
 }
 
 // serve registers the connection and reads until it ends.
-func (s *Service) serve(ws *websocket.Conn, p *rpc.Principal, b Binding) {
+func (s *Service) serve(ws *websocket.Conn, raw net.Conn, p *rpc.Principal, b Binding) {
 	ws.SetReadLimit(readLimit)
-	c := &conn{ws: ws, hub: s.hub, user: p.ID, roles: p.Roles, key: b.Key, session: b.Session, expires: b.Expires}
+	c := &conn{ws: ws, raw: raw, hub: s.hub, user: p.ID, roles: p.Roles, key: b.Key, session: b.Session, expires: b.Expires}
 	switch err := s.hub.add(c); {
 	case errors.Is(err, errTooMany):
 		_ = ws.Close(CloseTooManyConnections, ReasonTooMany)

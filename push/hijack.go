@@ -21,6 +21,7 @@ const (
 // net/http's. Bytes the server had already read past the request stay in front of the stream.
 type smallBuffers struct {
 	http.ResponseWriter
+	conn *net.Conn // receives the hijacked connection (write deadlines)
 }
 
 // Hijack implements http.Hijacker.
@@ -29,6 +30,7 @@ func (s smallBuffers) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	*s.conn = c
 	var r io.Reader = c
 	if n := brw.Reader.Buffered(); n > 0 {
 		early, _ := brw.Reader.Peek(n)

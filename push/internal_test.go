@@ -134,8 +134,10 @@ type recordingLocal struct {
 	kicked    []string
 }
 
-func (r *recordingLocal) deliverLocal(frame []byte, _ []Target) { r.delivered = append(r.delivered, frame) }
-func (r *recordingLocal) KickLocal(keys ...string)              { r.kicked = append(r.kicked, keys...) }
+func (r *recordingLocal) deliverLocal(frame []byte, _ []Target) {
+	r.delivered = append(r.delivered, frame)
+}
+func (r *recordingLocal) KickLocal(keys ...string) { r.kicked = append(r.kicked, keys...) }
 
 // TestRelayApply: frames of other nodes are applied; own frames, unknown kinds and malformed
 // frames are ignored.
