@@ -31,12 +31,19 @@ func (s smallBuffers) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 		return nil, nil, err
 	}
 	*s.conn = c
-	var r io.Reader = c
-	if n := brw.Reader.Buffered(); n > 0 {
-		early, _ := brw.Reader.Peek(n)
-		r = io.MultiReader(bytes.NewReader(bytes.Clone(early)), c)
+	n := brw.Reader.Buffered()
+	if n == 0 {
+		return c, bufio.NewReadWriter(bufio.NewReaderSize(c, readBufferSize), bufio.NewWriterSize(c, writeBufferSize)), nil
 	}
-	return c, bufio.NewReadWriter(bufio.NewReaderSize(r, readBufferSize), bufio.NewWriterSize(c, writeBufferSize)), nil
+	// Bytes the client sent right after the handshake are in net/http's buffer. The library
+	// keeps only what the returned reader has buffered (it resets the reader onto the
+	// connection), so they are moved into the new reader's buffer, which is made large enough.
+	early, _ := brw.Reader.Peek(n)
+	br := bufio.NewReaderSize(io.MultiReader(bytes.NewReader(bytes.Clone(early)), c), max(readBufferSize, n))
+	if _, err := br.Peek(n); err != nil {
+		return nil, nil, err
+	}
+	return c, bufio.NewReadWriter(br, bufio.NewWriterSize(c, writeBufferSize)), nil
 }
 
 // Unwrap lets http.ResponseController reach the wrapped writer.
