@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/svc-framework/svc/config"
+	"github.com/svc-framework/svc/kv"
 )
 
 // Relay frame kinds (wire-runtime §3.4).
@@ -118,26 +119,10 @@ func publishFrame(ctx context.Context, kv *redis.Client, channel string, f relay
 // runner restarts it after a back-off when Redis fails). Frames of this node, unknown kinds and
 // malformed frames are ignored.
 func (r *relay) subscribe(ctx context.Context) error {
-	sub := r.kv.Subscribe(ctx, r.channel)
-	defer sub.Close()
-	if _, err := sub.Receive(ctx); err != nil {
-		if ctx.Err() != nil {
-			return nil
-		}
-		return fmt.Errorf("push: subscribe to the relay: %w", err)
+	if err := kv.Listen(ctx, r.kv, r.channel, func(payload string) { r.apply([]byte(payload)) }); err != nil {
+		return fmt.Errorf("push: relay: %w", err)
 	}
-	ch := sub.Channel()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case msg, ok := <-ch:
-			if !ok {
-				return fmt.Errorf("push: relay subscription closed")
-			}
-			r.apply([]byte(msg.Payload))
-		}
-	}
+	return nil
 }
 
 // apply handles one frame from the channel.
