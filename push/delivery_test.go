@@ -18,13 +18,7 @@ import (
 func TestSlowClientDropped(t *testing.T) {
 	srv := pushServer(t, withPush(func(p *config.Push) { p.SendBuffer = 2 }))
 	fast := dial(t, srv, srv.Token(t, svctest.User("fast")))
-	ctx, cancel := context.WithTimeout(context.Background(), wait)
-	defer cancel()
-	slow, _, err := websocket.Dial(ctx, wsURL(srv, "__accessToken="+srv.Token(t, svctest.User("slow"))), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer slow.CloseNow()
+	slow := dialMute(t, srv, "slow")
 	connections(t, srv, 2)
 
 	big := strings.Repeat("x", 256<<10) // fills the socket buffers of the slow client quickly
@@ -51,13 +45,7 @@ func TestSlowClientDropped(t *testing.T) {
 func TestMissedPongsDrop(t *testing.T) {
 	srv := pushServer(t, withPush(func(p *config.Push) { p.PingInterval = 100 * time.Millisecond }))
 	healthy := dial(t, srv, srv.Token(t, svctest.User("healthy")))
-	ctx, cancel := context.WithTimeout(context.Background(), wait)
-	defer cancel()
-	mute, _, err := websocket.Dial(ctx, wsURL(srv, "__accessToken="+srv.Token(t, svctest.User("mute"))), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer mute.CloseNow() // never reads: pings go unanswered
+	dialMute(t, srv, "mute") // pings go unanswered
 	connections(t, srv, 2)
 	svctest.Eventually(t, 3*time.Second, func() bool { return srv.Push().Connections() == 1 }, "the mute client is dropped")
 	send(t, srv, push.NewMessage("alive", nil), push.ToUsers("healthy"))
@@ -111,13 +99,7 @@ func TestWriteTimeout(t *testing.T) {
 		p.SendBuffer = 10000
 		p.WriteTimeout = 200 * time.Millisecond
 	}))
-	ctx, cancel := context.WithTimeout(context.Background(), wait)
-	defer cancel()
-	slow, _, err := websocket.Dial(ctx, wsURL(srv, "__accessToken="+srv.Token(t, svctest.User("slow"))), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer slow.CloseNow()
+	dialMute(t, srv, "slow")
 	connections(t, srv, 1)
 	big := strings.Repeat("x", 256<<10)
 	for range 100 { // ~25 MiB: more than the socket buffers hold

@@ -194,3 +194,17 @@ func send(t *testing.T, srv *svctest.Server, msg push.Message, targets ...push.T
 		t.Fatalf("push: %v", err)
 	}
 }
+
+// dialMute connects user with a client that never reads: frames pile up in the socket buffers
+// and pings go unanswered.
+func dialMute(t *testing.T, srv *svctest.Server, user string) *websocket.Conn {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	ws, _, err := websocket.Dial(ctx, wsURL(srv, "__accessToken="+srv.Token(t, svctest.User(user))), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ws.CloseNow() })
+	return ws
+}

@@ -63,33 +63,27 @@ func TestRecheck(t *testing.T) {
 	c.wantClose(t, wait, push.CloseSessionInvalid, push.ReasonSessionInvalid)
 }
 
-// TestJWTExpiry: a JWT connection is closed with 4401 when its token expires.
+// TestJWTExpiry: a JWT connection is closed with 4401 "token expired" when its token expires:
+// by the expiry check (called directly, and not before the expiry) and by the push-expiry
+// worker on its own.
 func TestJWTExpiry(t *testing.T) {
-	clock := svctest.NewClock(time.Now())
-	srv := pushServer(t, svctest.WithClock(clock))
-	c := dial(t, srv, srv.Token(t, svctest.User("alice")))
-	connections(t, srv, 1)
-	if err := srv.Push().Expire(context.Background()); err != nil {
-		t.Fatal(err)
+	for _, byWorker := range []bool{false, true} {
+		clock := svctest.NewClock(time.Now())
+		srv := pushServer(t, svctest.WithClock(clock))
+		c := dial(t, srv, srv.Token(t, svctest.User("alice")))
+		connections(t, srv, 1)
+		if !byWorker {
+			_ = srv.Push().Expire(context.Background())
+			if n := srv.Push().Connections(); n != 1 {
+				t.Fatalf("connections before expiry = %d, want 1", n)
+			}
+		}
+		clock.Advance(srv.Config().Security.AccessTokenExpires + time.Second)
+		if !byWorker {
+			_ = srv.Push().Expire(context.Background())
+		}
+		c.wantClose(t, 3*time.Second, push.CloseSessionInvalid, push.ReasonTokenExpired)
 	}
-	if n := srv.Push().Connections(); n != 1 {
-		t.Fatalf("connections before expiry = %d, want 1", n)
-	}
-	clock.Advance(srv.Config().Security.AccessTokenExpires + time.Second)
-	if err := srv.Push().Expire(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	c.wantClose(t, wait, push.CloseSessionInvalid, push.ReasonTokenExpired)
-}
-
-// TestJWTExpiryWorker: the push-expiry worker closes the expired connection by itself.
-func TestJWTExpiryWorker(t *testing.T) {
-	clock := svctest.NewClock(time.Now())
-	srv := pushServer(t, svctest.WithClock(clock))
-	c := dial(t, srv, srv.Token(t, svctest.User("alice")))
-	connections(t, srv, 1)
-	clock.Advance(srv.Config().Security.AccessTokenExpires + time.Second)
-	c.wantClose(t, 3*time.Second, push.CloseSessionInvalid, push.ReasonTokenExpired)
 }
 
 // TestJWTLogoutKicks: logout revokes the JWT's token family, which closes its sockets with 4401
