@@ -93,7 +93,8 @@
 // `svc push send --type T (--user ID... | --role R... | --broadcast) [--payload JSON]`
 // publishes one relay frame (Send) that every running node delivers. A separate process holds no
 // sockets, so without the key-value store it fails with ErrRelayRequired, and with push
-// disabled with ErrDisabled.
+// disabled with ErrDisabled. `svc session revoke` publishes a kick the same way (SendKick), so
+// a forced logout from the command line closes the sockets at once when the relay is on.
 //
 // # Config keys
 //

@@ -74,3 +74,20 @@ func waitRelay(t *testing.T, a *svctest.Server, c *client) {
 	}
 	t.Fatal("the relay did not reach node B")
 }
+
+// TestSendKick: a kick published from outside the server (`svc session revoke`) closes the
+// session's socket with 4401.
+func TestSendKick(t *testing.T) {
+	a, _ := twoNodes(t, opaqueTokens)
+	tok, _, _ := login(t, a)
+	c := dial(t, a, tok)
+	connections(t, a, 1)
+	kv := svctest.Redis(t)
+	svctest.Eventually(t, wait, func() bool { // until the node's relay subscription is live
+		if err := push.SendKick(context.Background(), a.Config(), kv, security.SessionID(tok)); err != nil {
+			t.Fatal(err)
+		}
+		return a.Push().Connections() == 0
+	}, "the kick closes the socket")
+	c.wantClose(t, wait, push.CloseSessionInvalid, push.ReasonSessionRevoked)
+}

@@ -39,3 +39,14 @@ func Send(ctx context.Context, cfg *config.Config, kv *redis.Client, msg Message
 	f := relayFrame{Kind: relayMessage, Origin: "cli-" + newNodeID(), Envelope: frame, Targets: targets}
 	return msg.ID, publishFrame(ctx, kv, Channel(cfg), f)
 }
+
+// SendKick closes the connections of opaque sessions on every running node from outside a
+// server (`svc session revoke`): one kick_sessions relay frame. Without push or the key-value
+// store it does nothing and returns nil: the nodes' session recheck closes them instead.
+func SendKick(ctx context.Context, cfg *config.Config, kv *redis.Client, sessionIDs ...string) error {
+	if !cfg.Push.Enabled || kv == nil || cfg.App.Name == "" || len(sessionIDs) == 0 {
+		return nil
+	}
+	f := relayFrame{Kind: relayKick, Origin: "cli-" + newNodeID(), SessionIDs: sessionIDs}
+	return publishFrame(ctx, kv, Channel(cfg), f)
+}
