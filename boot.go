@@ -8,7 +8,9 @@ import (
 	"github.com/svc-framework/svc/cron"
 	"github.com/svc-framework/svc/event"
 	"github.com/svc-framework/svc/i18n"
+	"github.com/svc-framework/svc/mcp"
 	"github.com/svc-framework/svc/monitor"
+	"github.com/svc-framework/svc/ops"
 	"github.com/svc-framework/svc/push"
 	"github.com/svc-framework/svc/rpc"
 	"github.com/svc-framework/svc/schema"
@@ -24,19 +26,23 @@ import (
 // The order is the order of the statements: the event bus first (modules subscribe while they
 // are built, and its module starts before theirs and stops after them), then security (its
 // strategies and permission checker guard everything after it), then storage, schema,
-// monitor, cron and push, then the host modules. Integration and approval join only when a host
-// includes them by an option; mcp joins here when it lands.
+// monitor, cron, push and mcp, then the host modules. Integration and approval join only when a
+// host includes them by an option.
 func (s *Server) build() error {
 	catalog, err := i18n.New(s.cfg.I18n.Language)
 	if err != nil {
 		return err
 	}
+	tel, err := s.newTelemetry()
+	if err != nil {
+		return fmt.Errorf("build module ops: %w", err)
+	}
 	eventCfg := s.cfg.Event.Effective()
-	bus, err := s.newBus(eventCfg)
+	bus, err := s.newBus(eventCfg, tel)
 	if err != nil {
 		return fmt.Errorf("build module event: %w", err)
 	}
-	engine, err := s.newEngine(catalog, bus)
+	engine, err := s.newEngine(catalog, bus, tel)
 	if err != nil {
 		return err
 	}
@@ -52,9 +58,14 @@ func (s *Server) build() error {
 		Auth:        engine,
 		Permissions: engine,
 		Errors:      engine,
+		Metrics:     tel.Registerer(),
 	}
 
-	sec, err := security.New(deps, s.opts.security)
+	secOpts, err := s.securityOptions(deps)
+	if err != nil {
+		return fmt.Errorf("build module security: %w", err)
+	}
+	sec, err := security.New(deps, secOpts)
 	if err != nil {
 		return fmt.Errorf("build module security: %w", err)
 	}
@@ -94,7 +105,21 @@ func (s *Server) build() error {
 	}
 	wirePush(sec, psh)
 
-	mods := []app.Module{eventModule(bus, eventCfg), sec.Module(), st.Module(), sch.Module(), mon.Module(), crn.Module(), psh.Module()}
+	// MCP serves /mcp when svc.mcp.enabled: the engine lists and runs the /api operations it
+	// offers as tools (svc.mcp.expose_operations) once every module has registered them.
+	mc, err := mcp.New(deps, engine, s.opts.mcp)
+	if err != nil {
+		return fmt.Errorf("build module mcp: %w", err)
+	}
+
+	if s.cfg.Metrics.Enabled {
+		if err := wireMetrics(deps.Metrics, bus, st); err != nil {
+			return fmt.Errorf("build module ops: %w", err)
+		}
+	}
+
+	// The ops module comes first, so its admin listener and span exporter stop last.
+	mods := []app.Module{tel.Module(), eventModule(bus, eventCfg), sec.Module(), st.Module(), sch.Module(), mon.Module(), crn.Module(), psh.Module(), mc.Module()}
 	for _, build := range s.opts.modules {
 		m, err := build(deps)
 		if err != nil {
@@ -119,7 +144,7 @@ func (s *Server) build() error {
 		return err
 	}
 	s.catalog, s.engine, s.modules, s.handler = catalog, engine, mods, handler
-	s.security, s.storage, s.cron, s.events, s.push = sec, st, crn, bus, psh
+	s.security, s.storage, s.cron, s.mcp, s.events, s.telemetry, s.push = sec, st, crn, mc, bus, tel, psh
 	return nil
 }
 
@@ -144,17 +169,14 @@ func register(engine *rpc.Engine, catalog *i18n.Catalog, mods []app.Module) erro
 	return nil
 }
 
-// newEngine creates the /api engine from svc.api and svc.app. Audit records go to the host's
-// sink (WithAuditSink), or else are published on the bus as svc.api.request.audit.
-func (s *Server) newEngine(catalog *i18n.Catalog, bus *event.Bus) (*rpc.Engine, error) {
+// newEngine creates the /api engine from svc.api and svc.app. Audit records are published on the
+// bus as svc.api.request.audit and also handed to the host's sink (WithAuditSink) when set.
+func (s *Server) newEngine(catalog *i18n.Catalog, bus *event.Bus, tel *ops.Telemetry) (*rpc.Engine, error) {
 	encKey, err := decodeKey(s.cfg.API.BodyEncoding.Key)
 	if err != nil {
 		return nil, fmt.Errorf("svc.api.body_encoding.key: %w", err)
 	}
-	audit := s.opts.audit
-	if audit == nil {
-		audit = rpc.BusAuditSink(bus, s.logger)
-	}
+	audit := rpc.AuditSinks(rpc.BusAuditSink(bus, s.logger), s.opts.audit)
 	return rpc.NewEngine(rpc.EngineConfig{
 		BodyLimit:        int64(s.cfg.App.BodyLimit),
 		BodyMemoryBudget: int64(s.cfg.App.BodyMemoryBudget),
@@ -170,7 +192,21 @@ func (s *Server) newEngine(catalog *i18n.Catalog, bus *event.Bus) (*rpc.Engine, 
 		Messages:        catalog,
 		Audit:           audit,
 		DefaultStrategy: rpc.StrategyBearer,
+		Observer:        tel.Observer(),
 	})
+}
+
+// securityOptions are the host's security options with the login counters around the host's
+// event sink (nil when it has none; the module publishes on the bus besides); with metrics off
+// they are the host's unchanged.
+func (s *Server) securityOptions(deps app.Deps) (security.Options, error) {
+	o := s.opts.security
+	if !s.cfg.Metrics.Enabled {
+		return o, nil
+	}
+	sink, err := loginMetrics(deps.Metrics, o.Events) // the module adds the bus itself
+	o.Events = sink
+	return o, err
 }
 
 // newHandler assembles the root HTTP handler: the outer middleware, /api and the modules' routes.

@@ -7,13 +7,14 @@ import (
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/event"
 	"github.com/svc-framework/svc/monitor"
+	"github.com/svc-framework/svc/ops"
 	"github.com/svc-framework/svc/rpc"
 )
 
 // newBus builds the event bus of svc.event over the primary data source and the kv store, with
 // the effective configuration cfg (config.Event.Effective: storage events get a transactional
 // route when no rule covers them).
-func (s *Server) newBus(cfg config.Event) (*event.Bus, error) {
+func (s *Server) newBus(cfg config.Event, tel *ops.Telemetry) (*event.Bus, error) {
 	return event.New(cfg, event.Deps{
 		DB:        s.DB(),
 		Redis:     s.kv,
@@ -21,6 +22,7 @@ func (s *Server) newBus(cfg config.Event) (*event.Bus, error) {
 		Clock:     s.clock,
 		AppName:   s.cfg.App.Name,
 		RequestID: func(ctx context.Context) string { return rpc.RequestInfoFrom(ctx).ID },
+		Tracer:    tel.TracerProvider(),
 	})
 }
 

@@ -3,6 +3,7 @@ package svc_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"path/filepath"
@@ -181,7 +182,7 @@ func TestStorageEventsRolledBack(t *testing.T) {
 
 // auditedModule is a host module with an audited public operation.
 func auditedModule(app.Deps) (app.Module, error) {
-	ping := func(context.Context, rpc.Call, rpc.NoParams) (string, error) { return "pong", nil }
+	ping := func(context.Context, rpc.Call, map[string]any) (string, error) { return "pong", nil }
 	return app.Module{Name: "audited", Resources: []rpc.Resource{{Name: "test/audited", Ops: []rpc.Op{
 		rpc.Handle("ping", ping, rpc.Audit()),
 	}}}}, nil
@@ -217,20 +218,8 @@ func TestLoginAndAuditEvents(t *testing.T) {
 		var audits received[rpc.AuditEvent]
 		srv := svctest.New(t, svctest.WithDB(kind), svctest.WithOptions(svc.WithModule(securityEvents(&sec)),
 			svc.WithModule(subscribeTyped(&logins)), svc.WithModule(subscribeTyped(&audits)), svc.WithModule(auditedModule)))
-		user, err := srv.Security().Store().Create(context.Background(), "erin", "Erin", "Correct-Horse-42", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		login := func(password string) svctest.Response {
-			return srv.Call(t, security.ResourceAuth, "login", map[string]any{"type": "password", "principal": "erin", "credentials": password})
-		}
-		if r := login("wrong-password"); r.Code == 0 {
-			t.Fatal("login with a wrong password succeeded")
-		}
-		if r := login("Correct-Horse-42"); r.Code != 0 {
-			t.Fatalf("login: code %d (%s)", r.Code, r.Message)
-		}
-		if r := srv.Call(t, "test/audited", "ping", nil, svctest.As(svctest.User("bob")), svctest.WithHeader("User-Agent", "events-test")); r.Code != 0 {
+		user := failThenLogin(t, srv, "erin")
+		if r := srv.Call(t, "test/audited", "ping", map[string]any{"q": "x", "token": "t-1"}, svctest.As(svctest.User("bob")), svctest.WithHeader("User-Agent", "events-test")); r.Code != 0 {
 			t.Fatalf("ping: code %d (%s)", r.Code, r.Message)
 		}
 		svctest.Eventually(t, 10*time.Second, func() bool {
@@ -263,6 +252,11 @@ func TestLoginAndAuditEvents(t *testing.T) {
 		if a.Resource != "test/audited" || a.Action != "ping" || a.Version != "v1" || a.UserID == nil || *a.UserID != "bob" ||
 			a.ResultCode != 0 || a.RequestID == "" || a.UserAgent != "events-test" {
 			t.Errorf("audit event = %+v", a)
+		}
+		params, _ := json.Marshal(a.RequestParams)
+		result, _ := json.Marshal(a.ResultData)
+		if string(params) != `{"q":"x","token":"[REDACTED]"}` || string(result) != `"pong"` {
+			t.Errorf("audit requestParams %s, resultData %s; want the params with the token redacted and \"pong\"", params, result)
 		}
 	})
 }
@@ -406,3 +400,37 @@ func TestAdoptionInHostTransactionPublishes(t *testing.T) {
 		t.Errorf("claimed %+v, want key %s", f, key)
 	}
 }
+
+// TestHostSinksAdd: a host audit sink (WithAuditSink) and a host security sink
+// (security.Options.Events) receive their records in addition to the bus, whose subscribers
+// still get svc.api.request.audit and the security events.
+func TestHostSinksAdd(t *testing.T) {
+	var busSec received[security.Event]
+	var busAudits received[rpc.AuditEvent]
+	var hostSec received[security.Event]
+	var hostAudits received[rpc.AuditRecord]
+	hostAudit := auditSinkFunc(func(_ context.Context, rec rpc.AuditRecord) { hostAudits.add(rec) })
+	hostEvents := security.EventSinkFunc(func(_ context.Context, e security.Event) { hostSec.add(e) })
+	srv := svctest.New(t, svctest.WithOptions(svc.WithModule(securityEvents(&busSec)), svc.WithModule(subscribeTyped(&busAudits)),
+		svc.WithModule(auditedModule), svc.WithAuditSink(hostAudit), svc.WithSecurity(security.Options{Events: hostEvents})))
+	if r := srv.Call(t, security.ResourceAuth, "login", map[string]any{"type": "password", "principal": "nobody", "credentials": "x"}); r.Code == 0 {
+		t.Fatal("login of an unknown user succeeded")
+	}
+	if r := srv.Call(t, "test/audited", "ping", nil, svctest.As(svctest.User("bob"))); r.Code != 0 {
+		t.Fatalf("ping: code %d (%s)", r.Code, r.Message)
+	}
+	svctest.Eventually(t, 10*time.Second, func() bool {
+		return len(busSec.all()) == 1 && len(busAudits.all()) == 1
+	}, "the bus's subscribers get the login failure and the audit event")
+	if h := hostSec.all(); len(h) != 1 || h[0].Type != security.EventLoginFailed {
+		t.Errorf("host security sink got %+v, want the login failure", h)
+	}
+	if h := hostAudits.all(); len(h) != 1 || h[0].Resource != "test/audited" || h[0].Action != "ping" {
+		t.Errorf("host audit sink got %+v, want the ping record", h)
+	}
+}
+
+// auditSinkFunc adapts a function to rpc.AuditSink.
+type auditSinkFunc func(context.Context, rpc.AuditRecord)
+
+func (f auditSinkFunc) Audit(ctx context.Context, rec rpc.AuditRecord) { f(ctx, rec) }

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/svc-framework/svc/cron"
+	"github.com/svc-framework/svc/mcp"
+	"github.com/svc-framework/svc/ops"
 	"github.com/svc-framework/svc/rpc"
 	"github.com/svc-framework/svc/security"
 	"github.com/svc-framework/svc/storage"
@@ -24,6 +26,8 @@ type options struct {
 	security    security.Options
 	storage     storage.Options
 	cron        cron.Options
+	mcp         mcp.Options
+	telemetry   ops.Options
 }
 
 // WithSecurity sets the security module's host extension points (authenticators, user-info
@@ -37,6 +41,15 @@ func WithStorage(o storage.Options) Option { return func(opts *options) { opts.s
 // claims only schedules whose job it has), its node id and the event publisher (default: the
 // server's event bus).
 func WithCron(o cron.Options) Option { return func(opts *options) { opts.cron = o } }
+
+// WithMCP sets the MCP endpoint's host extension points: tools, resources, resource templates
+// and prompts (typed helpers in package mcp), the server identity and instructions. The endpoint
+// is mounted only when svc.mcp.enabled.
+func WithMCP(o mcp.Options) Option { return func(opts *options) { opts.mcp = o } }
+
+// WithTelemetry sets the operations module's extension points: a tracer provider that replaces
+// the OTLP exporter of svc.tracing (and turns tracing on), or the admin listener.
+func WithTelemetry(o ops.Options) Option { return func(opts *options) { opts.telemetry = o } }
 
 // WithLogger replaces the default JSON logger.
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
@@ -65,5 +78,6 @@ func WithPermissionChecker(pc rpc.PermissionChecker) Option {
 	return func(o *options) { o.permissions = pc }
 }
 
-// WithAuditSink receives the audit records of operations marked rpc.Audit.
+// WithAuditSink receives the audit records of operations marked rpc.Audit, in addition to the
+// event bus, which publishes them as svc.api.request.audit in any case.
 func WithAuditSink(a rpc.AuditSink) Option { return func(o *options) { o.audit = a } }

@@ -35,6 +35,8 @@ import (
 	"github.com/svc-framework/svc/event"
 	"github.com/svc-framework/svc/i18n"
 	"github.com/svc-framework/svc/kv"
+	"github.com/svc-framework/svc/mcp"
+	"github.com/svc-framework/svc/ops"
 	"github.com/svc-framework/svc/push"
 	"github.com/svc-framework/svc/rpc"
 	"github.com/svc-framework/svc/security"
@@ -72,7 +74,10 @@ type Server struct {
 	storage  *storage.Service
 	cron     *cron.Service
 	push     *push.Service
+	mcp      *mcp.Service
 	events   *event.Bus
+	// telemetry is the operations module: metrics registry, tracer provider, admin listener.
+	telemetry *ops.Telemetry
 }
 
 // Events returns the event bus of svc.event (publish, subscribe, RunInTx, InspectStreams,
@@ -95,6 +100,14 @@ func (s *Server) Cron() *cron.Service { return s.cron }
 // Push returns the push module's Notifier (Push(ctx, msg, targets...), Kick) for host code; nil
 // before Start. With svc.push.enabled = false it drops every push.
 func (s *Server) Push() *push.Service { return s.push }
+
+// MCP returns the MCP endpoint's service (its SDK server, for features added at run time); nil
+// before Start.
+func (s *Server) MCP() *mcp.Service { return s.mcp }
+
+// Telemetry returns the operations module (Prometheus registry, tracer provider, admin
+// handler); nil before Start.
+func (s *Server) Telemetry() *ops.Telemetry { return s.telemetry }
 
 // New validates cfg and prepares a server; it does no I/O and starts no goroutine (the default
 // logger's flusher runs from Start to Stop). Every startup error of spec §7 is returned here,

@@ -19,7 +19,8 @@ type idleBody struct {
 	body    io.ReadCloser
 	rc      http.ResponseController
 	timeout time.Duration
-	done    bool // the body ended or failed: deadlines are the server's again
+	left    int64 // bytes still to come when the length is known (Content-Length), else -1
+	done    bool  // the body ended or failed: deadlines are the server's again
 }
 
 // withIdleBody wraps r's body; requests without one are left alone (and so are upgraded
@@ -28,7 +29,7 @@ func withIdleBody(w http.ResponseWriter, r *http.Request, timeout time.Duration)
 	if timeout <= 0 || r.Body == nil || r.Body == http.NoBody {
 		return
 	}
-	r.Body = &idleBody{body: r.Body, rc: *http.NewResponseController(w), timeout: timeout}
+	r.Body = &idleBody{body: r.Body, rc: *http.NewResponseController(w), timeout: timeout, left: r.ContentLength}
 }
 
 // Read implements io.Reader.
@@ -38,7 +39,17 @@ func (b *idleBody) Read(p []byte) (int, error) {
 	}
 	_ = b.rc.SetReadDeadline(time.Now().Add(b.timeout))
 	n, err := b.body.Read(p)
-	if err != nil {
+	if b.left > 0 {
+		b.left -= int64(n)
+	}
+	switch {
+	case err == nil && b.left == 0:
+		// The last byte of a body of known length is in: the end is known without the read
+		// that would return io.EOF, so the deadline is cleared now (one deadline change less
+		// per request for the common small body read in one call).
+		b.done = true
+		_ = b.rc.SetReadDeadline(time.Time{})
+	case err != nil:
 		b.done = true
 		if err == io.EOF {
 			_ = b.rc.SetReadDeadline(time.Time{})

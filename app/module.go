@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/db"
@@ -91,6 +92,11 @@ type Deps struct {
 	Permissions PermissionChecker
 	// Errors renders any error as the {code, message, data} envelope (the engine's renderer).
 	Errors ErrorRenderer
+	// Metrics is where a module registers its Prometheus collectors (issue #19; names start
+	// with svc_<module>_, labels bounded: no ids, no user names). The composition root sets a
+	// registerer that is served on svc.metrics.path, or with metrics off one that nothing
+	// serves; nil (Deps built by hand in tests) means the module keeps its metrics to itself.
+	Metrics prometheus.Registerer
 }
 
 // EventBus is the event bus as modules see it: publish and subscribe, and RequireTransactional

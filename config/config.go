@@ -42,6 +42,14 @@ type Config struct {
 	Log Log `toml:"log"`
 	// I18n is svc.i18n, usually set from SVC_I18N_LANGUAGE.
 	I18n I18n `toml:"i18n"`
+	// Admin is svc.admin: the separate listener of metrics and profiles.
+	Admin Admin `toml:"admin"`
+	// Metrics is svc.metrics: the Prometheus exposition.
+	Metrics Metrics `toml:"metrics"`
+	// Pprof is svc.pprof: net/http/pprof on the admin address.
+	Pprof Pprof `toml:"pprof"`
+	// Tracing is svc.tracing: OpenTelemetry traces over OTLP.
+	Tracing Tracing `toml:"tracing"`
 
 	// Source names where the file part came from: the path of the application.toml read, the
 	// string "embedded" for LoadOptions.Embedded, or "" when only the environment configured.
@@ -91,7 +99,11 @@ func (c *Config) applyDefaults() {
 	c.loadErrs = append(c.loadErrs, c.Cron.Store.applyDefaults()...)
 	c.loadErrs = append(c.loadErrs, c.Integration.applyDefaults()...)
 	c.Push.applyDefaults()
+	c.MCP.applyDefaults()
 	c.Event.applyDefaults()
+	c.Admin.applyDefaults()
+	c.Metrics.applyDefaults()
+	c.Tracing.applyDefaults(c.App.Name)
 }
 
 // number is what the "strictly positive, else default" rule applies to: counts, sizes and

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -53,6 +54,15 @@ type CronStore struct {
 	// RunRetention is svc.cron.store.run_retention (default 0 = keep forever): terminal runs
 	// older than this are pruned hourly.
 	RunRetention time.Duration `toml:"run_retention"`
+	// HTTPAllowedHosts is svc.cron.store.http_allowed_hosts (ours; default empty): where the
+	// built-in http.request job may connect. Entries are host names (exact, or "*.example.com"
+	// for its subdomains), IP addresses or CIDRs. Empty allows every public address; non-empty
+	// allows only the listed names and addresses. Loopback, private, link-local, shared (CGNAT),
+	// unspecified and cloud metadata addresses are refused unless an IP or CIDR entry covers
+	// them, whatever the list says about names, and the check runs on the resolved address at
+	// dial time, so DNS rebinding and redirects cannot reach them. Whoever holds
+	// cron.schedule.manage chooses the URLs: keep this list as short as the jobs need.
+	HTTPAllowedHosts []string `toml:"http_allowed_hosts"`
 }
 
 // negatives reports negative durations and counts (spec §7).
@@ -88,5 +98,30 @@ func (s *CronStore) validate() []error {
 	if ab/2 < hb {
 		errs = append(errs, fmt.Errorf("svc.cron.store.abandoned_after %s below 2 × heartbeat_interval %s: %w", ab, hb, ErrCronStoreAbandonedTooSoon))
 	}
+	for i, h := range s.HTTPAllowedHosts {
+		if !validIPOrPrefix(h) && !validHostPattern(h) {
+			errs = append(errs, fmt.Errorf("svc.cron.store.http_allowed_hosts[%d] %q: %w", i, h, ErrInvalidCronHTTPHost))
+		}
+	}
 	return errs
+}
+
+// validHostPattern reports whether h is a DNS host name, or "*." followed by one: labels of
+// letters, digits and hyphens, no scheme, port or path.
+func validHostPattern(h string) bool {
+	h = strings.TrimPrefix(h, "*.")
+	if h == "" || len(h) > 253 {
+		return false
+	}
+	for _, label := range strings.Split(strings.TrimSuffix(h, "."), ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for _, r := range label {
+			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-') {
+				return false
+			}
+		}
+	}
+	return true
 }

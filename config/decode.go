@@ -107,6 +107,8 @@ func (d *decoder) decode(key string, raw any, v reflect.Value) {
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 		d.integer(key, raw, v)
+	case reflect.Float32, reflect.Float64:
+		d.float(key, raw, v)
 	default:
 		d.fail(key, raw, "unsupported field type %s", v.Type())
 	}
@@ -190,6 +192,25 @@ func (d *decoder) boolean(key string, raw any, v reflect.Value) {
 		}
 	}
 	d.fail(key, raw, "want a boolean, got %s", describe(raw))
+}
+
+// float stores a TOML float or integer, or an environment number (svc.tracing.sample_ratio).
+func (d *decoder) float(key string, raw any, v reflect.Value) {
+	switch r := raw.(type) {
+	case float64:
+		v.SetFloat(r)
+	case int64:
+		v.SetFloat(float64(r))
+	case envValue:
+		f, err := strconv.ParseFloat(strings.TrimSpace(r.value), 64)
+		if err != nil {
+			d.fail(key, raw, "want a number, got %q", r.value)
+			return
+		}
+		v.SetFloat(f)
+	default:
+		d.fail(key, raw, "want a number, got %s", describe(raw))
+	}
 }
 
 // integer stores a TOML integer or an environment number, checking it fits the field's type.

@@ -51,6 +51,7 @@ func wantDefaults() *Config {
 			DeleteLeaseWindow:    5 * time.Minute,
 		},
 		Monitor: Monitor{SampleInterval: 10 * time.Second, SampleDuration: 2 * time.Second},
+		MCP:     MCP{Query: MCPQuery{Permission: DefaultMCPQueryPermission, MaxRows: 1000, Timeout: 10 * time.Second}},
 		Approval: Approval{
 			TimeoutScanInterval:    time.Minute,
 			PreWarningScanInterval: 5 * time.Minute,
@@ -98,8 +99,11 @@ func wantDefaults() *Config {
 			},
 			Inbox: Inbox{Retention: 168 * time.Hour, ProcessingLease: 10 * time.Minute, CleanupInterval: time.Hour},
 		},
-		Log:  Log{Level: LogInfo},
-		I18n: I18n{Language: "en"},
+		Log:     Log{Level: LogInfo},
+		I18n:    I18n{Language: "en"},
+		Admin:   Admin{Address: "127.0.0.1:9464"},
+		Metrics: Metrics{Path: "/metrics"},
+		Tracing: Tracing{SampleRatio: 1, ServiceName: "svc-app"},
 	}
 }
 

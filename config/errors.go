@@ -51,6 +51,9 @@ var (
 	ErrInvalidCronStoreCount = errors.New("invalid cron store count")
 	// ErrCronStoreAbandonedTooSoon: abandoned_after is less than twice heartbeat_interval.
 	ErrCronStoreAbandonedTooSoon = errors.New("cron store abandoned_after must be at least twice heartbeat_interval")
+	// ErrInvalidCronHTTPHost: an svc.cron.store.http_allowed_hosts entry is neither a host name
+	// (optionally "*.domain"), an IP nor a CIDR.
+	ErrInvalidCronHTTPHost = errors.New("invalid cron http allowed host")
 	// ErrInvalidIntegrationLogMode: svc.integration.log.mode is not off, errors or all.
 	ErrInvalidIntegrationLogMode = errors.New("invalid integration log mode")
 	// ErrInvalidIntegrationSecretAlgorithm: svc.integration.secret_algorithm is neither aes nor sm4.

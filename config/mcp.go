@@ -1,5 +1,15 @@
 package config
 
+import "time"
+
+// Defaults of svc.mcp.query (ours).
+const (
+	// DefaultMCPQueryPermission is svc.mcp.query.permission's default.
+	DefaultMCPQueryPermission = "sys.mcp.database_query"
+	defaultMCPQueryMaxRows    = 1000
+	defaultMCPQueryTimeout    = 10 * time.Second
+)
+
 // MCP is the svc.mcp section (spec §5.1, §8.3).
 type MCP struct {
 	// Enabled is svc.mcp.enabled (default false): mount the /mcp endpoint.
@@ -7,10 +17,35 @@ type MCP struct {
 	// RequireAuth is svc.mcp.require_auth, tri-state: nil (unset) or true requires Bearer
 	// authentication, only an explicit false allows anonymous access. Use AuthRequired.
 	RequireAuth *bool `toml:"require_auth"`
+	// ExposeOperations is svc.mcp.expose_operations (ours, default false): list every /api
+	// operation the caller may run as an MCP tool named <resource>.<action> and run it through
+	// the /api engine (permission, rate limit, audit) when called.
+	ExposeOperations bool `toml:"expose_operations"`
+	// Query is svc.mcp.query (ours): the limits and the permission of the database_query tool.
+	Query MCPQuery `toml:"query"`
+}
+
+// MCPQuery is svc.mcp.query (ours): the database_query tool of the MCP endpoint.
+type MCPQuery struct {
+	// Permission is svc.mcp.query.permission (default "sys.mcp.database_query"): the permission
+	// token a caller needs to see and call database_query.
+	Permission string `toml:"permission"`
+	// MaxRows is svc.mcp.query.max_rows (default 1000): rows returned at most; the rest of the
+	// result is dropped and the tool says so.
+	MaxRows int `toml:"max_rows"`
+	// Timeout is svc.mcp.query.timeout (default 10s): the statement timeout the database
+	// enforces on the query.
+	Timeout time.Duration `toml:"timeout"`
 }
 
 // AuthRequired reports whether /mcp requires Bearer authentication: true unless require_auth is
 // explicitly false.
 func (m MCP) AuthRequired() bool {
 	return m.RequireAuth == nil || *m.RequireAuth
+}
+
+func (m *MCP) applyDefaults() {
+	m.Query.Permission = orDefault(m.Query.Permission, DefaultMCPQueryPermission)
+	m.Query.MaxRows = positive(m.Query.MaxRows, defaultMCPQueryMaxRows)
+	m.Query.Timeout = positive(m.Query.Timeout, defaultMCPQueryTimeout)
 }

@@ -24,6 +24,7 @@ func (c *Config) Validate() error {
 		c.Integration.validate(),
 		c.Push.validate(),
 		c.Event.validate(c.KVStore.Enabled),
+		c.validateAdmin(),
 	} {
 		errs = append(errs, section...)
 	}

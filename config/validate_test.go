@@ -246,6 +246,9 @@ func TestValidateSentinels(t *testing.T) {
 			c.App.BodyLimit, c.App.BodyMemoryBudget = 64*MiB, 32*MiB
 		}, ErrInvalidBodyMemoryBudget, "svc.app.body_memory_budget"},
 		{"trusted proxy", func(c *Config) { c.App.TrustedProxies = []string{"10.0.0.0/33"} }, ErrInvalidTrustedProxy, "svc.app.trusted_proxies[0]"},
+		{"cron http allowed host", func(c *Config) {
+			c.Cron.Store.HTTPAllowedHosts = []string{"api.example.com", "*.example.org", "10.0.0.0/8", "https://x.example.com"}
+		}, ErrInvalidCronHTTPHost, "svc.cron.store.http_allowed_hosts[3]"},
 		{"ip whitelist", func(c *Config) {
 			c.Security.IPWhitelists = map[string][]string{"office": {"1.2.3.4", "example.com"}}
 		}, ErrInvalidIPWhitelist, "svc.security.ip_whitelists.office[1]"},

@@ -3,9 +3,9 @@ package cron
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
-	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/db"
 	"github.com/uptrace/bun"
 	"modernc.org/sqlite"
@@ -49,16 +49,15 @@ func dueSchedules(ctx context.Context, d *db.DB, tx bun.Tx, jobs []string, now t
 	return rows, err
 }
 
-// runningRuns locks the running rows of the schedules (wire-runtime §1.6 step 3).
-func runningRuns(ctx context.Context, d *db.DB, tx bun.Tx, scheduleIDs []string) ([]runRow, error) {
+// runningRuns reads the running rows of the schedules (wire-runtime §1.6 step 3) without
+// locking them: the schedules are locked, and takeover is a guarded UPDATE (abandonRun), so the
+// claim need not wait for the outcome writes and heartbeats of the nodes running them — with
+// row locks here, finishing runs and claims queued behind each other under load.
+func runningRuns(ctx context.Context, _ *db.DB, tx bun.Tx, scheduleIDs []string) ([]runRow, error) {
 	var rows []runRow
-	q := tx.NewSelect().Model(&rows).
+	err := tx.NewSelect().Model(&rows).
 		Where("schedule_id IN (?)", bun.In(scheduleIDs)).Where("status = ?", StatusRunning).
-		OrderExpr("id ASC")
-	if d.Kind != config.SQLite {
-		q = q.For("UPDATE")
-	}
-	err := q.Scan(ctx)
+		OrderExpr("id ASC").Scan(ctx)
 	return rows, err
 }
 
@@ -72,9 +71,12 @@ func pendingRequests(ctx context.Context, d *db.DB, tx bun.Tx, scheduleIDs []str
 	return rows, err
 }
 
-// insertRun journals a run.
-func insertRun(ctx context.Context, tx bun.IDB, r *Run) error {
-	_, err := tx.NewInsert().Model(runRowOf(r)).Exec(ctx)
+// insertRuns journals the runs of a claim batch in one statement.
+func insertRuns(ctx context.Context, tx bun.IDB, rows []*runRow) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	_, err := tx.NewInsert().Model(&rows).Exec(ctx)
 	return err
 }
 
@@ -97,6 +99,37 @@ func deleteRequests(ctx context.Context, tx bun.IDB, ids []string) error {
 	return err
 }
 
+// cursorMove is a schedule's new cursor and last fire time, written at the end of a claim.
+type cursorMove struct {
+	id         string
+	next, last time.Time
+}
+
+// moveCursors stores the cursors of a claim batch in one UPDATE (a CASE per column whose ELSE
+// keeps the column, so an all-NULL branch list still has the column's type).
+func moveCursors(ctx context.Context, tx bun.IDB, moves []cursorMove) error {
+	switch len(moves) {
+	case 0:
+		return nil
+	case 1:
+		return moveCursor(ctx, tx, moves[0].id, moves[0].next, moves[0].last)
+	}
+	ids := make([]string, len(moves))
+	next := make([]any, 0, 2*len(moves))
+	last := make([]any, 0, 2*len(moves))
+	for i, m := range moves {
+		ids[i] = m.id
+		next = append(next, m.id, toUnixMs(m.next))
+		last = append(last, m.id, toUnixMs(m.last))
+	}
+	when := strings.Repeat("WHEN ? THEN ? ", len(moves))
+	_, err := tx.NewUpdate().Model((*scheduleRow)(nil)).
+		Set("next_fire_at_unix_ms = CASE id "+when+"ELSE next_fire_at_unix_ms END", next...).
+		Set("last_fire_at_unix_ms = CASE id "+when+"ELSE last_fire_at_unix_ms END", last...).
+		Where("id IN (?)", bun.In(ids)).Exec(ctx)
+	return err
+}
+
 // moveCursor stores a schedule's cursor and last fire time.
 func moveCursor(ctx context.Context, tx bun.IDB, id string, next, last time.Time) error {
 	_, err := tx.NewUpdate().Model((*scheduleRow)(nil)).
@@ -106,11 +139,12 @@ func moveCursor(ctx context.Context, tx bun.IDB, id string, next, last time.Time
 }
 
 // abandonRun ends a stale running row; false when it was no longer running.
-func abandonRun(ctx context.Context, tx bun.IDB, id string, now time.Time) (bool, error) {
+func abandonRun(ctx context.Context, tx bun.IDB, id string, now, cutoff time.Time) (bool, error) {
 	res, err := tx.NewUpdate().Model((*runRow)(nil)).
 		Set("status = ?", StatusAbandoned).Set("finished_at_unix_ms = ?", now.UnixMilli()).
 		Set("error = ?", "abandoned: no heartbeat").
-		Where("id = ?", id).Where("status = ?", StatusRunning).Exec(ctx)
+		Where("id = ?", id).Where("status = ?", StatusRunning).
+		Where("(heartbeat_at_unix_ms IS NULL OR heartbeat_at_unix_ms < ?)", cutoff.UnixMilli()).Exec(ctx)
 	return affected(res, err)
 }
 

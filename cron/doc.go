@@ -5,11 +5,15 @@
 //
 // # Status
 //
-// Done: tables and migrations, triggers, the job registry, the engine (claim, misfire, overlap,
-// timeout, panic, heartbeat, takeover, recovery, shutdown), the Go management API (Create,
-// Update, Get, Pause, Resume, TriggerNow, Delete, Runs) and the resources below. The module
-// is in the server's boot chain (boot.go, after monitor; host jobs through svc.WithCron, the
-// service through Server.Cron). Not done yet (TODO(#16)): sort in meta.
+// Done: tables and migrations, triggers, the job registry, the built-in jobs, the engine (claim,
+// misfire, overlap, timeout, panic, heartbeat, takeover, recovery, shutdown), the Go management
+// API (Create, Update, Get, List, Pause, Resume, TriggerNow, Delete, Runs), the resources below
+// and the operator CLI (cmd/svc: svc cron list | runs NAME | trigger NAME | pause NAME | resume
+// NAME). The module is in the server's boot chain (boot.go, after monitor; host jobs through
+// svc.WithCron, the service through Server.Cron). Acceptance: multinode_test.go (three
+// PostgreSQL nodes, two MariaDB nodes, 200 one-second schedules over 30 s of a shared fake
+// clock), crash_test.go (a node killed by SIGKILL mid-run, recovered by another);
+// bench/cron measures throughput and fire lag.
 //
 // # Resources (spec §4.1, wire-runtime §1.4)
 //
@@ -21,7 +25,22 @@
 // resume and trigger_now answer no data. sys/cron/run: find_page (id, scheduleName, jobName,
 // status, nodeId equal, scheduledAtFrom/To inclusive; newest claim first) and find_one (not
 // found: 2001) — permission cron.run.query. With the store disabled both resources exist
-// without operations.
+// without operations. Both find_page read meta.sort ([{column, direction, nullsOrder}],
+// wire-core §9) over an allow-list of columns by JSON name (either wire shape); unknown
+// columns are ignored and the default order breaks ties.
+//
+// # Built-in jobs
+//
+// With Options.Builtins (set by the ready binary cmd/svc, so `svc serve` has them; library
+// hosts opt in) the registry also holds http.request (HTTPRequestJob: method, url, headers,
+// body, timeout; 2xx succeeds, otherwise the status and a 512-byte body excerpt are the run's
+// error) and event.publish (EventPublishJob: {type, payload} on the server's bus; "svc."
+// types refused). http.request obeys svc.cron.store.http_allowed_hosts (ours, HostPolicy):
+// host names, "*.domain", IPs, CIDRs; empty allows public addresses only; loopback, private,
+// link-local, CGNAT, reserved and metadata addresses need an IP/CIDR entry. The check runs on
+// the URL, on each redirect and, through the dialer's Control hook, on the resolved address of
+// every connection, so DNS rebinding cannot bypass it; proxies from the environment are not
+// used. Risk: whoever holds cron.schedule.manage picks the URLs the server calls (docs/cron.md).
 //
 // # Wiring
 //
@@ -78,13 +97,22 @@
 // are deleted). Claim runs up to 32 transactions while they make progress, each over at most
 // min(batch_size, free slots of max_concurrent) schedules. One transaction locks, in this order,
 // schedules of local jobs with waiting requests (oldest first) and due schedules (earliest cursor
-// first) with FOR UPDATE SKIP LOCKED on PostgreSQL and MySQL/MariaDB (READ COMMITTED), then their
-// running rows (stale ones — no heartbeat for abandoned_after — become abandoned, with a recovery
-// request when the schedule recovers), then their requests; it merges the regular occurrence with
+// first) with FOR UPDATE SKIP LOCKED on PostgreSQL and MySQL/MariaDB (READ COMMITTED), then reads
+// their running rows (stale ones — no heartbeat for abandoned_after — become abandoned through
+// an UPDATE guarded by status and heartbeat, with a recovery request when the schedule
+// recovers), then locks their requests; it merges the regular occurrence with
 // the requests in logical order (the regular occurrence first on a tie, then requests by id),
-// decides, journals, consumes requests and moves cursors. SQLite has no row locks: the
+// decides, journals (the batch's new crn_run rows in one INSERT), consumes requests and moves
+// cursors. A run's outcome is one guarded UPDATE (a transaction only when a canceled run queues
+// its recovery), retried up to 5 times on deadlocks or busy errors. SQLite has no row locks: the
 // transaction starts with BEGIN IMMEDIATE and a busy database rolls the batch back to be retried
 // at the next tick. A node claims only schedules whose job it has registered.
+//
+// Deviation from wire-runtime §1.6 step 3, for throughput: running rows are read, not locked
+// (FOR UPDATE on them made claims and the outcome writes and heartbeats of other nodes wait
+// for each other, and under load the cluster collapsed into backlog); the guarded UPDATEs keep
+// takeover and completion exclusive. Each node writes at most 8 outcomes at once, below the
+// pool's idle connections.
 //
 // Misfire (Decide): within misfire_threshold the occurrence fires on time; later, fire_now runs
 // one catch-up at the original due time and journals the rest of the gap (capped at 10 000) as
@@ -117,6 +145,14 @@
 // 2700 ErrScheduleNotFound, 2701 ErrScheduleExists, 2702 ErrScheduleDisabled, 2703
 // ErrTriggerInvalid (reason), 2704 ErrJobNotRegistered, 2705 ErrStoreDisabled, 2706
 // ErrScheduleInvalid (reason), all on HTTP 200; messages in messages/{en,zh-CN}/cron.json.
+//
+// # Metrics
+//
+// Registered on app.Deps.Metrics (served with svc.metrics.enabled, docs/operations.md):
+// svc_cron_runs_total{job,status} counts the runs this node journaled succeeded, failed or
+// canceled and the takeovers it made (abandoned); missed and skipped fires are journaled but not
+// counted (they are written inside the claim transaction, which may roll back).
+// svc_cron_fire_lag_seconds is the claim delay after the logical fire time of each run started.
 //
 // # Wire shapes
 //

@@ -46,6 +46,7 @@ func (s *Service) Claim(ctx context.Context) error {
 			return fmt.Errorf("cron: claim: %w", err)
 		}
 		for _, r := range runs {
+			s.metrics.fired(r.run)
 			s.start(r)
 		}
 		if !progress {
@@ -93,8 +94,10 @@ func (s *Service) claimBatch(ctx context.Context, n int) (runs []started, progre
 			return err
 		}
 		budget := n
+		var journal []*runRow  // the batch's new crn_run rows, inserted at once at the end
+		var moves []cursorMove // and its cursor moves, one UPDATE
 		for i := range cands {
-			c := claim{s: s, tx: tx, now: now, row: &cands[i], live: live[cands[i].ID], budget: &budget}
+			c := claim{s: s, tx: tx, now: now, row: &cands[i], live: live[cands[i].ID], budget: &budget, pending: &journal, moves: &moves}
 			for _, r := range reqs {
 				if r.ScheduleID == cands[i].ID {
 					c.reqs = append(c.reqs, r)
@@ -107,7 +110,10 @@ func (s *Service) claimBatch(ctx context.Context, n int) (runs []started, progre
 			progress = progress || c.wrote
 		}
 		progress = progress || len(took) > 0
-		return nil
+		if err := moveCursors(ctx, tx, moves); err != nil {
+			return err
+		}
+		return insertRuns(ctx, tx, journal)
 	})
 	if err != nil {
 		return nil, false, err
@@ -185,7 +191,7 @@ func (s *Service) stale(r *runRow, now time.Time) bool {
 // abandon marks a stale run abandoned and, when the schedule recovers, queues a recovery fire
 // at the run's logical time (wire-runtime §1.9).
 func (s *Service) abandon(ctx context.Context, tx bun.IDB, r *runRow, recovers bool, now time.Time) (bool, error) {
-	ok, err := abandonRun(ctx, tx, r.ID, now)
+	ok, err := abandonRun(ctx, tx, r.ID, now, now.Add(-s.cfg.AbandonedAfter))
 	if err != nil || !ok {
 		return ok, err
 	}
@@ -206,6 +212,10 @@ type claim struct {
 	reqs   []fireRequest
 	live   int
 	budget *int
+	// pending collects the rows the batch inserts in one statement before commit; nothing in
+	// the transaction reads them back.
+	pending *[]*runRow
+	moves   *[]cursorMove
 
 	runs     []started
 	consumed []string
@@ -228,7 +238,8 @@ func (c *claim) decide(ctx context.Context) error {
 		// a row the API could not have written: disarm it rather than fail every claim
 		c.s.log.ErrorContext(ctx, "cron schedule has an invalid trigger; disarming it", slog.String("schedule", sch.Name), slog.Any("error", err))
 		c.wrote = true
-		return moveCursor(ctx, c.tx, sch.ID, time.Time{}, sch.LastFireAt)
+		*c.moves = append(*c.moves, cursorMove{id: sch.ID, last: sch.LastFireAt})
+		return nil
 	}
 	var events []event
 	if !sch.NextFireAt.IsZero() && !sch.NextFireAt.After(c.now) {
@@ -261,7 +272,7 @@ func (c *claim) decide(ctx context.Context) error {
 	}
 	if !next.Equal(sch.NextFireAt) || !last.Equal(sch.LastFireAt) {
 		c.wrote = true
-		return moveCursor(ctx, c.tx, sch.ID, next, last)
+		*c.moves = append(*c.moves, cursorMove{id: sch.ID, next: next, last: last})
 	}
 	return nil
 }
@@ -311,9 +322,7 @@ func (c *claim) fire(ctx context.Context, sch *Schedule, at time.Time, overlap b
 		ScheduledAt: at, ClaimedAt: c.now, Status: StatusRunning, NodeID: c.s.nodeID,
 		StartedAt: c.now, HeartbeatAt: c.now,
 	}
-	if err := insertRun(ctx, c.tx, r); err != nil {
-		return err
-	}
+	*c.pending = append(*c.pending, runRowOf(r))
 	c.wrote = true
 	c.live++
 	*c.budget--
@@ -324,10 +333,11 @@ func (c *claim) fire(ctx context.Context, sch *Schedule, at time.Time, overlap b
 // journal writes a terminal row that never runs (missed, skipped): node ”, finished now.
 func (c *claim) journal(ctx context.Context, sch *Schedule, status Status, at time.Time, missed int) error {
 	c.wrote = true
-	return insertRun(ctx, c.tx, &Run{
+	*c.pending = append(*c.pending, runRowOf(&Run{
 		ID: newID(), CreatedAt: c.now, ScheduleID: sch.ID, ScheduleName: sch.Name, JobName: sch.JobName,
 		ScheduledAt: at, ClaimedAt: c.now, Status: status, FinishedAt: c.now, MissedCount: missed,
-	})
+	}))
+	return nil
 }
 
 func boolInt(b bool) int {

@@ -56,8 +56,12 @@ func (b busPublisher) Publish(ctx context.Context, e Event) error {
 	return b.pub.Publish(ctx, bus.Named{Type: e.Name, Payload: e.Payload})
 }
 
-// publishRun sends a run event when a publisher is configured.
+// publishRun sends a run event when a publisher is configured; an abandoned run is counted in
+// svc_cron_runs_total here, the one place every takeover passes.
 func (s *Service) publishRun(ctx context.Context, name string, r *runRow, errMsg string) {
+	if name == EventRunAbandoned {
+		s.metrics.ended(r.JobName, StatusAbandoned)
+	}
 	if s.events == nil {
 		return
 	}

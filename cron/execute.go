@@ -15,6 +15,13 @@ import (
 // journalTimeout bounds the write of a run's outcome, also at shutdown (wire-runtime §1.8).
 const journalTimeout = 10 * time.Second
 
+// journalWriters bounds the outcome writes a node runs at once (db pools keep 10 idle
+// connections; a burst of finishing runs above that would open and close connections).
+const journalWriters = 8
+
+// finishAttempts bounds the transactions that try to journal a run's outcome.
+const finishAttempts = 5
+
 // maxErrorBytes bounds crn_run.error (wire-runtime §1.3).
 const maxErrorBytes = 2000
 
@@ -83,33 +90,54 @@ func (s *Service) call(ctx context.Context, e Execution) (err error) {
 }
 
 // finish journals the outcome, guarded by status = running; a canceled run of a recovering
-// schedule queues its recovery fire in the same transaction.
+// schedule queues its recovery fire in the same transaction. A deadlock or lock timeout against
+// a concurrent claim (MariaDB picks victims freely) or a busy SQLite would leave the row running
+// until takeover, so the write is retried while the time allows.
 func (s *Service) finish(r *Run, status Status, msg string, recovers bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), journalTimeout)
 	defer cancel()
 	now := ms(s.clock())
-	journaled := false
-	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		ok, err := finishRun(ctx, tx, r.ID, status, msg, r.StartedAt, now)
-		journaled = ok
-		if err != nil || !ok {
-			if err == nil {
-				s.log.Warn("cron run outcome discarded: the run was taken over", slog.String("run", r.ID), slog.String("status", string(status)))
-			}
-			return err
-		}
-		if status == StatusCanceled && recovers {
-			return insertRequest(ctx, tx, r.ScheduleID, requestRecovery, r.ScheduledAt, r.ID)
-		}
-		return nil
-	})
+	select { // bound concurrent writes below the pool's idle connections: no connection churn
+	case s.journalSlots <- struct{}{}:
+		defer func() { <-s.journalSlots }()
+	case <-ctx.Done():
+	}
+	journaled, err := s.writeOutcome(ctx, r, status, msg, recovers, now)
+	for attempt := 1; err != nil && attempt < finishAttempts && ctx.Err() == nil; attempt++ {
+		time.Sleep(time.Duration(attempt) * 20 * time.Millisecond)
+		journaled, err = s.writeOutcome(ctx, r, status, msg, recovers, now)
+	}
 	if err != nil {
 		s.log.Error("cron run outcome not journaled", slog.String("run", r.ID), slog.String("status", string(status)), slog.Any("error", err))
 		return
 	}
+	if journaled {
+		s.metrics.ended(r.JobName, status)
+	}
 	if status == StatusFailed && journaled {
 		s.publishRun(ctx, EventRunFailed, runRowOf(r), msg)
 	}
+}
+
+// writeOutcome is one attempt of finish: a single guarded UPDATE, or a transaction that also
+// queues the recovery fire of a canceled run. false when the run was no longer running.
+func (s *Service) writeOutcome(ctx context.Context, r *Run, status Status, msg string, recovers bool, now time.Time) (bool, error) {
+	var ok bool
+	var err error
+	if status == StatusCanceled && recovers {
+		err = s.db.RunInTx(ctx, s.txOptions(), func(ctx context.Context, tx bun.Tx) error {
+			if ok, err = finishRun(ctx, tx, r.ID, status, msg, r.StartedAt, now); err != nil || !ok {
+				return err
+			}
+			return insertRequest(ctx, tx, r.ScheduleID, requestRecovery, r.ScheduledAt, r.ID)
+		})
+	} else {
+		ok, err = finishRun(ctx, s.db, r.ID, status, msg, r.StartedAt, now)
+	}
+	if err == nil && !ok {
+		s.log.Warn("cron run outcome discarded: the run was taken over", slog.String("run", r.ID), slog.String("status", string(status)))
+	}
+	return ok, err
 }
 
 // Heartbeat is the heartbeat worker's body: it stamps every run this node executes alive.

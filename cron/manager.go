@@ -289,3 +289,20 @@ func sameTiming(a, b *Schedule) bool {
 	return ta.Kind == tb.Kind && ta.Expr == tb.Expr && ta.Timezone == tb.Timezone && ta.Every == tb.Every &&
 		ta.At.Equal(tb.At) && a.Window.StartsAt.Equal(b.Window.StartsAt) && a.Window.EndsAt.Equal(b.Window.EndsAt)
 }
+
+// List returns every schedule ordered by name (the operator's view; the API pages with
+// find_page). ErrStoreDisabled (2705) while the store is off.
+func (s *Service) List(ctx context.Context) ([]*Schedule, error) {
+	if !s.cfg.Enabled {
+		return nil, ErrStoreDisabled
+	}
+	var rows []scheduleRow
+	if err := s.db.NewSelect().Model(&rows).OrderExpr("name ASC").Scan(ctx); err != nil {
+		return nil, err
+	}
+	out := make([]*Schedule, len(rows))
+	for i := range rows {
+		out[i] = rows[i].schedule()
+	}
+	return out, nil
+}

@@ -51,7 +51,7 @@ type ScheduleSearch struct {
 func (s *Service) findSchedules(ctx context.Context, c rpc.Call, p ScheduleSearch) (*Page[ScheduleJSON], error) {
 	page, size := pageOf(c.Meta)
 	var rows []scheduleRow
-	q := s.db.NewSelect().Model(&rows).OrderExpr("name ASC").Limit(int64(size)).Offset(int64((page - 1) * size))
+	q := orderBy(s.db.NewSelect().Model(&rows), c.Meta, scheduleSortColumns, "name ASC").Limit(int64(size)).Offset(int64((page - 1) * size))
 	if p.Name != "" {
 		q = q.Where("name LIKE ? ESCAPE '!'", "%"+escapeLike(p.Name)+"%")
 	}
@@ -130,7 +130,7 @@ func (s *Service) runQuery(q *bun.SelectQuery, p RunSearch) (*bun.SelectQuery, e
 	return q, nil
 }
 
-// findRuns pages the journal, newest claim first.
+// findRuns pages the journal, in meta.sort order, then newest claim first.
 func (s *Service) findRuns(ctx context.Context, c rpc.Call, p RunSearch) (*Page[RunJSON], error) {
 	page, size := pageOf(c.Meta)
 	var rows []runRow
@@ -138,7 +138,8 @@ func (s *Service) findRuns(ctx context.Context, c rpc.Call, p RunSearch) (*Page[
 	if err != nil {
 		return nil, err
 	}
-	total, err := q.OrderExpr("claimed_at_unix_ms DESC, id DESC").Limit(int64(size)).Offset(int64((page - 1) * size)).ScanAndCount(ctx)
+	q = orderBy(q, c.Meta, runSortColumns, "claimed_at_unix_ms DESC, id DESC")
+	total, err := q.Limit(int64(size)).Offset(int64((page - 1) * size)).ScanAndCount(ctx)
 	if err != nil {
 		return nil, err
 	}

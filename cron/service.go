@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -31,6 +32,11 @@ type Options struct {
 	// Events receives svc.cron.run.failed and svc.cron.run.abandoned; nil publishes them on the
 	// server's event bus (app.Deps.Events, BusPublisher), or drops them when there is none.
 	Events Publisher
+	// Builtins adds the built-in jobs http.request (bounded by svc.cron.store.http_allowed_hosts)
+	// and event.publish (on the server's event bus) to Jobs. The ready binary (cmd/svc) sets it;
+	// library hosts opt in, since http.request lets whoever manages schedules make the server
+	// call URLs.
+	Builtins bool
 }
 
 // Service is the cron store at run time: the engine that claims and runs schedules, and the
@@ -43,6 +49,8 @@ type Service struct {
 	jobs   *Registry
 	nodeID string
 	events Publisher
+	// metrics are the Prometheus series of issue #19.
+	metrics *metrics
 	// wire formats the date-time strings of the older wire shape in the server's zone.
 	wire wireTimes
 
@@ -53,6 +61,8 @@ type Service struct {
 	cancelRun context.CancelCauseFunc
 
 	wake chan struct{} // one pending wake-up of the claim loop
+	// journalSlots bounds concurrent outcome writes (journalWriters).
+	journalSlots chan struct{}
 
 	mu       sync.Mutex
 	inflight map[string]struct{} // run ids this node executes (heartbeats)
@@ -67,7 +77,15 @@ func New(deps app.Deps, opts Options) (*Service, error) {
 	if deps.Config == nil || deps.DB == nil {
 		return nil, errors.New("cron: the configuration and the primary database are required")
 	}
-	jobs, err := NewRegistry(opts.Jobs...)
+	handlers := opts.Jobs
+	if opts.Builtins {
+		policy, err := NewHostPolicy(deps.Config.Cron.Store.HTTPAllowedHosts)
+		if err != nil {
+			return nil, err
+		}
+		handlers = append(slices.Clip(handlers), HTTPRequestJob(policy), EventPublishJob(deps.Events))
+	}
+	jobs, err := NewRegistry(handlers...)
 	if err != nil {
 		return nil, err
 	}
@@ -79,11 +97,15 @@ func New(deps app.Deps, opts Options) (*Service, error) {
 		host, _ := os.Hostname()
 		node = fmt.Sprintf("%s-%s", host, newID()[24:])
 	}
+	m, err := newMetrics(deps.Metrics)
+	if err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	return &Service{
-		cfg: deps.Config.Cron.Store, db: deps.DB, clock: deps.Clock, jobs: jobs, nodeID: node, events: opts.Events,
+		cfg: deps.Config.Cron.Store, db: deps.DB, clock: deps.Clock, jobs: jobs, nodeID: node, events: opts.Events, metrics: m,
 		log:    deps.Logger.With(slog.String("module", "cron"), slog.String("node", node)),
-		runCtx: ctx, cancelRun: cancel, inflight: map[string]struct{}{}, wake: make(chan struct{}, 1), wire: wireTimes{loc: time.Local},
+		runCtx: ctx, cancelRun: cancel, inflight: map[string]struct{}{}, wake: make(chan struct{}, 1), journalSlots: make(chan struct{}, journalWriters), wire: wireTimes{loc: time.Local},
 	}, nil
 }
 

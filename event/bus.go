@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/db"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Deps are what the bus needs from the server.
@@ -31,6 +32,10 @@ type Deps struct {
 	// RequestID returns the request id a context carries (the rpc request info), the default
 	// CorrelationID; nil leaves it empty.
 	RequestID func(ctx context.Context) string
+	// Tracer makes the publish and consume spans of the tracing middleware
+	// (svc.event.middleware.tracing) when OpenTelemetry tracing is on; nil makes none, and the
+	// envelope's trace ids still continue any span the publishing context carries.
+	Tracer trace.TracerProvider
 }
 
 // Bus states.
@@ -46,6 +51,7 @@ const (
 type Bus struct {
 	cfg        config.Event
 	deps       Deps
+	tracer     trace.Tracer // nil unless Deps.Tracer is set
 	log        *slog.Logger
 	now        func() time.Time
 	ids        *idSource
@@ -86,6 +92,9 @@ func New(cfg config.Event, deps Deps) (*Bus, error) {
 		deps.Clock = time.Now
 	}
 	b := &Bus{cfg: cfg, deps: deps, log: deps.Logger, now: deps.Clock, ids: newIDSource(), metrics: newMetrics()}
+	if deps.Tracer != nil {
+		b.tracer = deps.Tracer.Tracer(tracerName)
+	}
 	t := cfg.Transports
 	b.transports = map[string]transport{
 		config.TransportMemory: newMemoryTransport(config.TransportMemory, t.Memory.QueueSize, t.Memory.FullPolicy,
@@ -194,7 +203,7 @@ func (b *Bus) stopTransports(ctx context.Context) error {
 // Publish sends evt along its route (wire-runtime §2.1, §2.2). With InTx only the route's
 // transactional transports are written, inside the transaction; with Async the publish is
 // queued. A nil error only says the transports accepted the event.
-func (b *Bus) Publish(ctx context.Context, evt Event, opts ...PublishOption) error {
+func (b *Bus) Publish(ctx context.Context, evt Event, opts ...PublishOption) (err error) {
 	if b.state.Load() != stateStarted {
 		return ErrBusNotStarted
 	}
@@ -204,6 +213,11 @@ func (b *Bus) Publish(ctx context.Context, evt Event, opts ...PublishOption) err
 	}
 	if o.tx != nil && o.async {
 		return ErrTxAsyncMutex
+	}
+	if b.cfg.Middleware.Tracing && evt != nil {
+		var end func(error)
+		ctx, end = b.startPublishSpan(ctx, evt.EventType())
+		defer func() { end(err) }()
 	}
 	env, err := b.newEnvelope(ctx, evt, &o)
 	if err != nil {

@@ -8,8 +8,17 @@
 // (Publisher + Subscriber), the interfaces modules depend on: Publish, PublishBatch, Subscribe,
 // and SubscribeTyped for a decoded payload. RunInTx, NewTxScope and InTx publish inside a
 // caller's transaction; RequireTransactional lets a module assert its events commit with its
-// data; InspectStreams serves sys/monitor get_event_streams; Metrics exposes counters;
-// Migrations returns the tables' migrations for db.Migrate.
+// data; InspectStreams serves sys/monitor get_event_streams; Metrics exposes counters and
+// OutboxCounts the outbox rows per status (both read by the ops module's collectors at scrape
+// time); Migrations returns the tables' migrations for db.Migrate.
+//
+// # OpenTelemetry
+//
+// With middleware.tracing, an OpenTelemetry span in the publishing context is the envelope's
+// trace (its ids go into traceparent). With Deps.Tracer set (svc.tracing on), Publish makes a
+// producer span "publish <type>" inside a recording span, and the tracing middleware a consumer
+// span "consume <type>" whose parent is the envelope's span, so a handler's database and Redis
+// spans join the publisher's trace. Without Deps.Tracer no span is made.
 //
 // # In the server
 //
@@ -52,10 +61,13 @@
 //
 //   - outbox relay: every relay_interval and when woken by a local commit or, on PostgreSQL, a
 //     NOTIFY from another node; claims with FOR UPDATE SKIP LOCKED (PostgreSQL, MySQL/MariaDB)
-//     or an immediate transaction (SQLite) and leases; a batch in flight finishes on Stop;
-//   - outbox announcer (PostgreSQL): one pg_notify per burst of local commits, outside the
-//     publishing transaction (a NOTIFY inside it serialises commits on PostgreSQL's notify lock);
-//     and the LISTEN connection;
+//     or an immediate transaction (SQLite) and leases; on PostgreSQL the claim is one UPDATE …
+//     RETURNING that also completes the previous batch (one round trip and one commit per
+//     batch); it claims again while batches come back non-empty; a batch in flight finishes on
+//     Stop;
+//   - outbox announcer (PostgreSQL): at most one pg_notify per 10 ms of local commits, outside
+//     the publishing transaction (a NOTIFY inside it serialises commits on PostgreSQL's notify
+//     lock, and each NOTIFY is a commit of its own); and the LISTEN connection;
 //   - outbox cleanup (cleanup_interval), inbox cleanup (inbox.cleanup_interval);
 //   - stream readers (per subscription × concurrency), reaper (claim_interval), idle-group sweep
 //     (idle_group_sweep_interval, when idle_group_retention > 0);

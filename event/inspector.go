@@ -69,3 +69,26 @@ func (b *Bus) InspectStreams(ctx context.Context) (StreamReport, error) {
 	}
 	return report, nil
 }
+
+// OutboxCounts returns the number of sys_event_outbox rows per status (OutboxPending, ...,
+// OutboxDead; statuses without rows are absent), for the metrics exporter. ok is false when the
+// outbox transport is disabled.
+func (b *Bus) OutboxCounts(ctx context.Context) (counts map[string]int64, ok bool, err error) {
+	if b.outbox == nil {
+		return nil, false, nil
+	}
+	var rows []struct {
+		Status string `bun:"status"`
+		N      int64  `bun:"n"`
+	}
+	err = b.outbox.db.NewSelect().TableExpr("sys_event_outbox").
+		ColumnExpr("status").ColumnExpr("COUNT(*) AS n").GroupExpr("status").Scan(ctx, &rows)
+	if err != nil {
+		return nil, true, err
+	}
+	counts = make(map[string]int64, len(rows))
+	for _, r := range rows {
+		counts[r.Status] = r.N
+	}
+	return counts, true, nil
+}

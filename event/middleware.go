@@ -111,13 +111,24 @@ func (b *Bus) tracingMiddleware(h Handler) Handler {
 			tr.TraceID = b.ids.hex(16)
 		}
 		tr.SpanID = b.ids.hex(8)
-		return h(context.WithValue(ctx, traceKey{}, tr), env)
+		ctx, end := b.startConsumeSpan(ctx, env, tr)
+		err := h(context.WithValue(ctx, traceKey{}, tr), env)
+		end(err)
+		return err
 	}
 }
 
-// stampTrace sets the trace ids of a new envelope and its traceparent header: the trace of the
-// delivery being handled is continued, otherwise a new one starts; the span is always fresh.
+// stampTrace sets the trace ids of a new envelope and its traceparent header: an OpenTelemetry
+// span in ctx is continued (its span is the parent), else the trace of the delivery being
+// handled is continued with a fresh span, otherwise a new trace starts.
 func (b *Bus) stampTrace(ctx context.Context, env *Envelope) {
+	if tid, sid, ok := otelTrace(ctx); ok {
+		// An OpenTelemetry span (the /api call's, the publish span) is the parent: the
+		// consumer continues it (issue #19).
+		env.TraceID, env.SpanID = tid, sid
+		env.Headers = cloneHeaders(env.Headers, HeaderTraceparent, "00-"+tid+"-"+sid+"-01")
+		return
+	}
 	env.TraceID = TraceFrom(ctx).TraceID
 	if env.TraceID == "" {
 		env.TraceID = b.ids.hex(16)

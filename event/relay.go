@@ -1,9 +1,13 @@
 package event
 
 import (
+	"cmp"
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/stdlib"
@@ -13,6 +17,9 @@ import (
 
 // maxBackoff caps the relay's per-step retry delay (wire-runtime §2.4).
 const maxBackoff = time.Hour
+
+// announceGap is the least time between two NOTIFYs of one node's announcer.
+const announceGap = 10 * time.Millisecond
 
 // listenRetry is how long the PostgreSQL listener waits before reconnecting after an error.
 const listenRetry = 5 * time.Second
@@ -31,15 +38,23 @@ func backoff(n int) time.Duration {
 	return min(time.Duration(1<<n)*time.Second, maxBackoff)
 }
 
-// RelayOnce claims one batch of due rows and forwards them to the sink, returning how many it
-// claimed. The relay loop calls it every relay_interval and at once when woken; tests call it
-// directly.
+// RelayOnce claims one batch of due rows, forwards them to the sink and marks the forwarded
+// ones completed, returning how many it claimed. Tests call it directly; the relay loop uses
+// relayBatch, which defers the completion to its next claim.
 func (o *outboxTransport) RelayOnce(ctx context.Context) (int, error) {
-	rows, err := o.claim(ctx)
-	if err != nil || len(rows) == 0 {
-		return 0, err
+	n, done, err := o.relayBatch(ctx, nil)
+	return n, errors.Join(err, o.complete(ctx, done))
+}
+
+// relayBatch marks prev completed, claims a batch and forwards it (wire-runtime §2.4 steps 1–3),
+// returning the number claimed and the ids forwarded, which the caller completes (with its next
+// claim, or by complete). When the claim fails, prev is returned as still to complete.
+func (o *outboxTransport) relayBatch(ctx context.Context, prev []string) (int, []string, error) {
+	rows, err := o.claimAfter(ctx, prev)
+	if err != nil {
+		return 0, prev, err
 	}
-	var done []string
+	done := make([]string, 0, len(rows))
 	var errs []error
 	for i := range rows {
 		row := &rows[i]
@@ -56,33 +71,104 @@ func (o *outboxTransport) RelayOnce(ctx context.Context) (int, error) {
 		}
 	}
 	o.b.metrics.relayed.Add(int64(len(done)))
-	if len(done) > 0 {
-		now := dbTime(o.b.now())
-		_, err := o.db.NewUpdate().Model((*OutboxRow)(nil)).
-			Set("status = ?", OutboxCompleted).Set("processed_at = ?", now).
-			Set("retry_after = NULL").Set("last_error = NULL").
-			Where("id IN (?)", bun.In(done)).Where("status = ?", OutboxProcessing).Exec(ctx)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("event: outbox complete: %w", err))
-		}
-	}
-	return len(rows), errors.Join(errs...)
+	return len(rows), done, errors.Join(errs...)
 }
 
-// claim selects up to batch_size due rows — new, failed and due, or processing with an expired
-// lease — oldest first, skipping rows other relays hold locked, and leases them, in one
-// transaction (wire-runtime §2.4 step 1).
+// completeQuery marks the rows done (still processing: a row whose lease was taken over is left
+// to its new relay) completed.
+func (o *outboxTransport) completeQuery(done []string) *bun.UpdateQuery {
+	return o.db.NewUpdate().Model((*OutboxRow)(nil)).
+		Set("status = ?", OutboxCompleted).Set("processed_at = ?", dbTime(o.b.now())).
+		Set("retry_after = NULL").Set("last_error = NULL").
+		Where("id IN (?)", bun.In(done)).Where("status = ?", OutboxProcessing)
+}
+
+// complete marks done completed in one statement.
+func (o *outboxTransport) complete(ctx context.Context, done []string) error {
+	if len(done) == 0 {
+		return nil
+	}
+	if _, err := o.completeQuery(done).Exec(ctx); err != nil {
+		return fmt.Errorf("event: outbox complete: %w", err)
+	}
+	return nil
+}
+
+// claim leases the next batch of due rows (tests use it to play a relay that crashes after
+// claiming).
 func (o *outboxTransport) claim(ctx context.Context) ([]OutboxRow, error) {
+	return o.claimAfter(ctx, nil)
+}
+
+// claimAfter marks done completed and leases up to batch_size due rows — new, failed and due,
+// or processing with an expired lease — oldest first, skipping rows other relays hold locked
+// (wire-runtime §2.4 step 1). On PostgreSQL both are one statement, so a relay under load
+// spends one round trip and one commit per batch; MySQL (no UPDATE … RETURNING) and SQLite
+// complete, then select and update in a transaction.
+func (o *outboxTransport) claimAfter(ctx context.Context, done []string) ([]OutboxRow, error) {
+	var rows []OutboxRow
+	var err error
+	if o.db.Kind == config.Postgres {
+		rows, err = o.claimReturning(ctx, done)
+	} else if err = o.complete(ctx, done); err == nil {
+		rows, err = o.claimInTx(ctx)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("event: outbox claim: %w", err)
+	}
+	return rows, nil
+}
+
+// due restricts q to the rows a relay may claim now, oldest first, at most batch_size.
+func (o *outboxTransport) due(q *bun.SelectQuery, now time.Time) *bun.SelectQuery {
+	return q.WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
+		return q.Where("(status = ? AND retry_after IS NULL)", OutboxPending).
+			WhereOr("(status = ? AND retry_count < ? AND retry_after <= ?)", OutboxFailed, o.cfg.MaxRetries, now).
+			WhereOr("(status = ? AND retry_count < ? AND retry_after <= ?)", OutboxProcessing, o.cfg.MaxRetries, now)
+	}).OrderExpr("created_at, id").Limit(int64(o.cfg.BatchSize))
+}
+
+// leaseQuery sets the claimed rows' status and lease.
+func (o *outboxTransport) leaseQuery(idb bun.IDB, now time.Time) *bun.UpdateQuery {
+	return idb.NewUpdate().Model((*OutboxRow)(nil)).
+		Set("status = ?", OutboxProcessing).Set("retry_after = ?", dbTime(now.Add(o.lease())))
+}
+
+// outboxColumns are the columns of OutboxRow, for RETURNING.
+const outboxColumns = "id, created_at, event_id, event_type, source, trace_id, span_id, correlation_id, headers, " +
+	"payload, status, retry_count, last_error, processed_at, retry_after, occurred_at"
+
+// claimReturning is claimAfter on PostgreSQL: WITH done AS (UPDATE … completed) UPDATE … SET
+// processing WHERE id = ANY(ARRAY(SELECT … FOR UPDATE SKIP LOCKED)) RETURNING … (ANY(ARRAY())
+// keeps the outer update on the primary key; IN (SELECT) lets the planner hash-join a scan of
+// the whole table, completed rows included). The ids being completed
+// are excluded from the claim (one statement must not update a row twice).
+func (o *outboxTransport) claimReturning(ctx context.Context, done []string) ([]OutboxRow, error) {
+	now := dbTime(o.b.now())
+	sub := o.due(o.db.NewSelect().Model((*OutboxRow)(nil)).Column("id"), now)
+	q := o.leaseQuery(o.db, now)
+	if len(done) > 0 {
+		sub = sub.Where("id NOT IN (?)", bun.In(done))
+		q = q.With("done", o.completeQuery(done))
+	}
+	var rows []OutboxRow
+	err := q.Where("id = ANY(ARRAY(?))", o.db.ForUpdateSkipLocked(sub)).Returning(outboxColumns).Scan(ctx, &rows)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, err
+	}
+	slices.SortFunc(rows, func(a, b OutboxRow) int {
+		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), strings.Compare(a.ID, b.ID))
+	})
+	return rows, nil
+}
+
+// claimInTx is claimAfter on MySQL/MariaDB (FOR UPDATE SKIP LOCKED) and SQLite (an immediate
+// transaction): select the due rows, then lease them, in one transaction.
+func (o *outboxTransport) claimInTx(ctx context.Context) ([]OutboxRow, error) {
 	var rows []OutboxRow
 	now := dbTime(o.b.now())
-	until := dbTime(now.Add(o.lease()))
 	err := o.db.RunInTx(ctx, txOptions(o.db), func(ctx context.Context, tx bun.Tx) error {
-		q := tx.NewSelect().Model(&rows).
-			Where("(status = ? AND retry_after IS NULL)", OutboxPending).
-			WhereOr("(status = ? AND retry_count < ? AND retry_after <= ?)", OutboxFailed, o.cfg.MaxRetries, now).
-			WhereOr("(status = ? AND retry_count < ? AND retry_after <= ?)", OutboxProcessing, o.cfg.MaxRetries, now).
-			OrderExpr("created_at, id").Limit(int64(o.cfg.BatchSize))
-		if err := o.db.ForUpdateSkipLocked(q).Scan(ctx); err != nil {
+		if err := o.db.ForUpdateSkipLocked(o.due(tx.NewSelect().Model(&rows), now)).Scan(ctx); err != nil {
 			return err
 		}
 		if len(rows) == 0 {
@@ -92,15 +178,10 @@ func (o *outboxTransport) claim(ctx context.Context) ([]OutboxRow, error) {
 		for i := range rows {
 			ids[i] = rows[i].ID
 		}
-		_, err := tx.NewUpdate().Model((*OutboxRow)(nil)).
-			Set("status = ?", OutboxProcessing).Set("retry_after = ?", until).
-			Where("id IN (?)", bun.In(ids)).Exec(ctx)
+		_, err := o.leaseQuery(tx, now).Where("id IN (?)", bun.In(ids)).Exec(ctx)
 		return err
 	})
-	if err != nil {
-		return nil, fmt.Errorf("event: outbox claim: %w", err)
-	}
-	return rows, nil
+	return rows, err
 }
 
 // fail records a failed forward (wire-runtime §2.4 step 3): the count goes up and the row waits
@@ -168,8 +249,9 @@ func (o *outboxTransport) Cleanup(ctx context.Context) (int64, error) {
 	return res.RowsAffected()
 }
 
-// relayLoop runs RelayOnce every relay_interval, at once when woken (a local commit or a
-// PostgreSQL notification), and again without waiting while batches come back full.
+// relayLoop relays every relay_interval and at once when woken (a local commit or a PostgreSQL
+// notification), and keeps claiming while batches come back non-empty; each claim also
+// completes the batch before it.
 func (o *outboxTransport) relayLoop(ctx context.Context) {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
@@ -180,18 +262,29 @@ func (o *outboxTransport) relayLoop(ctx context.Context) {
 		case <-timer.C:
 		case <-o.wake:
 		}
-		for {
-			// A batch in flight finishes even when Stop cancels ctx: its rows would otherwise
-			// wait for their lease to expire.
-			n, err := o.RelayOnce(context.WithoutCancel(ctx))
-			if err != nil && ctx.Err() == nil {
-				o.b.log.Error("event: outbox relay", "err", err)
-			}
-			if n < o.cfg.BatchSize || err != nil || ctx.Err() != nil {
-				break
-			}
-		}
+		o.drain(ctx)
 		timer.Reset(o.cfg.RelayInterval)
+	}
+}
+
+// drain relays batches until one comes back empty or ctx ends, then completes what is left. A
+// batch in flight finishes even when Stop cancels ctx: its rows would otherwise wait for their
+// lease to expire.
+func (o *outboxTransport) drain(ctx context.Context) {
+	run := context.WithoutCancel(ctx)
+	var done []string
+	for {
+		n, next, err := o.relayBatch(run, done)
+		done = next
+		if err != nil && ctx.Err() == nil {
+			o.b.log.Error("event: outbox relay", "err", err)
+		}
+		if n == 0 || ctx.Err() != nil {
+			break
+		}
+	}
+	if err := o.complete(run, done); err != nil {
+		o.b.log.Error("event: outbox relay", "err", err)
 	}
 }
 
@@ -242,9 +335,13 @@ func (o *outboxTransport) listenOnce(ctx context.Context) error {
 	})
 }
 
-// announce sends one NOTIFY per batch of local commits (PostgreSQL only), outside any
-// transaction, so the relays of the other nodes wake within milliseconds of a commit here.
+// announce sends one NOTIFY per burst of local commits (PostgreSQL only), outside any
+// transaction, so the relays of the other nodes wake within milliseconds of a commit here. It
+// sends at most one per announceGap: a NOTIFY is a transaction with its own WAL flush, and one
+// per commit would double the commits of a busy publisher.
 func (o *outboxTransport) announce(ctx context.Context) {
+	gap := time.NewTimer(0)
+	defer gap.Stop()
 	for {
 		select {
 		case <-ctx.Done():
@@ -253,6 +350,12 @@ func (o *outboxTransport) announce(ctx context.Context) {
 		}
 		if _, err := o.db.ExecContext(ctx, "SELECT pg_notify(?, ?)", o.channel, o.node); err != nil && ctx.Err() == nil {
 			o.b.log.Warn("event: outbox notify", "err", err)
+		}
+		gap.Reset(announceGap)
+		select {
+		case <-ctx.Done():
+			return
+		case <-gap.C:
 		}
 	}
 }

@@ -32,6 +32,11 @@ func (e *Engine) audit(q *request) {
 		Code:      q.code,
 		Status:    q.status,
 		OK:        q.code == CodeOK && q.wrote,
+		Params:    auditJSON(q.env.params.val),
+		Meta:      auditJSON(q.env.meta.val),
+	}
+	if rec.OK {
+		rec.Result = auditResult(q.result)
 	}
 	e.cfg.Audit.Audit(context.WithoutCancel(q.ctx), rec)
 }
@@ -56,19 +61,23 @@ func (q *request) userAgent() string {
 }
 
 // AuditEvent is the payload of EventRequestAudit (wire-runtime §2.9). UserID is null when the
-// call was not authenticated; ElapsedTime is in milliseconds. The original's requestParams,
-// requestMeta, resultMessage and resultData are not carried: params may hold credentials, and
-// the record is taken after the answer is written.
+// call was not authenticated; ElapsedTime is in milliseconds. RequestParams and RequestMeta are
+// objects ({} when the request had none), ResultData the data of a successful answer (null
+// otherwise), all redacted and bounded as AuditRecord says. The original's resultMessage is not
+// carried (the message is rendered in the client's language after the record is taken).
 type AuditEvent struct {
-	Resource    string  `json:"resource"`
-	Action      string  `json:"action"`
-	Version     string  `json:"version"`
-	UserID      *string `json:"userId"`
-	UserAgent   string  `json:"userAgent"`
-	RequestID   string  `json:"requestId"`
-	RequestIP   string  `json:"requestIp"`
-	ResultCode  int     `json:"resultCode"`
-	ElapsedTime int64   `json:"elapsedTime"`
+	Resource      string  `json:"resource"`
+	Action        string  `json:"action"`
+	Version       string  `json:"version"`
+	UserID        *string `json:"userId"`
+	UserAgent     string  `json:"userAgent"`
+	RequestID     string  `json:"requestId"`
+	RequestIP     string  `json:"requestIp"`
+	RequestParams any     `json:"requestParams"`
+	RequestMeta   any     `json:"requestMeta"`
+	ResultCode    int     `json:"resultCode"`
+	ResultData    any     `json:"resultData"`
+	ElapsedTime   int64   `json:"elapsedTime"`
 }
 
 // EventType returns EventRequestAudit, so subscribers can use event.SubscribeTyped.
@@ -92,11 +101,43 @@ var _ AuditSink = busAuditSink{}
 // Audit implements AuditSink.
 func (b busAuditSink) Audit(ctx context.Context, rec AuditRecord) {
 	ev := AuditEvent{Resource: rec.Resource, Action: rec.Action, Version: rec.Version, UserAgent: rec.UserAgent,
-		RequestID: rec.RequestID, RequestIP: rec.ClientIP, ResultCode: rec.Code, ElapsedTime: rec.Duration.Milliseconds()}
+		RequestID: rec.RequestID, RequestIP: rec.ClientIP, RequestParams: objectOrEmpty(rec.Params),
+		RequestMeta: objectOrEmpty(rec.Meta), ResultCode: rec.Code, ResultData: rec.Result, ElapsedTime: rec.Duration.Milliseconds()}
 	if rec.Principal != nil {
 		ev.UserID = &rec.Principal.ID
 	}
 	if err := b.bus.Publish(ctx, event.Named{Type: EventRequestAudit, Payload: ev}, event.Async()); err != nil {
 		b.logger.ErrorContext(ctx, "rpc: publish audit event", slog.String("request_id", rec.RequestID), slog.Any("err", err))
+	}
+}
+
+// objectOrEmpty is v, or an empty object when v is nil (requestParams and requestMeta are
+// objects on the wire).
+func objectOrEmpty(v any) any {
+	if v == nil {
+		return map[string]any{}
+	}
+	return v
+}
+
+// AuditSinks returns the AuditSink that hands each record to every non-nil sink, in order. The
+// server uses it so a host sink (svc.WithAuditSink) adds to the bus's instead of replacing it.
+func AuditSinks(sinks ...AuditSink) AuditSink {
+	var list auditSinks
+	for _, s := range sinks {
+		if s != nil {
+			list = append(list, s)
+		}
+	}
+	return list
+}
+
+// auditSinks fans a record out to several sinks.
+type auditSinks []AuditSink
+
+// Audit implements AuditSink.
+func (l auditSinks) Audit(ctx context.Context, rec AuditRecord) {
+	for _, s := range l {
+		s.Audit(ctx, rec)
 	}
 }

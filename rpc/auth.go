@@ -52,6 +52,11 @@ type AuditRecord struct {
 	Code      int  // business code of the answer (0 on success)
 	Status    int  // HTTP status of the answer
 	OK        bool // Code == 0
+	// Params and Meta are the request's params and meta, and Result the data of a successful
+	// answer (nil otherwise), as decoded JSON with the values of credential-like keys replaced
+	// by RedactedAuditValue (AuditRedacts), each bounded by MaxAuditValueBytes
+	// (TruncatedAuditValue past it); nil when absent.
+	Params, Meta, Result any
 }
 
 // AuditSink receives audit records. Implementations must not block the request for long; on the

@@ -49,6 +49,15 @@
 // modify), the request, the response header, a logger carrying request_id, resource, action and
 // version, and Files for multipart requests (nil for JSON).
 //
+// # Observing calls
+//
+// EngineConfig.Observer (an Observer; the ops package implements it) watches the calls served
+// over HTTP for metrics and traces: Begin when a call arrives (it may replace the context with
+// one carrying a span), the route's OperationObserver once the operation is known and when the
+// answer is written. Per-operation observers are created once when the engine freezes, so a
+// call costs the observer's atomic updates and nothing else; with no Observer the request path
+// only checks a nil field. In-process calls are not observed.
+//
 // # In-process calls
 //
 // Engine.Call (inprocess.go) runs steps 3 and 5 to 8 for a caller that has already
@@ -225,8 +234,10 @@
 //   - Audit: every call of an audited operation that got past lookup is recorded, failures
 //     included (Principal nil when authentication failed), after its answer is written. On the
 //     server BusAuditSink publishes each record asynchronously as svc.api.request.audit
-//     (AuditEvent; wire-runtime §2.9 without requestParams, requestMeta, resultMessage and
-//     resultData, since params may hold credentials), unless the host sets its own sink.
+//     (AuditEvent; wire-runtime §2.9 without resultMessage), and a host sink gets it too
+//     (AuditSinks). requestParams, requestMeta and resultData carry the values of
+//     credential-like keys as RedactedAuditValue (AuditRedacts) and are each bounded by
+//     MaxAuditValueBytes (TruncatedAuditValue past it).
 //   - JSON strings are escaped as encoding/json does (<, >, & as \u003c…).
 //   - Rate limiting: Retry-After is the exact wait until a call would be admitted, where the
 //     original's fixed-window limiter sends the time until its window resets; refused calls are

@@ -84,6 +84,8 @@ type EngineConfig struct {
 	Audit AuditSink
 	// DefaultStrategy authenticates operations that name none (default StrategyBearer).
 	DefaultStrategy string
+	// Observer watches the calls served over HTTP (metrics, traces); nil observes nothing.
+	Observer Observer
 	// SpoolDir holds temporary files of multipart file parts that arrive before the envelope
 	// fields (default os.TempDir()).
 	SpoolDir string
@@ -101,6 +103,9 @@ type Engine struct {
 	budget   *bodyBudget
 	limiter  *RateLimiter
 	okPrefix []byte // `{"code":0,"message":"<ok>","data":`
+
+	obs        Observer          // cfg.Observer
+	unresolved OperationObserver // the Observer's value for calls without an operation
 
 	checker atomic.Pointer[checkerBox]
 
@@ -154,6 +159,7 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 		budget:     newBodyBudget(cfg.BodyMemoryBudget),
 		routes:     make(map[string]*route),
 		strategies: map[string]Strategy{StrategyNone: noneStrategy{}},
+		obs:        cfg.Observer,
 	}
 	if cfg.BodyEncoding.Enabled {
 		enc := cfg.BodyEncoding.Encoding
@@ -210,6 +216,9 @@ func (e *Engine) Validate() error {
 	if err := e.checkStrategiesLocked(); err != nil {
 		return err
 	}
+	if !e.frozen.Load() {
+		e.attachObservers()
+	}
 	e.frozen.Store(true)
 	return nil
 }
@@ -239,6 +248,7 @@ func (e *Engine) freeze() {
 	if err := e.checkStrategiesLocked(); err != nil {
 		e.log.Error("rpc: engine served before Validate", slog.Any("error", err))
 	}
+	e.attachObservers()
 	e.frozen.Store(true)
 }
 

@@ -84,7 +84,7 @@ func (e *Engine) callSteps(q *request, p *Principal, resource, action, version s
 func (e *Engine) settle(q *request, data any, err error) (any, error) {
 	q.wrote = true
 	if err == nil {
-		q.status, q.code = http.StatusOK, CodeOK
+		q.status, q.code, q.result = http.StatusOK, CodeOK, data
 		return data, nil
 	}
 	re, ok := AsError(err)

@@ -2,7 +2,9 @@ package rpc
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -128,4 +130,62 @@ func TestConcurrentRequests(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// TestAuditData: an audited operation's record carries its params, meta and result with the
+// values of credential-like keys redacted at any depth; a value past MaxAuditValueBytes is
+// replaced by its size; a failed call carries no result.
+func TestAuditData(t *testing.T) {
+	t.Parallel()
+	sink := &auditLog{}
+	type result struct {
+		ID          int    `json:"id"`
+		AccessToken string `json:"accessToken"`
+	}
+	e := newEngine(t, EngineConfig{Audit: sink}, Resource{Name: "a", Ops: []Op{
+		Handle("ok", func(context.Context, Call, map[string]any) (any, error) {
+			return result{ID: 7, AccessToken: "tok-123"}, nil
+		}, Audit()),
+		Handle("fails", func(context.Context, Call, map[string]any) (any, error) { return nil, ErrRecordNotFound }, Audit()),
+	}})
+	body := `{"resource":"a","action":"ok","version":"v1","params":{"name":"x","newPassword":"hunter2",` +
+		`"items":[{"client_secret":"s1","n":1}],"n":2},"meta":{"X-Api-Key":"k1","page":1}}`
+	serve(t, e, post(body, "Authorization", bearerAlice))
+	big := `{"blob":"` + strings.Repeat("a", MaxAuditValueBytes) + `"}`
+	serve(t, e, post(envelopeJSON("a", "fails", "v1", big), "Authorization", bearerAlice))
+	recs := sink.records()
+	if len(recs) != 2 {
+		t.Fatalf("records = %d, want 2", len(recs))
+	}
+	wantParams := map[string]any{"name": "x", "newPassword": RedactedAuditValue, "n": json.Number("2"),
+		"items": []any{map[string]any{"client_secret": RedactedAuditValue, "n": json.Number("1")}}}
+	wantMeta := map[string]any{"X-Api-Key": RedactedAuditValue, "page": json.Number("1")}
+	wantResult := map[string]any{"id": json.Number("7"), "accessToken": RedactedAuditValue}
+	if diff := cmp.Diff([]any{wantParams, wantMeta, wantResult}, []any{recs[0].Params, recs[0].Meta, recs[0].Result}); diff != "" {
+		t.Errorf("audit data (-want +got):\n%s", diff)
+	}
+	want := TruncatedAuditValue{Truncated: true, Bytes: len(big)}
+	if recs[1].Params != want || recs[1].Result != nil || recs[1].Meta != nil {
+		t.Errorf("failed call: params %v, meta %v, result %v; want %v, nil, nil", recs[1].Params, recs[1].Meta, recs[1].Result, want)
+	}
+}
+
+func TestAuditRedacts(t *testing.T) {
+	t.Parallel()
+	for key, want := range map[string]bool{"password": true, "PWD": true, "refresh_token": true, "clientSecret": true,
+		"credentials": true, "Authorization": true, "api-key": true, "name": false, "tokenizer": true, "id": false, "page": false} {
+		if got := AuditRedacts(key); got != want {
+			t.Errorf("AuditRedacts(%q) = %v, want %v", key, got, want)
+		}
+	}
+}
+
+// TestAuditSinks: every non-nil sink gets each record, in order.
+func TestAuditSinks(t *testing.T) {
+	t.Parallel()
+	a, b := &auditLog{}, &auditLog{}
+	AuditSinks(a, nil, b).Audit(context.Background(), AuditRecord{RequestID: "r1"})
+	if ra, rb := a.records(), b.records(); len(ra) != 1 || len(rb) != 1 || ra[0].RequestID != "r1" || rb[0].RequestID != "r1" {
+		t.Errorf("sinks got %v and %v, want the record in both", ra, rb)
+	}
 }

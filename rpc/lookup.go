@@ -12,5 +12,6 @@ func (e *Engine) lookup(q *request) error {
 		return ErrNotFound
 	}
 	q.route = rt
+	e.observeResolved(q)
 	return nil
 }

@@ -35,6 +35,9 @@ type Op struct {
 	// Invoke decodes and validates the raw JSON params, then calls the typed handler.
 	// The engine calls it after authentication, permission check and rate limiting.
 	Invoke func(ctx context.Context, c Call, params json.RawMessage) (any, error)
+	// Params is the Go type Invoke decodes params into (Handle's P), for callers that describe
+	// operations (the MCP endpoint derives a tool's input schema from it); nil when unknown.
+	Params reflect.Type
 
 	result *flatStruct // set by Handle when its result type encodes without encoding/json
 }
@@ -88,7 +91,7 @@ type NoParams struct{}
 // exact digits) and validated when it implements Validator; R is rendered as the envelope's data.
 // Nothing is looked up by reflection per request beyond the JSON decoding of P itself.
 func Handle[P, R any](action string, fn func(ctx context.Context, c Call, p P) (R, error), opts ...Option) Op {
-	op := Op{Action: action, Version: DefaultVersion, Strategy: StrategyBearer}
+	op := Op{Action: action, Version: DefaultVersion, Strategy: StrategyBearer, Params: reflect.TypeFor[P]()}
 	for _, opt := range opts {
 		opt(&op)
 	}

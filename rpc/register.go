@@ -22,9 +22,10 @@ type route struct {
 	resource, action, version string
 	op                        Op
 	strategy                  string
-	limit                     Limit         // resolved against the engine default
-	limitHeader               []string      // X-RateLimit-Limit value, shared
-	timeout                   time.Duration // resolved against DefaultTimeout
+	limit                     Limit             // resolved against the engine default
+	limitHeader               []string          // X-RateLimit-Limit value, shared
+	timeout                   time.Duration     // resolved against DefaultTimeout
+	obs                       OperationObserver // nil unless EngineConfig.Observer is set
 }
 
 // routeKey is the lookup key of (resource, action, version). NUL cannot occur in valid names, so

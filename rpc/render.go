@@ -43,7 +43,7 @@ var renderPool = sync.Pool{New: func() any {
 // respond writes a success envelope (step 9).
 func (e *Engine) respond(q *request, status int, data any) {
 	e.writeEnvelope(q.w, q.ctx, q.id, status, CodeOK, "", data, q.route.op.result, e.protect)
-	q.wrote, q.status, q.code = true, status, CodeOK
+	q.wrote, q.status, q.code, q.result = true, status, CodeOK, data
 }
 
 // fail renders err through the one renderer (step 9).

@@ -34,6 +34,9 @@ type request struct {
 	wrote  bool // the envelope was written
 	status int  // HTTP status written (audit)
 	code   int  // business code written (audit)
+	result any  // data of the success envelope (audit)
+
+	observed time.Time // when the Observer's Begin ran; zero without an Observer
 }
 
 var requestPool = sync.Pool{New: func() any { return new(request) }}
@@ -117,6 +120,9 @@ func (e *Engine) begin(w http.ResponseWriter, r *http.Request) *request {
 		q.ctx = WithRequestInfo(q.ctx, info)
 	}
 	q.id, q.clientIP = info.ID, info.ClientIP
+	if e.obs != nil {
+		e.observeBegin(q)
+	}
 	return q
 }
 
@@ -131,6 +137,9 @@ func (e *Engine) end(q *request) {
 		q.files.cleanup()
 	}
 	e.audit(q)
+	if e.obs != nil {
+		e.observeDone(q)
+	}
 	q.mem.release()
 	*q = request{}
 	requestPool.Put(q)

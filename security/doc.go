@@ -150,7 +150,10 @@
 //   - Password hashing is bounded (Hasher.Acquire): the password login hashes in at most
 //     GOMAXPROCS slots at once, 64 callers per slot wait within the request's deadline; past
 //     that it answers 429/1401 (too_many_requests, no Retry-After), not counted by the lockout.
-//     Store and policy operations (CLI, password change) are not gated.
+//     Store and policy operations (CLI, password change) are not gated. Each released argon2id
+//     slot may first run one GC cycle (hashreclaim.go) once the hash memory dropped
+//     since the last cycle exceeds the rest of the live heap, so hash garbage cannot pile up
+//     between the collector's own cycles (login bursts stay within idle + 100 MiB).
 //   - Refresh reloads the principal from the built-in store (roles and disable take effect);
 //     for principals of host authenticators the login snapshot of the family is used.
 //   - A challenge token is a JWT (typ challenge, 5 minutes) signed with a key derived from the
@@ -187,10 +190,11 @@
 //   - Events (EventSink): svc.security.login_succeeded, login_failed, account_locked, logout,
 //     token_refreshed, refresh_reuse_detected; they carry ids, the identifier, client IP,
 //     request id and a reason word, never a secret. On the server they are published on the
-//     event bus asynchronously by BusSink (unless Options.Events is set; without a bus they are
-//     logged), each under its type with Event as payload, plus svc.security.login (LoginEvent,
-//     the original's shape, wire-runtime §2.9, without userAgent and errorCode) for every login
-//     success and failure. A publish never fails or blocks a login: a full async queue makes the
+//     event bus asynchronously by BusSink, each under its type with Event as payload, plus
+//     svc.security.login (LoginEvent, the original's shape, wire-runtime §2.9, without userAgent
+//     and errorCode) for every login success and failure. Options.Events, when set, receives
+//     them too: a host sink adds to the bus, it does not replace it (without a bus it replaces
+//     the log sink). A publish never fails or blocks a login: a full async queue makes the
 //     bus publish synchronously, and an error is only logged. The log sink (no bus) cuts each value
 //     with rpc.LogText (at most 256 bytes, marked "…(truncated)").
 //   - Opaque sessions (wire-core §5.5): the token is 32 random bytes, base64url without

@@ -139,3 +139,25 @@ func (b busSink) publish(ctx context.Context, evt event.Named) {
 		b.logger.ErrorContext(ctx, "security: publish event", slog.String("event", evt.Type), slog.Any("err", err))
 	}
 }
+
+// EventSinks returns the EventSink that emits each event to every non-nil sink, in order. New
+// uses it so a host sink (Options.Events) adds to the event bus's instead of replacing it.
+func EventSinks(sinks ...EventSink) EventSink {
+	var list eventSinks
+	for _, s := range sinks {
+		if s != nil {
+			list = append(list, s)
+		}
+	}
+	return list
+}
+
+// eventSinks fans an event out to several sinks.
+type eventSinks []EventSink
+
+// Emit implements EventSink.
+func (l eventSinks) Emit(ctx context.Context, e Event) {
+	for _, s := range l {
+		s.Emit(ctx, e)
+	}
+}

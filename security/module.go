@@ -65,8 +65,9 @@ type Options struct {
 	TokenState TokenStateLoader
 	// PrincipalLoader reloads principals on refresh.
 	PrincipalLoader PrincipalLoader
-	// Events receives security events (default: published on the server's event bus by
-	// BusSink; without a bus, logged at info level).
+	// Events receives security events in addition to the server's event bus (BusSink
+	// publishes them there in any case); without a bus it replaces the default, which logs
+	// them at info level.
 	Events EventSink
 	// Tokens replaces the token service chosen by svc.security.token_type (JWT, or opaque
 	// sessions). With a host token service there are no built-in sessions (Service.Sessions is
@@ -157,11 +158,12 @@ func New(deps app.Deps, opts Options) (*Service, error) {
 	}
 	s := &Service{cfg: deps.Config, logger: deps.Logger, now: deps.Clock, keys: &signingKeys{},
 		accessTTL: accessTokenTTL(deps.Config), db: deps.DB}
-	sink := opts.Events
+	var sink EventSink
 	switch {
-	case sink != nil:
 	case deps.Events != nil:
-		sink = BusSink(deps.Events, s.logger)
+		sink = EventSinks(BusSink(deps.Events, s.logger), opts.Events)
+	case opts.Events != nil:
+		sink = opts.Events
 	default:
 		sink = LogSink(s.logger)
 	}

@@ -172,11 +172,7 @@ func (t *JWTTokens) Verify(ctx context.Context, accessToken string) (*rpc.Princi
 	if err := t.familyLive(ctx, v.family); err != nil {
 		return nil, err
 	}
-	p := v.copyPrincipal()
-	if roles != nil {
-		p.Roles = withRoles(roles)
-	}
-	return p, nil
+	return v.principalWith(roles), nil
 }
 
 // familyLive refuses the tokens of a revoked family (1003). Tokens without a family (minted by

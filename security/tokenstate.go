@@ -47,7 +47,7 @@ func (s *stateCache) check(ctx context.Context, id string, iat time.Time, strict
 	if s == nil || s.loader == nil {
 		return nil, nil
 	}
-	st, err := s.get(ctx, id, strict)
+	st, known, err := s.get(ctx, id, strict)
 	if err != nil {
 		if strict {
 			return nil, err
@@ -55,7 +55,7 @@ func (s *stateCache) check(ctx context.Context, id string, iat time.Time, strict
 		s.logger.WarnContext(ctx, "token state unavailable, accepting the token", slog.Any("error", err))
 		return nil, nil
 	}
-	if st == nil {
+	if !known {
 		return nil, nil
 	}
 	if st.Disabled || iat.Before(st.ValidAfter.Truncate(time.Second)) {
@@ -64,26 +64,34 @@ func (s *stateCache) check(ctx context.Context, id string, iat time.Time, strict
 	return st.Roles, nil
 }
 
-// get returns the principal's state, nil when the loader does not know it.
-func (s *stateCache) get(ctx context.Context, id string, fresh bool) (*TokenState, error) {
+// get returns the principal's state; known is false when the loader does not know it. The state
+// is returned by value: the built-in store's answer is read per request and needs no copy.
+func (s *stateCache) get(ctx context.Context, id string, fresh bool) (st TokenState, known bool, err error) {
 	if s.entries != nil && !fresh {
 		if e, ok := s.entries.get(id); ok {
-			return e, nil
+			if e == nil {
+				return TokenState{}, false, nil
+			}
+			return *e, true, nil
 		}
 	}
-	st, err := s.loader.TokenState(ctx, id)
-	var e *TokenState
+	st, err = s.loader.TokenState(ctx, id)
 	switch {
 	case errors.Is(err, ErrUserNotFound):
+		err = nil
 	case err != nil:
-		return nil, err
+		return TokenState{}, false, err
 	default:
-		e = &st
+		known = true
 	}
 	if s.entries != nil {
+		var e *TokenState
+		if known {
+			e = &st
+		}
 		s.entries.set(id, e)
 	}
-	return e, nil
+	return st, known, nil
 }
 
 // invalidate forgets a principal's cached state (the built-in store calls it on change).

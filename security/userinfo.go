@@ -3,6 +3,9 @@ package security
 import (
 	"context"
 	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/rpc"
@@ -64,25 +67,65 @@ func (f UserInfoLoaderFunc) LoadUserInfo(ctx context.Context, p *rpc.Principal, 
 // builtinUserInfo is the default loader over the built-in store: name from the store (or the
 // principal), gender unknown, no avatar, the permission tokens of the roles, and the entries of
 // svc.security.menus those roles may see.
+//
+// Tokens and menus depend only on the role set, and svc.security.roles and menus are fixed for
+// the life of the server, so each role set's pair is worked out once and shared by every answer
+// (the encoder only reads it): get_user_info is the call a client makes on every page load.
 type builtinUserInfo struct {
 	store *Store
 	perms *RolePermissions
 	menus []config.Menu
+
+	views    sync.Map // role-set key → *roleView
+	viewsLen atomic.Int32
 }
 
+// roleView is what a role set sees: its permission tokens and menus.
+type roleView struct {
+	tokens []string
+	menus  []UserMenu
+}
+
+// maxRoleViews bounds the memo; a server with more distinct role sets works the rest out per call.
+const maxRoleViews = 4096
+
 func (b *builtinUserInfo) LoadUserInfo(ctx context.Context, p *rpc.Principal, _ map[string]any) (*UserInfo, error) {
-	info := &UserInfo{ID: p.ID, Name: p.Name, Gender: GenderUnknown, Menus: []UserMenu{}}
+	info := &UserInfo{ID: p.ID, Name: p.Name, Gender: GenderUnknown}
 	roles := p.Roles
 	if b.store != nil {
-		u, err := b.store.UserByID(ctx, p.ID)
+		u, err := b.store.cached(ctx, p.ID)
 		switch {
 		case err == nil:
-			info.Name, roles = u.Principal().Name, u.Roles
+			info.Name, roles = u.displayName(), u.Roles
 		case !errors.Is(err, ErrUserNotFound):
 			return nil, err
 		}
 	}
-	info.PermissionTokens = b.perms.Tokens(roles)
-	info.Menus = visibleMenus(b.menus, roles, b.perms)
+	v := b.view(roles)
+	info.PermissionTokens, info.Menus = v.tokens, v.menus
 	return info, nil
+}
+
+// view returns the memoised roleView of roles.
+func (b *builtinUserInfo) view(roles []string) *roleView {
+	key := roleKey(roles)
+	if v, ok := b.views.Load(key); ok {
+		return v.(*roleView)
+	}
+	v := &roleView{tokens: b.perms.Tokens(roles), menus: visibleMenus(b.menus, roles, b.perms)}
+	if b.viewsLen.Load() < maxRoleViews {
+		if _, loaded := b.views.LoadOrStore(key, v); !loaded {
+			b.viewsLen.Add(1)
+		}
+	}
+	return v
+}
+
+// roleKey is the memo key of a role list: the role itself for one role (no allocation), the
+// roles joined by a unit separator otherwise.
+func roleKey(roles []string) string {
+	if len(roles) == 1 {
+		return roles[0]
+	}
+	return strings.Join(roles, "\x1f")
 }

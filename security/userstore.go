@@ -40,15 +40,20 @@ func (u *User) HasTOTP() bool { return u.TOTPSecret != "" }
 
 // Principal returns the principal of u: its id, display name (or user name) and roles.
 func (u *User) Principal() *rpc.Principal {
-	name := u.DisplayName
-	if name == "" {
-		name = u.Username
-	}
+	name := u.displayName()
 	roles := slices.Clone(u.Roles)
 	if roles == nil {
 		roles = []string{}
 	}
 	return &rpc.Principal{Type: rpc.PrincipalUser, ID: u.ID, Name: name, Roles: roles}
+}
+
+// displayName is the name shown for u: its display name, else its user name.
+func (u *User) displayName() string {
+	if u.DisplayName != "" {
+		return u.DisplayName
+	}
+	return u.Username
 }
 
 // UserStore is what the built-in password authenticator needs from a user directory. The
@@ -220,6 +225,19 @@ func (s *Store) LookupUser(ctx context.Context, username string) (*User, error) 
 // UserByID returns the user with id, from the cache when it holds it (no database read in
 // steady state); the caller owns the returned value.
 func (s *Store) UserByID(ctx context.Context, id string) (*User, error) {
+	u, err := s.cached(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	c := *u
+	c.Roles = slices.Clone(u.Roles)
+	return &c, nil
+}
+
+// cached returns the user with id as the cache holds it: shared with every other caller, so it
+// is read and never modified. The per-request readers (TokenState, LoadPrincipal, the built-in
+// user info) use it, which spares them UserByID's copy.
+func (s *Store) cached(ctx context.Context, id string) (*User, error) {
 	if id == "" {
 		return nil, ErrUserNotFound
 	}
@@ -239,9 +257,7 @@ func (s *Store) UserByID(ctx context.Context, id string) (*User, error) {
 	if u == nil {
 		return nil, ErrUserNotFound
 	}
-	c := *u
-	c.Roles = slices.Clone(u.Roles)
-	return &c, nil
+	return u, nil
 }
 
 func (s *Store) row(ctx context.Context, column, value string) (*userRow, error) {
@@ -393,7 +409,7 @@ func (s *Store) update(ctx context.Context, username string, set func(*bun.Updat
 
 // LoadPrincipal implements PrincipalLoader: unknown and disabled users wrap ErrUserNotFound.
 func (s *Store) LoadPrincipal(ctx context.Context, id string) (*rpc.Principal, error) {
-	u, err := s.UserByID(ctx, id)
+	u, err := s.cached(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -405,7 +421,7 @@ func (s *Store) LoadPrincipal(ctx context.Context, id string) (*rpc.Principal, e
 
 // TokenState implements TokenStateLoader.
 func (s *Store) TokenState(ctx context.Context, id string) (TokenState, error) {
-	u, err := s.UserByID(ctx, id)
+	u, err := s.cached(ctx, id)
 	if err != nil {
 		return TokenState{}, err
 	}

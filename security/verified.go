@@ -76,6 +76,18 @@ func (c *verifiedCache) drop(token string) {
 // changes its Principal, its Roles or its Details cannot affect any other request of the token.
 func (v verifiedToken) copyPrincipal() *rpc.Principal { return clonePrincipal(v.principal) }
 
+// principalWith is copyPrincipal with the principal's current roles when the store keeps them
+// (roles not nil), copied once.
+func (v verifiedToken) principalWith(roles []string) *rpc.Principal {
+	if roles == nil {
+		return v.copyPrincipal()
+	}
+	c := *v.principal
+	c.Roles = slices.Clone(roles)
+	c.Details = cloneJSON(v.principal.Details)
+	return &c
+}
+
 // clonePrincipal returns a copy of p that shares nothing mutable with it: the roles slice and
 // the JSON-shaped details (maps and slices, nested) are copied.
 func clonePrincipal(p *rpc.Principal) *rpc.Principal {

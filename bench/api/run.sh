@@ -7,6 +7,7 @@
 #   DURATION=30s ROUNDS=3 bench/api/run.sh
 #   CPUPROFILE=/tmp/svc.pprof bench/api/run.sh   # profile svcbench over the whole run
 #   MEMPROFILE=/tmp/svc.alloc bench/api/run.sh   # its allocations (go tool pprof -sample_index=alloc_space)
+#   METRICS=1 bench/api/run.sh          # svc with svc.metrics.enabled (issue #19: cost ≤ 3 %)
 #
 # Both servers run for the whole script; rounds alternate svc and bare so that a change in the
 # machine's load hits both alike. Besides wrk's numbers each line gives the server's CPU time per
@@ -46,6 +47,10 @@ secret = "$secret"
 [svc.api.rate_limit]
 max = 1000000000
 TOML
+ADMIN_PORT=18083
+if [ -n "${METRICS:-}" ]; then
+  printf '[svc.metrics]\nenabled = true\n[svc.admin]\naddress = "127.0.0.1:%s"\n' "$ADMIN_PORT" >>"$work/application.toml"
+fi
 
 "$work/svcbench" -config "$work/application.toml" -token-file "$work/token" \
   ${CPUPROFILE:+-cpuprofile "$CPUPROFILE"} ${MEMPROFILE:+-memprofile "$MEMPROFILE"} 2>"$work/svc.log" &
@@ -100,3 +105,6 @@ for round in $(seq "$ROUNDS"); do
 done
 echo "load after: $(uptime)"
 echo "access log lines written by svc: $(grep -c '"msg":"request"' "$work/svc.log" || true)"
+if [ -n "${METRICS:-}" ]; then
+  echo "metrics on: $(curl -s "http://127.0.0.1:$ADMIN_PORT/metrics" | grep '^svc_api_requests_total{' | head -n 3)"
+fi

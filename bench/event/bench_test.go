@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/db"
@@ -74,12 +75,49 @@ func BenchmarkMemory(b *testing.B) {
 
 // BenchmarkOutboxPostgres: 16 publishers each commit one event per transaction on PostgreSQL;
 // the relay (woken by the commits) delivers to a memory subscriber on the same node.
-func BenchmarkOutboxPostgres(b *testing.B) {
-	ds := testservice.DataSource(b, config.Postgres)
-	d := testservice.OpenDB(b, ds)
+func BenchmarkOutboxPostgres(b *testing.B) { benchOutbox(b, config.Postgres, 1) }
+
+// BenchmarkOutboxMySQL is BenchmarkOutboxPostgres on MariaDB/MySQL (for information).
+func BenchmarkOutboxMySQL(b *testing.B) { benchOutbox(b, config.MySQL, 1) }
+
+// BenchmarkOutboxSQLite is BenchmarkOutboxPostgres on SQLite (for information; one writer).
+func BenchmarkOutboxSQLite(b *testing.B) { benchOutbox(b, config.SQLite, 1) }
+
+// BenchmarkOutboxPostgresBatch10 (a PublishBatch figure, not the per-transaction target): 16
+// publishers each commit ten events per transaction with PublishBatch; b.N counts events.
+func BenchmarkOutboxPostgresBatch10(b *testing.B) { benchOutbox(b, config.Postgres, 10) }
+
+// BenchmarkPostgresCommitCeiling is the ceiling the outbox figure is bounded by on this machine:
+// 16 goroutines each commit one outbox-shaped row per transaction, with no bus and no relay.
+func BenchmarkPostgresCommitCeiling(b *testing.B) {
+	d := outboxDB(b, config.Postgres)
+	b.ResetTimer()
+	publishConcurrently(b, 16, func() error {
+		return d.RunInTx(context.Background(), nil, func(ctx context.Context, tx bun.Tx) error {
+			now := time.Now().UTC()
+			id := uuid.NewString()
+			_, err := tx.NewInsert().Model(&event.OutboxRow{ID: id, CreatedAt: now, EventID: id, EventType: "svc.bench.tick",
+				Source: "bench", Payload: `{"n":0}`, Status: event.OutboxCompleted, OccurredAt: now}).Exec(ctx)
+			return err
+		})
+	})
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "commits/s")
+}
+
+// outboxDB is a fresh database of kind with the event tables.
+func outboxDB(b *testing.B, kind config.DBKind) *db.DB {
+	d := testservice.OpenDB(b, testservice.DataSource(b, kind))
 	if err := db.Migrate(context.Background(), d, *event.Migrations()); err != nil {
 		b.Fatal(err)
 	}
+	return d
+}
+
+// benchOutbox publishes b.N events on kind from 16 publishers, per transaction in batches of
+// size perTx (the last one shorter), and reports events/s and the publish → handler latency.
+func benchOutbox(b *testing.B, kind config.DBKind, perTx int) {
+	d := outboxDB(b, kind)
 	cfg := config.Default().Event
 	cfg.Transports.Outbox.Enabled = true
 	cfg.Transports.Outbox.BatchSize = 500
@@ -105,10 +143,18 @@ func BenchmarkOutboxPostgres(b *testing.B) {
 	if err := bus.Start(context.Background()); err != nil {
 		b.Fatal(err)
 	}
+	batches := (b.N + perTx - 1) / perTx
+	var left atomic.Int64
+	left.Store(int64(b.N))
 	b.ResetTimer()
-	publishConcurrently(b, 16, func() error {
+	publishN(b, 16, batches, func() error {
+		n := min(int64(perTx), left.Add(-int64(perTx))+int64(perTx))
+		evts := make([]event.Event, n)
+		for i := range evts {
+			evts[i] = tick{}
+		}
 		return bus.RunInTx(context.Background(), d, nil, func(ctx context.Context, tx bun.Tx) error {
-			return bus.Publish(ctx, tick{}, event.InTx(tx))
+			return bus.PublishBatch(ctx, evts, event.InTx(tx))
 		})
 	})
 	waitFor(b, &got, int64(b.N))
@@ -161,12 +207,15 @@ func BenchmarkStream(b *testing.B) {
 }
 
 // publishConcurrently calls publish b.N times in total from n goroutines.
-func publishConcurrently(b *testing.B, n int, publish func() error) {
+func publishConcurrently(b *testing.B, n int, publish func() error) { publishN(b, n, b.N, publish) }
+
+// publishN calls publish total times from n goroutines.
+func publishN(b *testing.B, n, total int, publish func() error) {
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range n {
 		wg.Go(func() {
-			for next.Add(1) <= int64(b.N) {
+			for next.Add(1) <= int64(total) {
 				if err := publish(); err != nil {
 					b.Error(err)
 					return
@@ -175,4 +224,40 @@ func publishConcurrently(b *testing.B, n int, publish func() error) {
 		})
 	}
 	wg.Wait()
+}
+
+// BenchmarkOutboxRelayDrainPostgres measures the relay alone: b.N pending rows are written
+// before the clock starts (one multi-row insert), then the bus starts and the clock stops when
+// the memory subscriber handled them all.
+func BenchmarkOutboxRelayDrainPostgres(b *testing.B) {
+	d := outboxDB(b, config.Postgres)
+	rows := make([]event.OutboxRow, b.N)
+	now := time.Now().UTC()
+	for i := range rows {
+		id := uuid.NewString()
+		rows[i] = event.OutboxRow{ID: id, CreatedAt: now, EventID: id, EventType: "svc.bench.tick", Source: "bench",
+			Payload: `{"n":0}`, Status: event.OutboxPending, OccurredAt: now}
+	}
+	for chunk := range slices.Chunk(rows, 1000) {
+		if _, err := d.NewInsert().Model(&chunk).Exec(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+	}
+	cfg := config.Default().Event
+	cfg.Transports.Outbox.Enabled = true
+	cfg.Transports.Outbox.BatchSize = 500
+	cfg.Routing = []config.EventRoute{{Pattern: "svc.*", Transports: []string{"outbox", "memory"}}}
+	bus := newBus(b, cfg, event.Deps{DB: d})
+	var got atomic.Int64
+	if _, err := bus.Subscribe("svc.bench.tick", func(context.Context, *event.Envelope) error { got.Add(1); return nil },
+		event.WithGroup("bench")); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	if err := bus.Start(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	waitFor(b, &got, int64(b.N))
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
 }

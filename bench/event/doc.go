@@ -4,7 +4,13 @@
 //     ≥ 1 000 000 events/s);
 //   - BenchmarkOutboxPostgres: one event per transaction from 16 publishers on PostgreSQL,
 //     committed and relayed to a memory subscriber, with the publish → handler latency p50/p99 on
-//     the publishing node (targets ≥ 5 000 events/s, p50 ≤ 50 ms);
+//     the publishing node (targets ≥ 5 000 events/s, p50 ≤ 50 ms); BenchmarkOutboxMySQL and
+//     BenchmarkOutboxSQLite the same on MariaDB and SQLite (for information);
+//     BenchmarkOutboxPostgresBatch10 a PublishBatch figure (ten events per transaction, not the
+//     target's shape); BenchmarkPostgresCommitCeiling the rate at which the same 16 goroutines
+//     commit one outbox row per transaction with no bus at all — the bound of the outbox figure
+//     on the machine at hand; BenchmarkOutboxRelayDrainPostgres the relay alone, draining rows
+//     written before the clock starts;
 //   - BenchmarkStream: kvstore_stream on Redis through one consumer group (target ≥ 20 000
 //     events/s).
 //

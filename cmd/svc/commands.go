@@ -10,6 +10,7 @@ import (
 	"github.com/svc-framework/svc"
 	"github.com/svc-framework/svc/app"
 	"github.com/svc-framework/svc/config"
+	"github.com/svc-framework/svc/cron"
 	"github.com/svc-framework/svc/db"
 	"github.com/svc-framework/svc/security"
 )
@@ -117,17 +118,24 @@ func versionCmd() *cobra.Command {
 	}
 }
 
-// hostOptions are the options of the ready binary: none beyond the default boot chain.
-func hostOptions() []svc.Option { return nil }
+// hostOptions are the options of the ready binary: the default boot chain plus the cron store's
+// built-in jobs (http.request, event.publish), so schedules work without host code.
+func hostOptions() []svc.Option { return []svc.Option{svc.WithCron(cron.Options{Builtins: true})} }
 
 // openSecurityDB opens the primary data source and applies the security module's migrations, so
 // the user and session commands work on a fresh database. The caller closes it.
 func openSecurityDB(ctx context.Context, cfg *config.Config) (*db.DB, error) {
+	return openPrimaryDB(ctx, cfg, *security.Migrations())
+}
+
+// openPrimaryDB opens the primary data source and applies the migration sets given. The caller
+// closes it.
+func openPrimaryDB(ctx context.Context, cfg *config.Config, sets ...db.Migrations) (*db.DB, error) {
 	d, err := db.Open(ctx, config.PrimaryDataSource, cfg.DataSources[config.PrimaryDataSource])
 	if err != nil {
 		return nil, err
 	}
-	if err := db.Migrate(ctx, d, *security.Migrations()); err != nil {
+	if err := db.Migrate(ctx, d, sets...); err != nil {
 		d.Close()
 		return nil, err
 	}

@@ -95,6 +95,7 @@ func TestConfigCheckRejectsEveryStartupError(t *testing.T) {
 		{"cron duration", "[svc.cron.store]\npoll_interval = \"-5s\"", "svc.cron.store.poll_interval", "invalid cron store duration"},
 		{"cron count", "[svc.cron.store]\nbatch_size = -1", "svc.cron.store.batch_size", "invalid cron store count"},
 		{"cron abandoned", "[svc.cron.store]\nheartbeat_interval = \"1m\"\nabandoned_after = \"90s\"", "svc.cron.store.abandoned_after", "at least twice heartbeat_interval"},
+		{"cron http allowed host", "[svc.cron.store]\nhttp_allowed_hosts = [\"http://api.example.com\"]", "svc.cron.store.http_allowed_hosts[0]", "invalid cron http allowed host"},
 		{"integration log mode", "[svc.integration.log]\nmode = \"verbose\"", "svc.integration.log.mode", "invalid integration log mode"},
 		{"integration algorithm", "[svc.integration]\nsecret_algorithm = \"des\"", "svc.integration.secret_algorithm", "invalid integration secret algorithm"},
 		{"integration retention", "[svc.integration.log]\nretention = \"-1h\"", "svc.integration.log.retention", "invalid integration log retention"},

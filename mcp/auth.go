@@ -1,0 +1,119 @@
+package mcp
+
+import (
+	"context"
+	"net/http"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/svc-framework/svc/rpc"
+)
+
+// Keys of auth.TokenInfo.Extra set for an authenticated call.
+const (
+	extraPrincipal = "principal"
+	extraClientIP  = "client_ip"
+	extraRequestID = "request_id"
+)
+
+// principalKey carries the principal from authenticate to the SDK's token verifier.
+type principalKey struct{}
+
+// authenticate is the endpoint's authentication (spec §5.1, wire-runtime §4): a request with an
+// "Authorization: Bearer <token>" header (exactly two fields, the scheme in any case; no query
+// parameter) is verified by the shared bearer strategy, so the configured token type (JWT or
+// opaque sessions), expiry and revocation apply as on /api; a bad token answers 401. Without
+// the header, the request answers 401 unless svc.mcp.require_auth is explicitly false, when it
+// runs as the anonymous user. Every 401 carries "WWW-Authenticate: Bearer" (the original sends
+// none). The principal reaches the tools through the SDK's auth.TokenInfo (Extra "principal").
+func (s *Service) authenticate(next http.Handler) http.Handler {
+	withToken := auth.RequireBearerToken(verifyBound, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(next)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		token, ok := bearerToken(r)
+		if !ok {
+			if !s.cfg.AuthRequired() && r.Header.Get("Authorization") == "" {
+				next.ServeHTTP(w, r)
+				return
+			}
+			unauthorized(w, http.StatusUnauthorized, "no bearer token")
+			return
+		}
+		p, err := s.auth.Authenticate(r.Context(), headerOnly(r, token), rpc.StrategyBearer)
+		if err != nil {
+			status, msg := http.StatusUnauthorized, "invalid token"
+			if re, ok := rpc.AsError(err); ok && re.HTTPStatus() >= http.StatusInternalServerError {
+				status, msg = re.HTTPStatus(), "authentication unavailable"
+			} else if ok {
+				msg += ": " + re.Key
+			}
+			unauthorized(w, status, msg)
+			return
+		}
+		withToken.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, p)))
+	})
+}
+
+// verifyBound is the SDK verifier: the token was verified by authenticate, which bound the
+// principal to the request context; it becomes the call's TokenInfo. The UserID ties a session
+// to its user should the endpoint ever run stateful.
+func verifyBound(ctx context.Context, _ string, _ *http.Request) (*auth.TokenInfo, error) {
+	p, ok := ctx.Value(principalKey{}).(*rpc.Principal)
+	if !ok {
+		return nil, auth.ErrInvalidToken
+	}
+	info := rpc.RequestInfoFrom(ctx)
+	return &auth.TokenInfo{
+		UserID: string(p.Type) + ":" + p.ID,
+		Extra:  map[string]any{extraPrincipal: p, extraClientIP: info.ClientIP, extraRequestID: info.ID},
+	}, nil
+}
+
+// bearerToken returns the token of an "Authorization: Bearer <token>" header: exactly two
+// fields, the scheme matched case-insensitively (the SDK's rule).
+func bearerToken(r *http.Request) (string, bool) {
+	fields := strings.Fields(r.Header.Get("Authorization"))
+	if len(fields) != 2 || !strings.EqualFold(fields[0], "Bearer") {
+		return "", false
+	}
+	return fields[1], true
+}
+
+// headerOnly returns a request for the bearer strategy that carries the token in its header
+// only: the strategy's __accessToken query fallback does not apply to /mcp.
+func headerOnly(r *http.Request, token string) *http.Request {
+	c := r.Clone(r.Context())
+	c.URL.RawQuery = ""
+	c.Header = http.Header{"Authorization": {"Bearer " + token}}
+	return c
+}
+
+// unauthorized writes a plain-text failure with the Bearer challenge.
+func unauthorized(w http.ResponseWriter, status int, msg string) {
+	if status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", "Bearer")
+	}
+	http.Error(w, msg, status)
+}
+
+// Principal returns the caller of an MCP request: the principal bound by the endpoint's
+// authentication, or the anonymous user when svc.mcp.require_auth = false and no token was sent.
+// Host tool, resource and prompt handlers call it with req.Extra.
+func Principal(extra *sdk.RequestExtra) *rpc.Principal {
+	if extra != nil && extra.TokenInfo != nil {
+		if p, ok := extra.TokenInfo.Extra[extraPrincipal].(*rpc.Principal); ok {
+			return p
+		}
+	}
+	return rpc.Anonymous()
+}
+
+// requestInfo returns the client IP and request id of the HTTP request that carried a call.
+func requestInfo(extra *sdk.RequestExtra) rpc.RequestInfo {
+	if extra == nil || extra.TokenInfo == nil {
+		return rpc.RequestInfo{}
+	}
+	ip, _ := extra.TokenInfo.Extra[extraClientIP].(string)
+	id, _ := extra.TokenInfo.Extra[extraRequestID].(string)
+	return rpc.RequestInfo{ID: id, ClientIP: ip}
+}

@@ -1,0 +1,36 @@
+package mcp
+
+import (
+	"net/http"
+
+	"github.com/svc-framework/svc/rpc"
+)
+
+// Codes of the endpoint's tool errors. They never travel in an /api envelope: database_query
+// reports them as MCP tool error results whose text is the rendered message (wire-runtime §4).
+const (
+	ErrCodeArgumentsInvalid = 2800
+	ErrCodeSQLRequired      = 2801
+	ErrCodeNotReadOnly      = 2802
+	ErrCodeQueryFailed      = 2803
+	ErrCodeEncodeFailed     = 2804
+)
+
+// Tool error templates of database_query (wire-runtime §4). The {{reason}} placeholder carries
+// the parser's, the guard's or the database's explanation.
+var (
+	// ErrArgumentsInvalid: the arguments are not {sql, params?} JSON.
+	ErrArgumentsInvalid = rpc.NewError(ErrCodeArgumentsInvalid, http.StatusOK, "mcp_arguments_invalid")
+	// ErrSQLRequired: sql is missing or blank.
+	ErrSQLRequired = rpc.NewError(ErrCodeSQLRequired, http.StatusOK, "mcp_sql_required")
+	// ErrNotReadOnly: the read-only guard refused the statement.
+	ErrNotReadOnly = rpc.NewError(ErrCodeNotReadOnly, http.StatusOK, "mcp_sql_not_read_only")
+	// ErrQueryFailed: the database refused or failed the query (a write in the read-only
+	// transaction, the statement timeout, a syntax error).
+	ErrQueryFailed = rpc.NewError(ErrCodeQueryFailed, http.StatusOK, "mcp_query_failed")
+	// ErrEncodeFailed: the rows could not be encoded as JSON.
+	ErrEncodeFailed = rpc.NewError(ErrCodeEncodeFailed, http.StatusOK, "mcp_encode_failed")
+)
+
+// msgTruncated is the note added when rows past svc.mcp.query.max_rows were dropped.
+const msgTruncated = "mcp_rows_truncated"
