@@ -12,6 +12,7 @@ import (
 	"github.com/svc-framework/svc/mcp"
 	"github.com/svc-framework/svc/monitor"
 	"github.com/svc-framework/svc/ops"
+	"github.com/svc-framework/svc/push"
 	"github.com/svc-framework/svc/rpc"
 	"github.com/svc-framework/svc/schema"
 	"github.com/svc-framework/svc/security"
@@ -26,9 +27,8 @@ import (
 // The order is the order of the statements: the event bus first (modules subscribe while they
 // are built, and its module starts before theirs and stops after them), then security (its
 // strategies and permission checker guard everything after it), then storage, schema,
-// monitor, cron and mcp, then integration when the host includes it (WithIntegration), then the
-// host modules. Approval joins only when a host includes it by an option; push joins here when
-// it lands.
+// monitor, cron, push and mcp, then integration when the host includes it (WithIntegration),
+// then the host modules. Approval joins only when a host includes it by an option.
 func (s *Server) build() error {
 	catalog, err := i18n.New(s.cfg.I18n.Language)
 	if err != nil {
@@ -70,8 +70,6 @@ func (s *Server) build() error {
 	if err != nil {
 		return fmt.Errorf("build module security: %w", err)
 	}
-	// Security's revocation hook (sec.Sessions().OnRevoke) is where push's kick of revoked
-	// sessions is registered when push lands; until then nothing is wired to it.
 
 	// Storage takes the engine from deps as its download authenticator, error renderer and the
 	// permission checker of its default ACL, and publishes its events on deps.Events after
@@ -110,6 +108,15 @@ func (s *Server) build() error {
 		return fmt.Errorf("build module cron: %w", err)
 	}
 
+	// Push authenticates handshakes with the engine (deps.Auth), binds connections to the
+	// security module's sessions and token families (pushBinder) and is kicked by its
+	// revocations (wirePush). Disabled, it has no route and its Notifier drops pushes.
+	psh, err := push.New(deps, push.Options{Binder: newPushBinder(sec)})
+	if err != nil {
+		return fmt.Errorf("build module push: %w", err)
+	}
+	wirePush(sec, psh)
+
 	// MCP serves /mcp when svc.mcp.enabled: the engine lists and runs the /api operations it
 	// offers as tools (svc.mcp.expose_operations) once every module has registered them.
 	mc, err := mcp.New(deps, engine, s.opts.mcp)
@@ -124,7 +131,7 @@ func (s *Server) build() error {
 	}
 
 	// The ops module comes first, so its admin listener and span exporter stop last.
-	mods := []app.Module{tel.Module(), eventModule(bus, eventCfg), sec.Module(), st.Module(), sch.Module(), mon.Module(), crn.Module(), mc.Module()}
+	mods := []app.Module{tel.Module(), eventModule(bus, eventCfg), sec.Module(), st.Module(), sch.Module(), mon.Module(), crn.Module(), psh.Module(), mc.Module()}
 	if itg != nil {
 		mods = append(mods, itg.Module())
 	}
@@ -152,7 +159,7 @@ func (s *Server) build() error {
 		return err
 	}
 	s.catalog, s.engine, s.modules, s.handler = catalog, engine, mods, handler
-	s.security, s.storage, s.cron, s.mcp, s.events, s.telemetry = sec, st, crn, mc, bus, tel
+	s.security, s.storage, s.cron, s.mcp, s.events, s.telemetry, s.push = sec, st, crn, mc, bus, tel, psh
 	return nil
 }
 

@@ -37,6 +37,7 @@ import (
 	"github.com/svc-framework/svc/kv"
 	"github.com/svc-framework/svc/mcp"
 	"github.com/svc-framework/svc/ops"
+	"github.com/svc-framework/svc/push"
 	"github.com/svc-framework/svc/rpc"
 	"github.com/svc-framework/svc/security"
 	"github.com/svc-framework/svc/storage"
@@ -72,6 +73,7 @@ type Server struct {
 	security *security.Service
 	storage  *storage.Service
 	cron     *cron.Service
+	push     *push.Service
 	mcp      *mcp.Service
 	events   *event.Bus
 	// telemetry is the operations module: metrics registry, tracer provider, admin listener.
@@ -94,6 +96,10 @@ func (s *Server) Storage() *storage.Service { return s.storage }
 // Cron returns the cron module's service (the Go management API of schedules and runs, the job
 // registry); nil before Start.
 func (s *Server) Cron() *cron.Service { return s.cron }
+
+// Push returns the push module's Notifier (Push(ctx, msg, targets...), Kick) for host code; nil
+// before Start. With svc.push.enabled = false it drops every push.
+func (s *Server) Push() *push.Service { return s.push }
 
 // MCP returns the MCP endpoint's service (its SDK server, for features added at run time); nil
 // before Start.

@@ -123,6 +123,9 @@ var (
 	ErrInvalidEventRoute = errors.New("invalid event route")
 	// ErrInvalidPushPath: svc.push.path does not start with a slash.
 	ErrInvalidPushPath = errors.New("invalid push path")
+	// ErrInvalidPushBridge: an entry of svc.push.bridge has no event, an invalid event type or no
+	// target.
+	ErrInvalidPushBridge = errors.New("invalid push bridge route")
 	// ErrInvalidLogLevel: svc.log.level is not debug, info, warn or error.
 	ErrInvalidLogLevel = errors.New("invalid log level")
 	// ErrInvalidLanguage: svc.i18n.language is neither en nor zh-CN.

@@ -39,6 +39,29 @@ type Push struct {
 	// SessionRecheckInterval is svc.push.session_recheck_interval (default 60s): how often
 	// opaque-token sessions of open connections are revalidated.
 	SessionRecheckInterval time.Duration `toml:"session_recheck_interval"`
+	// Bridge is svc.push.bridge (ours, not in the spec): bus events forwarded to push targets
+	// without code, one entry per event type. Empty by default.
+	Bridge []PushBridge `toml:"bridge"`
+}
+
+// PushBridge is one entry of svc.push.bridge: every event of type Event published on the bus
+// (svc.event) becomes a push of Type whose payload is the event's JSON payload, sent to the
+// union of the targets below.
+type PushBridge struct {
+	// Event is the event type to forward (exact match); required.
+	Event string `toml:"event"`
+	// Type is the push message type; default the event type.
+	Type string `toml:"type"`
+	// Broadcast sends to every connection.
+	Broadcast bool `toml:"broadcast"`
+	// Users are principal ids that always receive it.
+	Users []string `toml:"users"`
+	// Roles are roles whose holders receive it.
+	Roles []string `toml:"roles"`
+	// UserField names a top-level field of the event payload holding the recipient principal
+	// id (a string or number) or ids (an array); an event without it reaches only the other
+	// targets.
+	UserField string `toml:"user_field"`
 }
 
 func (p *Push) applyDefaults() {
@@ -51,8 +74,30 @@ func (p *Push) applyDefaults() {
 }
 
 func (p *Push) validate() []error {
+	var errs []error
 	if p.Path != "" && !strings.HasPrefix(p.Path, "/") {
-		return []error{fmt.Errorf("svc.push.path %q: must start with a slash: %w", p.Path, ErrInvalidPushPath)}
+		errs = append(errs, fmt.Errorf("svc.push.path %q: must start with a slash: %w", p.Path, ErrInvalidPushPath))
+	}
+	for i, b := range p.Bridge {
+		if err := b.validate(); err != nil {
+			errs = append(errs, fmt.Errorf("svc.push.bridge[%d]: %s: %w", i, err, ErrInvalidPushBridge))
+		}
+	}
+	return errs
+}
+
+// validate checks one bridge entry: an event type of the bus's shape and at least one target.
+func (b *PushBridge) validate() error {
+	if b.Event == "" || strings.ContainsFunc(b.Event, notEventTypeRune) {
+		return fmt.Errorf("event %q must match ^[a-zA-Z0-9._-]+$", b.Event)
+	}
+	if !b.Broadcast && len(b.Users) == 0 && len(b.Roles) == 0 && b.UserField == "" {
+		return fmt.Errorf("event %q: no target (broadcast, users, roles or user_field)", b.Event)
 	}
 	return nil
+}
+
+// notEventTypeRune reports a character outside the event-type alphabet [a-zA-Z0-9._-].
+func notEventTypeRune(r rune) bool {
+	return (r < 'a' || r > 'z') && (r < 'A' || r > 'Z') && (r < '0' || r > '9') && r != '.' && r != '_' && r != '-'
 }

@@ -301,6 +301,11 @@ func TestValidateSentinels(t *testing.T) {
 			c.Event.Routing = []EventRoute{{Pattern: "*", Transports: []string{"memory"}}, {Pattern: "a.*", Transports: []string{"redis_stream"}}}
 		}, ErrInvalidEventRoute, "svc.event.routing[1].transports"},
 		{"push path", func(c *Config) { c.Push.Path = "ws" }, ErrInvalidPushPath, "svc.push.path"},
+		{"push bridge without event", func(c *Config) { c.Push.Bridge = []PushBridge{{Broadcast: true}} }, ErrInvalidPushBridge, "svc.push.bridge[0]"},
+		{"push bridge bad event", func(c *Config) { c.Push.Bridge = []PushBridge{{Event: "a b", Broadcast: true}} }, ErrInvalidPushBridge, "svc.push.bridge[0]"},
+		{"push bridge without target", func(c *Config) {
+			c.Push.Bridge = []PushBridge{{Event: "a.b", Users: []string{"u"}}, {Event: "c.d"}}
+		}, ErrInvalidPushBridge, "svc.push.bridge[1]"},
 		{"log level", func(c *Config) { c.Log.Level = "trace" }, ErrInvalidLogLevel, "svc.log.level"},
 		{"language", func(c *Config) { c.I18n.Language = "fr" }, ErrInvalidLanguage, "svc.i18n.language"},
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/db"
+	"github.com/svc-framework/svc/kv"
 	"github.com/uptrace/bun"
 )
 
@@ -219,27 +220,17 @@ func (f *changeFeed) purge(ctx context.Context) error {
 // subscribe applies the changes other nodes publish on Redis until ctx ends (the
 // change_subscribe worker body, a loop worker: it returns only on error or shutdown).
 func (f *changeFeed) subscribe(ctx context.Context) error {
-	sub := f.kv.Subscribe(ctx, f.topic)
-	defer sub.Close()
-	if _, err := sub.Receive(ctx); err != nil {
-		return fmt.Errorf("security: subscribe to changes: %w", err)
-	}
-	ch := sub.Channel()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case msg, ok := <-ch:
-			if !ok {
-				return fmt.Errorf("security: change subscription closed")
-			}
-			node, rest, _ := strings.Cut(msg.Payload, "|")
-			kind, ref, ok := strings.Cut(rest, "|")
-			if ok && node != f.node {
-				f.apply(kind, ref)
-			}
+	err := kv.Listen(ctx, f.kv, f.topic, func(payload string) {
+		node, rest, _ := strings.Cut(payload, "|")
+		kind, ref, ok := strings.Cut(rest, "|")
+		if ok && node != f.node {
+			f.apply(kind, ref)
 		}
+	})
+	if err != nil {
+		return fmt.Errorf("security: changes: %w", err)
 	}
+	return nil
 }
 
 // listen applies the changes PostgreSQL announces on pgChangeChannel until ctx ends (the

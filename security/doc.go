@@ -214,6 +214,9 @@
 //     revoke`. RevocationHook (Options.OnRevoke, Sessions.OnRevoke) runs after each revocation
 //     made in this process (logout, evicted, forced), for the push module's kicks; revocations
 //     by another process reach push through its session recheck (Sessions.Get).
+//     JWTTokens.OnFamilyRevoked runs for every revoked token family (logout, reuse detection)
+//     on this node and, through the change feed, on every other; JWTTokens.Inspect gives a
+//     token's family and expiry. Push closes a JWT's connections with them.
 //   - Trust login: the gateway checks, in order, rate limit (per app id and client IP; unknown
 //     app ids share one bucket per IP), app known, parameters present, timestamp within ±5
 //     minutes, HMAC-SHA256 signature over TrustRequest.Payload with the app's hex secret (the

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/svc-framework/svc/rpc"
@@ -78,6 +79,9 @@ type JWTTokens struct {
 	revoked          *stateMap[bool] // family id → revoked
 	revocations      *revoker
 	feed             *changeFeed
+
+	hookMu      sync.RWMutex
+	familyHooks []func(fid string)
 }
 
 var _ TokenService = (*JWTTokens)(nil)
@@ -189,8 +193,44 @@ func (t *JWTTokens) familyLive(ctx context.Context, fid string) error {
 }
 
 // familyRevoked applies the revocation of family fid to this node's cache (a change of this
-// node or from the change feed).
-func (t *JWTTokens) familyRevoked(fid string) { t.revoked.set(fid, true) }
+// node or from the change feed) and tells the hooks.
+func (t *JWTTokens) familyRevoked(fid string) {
+	t.revoked.set(fid, true)
+	t.hookMu.RLock()
+	hooks := t.familyHooks
+	t.hookMu.RUnlock()
+	for _, h := range hooks {
+		h(fid)
+	}
+}
+
+// OnFamilyRevoked registers h, called with the id of every token family revoked (logout,
+// refresh-token reuse): on the revoking node at once and on every other server when its change
+// feed applies the revocation (within the bound of security/doc.go). It may be called more
+// than once for one family; it runs on the revoking request or the feed, so it must not block.
+// The push module closes the family's WebSocket connections with it.
+func (t *JWTTokens) OnFamilyRevoked(h func(fid string)) {
+	if h == nil {
+		return
+	}
+	t.hookMu.Lock()
+	t.familyHooks = append(t.familyHooks, h)
+	t.hookMu.Unlock()
+}
+
+// Inspect returns the token family and expiry of an access token with a valid signature (for
+// binding long-lived connections to what can end them); ok is false for a token that does not
+// verify. It does not check revocation: call Verify for that.
+func (t *JWTTokens) Inspect(accessToken string) (family string, expires time.Time, ok bool) {
+	if v, hit := t.verified.get(accessToken); hit {
+		return v.family, v.expires, true
+	}
+	c, err := t.signer.parse(accessToken, typAccess)
+	if err != nil {
+		return "", time.Time{}, false
+	}
+	return c.Family, c.Expires.Time, true
+}
 
 // Refresh implements TokenService with rotation and reuse detection.
 func (t *JWTTokens) Refresh(ctx context.Context, refreshToken string) (AuthTokens, *rpc.Principal, error) {

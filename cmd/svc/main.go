@@ -9,6 +9,7 @@
 //	svc session …      list or revoke opaque-token sessions (forced logout)
 //	svc cron …         list, trigger, pause or resume durable schedules; show their runs
 //	svc integration …  rotate-key: re-encrypt the integration secrets under a new key
+//	svc push send      push a message to users, roles or everyone through the Redis relay
 //	svc version        print version data
 package main
 
@@ -73,6 +74,6 @@ func newRoot() *cobra.Command {
 	}
 	root.PersistentFlags().StringVarP(&g.configPath, "config", "c", "",
 		"path of application.toml (default: search ./configs, $SVC_CONFIG_PATH, ., ../configs)")
-	root.AddCommand(serveCmd(g), migrateCmd(g), configCmd(g), versionCmd(), userCmd(g), sessionCmd(g), cronCmd(g), integrationCmd(g))
+	root.AddCommand(serveCmd(g), migrateCmd(g), configCmd(g), versionCmd(), userCmd(g), sessionCmd(g), cronCmd(g), integrationCmd(g), pushCmd(g))
 	return root
 }

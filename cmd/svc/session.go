@@ -7,9 +7,11 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/kv"
+	"github.com/svc-framework/svc/push"
 	"github.com/svc-framework/svc/security"
 )
 
@@ -17,8 +19,9 @@ import (
 // opaque_token): svc session list USER, svc session revoke ID | --user USER. It works on the
 // session store the server uses (Redis when svc.kvstore.enabled, else the primary database), so
 // a revocation takes effect on every node at once. Live push connections of a revoked session
-// are closed by the push module's session recheck, not at once: the revocation hook runs only
-// in the process that revokes.
+// are kicked at once on every node through the push relay when push and the key-value store are
+// enabled; otherwise the push module's session recheck closes them (the revocation hook runs
+// only in the process that revokes).
 func sessionCmd(g *globalFlags) *cobra.Command {
 	c := &cobra.Command{Use: "session", Short: "List or revoke login sessions (token_type opaque_token; forced logout)"}
 	c.AddCommand(&cobra.Command{
@@ -60,10 +63,15 @@ func sessionCmd(g *globalFlags) *cobra.Command {
 				if err != nil {
 					return err
 				}
+				live, err := se.sessions.List(ctx, id)
+				if err != nil {
+					return err
+				}
 				n, err := se.sessions.RevokeUser(ctx, id)
 				if err != nil {
 					return err
 				}
+				se.kick(ctx, cmd, sessionIDs(live)...)
 				fmt.Fprintf(out, "%d session(s) of %s revoked\n", n, user)
 				return nil
 			}
@@ -74,6 +82,7 @@ func sessionCmd(g *globalFlags) *cobra.Command {
 			if !ok {
 				return exitError{code: 1, err: fmt.Errorf("no live session %s", args[0])}
 			}
+			se.kick(ctx, cmd, args[0])
 			fmt.Fprintf(out, "session %s revoked\n", args[0])
 			return nil
 		}),
@@ -87,6 +96,27 @@ func sessionCmd(g *globalFlags) *cobra.Command {
 type sessionEnv struct {
 	sessions *security.Sessions
 	store    *security.Store
+	cfg      *config.Config
+	kv       *redis.Client // nil without svc.kvstore
+}
+
+// kick closes the push connections of revoked sessions on every node at once through the push
+// relay (with push and the key-value store enabled); without it the nodes' session recheck
+// closes them within svc.push.session_recheck_interval. A failure is reported, not fatal: the
+// revocation itself succeeded.
+func (se *sessionEnv) kick(ctx context.Context, cmd *cobra.Command, ids ...string) {
+	if err := push.SendKick(ctx, se.cfg, se.kv, ids...); err != nil {
+		fmt.Fprintf(cmd.ErrOrStderr(), "warning: push connections not kicked at once (the recheck will close them): %v\n", err)
+	}
+}
+
+// sessionIDs returns the ids of sessions.
+func sessionIDs(ss []security.Session) []string {
+	ids := make([]string, len(ss))
+	for i, s := range ss {
+		ids[i] = s.ID
+	}
+	return ids
 }
 
 // principalID maps a user name of the built-in store to its id; anything else is taken as a
@@ -130,7 +160,7 @@ func withSessions(g *globalFlags, fn func(cmd *cobra.Command, se *sessionEnv, ar
 		}
 		cmd.SetContext(ctx)
 		se := &sessionEnv{sessions: security.OpenSessions(cfg, d, client, time.Now),
-			store: security.OpenStore(d, cfg.Security, security.HashParams{}, time.Now)}
+			store: security.OpenStore(d, cfg.Security, security.HashParams{}, time.Now), cfg: cfg, kv: client}
 		return fn(cmd, se, args)
 	}
 }

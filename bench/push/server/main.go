@@ -1,0 +1,134 @@
+// Command server is `svc serve` with push enabled plus three benchmark routes used by
+// bench/push/run.sh: GET /bench/stats (connections, drops and the process's memory after a
+// GC), POST /bench/broadcast (one broadcast whose payload carries the send time) and
+// POST /bench/users?rate=R&seconds=S&users=N (R pushes a second to single users, round robin,
+// for S seconds, each payload carrying its send time).
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log"
+	"net/http"
+	"os"
+	"os/signal"
+	"runtime"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/svc-framework/svc"
+	"github.com/svc-framework/svc/app"
+	"github.com/svc-framework/svc/config"
+	"github.com/svc-framework/svc/push"
+)
+
+func main() {
+	cfgPath := flag.String("config", "", "application.toml")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
+	flag.Parse()
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			log.Fatal(err)
+		}
+		defer pprof.StopCPUProfile()
+	}
+	cfg, _, err := config.Load(config.LoadOptions{Path: *cfgPath})
+	if err != nil {
+		log.Fatal(err)
+	}
+	var srv *svc.Server
+	routes := func(app.Deps) (app.Module, error) {
+		return app.Module{Name: "bench", Routes: []app.Route{
+			{Pattern: "GET /bench/stats", Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { stats(w, srv.Push()) })},
+			{Pattern: "POST /bench/broadcast", Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { broadcast(w, r, srv.Push()) })},
+			{Pattern: "POST /bench/users", Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { users(w, r, srv.Push()) })},
+		}}, nil
+	}
+	srv, err = svc.New(cfg, svc.WithModule(routes))
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := srv.Run(ctx); err != nil {
+		log.Print(err)
+	}
+}
+
+// stats answers the node's connections, drops and memory after a full GC.
+func stats(w http.ResponseWriter, p *push.Service) {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"connections": p.Connections(), "dropped": p.Dropped(), "goroutines": runtime.NumGoroutine(),
+		"heapInuse": m.HeapInuse, "stackInuse": m.StackInuse, "sys": m.Sys, "rss": rss(), "cpu": cpuSeconds(),
+	})
+}
+
+// rss is the resident set size from /proc/self/statm.
+func rss() uint64 {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0
+	}
+	var size, res uint64
+	_, _ = fmt.Sscan(string(b), &size, &res)
+	return res * uint64(os.Getpagesize())
+}
+
+// cpuSeconds is the process's user + system CPU time from /proc/self/stat.
+func cpuSeconds() float64 {
+	b, err := os.ReadFile("/proc/self/stat")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
+	utime, _ := strconv.ParseFloat(f[11], 64)
+	stime, _ := strconv.ParseFloat(f[12], 64)
+	return (utime + stime) / 100 // USER_HZ
+}
+
+func payload() map[string]int64 { return map[string]int64{"t": time.Now().UnixNano()} }
+
+func broadcast(w http.ResponseWriter, r *http.Request, p *push.Service) {
+	if err := p.Push(r.Context(), push.NewMessage("bcast", payload()), push.Broadcast()); err != nil {
+		http.Error(w, err.Error(), 500)
+	}
+}
+
+// users sends rate pushes a second for seconds, each to one user of u0..u<users-1>, paced every
+// millisecond, and answers how many it sent and how long that took.
+func users(w http.ResponseWriter, r *http.Request, p *push.Service) {
+	q := r.URL.Query()
+	rate, _ := strconv.Atoi(q.Get("rate"))
+	secs, _ := strconv.Atoi(q.Get("seconds"))
+	n, _ := strconv.Atoi(q.Get("users"))
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = "u" + strconv.Itoa(i)
+	}
+	start := time.Now()
+	sent, next := 0, 0
+	total := rate * secs
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for sent < total {
+		due := min(int(time.Since(start).Seconds()*float64(rate)), total)
+		for ; sent < due; sent++ {
+			_ = p.Push(context.Background(), push.NewMessage("one", payload()), push.ToUsers(ids[next]))
+			next = (next + 1) % n
+		}
+		<-tick.C
+	}
+	_ = json.NewEncoder(w).Encode(map[string]any{"sent": sent, "seconds": time.Since(start).Seconds()})
+}

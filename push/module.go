@@ -1,0 +1,202 @@
+package push
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/svc-framework/svc/app"
+	"github.com/svc-framework/svc/config"
+	"github.com/svc-framework/svc/i18n"
+)
+
+//go:embed messages
+var messageFiles embed.FS
+
+// Messages returns the module's message catalog: messages/<lang>/push.json.
+func Messages() fs.FS { return i18n.MustSub(messageFiles, "messages") }
+
+// expiryInterval is how often connections whose token expired are closed (JWT).
+const expiryInterval = time.Second
+
+// Binding ties an authenticated connection to what can end it.
+type Binding struct {
+	// Key is the revocation key Kick matches: the opaque session id, or the JWT token family;
+	// "" when nothing can revoke the token.
+	Key string
+	// Session marks Key as an opaque session: rechecked right after registration and every
+	// session_recheck_interval.
+	Session bool
+	// Expires is when the token expires (JWT); the connection is closed with 4401 then. Zero
+	// means never.
+	Expires time.Time
+}
+
+// Binder is what push needs from the token layer; the composition root implements it over the
+// security module (push never imports security).
+type Binder interface {
+	// Bind returns the binding of the access token of a handshake that authenticated.
+	Bind(ctx context.Context, r *http.Request) Binding
+	// Live reports whether an opaque session is still live, without extending it. An error
+	// keeps the connection (fail open).
+	Live(ctx context.Context, sessionID string) (bool, error)
+}
+
+// Options are what the composition root plugs into the module. Every field is optional.
+type Options struct {
+	// Binder binds connections to sessions and token expiry; nil: connections live until they
+	// close (no kicks, no recheck, no expiry).
+	Binder Binder
+	// NodeID names this node in relay frames; default a random id.
+	NodeID string
+}
+
+// Service is the push module: the WebSocket endpoint, this node's hub, the relay and the
+// Notifier. It works with push disabled: the endpoint is not mounted and pushes find no
+// connection.
+type Service struct {
+	cfg    config.Push
+	log    *slog.Logger
+	clock  func() time.Time
+	auth   app.Authenticator
+	errs   app.ErrorRenderer
+	opts   Options
+	hub    *hub
+	relay  *relay // nil without the key-value store or with push disabled
+	accept websocket.AcceptOptions
+}
+
+// Notifier sends pushes; *Service implements it. Host code and other modules depend on this.
+type Notifier interface {
+	// Push delivers msg to the connections selected by targets (their union, each connection
+	// at most once) on this node and, through the relay, on every other. It fails only for
+	// invalid input: ErrTypeRequired, ErrNoTarget, ErrUnknownTargetKind.
+	Push(ctx context.Context, msg Message, targets ...Target) error
+}
+
+var _ Notifier = (*Service)(nil)
+
+// New builds the module from svc.push (spec §6.2, §8.3). With push and the key-value store
+// enabled the relay needs svc.app.name (ErrAppNameRequired). It does no I/O; bridge routes
+// (svc.push.bridge) subscribe on deps.Events here.
+func New(deps app.Deps, opts Options) (*Service, error) {
+	if deps.Config == nil {
+		return nil, errors.New("push: the configuration is required")
+	}
+	cfg := deps.Config.Push
+	s := &Service{cfg: cfg, clock: deps.Clock, auth: deps.Auth, errs: deps.Errors, opts: opts,
+		log:    deps.Logger.With(slog.String("module", "push")),
+		hub:    newHub(cfg.MaxConnectionsPerUser, cfg.SendBuffer, cfg.WriteTimeout),
+		accept: websocket.AcceptOptions{OriginPatterns: cfg.AllowedOrigins, InsecureSkipVerify: len(cfg.AllowedOrigins) == 0}}
+	if s.clock == nil {
+		s.clock = time.Now
+	}
+	if !cfg.Enabled {
+		return s, nil
+	}
+	if deps.KV != nil {
+		if deps.Config.App.Name == "" {
+			return nil, ErrAppNameRequired
+		}
+		s.relay = newRelay(deps.KV, Channel(deps.Config), opts.NodeID, s, s.log)
+	}
+	if err := s.subscribeBridge(deps.Events, cfg.Bridge); err != nil {
+		return nil, fmt.Errorf("push: %w", err)
+	}
+	return s, nil
+}
+
+// Module lists what the module adds: with push enabled the route GET <svc.push.path>, the
+// heartbeat, session-recheck and expiry workers and, with the relay, its subscriber and kick
+// publisher; Stop closes every connection with 1001.
+func (s *Service) Module() app.Module {
+	m := app.Module{Name: "push", Messages: Messages()}
+	if !s.cfg.Enabled {
+		return m
+	}
+	m.Routes = []app.Route{{Pattern: "GET " + s.cfg.Path, Handler: s}}
+	m.Workers = []app.Worker{
+		{Name: "push-heartbeat", Interval: s.cfg.PingInterval, Run: s.Heartbeat},
+		{Name: "push-expiry", Interval: expiryInterval, Run: s.Expire},
+	}
+	if s.opts.Binder != nil {
+		m.Workers = append(m.Workers, app.Worker{Name: "push-recheck", Interval: s.cfg.SessionRecheckInterval, Run: s.Recheck})
+	}
+	if s.relay != nil {
+		m.Workers = append(m.Workers, app.Worker{Name: "push-relay", Run: s.relay.subscribe},
+			app.Worker{Name: "push-relay-kicks", Run: s.relay.publishKicks})
+	}
+	m.Stop = s.Stop
+	return m
+}
+
+// Push implements Notifier: validate, encode once, deliver locally, then relay (best effort: a
+// Redis failure is logged and local delivery stands).
+func (s *Service) Push(ctx context.Context, msg Message, targets ...Target) error {
+	if msg.Type == "" {
+		return ErrTypeRequired
+	}
+	if err := validate(targets); err != nil {
+		return err
+	}
+	frame, err := msg.encode(s.clock())
+	if err != nil {
+		return err
+	}
+	s.hub.deliver(frame, targets)
+	if s.relay != nil {
+		s.relay.publishMessage(ctx, frame, targets)
+	}
+	return nil
+}
+
+// Kick closes the connections of the revocation keys (opaque session ids, JWT token families)
+// with 4401 "session revoked" on this node and, through the relay, on every other. It never
+// blocks: the security module calls it from the revoking request.
+func (s *Service) Kick(ctx context.Context, keys ...string) {
+	s.KickLocal(keys...)
+	if s.relay != nil && len(keys) > 0 {
+		s.relay.queueKick(keys)
+	}
+}
+
+// KickLocal closes the connections of the keys on this node only (revocations every node learns
+// by itself, such as token families through the security change feed).
+func (s *Service) KickLocal(keys ...string) {
+	for _, c := range s.hub.byKeys(keys) {
+		c.closeWith(CloseSessionInvalid, ReasonSessionRevoked)
+	}
+}
+
+// Connections returns the number of connections open on this node that receive pushes (an
+// opaque session's connection counts once its session was rechecked).
+func (s *Service) Connections() int { return int(s.hub.count.Load()) }
+
+// Dropped returns how many connections this node dropped because their send buffer was full.
+func (s *Service) Dropped() int64 { return s.hub.overflows.Load() }
+
+// Stop closes every connection with 1001 "server shutting down" and refuses new ones; it waits
+// for the close handshakes until ctx ends.
+func (s *Service) Stop(ctx context.Context) error {
+	s.hub.stopping.Store(true)
+	for _, c := range s.hub.all() {
+		c.closeWith(CloseGoingAway, ReasonShutdown)
+	}
+	done := make(chan struct{})
+	go func() { s.hub.closers.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+	return nil
+}
+
+// deliverLocal delivers an encoded frame to this node's connections (relay frames of other
+// nodes).
+func (s *Service) deliverLocal(frame []byte, targets []Target) { s.hub.deliver(frame, targets) }
