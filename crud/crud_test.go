@@ -152,8 +152,8 @@ func TestResource(t *testing.T) {
 		for i, n := range []string{"alpha", "beta", "gamma", "a_b", "delta"} {
 			a := call(t, hs, all, "create", fmt.Sprintf(`{"name":%q,"size":%d,"enabled":%t}`, n, i, i%2 == 0), "{}")
 			var c crud.Created
-			if a.Code != 0 || json.Unmarshal(a.Data, &c) != nil || c.ID == "" {
-				t.Fatalf("create %s = %+v, want {id}", n, a)
+			if a.Code != 0 || json.Unmarshal(a.Data, &c) != nil || c.ID == "" || a.Message != "Created successfully" {
+				t.Fatalf("create %s = %+v, want {id} and the created message", n, a)
 			}
 			ids[n] = c.ID
 		}
@@ -163,6 +163,7 @@ func TestResource(t *testing.T) {
 		tests := []struct {
 			name, roles, action, params, meta string
 			wantCode                          int
+			wantMessage                       string   // the success message, when checked
 			wantNames                         []string // items of find_page / find_all, in order
 			wantTotal                         int64
 			wantPage, wantSize                int
@@ -200,7 +201,7 @@ func TestResource(t *testing.T) {
 			{name: "update without id", roles: all, action: "update", params: `{"name":"x"}`, meta: `{}`, wantCode: rpc.CodeBadRequest},
 			{name: "update missing", roles: all, action: "update", params: `{"id":"nope","name":"x"}`, meta: `{}`, wantCode: rpc.CodeRecordNotFound},
 			{name: "update to a taken name", roles: all, action: "update", params: `{"id":"` + ids["alpha"] + `","name":"beta"}`, meta: `{}`, wantCode: rpc.CodeRecordAlreadyExists},
-			{name: "update", roles: all, action: "update", params: `{"id":"` + ids["alpha"] + `","name":"alpha2","size":9}`, meta: `{}`},
+			{name: "update", roles: all, action: "update", params: `{"id":"` + ids["alpha"] + `","name":"alpha2","size":9}`, meta: `{}`, wantMessage: "Updated successfully"},
 			{name: "updated row", roles: all, action: "find_all", params: `{"size":9}`, meta: `{}`, wantNames: []string{"alpha2"}},
 			{name: "delete referenced", roles: all, action: "delete", params: `{"id":"` + ids["beta"] + `"}`, meta: `{}`, wantCode: rpc.CodeForeignKeyViolation},
 			{name: "delete missing", roles: all, action: "delete", params: `{"id":"nope"}`, meta: `{}`, wantCode: rpc.CodeRecordNotFound},
@@ -208,8 +209,9 @@ func TestResource(t *testing.T) {
 			{name: "delete_many with a missing pk deletes none", roles: all, action: "delete_many", params: `{"pks":["` + ids["gamma"] + `","nope"]}`, meta: `{}`, wantCode: rpc.CodeRecordNotFound},
 			{name: "delete_many with a referenced pk deletes none", roles: all, action: "delete_many", params: `{"pks":["` + ids["gamma"] + `","` + ids["beta"] + `"]}`, meta: `{}`, wantCode: rpc.CodeForeignKeyViolation},
 			{name: "still there", roles: all, action: "find_page", params: `{"name":"gamma"}`, meta: `{}`, wantNames: []string{"gamma"}, wantTotal: 1, wantPage: 1, wantSize: 15},
-			{name: "delete_many", roles: all, action: "delete_many", params: `{"pks":["` + ids["gamma"] + `","` + ids["delta"] + `"]}`, meta: `{}`},
-			{name: "delete", roles: all, action: "delete", params: `{"id":"` + ids["a_b"] + `"}`, meta: `{}`},
+			{name: "delete_many", roles: all, action: "delete_many", params: `{"pks":["` + ids["gamma"] + `","` + ids["delta"] + `"]}`, meta: `{}`, wantMessage: "Deleted successfully"},
+			{name: "delete", roles: all, action: "delete", params: `{"id":"` + ids["a_b"] + `"}`, meta: `{}`, wantMessage: "Deleted successfully"},
+			{name: "reads answer the plain ok", roles: all, action: "find_all", params: `{}`, meta: `{}`, wantMessage: "Success", wantNames: []string{"beta", "alpha2"}},
 			{name: "what is left", roles: all, action: "find_page", params: `{}`, meta: `{}`, wantNames: []string{"beta", "alpha2"}, wantTotal: 2, wantPage: 1, wantSize: 15},
 		}
 		for _, tt := range tests {
@@ -217,6 +219,9 @@ func TestResource(t *testing.T) {
 			if a.Code != tt.wantCode {
 				t.Errorf("%s: code = %d (%s), want %d", tt.name, a.Code, a.Message, tt.wantCode)
 				continue
+			}
+			if tt.wantMessage != "" && a.Message != tt.wantMessage {
+				t.Errorf("%s: message = %q, want %q", tt.name, a.Message, tt.wantMessage)
 			}
 			if tt.wantNames == nil {
 				continue

@@ -34,7 +34,7 @@
 // Audit times are Time: stored in UTC, rendered as "2006-01-02 15:04:05" in the server's zone
 // (the original's timex.DateTime that its client reads).
 //
-// Compatibility choice: the original answers create, update and delete with the message keys
-// crud_created / crud_updated / crud_deleted; the engine answers every success with "ok" (the
-// client reads only the code).
+// Success messages: create, update and delete (and delete_many) answer with the original's message
+// keys crud_created / crud_updated / crud_deleted (rpc.SuccessMessage), translated in the
+// server's language, because the original's client shows a mutation's message to the user.
 package crud

@@ -90,10 +90,10 @@ func (r *Query[M, S]) QueryOps() []rpc.Op { return []rpc.Op{r.FindPage(), r.Find
 // Ops are find_page, find_all, create, update, delete and delete_many; mutations are audited.
 func (r *Resource[M, PM, S, P]) Ops() []rpc.Op {
 	return append(r.QueryOps(),
-		rpc.Handle("create", r.create, rpc.RequiredPermission(r.Permission+".create"), rpc.Audit()),
-		rpc.Handle("update", r.update, rpc.RequiredPermission(r.Permission+".update"), rpc.Audit()),
-		rpc.Handle("delete", r.delete, rpc.RequiredPermission(r.Permission+".delete"), rpc.Audit()),
-		rpc.Handle("delete_many", r.deleteMany, rpc.RequiredPermission(r.Permission+".delete"), rpc.Audit()),
+		rpc.Handle("create", r.create, rpc.RequiredPermission(r.Permission+".create"), rpc.Audit(), rpc.SuccessMessage(MessageCreated)),
+		rpc.Handle("update", r.update, rpc.RequiredPermission(r.Permission+".update"), rpc.Audit(), rpc.SuccessMessage(MessageUpdated)),
+		rpc.Handle("delete", r.delete, rpc.RequiredPermission(r.Permission+".delete"), rpc.Audit(), rpc.SuccessMessage(MessageDeleted)),
+		rpc.Handle("delete_many", r.deleteMany, rpc.RequiredPermission(r.Permission+".delete"), rpc.Audit(), rpc.SuccessMessage(MessageDeleted)),
 	)
 }
 
@@ -285,3 +285,11 @@ func by(c rpc.Call) string {
 	}
 	return c.Principal.ID
 }
+
+// Message keys of the success envelopes of create, update and delete (wire-integration §5; the
+// platform catalog holds their texts).
+const (
+	MessageCreated = "crud_created"
+	MessageUpdated = "crud_updated"
+	MessageDeleted = "crud_deleted"
+)

@@ -23,13 +23,16 @@ type Resource struct {
 // Op is one typed operation of a resource, built by Handle. Its fields are read by the engine at
 // registration; handlers never see it.
 type Op struct {
-	Action       string
-	Version      string
-	Public       bool
-	Permission   string
-	RateLimit    Limit
-	Timeout      time.Duration
-	Audit        bool
+	Action     string
+	Version    string
+	Public     bool
+	Permission string
+	RateLimit  Limit
+	Timeout    time.Duration
+	Audit      bool
+	// SuccessKey is the message key of the success envelope's message (translated in the
+	// server's language); empty means the engine's "ok".
+	SuccessKey   string
 	Strategy     string
 	StrategyArgs []string
 	// Invoke decodes and validates the raw JSON params, then calls the typed handler.
@@ -68,6 +71,11 @@ func Timeout(d time.Duration) Option { return func(o *Op) { o.Timeout = d } }
 
 // Audit makes the engine emit an AuditRecord for every call of the operation.
 func Audit() Option { return func(o *Op) { o.Audit = true } }
+
+// SuccessMessage sets the message key of the operation's success envelope, e.g. crud_created:
+// the original's client shows a mutation's message to the user (its query client's success
+// feedback), so a create answers "Created successfully" rather than "Success".
+func SuccessMessage(key string) Option { return func(o *Op) { o.SuccessKey = key } }
 
 // Auth selects the authentication strategy (default "bearer") and its arguments, for example
 // Auth("ip", "office") or Auth("api_key").

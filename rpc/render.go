@@ -42,7 +42,11 @@ var renderPool = sync.Pool{New: func() any {
 
 // respond writes a success envelope (step 9).
 func (e *Engine) respond(q *request, status int, data any) {
-	e.writeEnvelope(q.w, q.ctx, q.id, status, CodeOK, "", data, q.route.op.result, e.protect)
+	msg := ""
+	if k := q.route.op.SuccessKey; k != "" {
+		msg = e.msgs.T(k, nil)
+	}
+	e.writeEnvelope(q.w, q.ctx, q.id, status, CodeOK, msg, data, q.route.op.result, e.protect)
 	q.wrote, q.status, q.code, q.result = true, status, CodeOK, data
 }
 
