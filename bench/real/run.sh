@@ -12,7 +12,7 @@
 #   metrics on      get_user_info on a second `svc serve` over the same database with
 #                   svc.metrics.enabled (issue #19: metrics cost ≤ 3 % of throughput)
 #
-#   bench/real/run.sh                                  # 10 s per wrk run, 10 000 logout tokens
+#   bench/real/run.sh                                  # 10 s per wrk run, 3 rounds, 10 000 logout tokens
 #                                                      # (minting them takes about 3 minutes: one argon2id login each)
 #   DURATION=30s LOGOUTS=5000 bench/real/run.sh
 #   SVC_SRC=/tmp/main-tree bench/real/run.sh           # build svc from another tree ("before")
@@ -28,6 +28,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
 DURATION="${DURATION:-10s}"
 LOGOUTS="${LOGOUTS:-10000}"
+ROUNDS="${ROUNDS:-3}"
 SVC_SRC="${SVC_SRC:-$ROOT}"
 SVC_PORT=18091
 BARE_PORT=18092
@@ -93,10 +94,29 @@ echo "load before: $(uptime)"
 DURATION=2s wrkrun "$SVC_PORT" get_user_info >/dev/null # warm-up
 DURATION=2s wrkrun "$BARE_PORT" get_user_info >/dev/null
 DURATION=2s wrkrun "$METRICS_PORT" get_user_info >/dev/null
-info="$(wrkrun "$SVC_PORT" get_user_info)";            echo "get_user_info  $info"
-bare="$(wrkrun "$BARE_PORT" get_user_info)";           echo "bare           $bare"
+# ROUNDS alternating rounds of get_user_info, bare and metrics on (rotating which goes first),
+# each figure the median round: one server measured while the machine is cooler than for the
+# next would otherwise read as a difference between them.
+declare -a r_info r_bare r_metrics
+for ((round = 0; round < ROUNDS; round++)); do
+  order=(info bare metrics)
+  for ((k = 0; k < 3; k++)); do
+    case "${order[(k + round) % 3]}" in
+      info)    r_info+=("$(wrkrun "$SVC_PORT" get_user_info)") ;;
+      bare)    r_bare+=("$(wrkrun "$BARE_PORT" get_user_info)") ;;
+      metrics) r_metrics+=("$(wrkrun "$METRICS_PORT" get_user_info)") ;;
+    esac
+  done
+done
+# median RESULT-LINE...: the line with the median rps
+median() { for l in "$@"; do echo "$(field "$l" rps) $l"; done | sort -n | awk '{a[NR]=$0} END{print a[int((NR+1)/2)]}' | cut -d' ' -f2-; }
+info="$(median "${r_info[@]}")";       echo "get_user_info  $info"
+bare="$(median "${r_bare[@]}")";       echo "bare           $bare"
+metrics="$(median "${r_metrics[@]}")"; echo "metrics on     $metrics"
+for ((round = 0; round < ROUNDS; round++)); do
+  echo "  round $((round + 1)) rps: get_user_info $(field "${r_info[round]}" rps), bare $(field "${r_bare[round]}" rps), metrics on $(field "${r_metrics[round]}" rps)"
+done
 noauth="$(TOKEN="" wrkrun "$SVC_PORT" get_user_info)"; echo "no token (401) $noauth"
-metrics="$(wrkrun "$METRICS_PORT" get_user_info)";    echo "metrics on     $metrics"
 awk -v a="$(field "$info" rps)" -v b="$(field "$bare" rps)" -v p="$(field "$info" p99_ms)" \
   'BEGIN{printf "get_user_info/bare throughput %.1f %% (target ≥ 80 %%); p99 %s ms (target ≤ 20 ms)\n", 100*a/b, p}'
 awk -v a="$(field "$info" rps)" -v m="$(field "$metrics" rps)" \
