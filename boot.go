@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/svc-framework/svc/app"
+	"github.com/svc-framework/svc/approval"
 	"github.com/svc-framework/svc/cron"
 	"github.com/svc-framework/svc/event"
 	"github.com/svc-framework/svc/i18n"
@@ -28,7 +29,7 @@ import (
 // are built, and its module starts before theirs and stops after them), then security (its
 // strategies and permission checker guard everything after it), then storage, schema,
 // monitor, cron, push and mcp, then integration when the host includes it (WithIntegration),
-// then the host modules. Approval joins only when a host includes it by an option.
+// then approval when the host includes it (WithApproval), then the host modules.
 func (s *Server) build() error {
 	catalog, err := i18n.New(s.cfg.I18n.Language)
 	if err != nil {
@@ -93,6 +94,16 @@ func (s *Server) build() error {
 		}
 		itgStats = integrationStats(itg.Stats())
 	}
+	// Approval joins when the host includes it (WithApproval): its directory defaults to the
+	// built-in user store's departments and superiors, its business-binding check to the schema
+	// module's inspector; it checks that approval.* events route to a transactional transport.
+	var apv *approval.Service
+	if s.opts.approval != nil {
+		o := approvalOptions(*s.opts.approval, security.NewDirectory(deps.DB, s.clock), sch)
+		if apv, err = approval.New(deps, o); err != nil {
+			return fmt.Errorf("build module approval: %w", err)
+		}
+	}
 	mon, err := monitor.New(deps, monitor.Options{
 		Streams:     streamInspector(bus, eventCfg),
 		Integration: itgStats,
@@ -134,6 +145,9 @@ func (s *Server) build() error {
 	mods := []app.Module{tel.Module(), eventModule(bus, eventCfg), sec.Module(), st.Module(), sch.Module(), mon.Module(), crn.Module(), psh.Module(), mc.Module()}
 	if itg != nil {
 		mods = append(mods, itg.Module())
+	}
+	if apv != nil {
+		mods = append(mods, apv.Module())
 	}
 	for _, build := range s.opts.modules {
 		m, err := build(deps)

@@ -5,6 +5,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/svc-framework/svc/approval"
 	"github.com/svc-framework/svc/cron"
 	"github.com/svc-framework/svc/integration"
 	"github.com/svc-framework/svc/mcp"
@@ -30,6 +31,7 @@ type options struct {
 	mcp         mcp.Options
 	telemetry   ops.Options
 	integration *integration.Options
+	approval    *approval.Options
 }
 
 // WithSecurity sets the security module's host extension points (authenticators, user-info
@@ -58,6 +60,16 @@ func WithTelemetry(o ops.Options) Option { return func(opts *options) { opts.tel
 // tables are migrated by svc.integration.auto_migrate or `svc migrate`.
 func WithIntegration(o integration.Options) Option {
 	return func(opts *options) { opts.integration = &o }
+}
+
+// WithApproval includes the approval module (spec §2.2: its resources are registered only when
+// it is included) with the host's extension points: its directory (assignee, user-name and
+// department resolvers; each nil part falls back to the built-in user store's departments and
+// superiors) and its table inspector (default: the schema module's). Its tables are migrated
+// by svc.approval.auto_migrate or `svc migrate`. approval.* events must be routed to a
+// transactional transport (config.Event.Effective adds the outbox route when none covers them).
+func WithApproval(o approval.Options) Option {
+	return func(opts *options) { opts.approval = &o }
 }
 
 // WithLogger replaces the default JSON logger.

@@ -376,11 +376,16 @@ func (e *Event) validate(kvEnabled bool) []error {
 // transactional transport (wire-core §7.8; the storage module calls RequireTransactional with it).
 const StorageEventPattern = "svc.storage.*"
 
+// ApprovalEventPattern matches the approval module's events, which are published inside the
+// transaction of their change (wire-approval §10; the module calls RequireTransactional with it).
+const ApprovalEventPattern = "approval.*"
+
 // Effective returns the bus configuration the server runs: e itself, plus an implicit last rule
-// for StorageEventPattern when no rule of svc.event.routing covers it. The implicit rule routes
-// storage events to the outbox and its sink, enabling the outbox when it is off: a configuration
-// built in code (Default) boots with storage events that commit with their data, and a rule the
-// operator wrote is never overridden, so an explicit non-transactional rule still fails startup.
+// for StorageEventPattern and one for ApprovalEventPattern when no rule of svc.event.routing
+// covers them. The implicit rule routes those events to the outbox and its sink, enabling the
+// outbox when it is off: a configuration built in code (Default) boots with storage and
+// approval events that commit with their data, and a rule the operator wrote is never
+// overridden, so an explicit non-transactional rule still fails startup.
 //
 // The outbox rather than tx_memory because host code adopts files (storage.Service.Adopt) inside
 // its own transaction, which carries no event.TxScope: tx_memory refuses such a publish, the
@@ -388,14 +393,16 @@ const StorageEventPattern = "svc.storage.*"
 // Computed at build time rather than in applyDefaults, so changes made to a loaded Config
 // (tests, hosts) are taken into account.
 func (e Event) Effective() Event {
-	for _, r := range e.Routing {
-		if ok, _ := path.Match(r.Pattern, StorageEventPattern); ok {
-			return e
+	routing := e.Routing
+	for _, pattern := range []string{StorageEventPattern, ApprovalEventPattern} {
+		if slices.ContainsFunc(e.Routing, func(r EventRoute) bool { ok, _ := path.Match(r.Pattern, pattern); return ok }) {
+			continue
 		}
+		e.Transports.Outbox.Enabled = true
+		sink := orDefault(e.Transports.Outbox.Sink, TransportMemory)
+		e.Transports.Outbox.Sink = sink
+		routing = append(slices.Clone(routing), EventRoute{Pattern: pattern, Transports: []string{TransportOutbox, sink}})
 	}
-	e.Transports.Outbox.Enabled = true
-	sink := orDefault(e.Transports.Outbox.Sink, TransportMemory)
-	e.Transports.Outbox.Sink = sink
-	e.Routing = append(slices.Clone(e.Routing), EventRoute{Pattern: StorageEventPattern, Transports: []string{TransportOutbox, sink}})
+	e.Routing = routing
 	return e
 }

@@ -6,29 +6,34 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// TestEventEffective: storage events get a transactional route when no rule covers them (the
-// outbox, enabled for it, and its sink), and a rule that covers them is never overridden,
-// transactional or not.
+// TestEventEffective: storage and approval events get a transactional route when no rule
+// covers them (the outbox, enabled for it, and its sink), and a rule that covers them is never
+// overridden, transactional or not.
 func TestEventEffective(t *testing.T) {
 	t.Parallel()
-	memoryRule := EventRoute{Pattern: "svc.*", Transports: []string{TransportMemory}}
+	memoryRule := EventRoute{Pattern: "*", Transports: []string{TransportMemory}}
+	svcRule := EventRoute{Pattern: "svc.*", Transports: []string{TransportMemory}}
 	otherRule := EventRoute{Pattern: "shop.*", Transports: []string{TransportMemory}}
+	storage := EventRoute{Pattern: StorageEventPattern, Transports: []string{TransportOutbox, TransportMemory}}
+	approval := EventRoute{Pattern: ApprovalEventPattern, Transports: []string{TransportOutbox, TransportMemory}}
 	tests := []struct {
 		name       string
 		change     func(*Event)
 		wantRoutes []EventRoute
 		wantOutbox bool
 	}{
-		{"default: the outbox to memory", func(*Event) {},
-			[]EventRoute{{Pattern: StorageEventPattern, Transports: []string{TransportOutbox, TransportMemory}}}, true},
+		{"default: the outbox to memory", func(*Event) {}, []EventRoute{storage, approval}, true},
 		{"other rules kept first", func(e *Event) { e.Routing = []EventRoute{otherRule} },
-			[]EventRoute{otherRule, {Pattern: StorageEventPattern, Transports: []string{TransportOutbox, TransportMemory}}}, true},
+			[]EventRoute{otherRule, storage, approval}, true},
 		{"the configured sink", func(e *Event) {
 			e.Transports.Outbox.Enabled = true
 			e.Transports.Outbox.Sink = TransportKVStoreStream
-		}, []EventRoute{{Pattern: StorageEventPattern, Transports: []string{TransportOutbox, TransportKVStoreStream}}}, true},
+		}, []EventRoute{{Pattern: StorageEventPattern, Transports: []string{TransportOutbox, TransportKVStoreStream}},
+			{Pattern: ApprovalEventPattern, Transports: []string{TransportOutbox, TransportKVStoreStream}}}, true},
 		{"a covering rule wins even when not transactional", func(e *Event) { e.Routing = []EventRoute{memoryRule} },
 			[]EventRoute{memoryRule}, false},
+		{"storage covered, approval added", func(e *Event) { e.Routing = []EventRoute{svcRule} },
+			[]EventRoute{svcRule, approval}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -28,6 +28,10 @@ type Query[M any, S any] struct {
 	FindAllLimit int
 	// View turns a stored row into its answer (masking secrets); nil answers the row.
 	View func(row *M) *M
+	// Scope restricts every query of the resource to the rows the caller may see (tenancy,
+	// ownership): the find operations and the row update and delete read, so a row outside the
+	// scope is not found (2001). nil sees every row; an error fails the call.
+	Scope func(c rpc.Call, q *bun.SelectQuery) (*bun.SelectQuery, error)
 }
 
 // Resource is one CRUD resource over the bun model M (a struct embedding Audited; PM is *M)
@@ -45,6 +49,10 @@ type Resource[M any, PM interface {
 	Build func(ctx context.Context, tx bun.IDB, p *P, old PM) (PM, error)
 	// ID returns the id params address on update.
 	ID func(p *P) string
+	// Stamp runs before Build on create and update with the caller: it fills or pins params
+	// the caller may not choose (the tenant, the owner) and checks what only the caller decides
+	// (references the caller may see). nil changes nothing.
+	Stamp func(ctx context.Context, c rpc.Call, p *P) error
 	// BeforeDelete runs in the delete's transaction before a row goes; an error aborts.
 	BeforeDelete func(ctx context.Context, tx bun.IDB, row PM) error
 }
@@ -109,10 +117,19 @@ func (r *Query[M, S]) Select(rows *[]M, s *S, meta json.RawMessage, m Meta) (*bu
 	return r.Search.Sort(q, m.Sort)
 }
 
+// SelectFor is Select over the call's meta, restricted by Scope to what the caller of c may see.
+func (r *Query[M, S]) SelectFor(c rpc.Call, rows *[]M, s *S, m Meta) (*bun.SelectQuery, error) {
+	q, err := r.Select(rows, s, c.Meta, m)
+	if err != nil || r.Scope == nil {
+		return q, err
+	}
+	return r.Scope(c, q)
+}
+
 func (r *Query[M, S]) findPage(ctx context.Context, c rpc.Call, s S) (*Page[M], error) {
 	m := ReadMeta(c.Meta)
 	var rows []M
-	q, err := r.Select(&rows, &s, c.Meta, m)
+	q, err := r.SelectFor(c, &rows, &s, m)
 	if err != nil {
 		return nil, err
 	}
@@ -125,7 +142,7 @@ func (r *Query[M, S]) findPage(ctx context.Context, c rpc.Call, s S) (*Page[M], 
 
 func (r *Query[M, S]) findAll(ctx context.Context, c rpc.Call, s S) ([]M, error) {
 	var rows []M
-	q, err := r.Select(&rows, &s, c.Meta, ReadMeta(c.Meta))
+	q, err := r.SelectFor(c, &rows, &s, ReadMeta(c.Meta))
 	if err != nil {
 		return nil, err
 	}
@@ -154,7 +171,7 @@ func (r *Query[M, S]) views(rows []M) []M {
 
 func (r *Query[M, S]) findOne(ctx context.Context, c rpc.Call, s S) (*M, error) {
 	var rows []M
-	q, err := r.Select(&rows, &s, c.Meta, ReadMeta(c.Meta))
+	q, err := r.SelectFor(c, &rows, &s, ReadMeta(c.Meta))
 	if err != nil {
 		return nil, err
 	}
@@ -168,6 +185,9 @@ func (r *Query[M, S]) findOne(ctx context.Context, c rpc.Call, s S) (*M, error) 
 }
 
 func (r *Resource[M, PM, S, P]) create(ctx context.Context, c rpc.Call, p P) (*Created, error) {
+	if err := r.stamp(ctx, c, &p); err != nil {
+		return nil, err
+	}
 	row, err := r.Build(ctx, r.DB, &p, nil)
 	if err != nil {
 		return nil, err
@@ -186,8 +206,11 @@ func (r *Resource[M, PM, S, P]) update(ctx context.Context, c rpc.Call, p P) (*s
 	if id == "" {
 		return nil, ErrIDRequired
 	}
+	if err := r.stamp(ctx, c, &p); err != nil {
+		return nil, err
+	}
 	return nil, r.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		old, err := r.get(ctx, tx, id)
+		old, err := r.scoped(ctx, c, tx, id)
 		if err != nil {
 			return err
 		}
@@ -206,26 +229,34 @@ func (r *Resource[M, PM, S, P]) update(ctx context.Context, c rpc.Call, p P) (*s
 	})
 }
 
-func (r *Resource[M, PM, S, P]) delete(ctx context.Context, _ rpc.Call, p IDParams) (*struct{}, error) {
+func (r *Resource[M, PM, S, P]) delete(ctx context.Context, c rpc.Call, p IDParams) (*struct{}, error) {
 	if p.ID == "" {
 		return nil, ErrIDRequired
 	}
-	return nil, r.deleteIDs(ctx, []string{p.ID})
+	return nil, r.deleteIDs(ctx, c, []string{p.ID})
 }
 
-func (r *Resource[M, PM, S, P]) deleteMany(ctx context.Context, _ rpc.Call, p PKsParams) (*struct{}, error) {
+func (r *Resource[M, PM, S, P]) deleteMany(ctx context.Context, c rpc.Call, p PKsParams) (*struct{}, error) {
 	if len(p.PKs) == 0 {
 		return nil, rpc.ErrBadRequest.WithMessage("pks is required")
 	}
-	return nil, r.deleteIDs(ctx, p.PKs)
+	return nil, r.deleteIDs(ctx, c, p.PKs)
+}
+
+// stamp runs Stamp when set.
+func (r *Resource[M, PM, S, P]) stamp(ctx context.Context, c rpc.Call, p *P) error {
+	if r.Stamp == nil {
+		return nil
+	}
+	return r.Stamp(ctx, c, p)
 }
 
 // deleteIDs deletes every row of ids in one transaction: all of them or, when one is missing
 // (2001) or still referenced (2003), none.
-func (r *Resource[M, PM, S, P]) deleteIDs(ctx context.Context, ids []string) error {
+func (r *Resource[M, PM, S, P]) deleteIDs(ctx context.Context, c rpc.Call, ids []string) error {
 	return r.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		for _, id := range ids {
-			row, err := r.get(ctx, tx, id)
+			row, err := r.scoped(ctx, c, tx, id)
 			if err != nil {
 				return err
 			}
@@ -248,8 +279,24 @@ func (r *Resource[M, PM, S, P]) Get(ctx context.Context, id string) (PM, error) 
 }
 
 func (r *Resource[M, PM, S, P]) get(ctx context.Context, idb bun.IDB, id string) (PM, error) {
+	return r.read(ctx, idb.NewSelect(), id)
+}
+
+// scoped reads the row with id as the caller of c may see it: outside Scope it is not found.
+func (r *Resource[M, PM, S, P]) scoped(ctx context.Context, c rpc.Call, idb bun.IDB, id string) (PM, error) {
+	q := idb.NewSelect()
+	if r.Scope != nil {
+		var err error
+		if q, err = r.Scope(c, q); err != nil {
+			return nil, err
+		}
+	}
+	return r.read(ctx, q, id)
+}
+
+func (r *Resource[M, PM, S, P]) read(ctx context.Context, q *bun.SelectQuery, id string) (PM, error) {
 	row := PM(new(M))
-	err := idb.NewSelect().Model(row).Where("id = ?", id).Scan(ctx)
+	err := q.Model(row).Where("id = ?", id).Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, rpc.ErrRecordNotFound
 	}

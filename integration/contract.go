@@ -5,11 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"regexp"
-	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
-	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/crud"
 	"github.com/svc-framework/svc/rpc"
 	"github.com/uptrace/bun"
@@ -63,24 +60,9 @@ func (s *Service) contractResource() rpc.Resource {
 	return r.Resource()
 }
 
-// labelFilter keeps contracts whose labels hold every searched pair, with each dialect's JSON
-// functions. A key outside the labels rule can match nothing (and never reaches a JSON path).
+// labelFilter keeps contracts whose labels hold every searched pair (crud.LabelFilter).
 func (s *Service) labelFilter(q *bun.SelectQuery, c *ContractSearch) *bun.SelectQuery {
-	for k, v := range c.Labels {
-		if len(k) > 63 || !labelKey.MatchString(k) {
-			return q.Where("1 = 0")
-		}
-		path := `$."` + k + `"`
-		switch s.db.Kind {
-		case config.Postgres:
-			q = q.Where("labels ->> ? = ?", k, v)
-		case config.MySQL:
-			q = q.Where("JSON_UNQUOTE(JSON_EXTRACT(labels, ?)) = ?", path, v)
-		default:
-			q = q.Where("json_extract(labels, ?) = ?", path, v)
-		}
-	}
-	return q
+	return crud.LabelFilter(s.db.Kind, q, "labels", c.Labels)
 }
 
 func buildContract(p *ContractParams) (*Contract, error) {
@@ -124,18 +106,10 @@ func compileSchema(name string, raw json.RawMessage) (json.RawMessage, error) {
 	return b.Bytes(), nil
 }
 
-// labelKey is the labels rule of wire-integration §4 (shared with approval): alphanumeric at
-// both ends, '_' and '-' inside, at most 63 characters; values at most 256 characters.
-var labelKey = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9_-]*[A-Za-z0-9])?$`)
-
+// checkLabels applies the shared labels rule (crud.LabelProblem) with this module's code, 2626.
 func checkLabels(labels map[string]string) error {
-	for k, v := range labels {
-		switch {
-		case len(k) > 63 || !labelKey.MatchString(k):
-			return detail(ErrInvalidLabel, fmt.Sprintf("key %q", k))
-		case utf8.RuneCountInString(v) > 256:
-			return detail(ErrInvalidLabel, fmt.Sprintf("value of %q exceeds 256 characters", k))
-		}
+	if p := crud.LabelProblem(labels); p != "" {
+		return detail(ErrInvalidLabel, p)
 	}
 	return nil
 }

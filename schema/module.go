@@ -75,6 +75,17 @@ func (p *TableParams) Validate() error {
 	return c.Err()
 }
 
+// InspectTable describes the base table name of the primary database, or answers nil and no
+// error when there is none (the approval module's business-binding check uses it through the
+// composition root).
+func (s *Service) InspectTable(ctx context.Context, name string) (*TableSchema, error) {
+	t, err := s.ins.table(ctx, name)
+	if errors.Is(err, ErrTableNotFound) {
+		return nil, nil
+	}
+	return t, err
+}
+
 // listTables answers a bare array of the schema's base tables, by name.
 func (s *Service) listTables(ctx context.Context, _ rpc.Call, _ rpc.NoParams) ([]Table, error) {
 	tables, err := s.ins.tables(ctx)

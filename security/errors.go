@@ -131,6 +131,15 @@ var (
 	ErrInvalidUsername = errors.New("security: invalid user name")
 	// ErrTOTPNotPending: verification without a pending enrollment.
 	ErrTOTPNotPending = errors.New("security: no pending TOTP enrollment")
+	// ErrDepartmentNotFound: no department with that code or id.
+	ErrDepartmentNotFound = errors.New("security: department not found")
+	// ErrDepartmentExists: the department code is taken.
+	ErrDepartmentExists = errors.New("security: department already exists")
+	// ErrInvalidDepartment: an empty or too long code or name, or a parent that would make a
+	// department its own ancestor.
+	ErrInvalidDepartment = errors.New("security: invalid department")
+	// ErrSuperiorCycle: the superior chain would come back to the user.
+	ErrSuperiorCycle = errors.New("security: a user cannot be their own (indirect) superior")
 )
 
 // ErrSigningSecretUnavailable is a startup error: svc.security.secret is not configured and the

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/svc-framework/svc"
 	"github.com/svc-framework/svc/app"
+	"github.com/svc-framework/svc/approval"
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/cron"
 	"github.com/svc-framework/svc/db"
@@ -121,9 +122,9 @@ func versionCmd() *cobra.Command {
 
 // hostOptions are the options of the ready binary: the default boot chain plus the cron store's
 // built-in jobs (http.request, event.publish), so schedules work without host code, and the
-// integration module (the binary runs every module, spec §1).
+// integration and approval modules (the binary runs every module, spec §1).
 func hostOptions() []svc.Option {
-	return []svc.Option{svc.WithCron(cron.Options{Builtins: true}), svc.WithIntegration(integration.Options{})}
+	return []svc.Option{svc.WithCron(cron.Options{Builtins: true}), svc.WithIntegration(integration.Options{}), svc.WithApproval(approval.Options{})}
 }
 
 // openSecurityDB opens the primary data source and applies the security module's migrations, so

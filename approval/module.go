@@ -1,0 +1,116 @@
+package approval
+
+import (
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"time"
+
+	"github.com/svc-framework/svc/app"
+	"github.com/svc-framework/svc/config"
+	"github.com/svc-framework/svc/db"
+	"github.com/svc-framework/svc/i18n"
+	"github.com/svc-framework/svc/rpc"
+)
+
+//go:embed migrations
+var migrationFiles embed.FS
+
+//go:embed messages
+var messageFiles embed.FS
+
+// EventPattern is the routing pattern of the module's events: every approval.* event is
+// published inside the transaction of its change, so it must be routed to a transactional
+// transport (outbox or tx_memory); the module refuses to build otherwise.
+const EventPattern = config.ApprovalEventPattern
+
+// Migrations returns the module's migrations, creating the apv_* tables (wire-approval §3).
+func Migrations() *db.Migrations { return db.EmbeddedMigrations("approval", migrationFiles) }
+
+// Messages returns the module's message catalog: messages/<lang>/approval.json.
+func Messages() fs.FS { return i18n.MustSub(messageFiles, "messages") }
+
+// Options are what the host plugs into the module. Directory parts left nil fall back to
+// Directory; the composition root sets Directory to the built-in user store's directory and
+// Tables to the schema module's inspector when the host leaves them nil.
+type Options struct {
+	// Directory is the organisation the assignees, names and departments come from.
+	Directory Directory
+	// Assignees replaces Directory's superior, department-leader and role lookups.
+	Assignees AssigneeService
+	// Users replaces Directory's user-name resolution.
+	Users UserInfoResolver
+	// Departments replaces Directory's user-department resolution.
+	Departments DepartmentResolver
+	// Tables inspects the host's tables for business bindings.
+	Tables TableInspector
+}
+
+// Service is the approval module.
+type Service struct {
+	cfg         config.Approval
+	db          *db.DB
+	events      app.EventBus
+	clock       func() time.Time
+	log         *slog.Logger
+	assignees   AssigneeService
+	users       UserInfoResolver
+	departments DepartmentResolver
+	tables      TableInspector
+}
+
+// New builds the module from svc.approval, the primary database and the event bus. It does no
+// I/O. It fails when approval.* events are not routed to a transactional transport
+// (event.ErrTxRequired / event.ErrNoRouteMatched, naming the rule) or when no directory is given.
+func New(deps app.Deps, opts Options) (*Service, error) {
+	if deps.Config == nil || deps.DB == nil || deps.Events == nil {
+		return nil, errors.New("approval: the configuration, the primary database and the event bus are required")
+	}
+	if err := deps.Events.RequireTransactional(EventPattern); err != nil {
+		return nil, fmt.Errorf("approval: %w", err)
+	}
+	s := &Service{cfg: deps.Config.Approval, db: deps.DB, events: deps.Events, clock: deps.Clock,
+		log: deps.Logger.With(slog.String("module", "approval")), tables: opts.Tables,
+		assignees: opts.Assignees, users: opts.Users, departments: opts.Departments}
+	if d := opts.Directory; d != nil {
+		s.assignees = or[AssigneeService](s.assignees, d)
+		s.users = or[UserInfoResolver](s.users, d)
+		s.departments = or[DepartmentResolver](s.departments, d)
+	}
+	if s.assignees == nil || s.users == nil || s.departments == nil {
+		return nil, errors.New("approval: a directory is required (Options.Directory or each of Assignees, Users, Departments)")
+	}
+	return s, nil
+}
+
+func or[T comparable](v, fallback T) T {
+	var zero T
+	if v == zero {
+		return fallback
+	}
+	return v
+}
+
+// Module lists what the module adds: the approval/* resources of part 1, the migrations
+// (svc.approval.auto_migrate or `svc migrate`) and the messages.
+func (s *Service) Module() app.Module {
+	return app.Module{
+		Name:        "approval",
+		Resources:   []rpc.Resource{s.categoryResource(), s.delegationResource(), s.flowResource()},
+		Messages:    Messages(),
+		Migrations:  Migrations(),
+		AutoMigrate: s.cfg.AutoMigrate,
+	}
+}
+
+// Assignees returns the assignee lookups the module uses (the engine of part 2 resolves through
+// them).
+func (s *Service) Assignees() AssigneeService { return s.assignees }
+
+// Users returns the user-name resolver the module uses.
+func (s *Service) Users() UserInfoResolver { return s.users }
+
+// Departments returns the user-department resolver the module uses.
+func (s *Service) Departments() DepartmentResolver { return s.departments }
