@@ -207,19 +207,68 @@ func TestCategories(t *testing.T) {
 			{name: "default tenant", as: plain, resource: catR, action: "find_tree", params: `{}`, check: want("0.tenantId", "default")},
 		}
 		ids := map[string]string{}
-		// "$root" in want values is resolved after the run: replace placeholders lazily.
-		for i := range steps {
-			if steps[i].check != nil {
-				c := steps[i].check
-				steps[i].check = func(t *testing.T, data json.RawMessage) {
-					s := string(data)
-					for k, v := range ids {
-						s = strings.ReplaceAll(s, `"`+v+`"`, `"$`+k+`"`)
-					}
-					c(t, json.RawMessage(s))
+		run(t, srv, withIDNames(steps, ids), ids)
+	})
+}
+
+// TestDelegations runs approval/delegation on the three databases: filters in params and paging
+// in meta (the client's shape), startsAt/endsAt and the older startTime/endTime, ownership (a
+// caller who is not a super-admin sees and edits only what it delegates; delegatorId is stamped),
+// category and flow scopes of the caller's tenant only, and validation.
+func TestDelegations(t *testing.T) {
+	t.Parallel()
+	svctest.EachDBKind(t, func(t *testing.T, kind config.DBKind) {
+		t.Parallel()
+		srv := newServer(t, kind)
+		page := map[string]any{"page": 1, "size": 2}
+		steps := []step{
+			{name: "cat", resource: catR, action: "create", params: `{"tenantId":"t1","code":"c","name":"C","sortOrder":0,"isActive":true}`},
+			{name: "d1", resource: delR, action: "create", params: `{"delegatorId":"alice","delegateeId":"carl","startsAt":"2026-01-01 08:00:00","endsAt":"2026-02-01 08:00:00","isActive":true,"reason":"leave"}`},
+			{name: "d2 old names", resource: delR, action: "create", params: `{"delegatorId":"alice","delegateeId":"dan","flowCategoryId":"$cat$","startTime":"2026-03-01 00:00:00","endTime":"2026-03-02 00:00:00","isActive":false}`},
+			{name: "d3 stamped delegator", resource: delR, action: "create", params: `{"delegatorId":"mallory","delegateeId":"erin","startsAt":"2026-01-01 00:00:00","endsAt":"2026-01-02 00:00:00","isActive":true}`},
+			{name: "bob's", as: bob, resource: delR, action: "create", params: `{"delegatorId":"bob","delegateeId":"alice","startsAt":"2026-01-01 00:00:00","endsAt":"2026-01-02 00:00:00","isActive":true}`},
+			{name: "other tenant's category", as: bob, resource: delR, action: "create", params: `{"delegatorId":"bob","delegateeId":"x","flowCategoryId":"$cat$","startsAt":"2026-01-01 00:00:00","endsAt":"2026-01-02 00:00:00","isActive":true}`, wantCode: rpc.CodeBadRequest},
+			{name: "unknown flow", resource: delR, action: "create", params: `{"delegatorId":"alice","delegateeId":"x","flowId":"nope","startsAt":"2026-01-01 00:00:00","endsAt":"2026-01-02 00:00:00","isActive":true}`, wantCode: rpc.CodeBadRequest},
+			{name: "empty window", resource: delR, action: "create", params: `{"delegatorId":"alice","delegateeId":"x","startsAt":"2026-01-02 00:00:00","endsAt":"2026-01-02 00:00:00","isActive":true}`, wantCode: rpc.CodeBadRequest},
+			{name: "no window", resource: delR, action: "create", params: `{"delegatorId":"alice","delegateeId":"x","isActive":true}`, wantCode: rpc.CodeBadRequest},
+			{name: "self", resource: delR, action: "create", params: `{"delegatorId":"alice","delegateeId":"alice","startsAt":"2026-01-01 00:00:00","endsAt":"2026-01-02 00:00:00","isActive":true}`, wantCode: rpc.CodeBadRequest},
+			{name: "page", resource: delR, action: "find_page", params: `{}`, meta: page, check: all(want("total", 3, "page", 1, "size", 2), length("items", 2))},
+			{name: "page 2", resource: delR, action: "find_page", params: `{}`, meta: map[string]any{"page": 2, "size": 2}, check: length("items", 1)},
+			{name: "by delegatee", resource: delR, action: "find_page", params: `{"delegateeId":"dan"}`, meta: page,
+				check: want("total", 1, "items.0.startsAt", "2026-03-01 00:00:00", "items.0.flowCategoryId", "$cat", "items.0.isActive", false)},
+			{name: "by isActive", resource: delR, action: "find_page", params: `{"isActive":true}`, meta: page, check: want("total", 2)},
+			{name: "stamped", resource: delR, action: "find_page", params: `{"delegateeId":"erin"}`, check: want("items.0.delegatorId", "alice")},
+			{name: "filters in meta too", resource: delR, action: "find_page", meta: map[string]any{"delegateeId": "carl"}, check: want("total", 1, "items.0.reason", "leave")},
+			{name: "bob sees his", as: bob, resource: delR, action: "find_page", params: `{}`, check: want("total", 1)},
+			{name: "super sees all", as: root, resource: delR, action: "find_page", params: `{}`, check: want("total", 4)},
+			{name: "viewer sees own only", as: viewer, resource: delR, action: "find_page", params: `{}`, check: want("total", 0)},
+			{name: "update pinned", resource: delR, action: "update", params: `{"id":"$d1$","delegatorId":"bob","delegateeId":"carl","startsAt":"2026-01-01 08:00:00","endsAt":"2026-01-15 08:00:00","isActive":false}`},
+			{name: "updated", resource: delR, action: "find_page", params: `{"delegateeId":"carl"}`, check: want("items.0.delegatorId", "alice", "items.0.endsAt", "2026-01-15 08:00:00", "items.0.isActive", false)},
+			{name: "other's update", as: bob, resource: delR, action: "update", params: `{"id":"$d1$","delegatorId":"bob","delegateeId":"x","startsAt":"2026-01-01 08:00:00","endsAt":"2026-01-15 08:00:00","isActive":true}`, wantCode: rpc.CodeRecordNotFound},
+			{name: "other's delete", as: bob, resource: delR, action: "delete", params: `{"id":"$d1$"}`, wantCode: rpc.CodeRecordNotFound},
+			{name: "super updates anyone's", as: root, resource: delR, action: "update", params: `{"id":"$bob's$","delegatorId":"bob","delegateeId":"carl","startsAt":"2026-01-01 00:00:00","endsAt":"2026-01-03 00:00:00","isActive":true}`},
+			{name: "delete", resource: delR, action: "delete", params: `{"id":"$d1$"}`},
+			{name: "after delete", resource: delR, action: "find_page", params: `{}`, check: want("total", 2)},
+			{name: "category in use", resource: catR, action: "delete", params: `{"id":"$cat$"}`, wantCode: rpc.CodeForeignKeyViolation},
+			{name: "no find_all", resource: delR, action: "find_all", params: `{}`, wantCode: rpc.CodeNotFound},
+		}
+		ids := map[string]string{}
+		run(t, srv, withIDNames(steps, ids), ids)
+	})
+}
+
+// withIDNames makes each check see the ids the run created as "$name" (see run).
+func withIDNames(steps []step, ids map[string]string) []step {
+	for i := range steps {
+		if c := steps[i].check; c != nil {
+			steps[i].check = func(t *testing.T, data json.RawMessage) {
+				s := string(data)
+				for k, v := range ids {
+					s = strings.ReplaceAll(s, `"`+v+`"`, `"$`+k+`"`)
 				}
+				c(t, json.RawMessage(s))
 			}
 		}
-		run(t, srv, steps, ids)
-	})
+	}
+	return steps
 }
