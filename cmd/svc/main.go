@@ -5,7 +5,9 @@
 //	svc serve          run the server until SIGINT/SIGTERM
 //	svc migrate        apply every module's pending migrations
 //	svc config check   validate and print the effective configuration (secrets redacted)
-//	svc user …         manage the built-in users (add, passwd, disable, enable, list, roles, totp)
+//	svc user …         manage the built-in users (add, passwd, disable, enable, list, roles, totp,
+//	                   set-department, set-superior)
+//	svc dept …         manage the built-in departments (add, list, set-leader)
 //	svc session …      list or revoke opaque-token sessions (forced logout)
 //	svc cron …         list, trigger, pause or resume durable schedules; show their runs
 //	svc integration …  rotate-key: re-encrypt the integration secrets under a new key
@@ -74,6 +76,6 @@ func newRoot() *cobra.Command {
 	}
 	root.PersistentFlags().StringVarP(&g.configPath, "config", "c", "",
 		"path of application.toml (default: search ./configs, $SVC_CONFIG_PATH, ., ../configs)")
-	root.AddCommand(serveCmd(g), migrateCmd(g), configCmd(g), versionCmd(), userCmd(g), sessionCmd(g), cronCmd(g), integrationCmd(g), pushCmd(g))
+	root.AddCommand(serveCmd(g), migrateCmd(g), configCmd(g), versionCmd(), userCmd(g), deptCmd(g), sessionCmd(g), cronCmd(g), integrationCmd(g), pushCmd(g))
 	return root
 }

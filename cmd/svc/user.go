@@ -14,6 +14,7 @@ import (
 	"github.com/boombuler/barcode/qr"
 	"github.com/spf13/cobra"
 	"github.com/svc-framework/svc/config"
+	"github.com/svc-framework/svc/db"
 	"github.com/svc-framework/svc/i18n"
 	"github.com/svc-framework/svc/rpc"
 	"github.com/svc-framework/svc/security"
@@ -21,7 +22,7 @@ import (
 )
 
 // userCmd manages the built-in user store (security module): svc user add|passwd|disable|
-// enable|list|roles|totp. It opens the primary data source of the configuration and applies
+// enable|list|roles|totp|set-department|set-superior. It opens the primary data source of the configuration and applies
 // the security migrations first, so it works on a fresh database.
 func userCmd(g *globalFlags) *cobra.Command {
 	c := &cobra.Command{Use: "user", Short: "Manage the built-in users (login, roles, TOTP)"}
@@ -66,7 +67,8 @@ func userCmd(g *globalFlags) *cobra.Command {
 	}
 	passwd.Flags().BoolVar(&fromStdin, "password-stdin", false, "read the password from the first line of stdin")
 
-	c.AddCommand(add, passwd, enableCmd(g, "disable", true), enableCmd(g, "enable", false), listCmd(g), rolesCmd(g), totpCmd(g))
+	c.AddCommand(add, passwd, enableCmd(g, "disable", true), enableCmd(g, "enable", false), listCmd(g), rolesCmd(g), totpCmd(g),
+		setDepartmentCmd(g), setSuperiorCmd(g))
 	return c
 }
 
@@ -200,6 +202,7 @@ func confirmTOTP(cmd *cobra.Command, st *userEnv, name, code string) error {
 // userEnv is what every user subcommand works with.
 type userEnv struct {
 	cfg   *config.Config
+	db    *db.DB
 	store *security.Store
 	msgs  *i18n.Catalog
 }
@@ -233,7 +236,7 @@ func withStore(g *globalFlags, fn func(cmd *cobra.Command, st *userEnv, args []s
 			return err
 		}
 		cmd.SetContext(ctx)
-		st := &userEnv{cfg: cfg, store: security.OpenStore(d, cfg.Security, security.HashParams{}, time.Now), msgs: msgs}
+		st := &userEnv{cfg: cfg, db: d, store: security.OpenStore(d, cfg.Security, security.HashParams{}, time.Now), msgs: msgs}
 		return fn(cmd, st, args)
 	}
 }
