@@ -20,6 +20,8 @@
 //     checks a node's required permissions. Failures are *FieldError carrying an
 //     approval_form_field_* (or approval_form_data_too_large) key and its params; the module
 //     answers FormDataCode (40401). Messages() is the catalog of those keys (en, zh-CN).
+//   - EvalBranch (and Flow.Choose) picks a condition node's branch: field conditions compared
+//     natively, expr-lang expression conditions, table aggregates (see "Conditions").
 //
 // # Designer defaults (wire-approval §5)
 //
@@ -91,4 +93,20 @@
 // table_cell with row, column and the cell's own error in Cell. Optional fields skip their
 // checks when null or a blank string. Params: field (the label), min, max, value, index, row,
 // column, size.
+//
+// # Conditions (wire-approval §5 "Condition evaluation")
+//
+// Non-default branches are tried in ascending priority, the first match wins, the default
+// branch is the fallback and without one ErrNoBranchMatched is returned. Groups are OR'ed,
+// conditions in a group AND'ed, a branch without groups matches. A field condition's subject
+// is applicantId / applicantDepartmentId, else a global, else a form-data key; operators are
+// native (an unknown one is ErrUnknownOperator, the §15 choice over the older
+// "unknown is false"): numbers and numeric strings compare as numbers, other strings
+// lexically (ISO dates order correctly), incomparable values are simply false; in / not_in
+// test membership in the value list (any item of an array subject); contains tests a
+// substring or an array item; is_empty is null, a blank string, an empty array or object.
+// Aggregates fold a table subject: count the rows, sum the column's numeric cells (0 without
+// rows), avg their mean (never matches without numeric cells). Expression conditions run in
+// expr-lang with formData, applicantId, applicantDepartmentId and every global as top-level
+// names (built-ins win over globals of the same name; unknown names are nil).
 package design
