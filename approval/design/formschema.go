@@ -80,14 +80,10 @@ type block struct {
 	} `json:"tabs"`
 }
 
+// validateDoc is the designer's validate mixin: required plus the props of a ValidationRule.
 type validateDoc struct {
-	Required  *bool    `json:"required"`
-	MinLength *int     `json:"minLength"`
-	MaxLength *int     `json:"maxLength"`
-	Min       *float64 `json:"min"`
-	Max       *float64 `json:"max"`
-	Pattern   string   `json:"pattern"`
-	Message   string   `json:"message"`
+	Required *bool `json:"required"`
+	ValidationRule
 }
 
 // dataSource is both a field's inline source and a form-level reusable one.
@@ -257,9 +253,8 @@ func (p *projector) leaf(b *block, path string) (*FormField, error) {
 	}
 	if v := b.Validate; v != nil {
 		f.IsRequired = v.Required != nil && *v.Required
-		if v.MinLength != nil || v.MaxLength != nil || v.Min != nil || v.Max != nil || v.Pattern != "" || v.Message != "" {
-			f.Validation = &ValidationRule{MinLength: v.MinLength, MaxLength: v.MaxLength, Min: v.Min, Max: v.Max,
-				Pattern: v.Pattern, Message: v.Message}
+		if rule := v.ValidationRule; rule != (ValidationRule{}) {
+			f.Validation = &rule
 		}
 	}
 	var err error

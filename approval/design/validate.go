@@ -114,15 +114,10 @@ func (v *validator) nodes(f *Flow, in []nodeWire) {
 
 func (v *validator) task(n *Node) {
 	t := n.Task
-	if !t.ExecutionType.Valid() {
-		v.fail(RuleInvalidExecutionType, n.ID, "unknown executionType %q", t.ExecutionType)
-	}
-	if !t.EmptyAssigneeAction.Valid() {
-		v.fail(RuleInvalidEmptyAssigneeAction, n.ID, "unknown emptyAssigneeAction %q", t.EmptyAssigneeAction)
-	}
-	if !t.TimeoutAction.Valid() {
-		v.fail(RuleInvalidTimeoutAction, n.ID, "unknown timeoutAction %q", t.TimeoutAction)
-	}
+	v.enums(n.ID,
+		enumField{RuleInvalidExecutionType, "executionType", t.ExecutionType},
+		enumField{RuleInvalidEmptyAssigneeAction, "emptyAssigneeAction", t.EmptyAssigneeAction},
+		enumField{RuleInvalidTimeoutAction, "timeoutAction", t.TimeoutAction})
 	if t.TimeoutHours < 0 || t.TimeoutNotifyBeforeHours < 0 {
 		v.fail(RuleNegativeDuration, n.ID, "timeoutHours and timeoutNotifyBeforeHours must not be negative")
 	}
@@ -156,29 +151,18 @@ func (v *validator) task(n *Node) {
 
 func (v *validator) approval(n *Node) {
 	t := n.Task
-	if !t.ApprovalMethod.Valid() {
-		v.fail(RuleInvalidApprovalMethod, n.ID, "unknown approvalMethod %q", t.ApprovalMethod)
-	}
-	if !t.PassRule.Valid() {
-		v.fail(RuleInvalidPassRule, n.ID, "unknown passRule %q", t.PassRule)
-	}
+	v.enums(n.ID,
+		enumField{RuleInvalidApprovalMethod, "approvalMethod", t.ApprovalMethod},
+		enumField{RuleInvalidPassRule, "passRule", t.PassRule},
+		enumField{RuleInvalidSameApplicantAction, "sameApplicantAction", t.SameApplicantAction},
+		enumField{RuleInvalidConsecutiveApproverAction, "consecutiveApproverAction", t.ConsecutiveApproverAction},
+		enumField{RuleInvalidRollbackType, "rollbackType", t.RollbackType},
+		enumField{RuleInvalidRollbackDataStrategy, "rollbackDataStrategy", t.RollbackDataStrategy})
 	if t.PassRule == PassRatio && (t.PassRatio <= 0 || t.PassRatio > 100) {
 		v.fail(RulePassRatioRange, n.ID, "passRule ratio needs a passRatio percentage in (0, 100], got %v", t.PassRatio)
 	}
-	if !t.SameApplicantAction.Valid() {
-		v.fail(RuleInvalidSameApplicantAction, n.ID, "unknown sameApplicantAction %q", t.SameApplicantAction)
-	}
-	if !t.ConsecutiveApproverAction.Valid() {
-		v.fail(RuleInvalidConsecutiveApproverAction, n.ID, "unknown consecutiveApproverAction %q", t.ConsecutiveApproverAction)
-	}
-	if !t.RollbackType.Valid() {
-		v.fail(RuleInvalidRollbackType, n.ID, "unknown rollbackType %q", t.RollbackType)
-	}
 	if t.RollbackType == RollbackSpecified && len(t.RollbackTargetKeys) == 0 {
 		v.fail(RuleRollbackTargetsRequired, n.ID, "rollbackType specified needs at least one rollbackTargetKeys entry")
-	}
-	if !t.RollbackDataStrategy.Valid() {
-		v.fail(RuleInvalidRollbackDataStrategy, n.ID, "unknown rollbackDataStrategy %q", t.RollbackDataStrategy)
 	}
 	for _, at := range t.AddAssigneeTypes {
 		if !at.Valid() {
@@ -186,6 +170,22 @@ func (v *validator) approval(n *Node) {
 		}
 		if at == AddParallel && t.ApprovalMethod == MethodSequential {
 			v.fail(RuleSequentialParallelAddAssignee, n.ID, "a sequential node cannot offer the parallel add-assignee type")
+		}
+	}
+}
+
+// enumField is one enumerated setting of a node: the rule it breaks when out of vocabulary,
+// its wire name and its value.
+type enumField struct {
+	rule  Rule
+	name  string
+	value interface{ Valid() bool }
+}
+
+func (v *validator) enums(nodeID string, fields ...enumField) {
+	for _, f := range fields {
+		if !f.value.Valid() {
+			v.fail(f.rule, nodeID, "unknown %s %q", f.name, f.value)
 		}
 	}
 }
