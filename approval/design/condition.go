@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/expr-lang/expr"
+	"github.com/expr-lang/expr/vm"
 )
 
 // ErrNoBranchMatched: no branch of a condition node matched and it has no default branch
@@ -106,7 +107,7 @@ func (b *Branch) Matches(env Env) (bool, error) {
 func (c *Condition) Eval(env Env) (bool, error) {
 	switch c.Kind {
 	case ConditionExpression:
-		return evalExpression(c.Expression, env)
+		return c.evalExpression(env)
 	case ConditionField:
 		subject := env.lookup(c.Subject)
 		if c.Aggregate != "" {
@@ -132,9 +133,23 @@ func (e Env) lookup(name string) any {
 	return e.FormData[name]
 }
 
+// compileExpression compiles an expression condition once, without a typed environment:
+// globals differ per instance, so every name is resolved at run time (unknown names are nil).
+func compileExpression(src string) (*vm.Program, error) {
+	return expr.Compile(src, expr.AllowUndefinedVariables(), expr.AsBool())
+}
+
 // evalExpression runs an expr-lang expression with formData, applicantId and
-// applicantDepartmentId plus every global as a top-level name (the built-ins win).
-func evalExpression(src string, env Env) (bool, error) {
+// applicantDepartmentId plus every global as a top-level name (the built-ins win). Conditions
+// of a parsed Flow run their precompiled program.
+func (c *Condition) evalExpression(env Env) (bool, error) {
+	program := c.program
+	if program == nil {
+		var err error
+		if program, err = compileExpression(c.Expression); err != nil {
+			return false, fmt.Errorf("approval: expression %q: %s", c.Expression, firstLine(err.Error()))
+		}
+	}
 	vars := make(map[string]any, len(env.Globals)+3)
 	for k, v := range env.Globals {
 		vars[k] = v
@@ -146,13 +161,9 @@ func evalExpression(src string, env Env) (bool, error) {
 	vars["formData"] = formData
 	vars["applicantId"] = env.ApplicantID
 	vars["applicantDepartmentId"] = env.ApplicantDepartmentID
-	program, err := expr.Compile(src, expr.Env(vars), expr.AllowUndefinedVariables(), expr.AsBool())
-	if err != nil {
-		return false, fmt.Errorf("approval: expression %q: %s", src, firstLine(err.Error()))
-	}
 	out, err := expr.Run(program, vars)
 	if err != nil {
-		return false, fmt.Errorf("approval: expression %q: %s", src, firstLine(err.Error()))
+		return false, fmt.Errorf("approval: expression %q: %s", c.Expression, firstLine(err.Error()))
 	}
 	ok, _ := out.(bool)
 	return ok, nil

@@ -190,3 +190,29 @@ func TestFlowChoose(t *testing.T) {
 		t.Error("Choose on an approval node must fail")
 	}
 }
+
+// TestFlowChooseConcurrent: a parsed Flow (with its precompiled expressions) serves
+// concurrent evaluations.
+func TestFlowChooseConcurrent(t *testing.T) {
+	t.Parallel()
+	f, err := ParseFlow(validFlow().json(t), testFields())
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 8)
+	for i := range 8 {
+		go func() {
+			amount := 6000.0 + float64(i) // the expression group decides: amount > 5000
+			b, _, err := f.Choose("c1", Env{FormData: map[string]any{"amount": amount, "items": []any{1, 2, 3}}, ApplicantID: "u"})
+			if err == nil && b.ID != "big" {
+				err = errors.New("branch " + b.ID + ", want big")
+			}
+			done <- err
+		}()
+	}
+	for range 8 {
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}
+}

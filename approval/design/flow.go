@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/expr-lang/expr/vm"
 )
 
 // Flow is a parsed, validated flow definition (wire-approval §5): the designer's React-Flow
@@ -139,6 +141,8 @@ type Condition struct {
 	Operator   Operator      `json:"operator"`
 	Value      any           `json:"value"`
 	Expression string        `json:"expression"`
+
+	program *vm.Program // Expression compiled by ParseFlow; nil until then
 }
 
 // DefaultUrgeCooldownMinutes replaces a non-positive urgeCooldownMinutes (wire-approval §4).

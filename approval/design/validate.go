@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-
-	"github.com/expr-lang/expr"
 )
 
 // ParseFlow decodes a flow definition (deploy's flowDefinition), applies the designer
@@ -324,9 +322,11 @@ func (v *validator) condition(c *Condition) *RuleError {
 		if strings.TrimSpace(c.Expression) == "" {
 			return v.fail(RuleConditionExpressionRequired, "", "an expression condition needs an expression")
 		}
-		if _, err := expr.Compile(c.Expression, expr.AllowUndefinedVariables(), expr.AsBool()); err != nil {
+		program, err := compileExpression(c.Expression)
+		if err != nil {
 			return v.fail(RuleConditionExpressionInvalid, "", "expression %q does not compile to a boolean: %v", c.Expression, firstLine(err.Error()))
 		}
+		c.program = program
 		return nil
 	}
 	return v.fail(RuleInvalidConditionKind, "", "unknown condition kind %q", c.Kind)
