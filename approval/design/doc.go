@@ -3,6 +3,9 @@
 // It has no database, no /api and no clock; the approval module calls it from
 // approval/flow.deploy and wherever form data is written, and maps its errors to wire codes.
 //
+// The package adds no resources, routes, tables, workers or configuration keys: the approval
+// module owns them and passes svc.approval.form_data_max_bytes in.
+//
 // # API
 //
 //   - ParseFlow(raw, fields) decodes deploy's flowDefinition ({nodes, edges}, React-Flow shape),

@@ -3,6 +3,10 @@ package design
 import (
 	"encoding/json"
 	"errors"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -257,14 +261,89 @@ func TestParseFlowDefaults(t *testing.T) {
 // that rule (and the node it concerns), and be the only problem reported.
 func TestParseFlowRules(t *testing.T) {
 	t.Parallel()
-	cases := []struct {
-		name     string
-		raw      string // used instead of the valid flow when set
-		mutate   func(d *flowDoc)
-		rule     Rule
-		node     string
-		multiple bool // the break necessarily violates further rules
-	}{
+	for _, tt := range ruleCases() {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			raw := []byte(tt.raw)
+			if tt.raw == "" {
+				d := validFlow()
+				tt.mutate(d)
+				raw = d.json(t)
+			}
+			_, err := ParseFlow(raw, testFields())
+			var re *RuleError
+			if !errors.As(err, &re) {
+				t.Fatalf("ParseFlow error = %v, want a *RuleError", err)
+			}
+			problems := Problems(raw, testFields())
+			found := false
+			for _, p := range problems {
+				if p.Rule == tt.rule && (tt.node == "" || p.NodeID == tt.node) {
+					found = true
+				}
+			}
+			if !found {
+				t.Fatalf("problems = %v, want rule %s at node %q", problems, tt.rule, tt.node)
+			}
+			if !tt.multiple && (len(problems) != 1 || re.Rule != tt.rule) {
+				t.Errorf("problems = %v, want only %s", problems, tt.rule)
+			}
+			if !strings.Contains(err.Error(), string(re.Rule)) {
+				t.Errorf("message %q does not name the rule", err.Error())
+			}
+		})
+	}
+}
+
+// TestEveryRuleHasACase: each Rule constant declared in rule.go is broken by some case above.
+func TestEveryRuleHasACase(t *testing.T) {
+	t.Parallel()
+	file, err := parser.ParseFile(token.NewFileSet(), "rule.go", nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tested := map[Rule]bool{}
+	for _, c := range ruleCases() {
+		tested[c.rule] = true
+	}
+	declared := 0
+	for _, decl := range file.Decls {
+		gen, ok := decl.(*ast.GenDecl)
+		if !ok || gen.Tok != token.CONST {
+			continue
+		}
+		for _, spec := range gen.Specs {
+			vs := spec.(*ast.ValueSpec)
+			if id, ok := vs.Type.(*ast.Ident); !ok || id.Name != "Rule" {
+				continue
+			}
+			for _, v := range vs.Values {
+				lit := v.(*ast.BasicLit)
+				name, _ := strconv.Unquote(lit.Value)
+				declared++
+				if !tested[Rule(name)] {
+					t.Errorf("rule %s has no test case", name)
+				}
+			}
+		}
+	}
+	if declared < 70 {
+		t.Errorf("found %d Rule constants in rule.go, the parse is broken", declared)
+	}
+}
+
+type ruleCase struct {
+	name     string
+	raw      string // used instead of the valid flow when set
+	mutate   func(d *flowDoc)
+	rule     Rule
+	node     string
+	multiple bool // the break necessarily violates further rules
+}
+
+// ruleCases break the valid flow one rule at a time.
+func ruleCases() []ruleCase {
+	return []ruleCase{
 		{name: "not json", raw: `{"nodes": [`, rule: RuleInvalidJSON},
 		{name: "no nodes", raw: `{"nodes": [], "edges": []}`, rule: RuleNoNodes},
 		{name: "empty node id", mutate: func(d *flowDoc) { d.addNode("", "end", nil) }, rule: RuleEmptyNodeID},
@@ -366,38 +445,6 @@ func TestParseFlowRules(t *testing.T) {
 		{name: "permission for unknown field", mutate: func(d *flowDoc) { d.data("h1")["fieldPermissions"] = map[string]any{"price": "editable"} }, rule: RuleFieldPermissionKeyUnknown, node: "h1"},
 		{name: "cc node editable", mutate: func(d *flowDoc) { d.data("cc1")["fieldPermissions"] = map[string]any{"amount": "editable"} }, rule: RuleCCFieldPermissionNotAllowed, node: "cc1"},
 		{name: "required with timeout auto_pass", mutate: func(d *flowDoc) { d.data("a1")["timeoutAction"] = "auto_pass" }, rule: RuleFieldPermissionRequiredAutoPass, node: "a1"},
-	}
-	for _, tt := range cases {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			raw := []byte(tt.raw)
-			if tt.raw == "" {
-				d := validFlow()
-				tt.mutate(d)
-				raw = d.json(t)
-			}
-			_, err := ParseFlow(raw, testFields())
-			var re *RuleError
-			if !errors.As(err, &re) {
-				t.Fatalf("ParseFlow error = %v, want a *RuleError", err)
-			}
-			problems := Problems(raw, testFields())
-			found := false
-			for _, p := range problems {
-				if p.Rule == tt.rule && (tt.node == "" || p.NodeID == tt.node) {
-					found = true
-				}
-			}
-			if !found {
-				t.Fatalf("problems = %v, want rule %s at node %q", problems, tt.rule, tt.node)
-			}
-			if !tt.multiple && (len(problems) != 1 || re.Rule != tt.rule) {
-				t.Errorf("problems = %v, want only %s", problems, tt.rule)
-			}
-			if !strings.Contains(err.Error(), string(re.Rule)) {
-				t.Errorf("message %q does not name the rule", err.Error())
-			}
-		})
 	}
 }
 
