@@ -94,8 +94,9 @@
 // (empty, invalid_file_item, must_be_file); table: an array (must_be_row_list) of objects
 // (must_be_row_object) within min_rows/max_rows, each cell valid for its column, else
 // table_cell with row, column and the cell's own error in Cell. Optional fields skip their
-// checks when null or a blank string. Params: field (the label), min, max, value, index, row,
-// column, size.
+// checks when null; optional text and date fields also when "", optional selects when blank
+// or an empty array (uploads are the exception the wire text states: a blank upload is
+// "empty"). Params: field (the label), min, max, value, index, row, column, size.
 //
 // # Conditions (wire-approval §5 "Condition evaluation")
 //

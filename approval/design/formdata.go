@@ -314,7 +314,11 @@ func formatNumber(n float64) string { return strconv.FormatFloat(n, 'f', -1, 64)
 
 // validateSelect accepts one scalar or an array of scalars; when the field lists options
 // every value must be one of them (numbers compare by value: 1 and 1.0 are the same option).
+// A blank string or an empty array is no selection.
 func validateSelect(f *FormField, v any, path string) *FieldError {
+	if isBlank(v) { // a cleared optional select (required ones were refused above)
+		return nil
+	}
 	values := []any{v}
 	if arr, ok := v.([]any); ok {
 		values = arr

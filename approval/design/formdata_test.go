@@ -56,6 +56,10 @@ func TestValidateFormDataValid(t *testing.T) {
 	if err := ValidateFormData(dataFields(), map[string]any{"title": "ab", "amount": nil, "items": nil}, 0); err != nil {
 		t.Errorf("ValidateFormData(minimal) = %v", err)
 	}
+	cleared := map[string]any{"title": "ab", "level": "", "tags": []any{}, "note": "", "day": ""}
+	if err := ValidateFormData(dataFields(), cleared, 0); err != nil {
+		t.Errorf("ValidateFormData(cleared optional fields) = %v", err)
+	}
 	if err := ValidateFormData(nil, map[string]any{"free": []any{1, "x"}}, 0); err != nil {
 		t.Errorf("ValidateFormData(no fields) = %v", err)
 	}
