@@ -22,7 +22,8 @@
 //     (task processing: only growth beyond the cap is refused) check form data; ValidateRequired
 //     checks a node's required permissions. Failures are *FieldError carrying an
 //     approval_form_field_* (or approval_form_data_too_large) key and its params; the module
-//     answers FormDataCode (40401). Messages() is the catalog of those keys (en, zh-CN).
+//     answers FormDataCode (40401). Messages() is the catalog of the approval_form_field_*
+//     keys (en, zh-CN).
 //   - EvalBranch (and Flow.Choose) picks a condition node's branch: field conditions compared
 //     natively, expr-lang expression conditions, table aggregates (see "Conditions").
 //
