@@ -24,6 +24,10 @@
 //     approval_form_field_* (or approval_form_data_too_large) key and its params; the module
 //     answers FormDataCode (40401). Messages() is the catalog of the approval_form_field_*
 //     keys (en, zh-CN).
+//   - PermissionOf, MergeWritable, MaxPermission, Permission.ReadOnly and StripHidden are the
+//     run-time field-permission rules of wire-approval §8 (an absent key is visible; only
+//     editable/required fields take submitted values; the read lattice is hidden < visible <
+//     editable < required).
 //   - EvalBranch (and Flow.Choose) picks a condition node's branch: field conditions compared
 //     natively, expr-lang expression conditions, table aggregates (see "Conditions").
 //
