@@ -1,0 +1,119 @@
+package design
+
+import "fmt"
+
+// Rule names one deploy-validation rule of wire-approval §5. The names are the stable codes the
+// original's flow designer uses for the same checks (its client-side validator mirrors the
+// server), so a designer can match a server rejection to its own marker.
+type Rule string
+
+// Graph structure rules.
+const (
+	RuleInvalidJSON        Rule = "invalid_json"
+	RuleNoNodes            Rule = "no_nodes"
+	RuleEmptyNodeID        Rule = "empty_node_id"
+	RuleDuplicateNodeID    Rule = "duplicate_node_id"
+	RuleInvalidNodeKind    Rule = "invalid_node_kind"
+	RuleNodeDataInvalid    Rule = "node_data_invalid"
+	RuleStartNodeCount     Rule = "start_node_count"
+	RuleEndNodeCount       Rule = "end_node_count"
+	RuleEmptyEdgeID        Rule = "empty_edge_id"
+	RuleDuplicateEdgeID    Rule = "duplicate_edge_id"
+	RuleUnknownSourceNode  Rule = "unknown_source_node"
+	RuleUnknownTargetNode  Rule = "unknown_target_node"
+	RuleStartIncoming      Rule = "start_incoming"
+	RuleStartOutgoing      Rule = "start_outgoing"
+	RuleEndOutgoing        Rule = "end_outgoing"
+	RuleEndIncoming        Rule = "end_incoming"
+	RuleNodeOutgoingCount  Rule = "node_outgoing_count"
+	RuleNodeSourceHandle   Rule = "node_source_handle"
+	RuleGraphCycle         Rule = "graph_cycle"
+	RuleNodeUnreachable    Rule = "node_unreachable"
+	RuleNodeCannotReachEnd Rule = "node_cannot_reach_end"
+)
+
+// Condition node rules.
+const (
+	RuleConditionMinBranches        Rule = "condition_min_branches"
+	RuleConditionEmptyBranchID      Rule = "condition_empty_branch_id"
+	RuleConditionDuplicateBranchID  Rule = "condition_duplicate_branch_id"
+	RuleConditionDefaultCount       Rule = "condition_default_count"
+	RuleConditionMissingHandle      Rule = "condition_missing_handle"
+	RuleConditionUnknownHandle      Rule = "condition_unknown_handle"
+	RuleConditionDuplicateHandle    Rule = "condition_duplicate_handle"
+	RuleConditionBranchNoEdge       Rule = "condition_branch_no_edge"
+	RuleDuplicateBranchPriority     Rule = "duplicate_branch_priority"
+	RuleBranchConditionsRequired    Rule = "branch_conditions_required"
+	RuleConditionGroupEmpty         Rule = "condition_group_empty"
+	RuleInvalidConditionKind        Rule = "invalid_condition_kind"
+	RuleConditionSubjectRequired    Rule = "condition_subject_required"
+	RuleInvalidConditionOperator    Rule = "invalid_condition_operator"
+	RuleConditionExpressionRequired Rule = "condition_expression_required"
+	RuleConditionExpressionInvalid  Rule = "condition_expression_invalid"
+	RuleInvalidAggregate            Rule = "invalid_aggregate"
+	RuleAggregateOnExpression       Rule = "aggregate_on_expression"
+	RuleAggregateSubjectNotTable    Rule = "aggregate_subject_not_table"
+	RuleAggregateOperator           Rule = "aggregate_operator"
+	RuleAggregateColumnRequired     Rule = "aggregate_column_required"
+	RuleAggregateColumnForbidden    Rule = "aggregate_column_forbidden"
+	RuleAggregateColumnUnknown      Rule = "aggregate_column_unknown"
+	RuleColumnWithoutAggregate      Rule = "column_without_aggregate"
+)
+
+// Task and cc node configuration rules.
+const (
+	RuleInvalidAssigneeKind              Rule = "invalid_assignee_kind"
+	RuleAssigneeFormFieldRequired        Rule = "assignee_form_field_required"
+	RuleInvalidCCKind                    Rule = "invalid_cc_kind"
+	RuleInvalidCCTiming                  Rule = "invalid_cc_timing"
+	RuleCCFormFieldRequired              Rule = "cc_form_field_required"
+	RuleInvalidExecutionType             Rule = "invalid_execution_type"
+	RuleInvalidEmptyAssigneeAction       Rule = "invalid_empty_assignee_action"
+	RuleInvalidTimeoutAction             Rule = "invalid_timeout_action"
+	RuleInvalidApprovalMethod            Rule = "invalid_approval_method"
+	RuleInvalidPassRule                  Rule = "invalid_pass_rule"
+	RuleInvalidSameApplicantAction       Rule = "invalid_same_applicant_action"
+	RuleInvalidConsecutiveApproverAction Rule = "invalid_consecutive_approver_action"
+	RuleInvalidRollbackType              Rule = "invalid_rollback_type"
+	RuleInvalidRollbackDataStrategy      Rule = "invalid_rollback_data_strategy"
+	RuleInvalidAddAssigneeType           Rule = "invalid_add_assignee_type"
+	RuleHandleExecutionAutoReject        Rule = "handle_execution_auto_reject"
+	RuleHandleTimeoutAutoReject          Rule = "handle_timeout_auto_reject"
+	RuleFallbackUsersRequired            Rule = "fallback_users_required"
+	RuleAdminUsersRequired               Rule = "admin_users_required"
+	RulePassRatioRange                   Rule = "pass_ratio_range"
+	RuleNegativeDuration                 Rule = "negative_duration"
+	RuleRollbackTargetsRequired          Rule = "rollback_targets_required"
+	RuleRollbackTargetUnknown            Rule = "rollback_target_unknown"
+	RuleRollbackTargetSelf               Rule = "rollback_target_self"
+	RuleSequentialParallelAddAssignee    Rule = "sequential_parallel_add_assignee"
+	RuleInvalidFieldPermission           Rule = "invalid_field_permission"
+	RuleFieldPermissionKeyUnknown        Rule = "field_permission_key_unknown"
+	RuleCCFieldPermissionNotAllowed      Rule = "cc_field_permission_not_allowed"
+	RuleFieldPermissionRequiredAutoPass  Rule = "field_permission_required_auto_pass"
+)
+
+// RuleError is a deploy-validation failure: the broken Rule, the node (and edge or branch)
+// concerned when the rule is local, and a message naming both. The approval module answers it
+// as 40005 (InvalidFlowDesign) with Error() as the message.
+type RuleError struct {
+	Rule     Rule
+	NodeID   string
+	EdgeID   string
+	BranchID string
+	Message  string
+}
+
+// Error renders "invalid flow design [rule] (node n): message".
+func (e *RuleError) Error() string {
+	where := ""
+	switch {
+	case e.NodeID != "" && e.BranchID != "":
+		where = fmt.Sprintf(" (node %s, branch %s)", e.NodeID, e.BranchID)
+	case e.NodeID != "":
+		where = fmt.Sprintf(" (node %s)", e.NodeID)
+	case e.EdgeID != "":
+		where = fmt.Sprintf(" (edge %s)", e.EdgeID)
+	}
+	return fmt.Sprintf("invalid flow design [%s]%s: %s", e.Rule, where, e.Message)
+}
