@@ -128,7 +128,7 @@ func want(pairs ...any) func(t *testing.T, data json.RawMessage) {
 			got, _ := json.Marshal(jsonAt(t, data, path))
 			exp, _ := json.Marshal(pairs[i+1])
 			if string(got) != string(exp) {
-				t.Errorf("%s = %s, want %s (data %s)", path, got, exp, data)
+				t.Errorf("%s = %s, want %s (data %.400s)", path, got, exp, data)
 			}
 		}
 	}
@@ -146,7 +146,7 @@ func length(path string, n int) func(t *testing.T, data json.RawMessage) {
 		}
 		a, _ := v.([]any)
 		if len(a) != n {
-			t.Errorf("len(%s) = %d, want %d (data %s)", path, len(a), n, data)
+			t.Errorf("len(%s) = %d, want %d (data %.400s)", path, len(a), n, data)
 		}
 	}
 }

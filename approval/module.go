@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/svc-framework/svc/app"
+	"github.com/svc-framework/svc/approval/design"
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/db"
 	"github.com/svc-framework/svc/i18n"
@@ -29,8 +30,11 @@ const EventPattern = config.ApprovalEventPattern
 // Migrations returns the module's migrations, creating the apv_* tables (wire-approval §3).
 func Migrations() *db.Migrations { return db.EmbeddedMigrations("approval", migrationFiles) }
 
-// Messages returns the module's message catalog: messages/<lang>/approval.json.
-func Messages() fs.FS { return i18n.MustSub(messageFiles, "messages") }
+// Messages returns the module's message catalog: messages/<lang>/approval.json and package
+// design's approval_form_field_* messages.
+func Messages() fs.FS {
+	return i18n.Union(i18n.MustSub(messageFiles, "messages"), design.Messages())
+}
 
 // Options are what the host plugs into the module. Directory parts left nil fall back to
 // Directory; the composition root sets Directory to the built-in user store's directory and

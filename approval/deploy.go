@@ -1,0 +1,249 @@
+package approval
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+
+	"github.com/svc-framework/svc/approval/design"
+	"github.com/svc-framework/svc/crud"
+	"github.com/svc-framework/svc/rpc"
+	"github.com/uptrace/bun"
+)
+
+// DeployParams are deploy's params (wire-approval §6.3): the flow, the designer's definition,
+// the host's form document (optional) and the storage mode (json, the default; table is not
+// supported yet).
+type DeployParams struct {
+	FlowID         string          `json:"flowId"`
+	Description    *string         `json:"description"`
+	StorageMode    string          `json:"storageMode"`
+	FlowDefinition json.RawMessage `json:"flowDefinition"`
+	FormSchema     json.RawMessage `json:"formSchema"`
+}
+
+// Validate: flowId and flowDefinition are required (400/1400).
+func (p *DeployParams) Validate() error {
+	var c rpc.Check
+	c.Required("flowId", p.FlowID != "")
+	c.Required("flowDefinition", !isNull(p.FlowDefinition))
+	if p.Description != nil {
+		c.MaxLen("description", *p.Description, 256)
+	}
+	return c.Err()
+}
+
+// ErrTableStorageUnsupported answers deploy with storageMode "table": the physical form tables
+// of part 3 are not built yet (40014 with its own message).
+var ErrTableStorageUnsupported = ErrInvalidStorageMode.WithMessage("storage mode table is not supported yet; deploy with storageMode json")
+
+// deploy validates the definition and the form document with package design and stores a new
+// draft version: flowSchema as sent, formSchema verbatim, formFields derived, the flow's business
+// binding snapshotted, the nodes (with their assignee and cc rules) and edges materialised, and
+// approval.flow.deployed published, in one transaction. A broken deploy rule answers 40005 with
+// the rule's name in the message, a form document that does not project 40010.
+func (s *Service) deploy(ctx context.Context, c rpc.Call, p DeployParams) (*Version, error) {
+	cl, err := callerOf(c)
+	if err != nil {
+		return nil, err
+	}
+	switch p.StorageMode {
+	case "", StorageJSON:
+	case StorageTable:
+		return nil, ErrTableStorageUnsupported
+	default:
+		return nil, ErrInvalidStorageMode
+	}
+	var fields []design.FormField
+	if !isNull(p.FormSchema) {
+		if fields, err = design.ParseFormSchema(p.FormSchema); err != nil {
+			return nil, designError(ErrInvalidFormDesign, "invalid form design ", err)
+		}
+	}
+	graph, err := design.ParseFlow(p.FlowDefinition, fields)
+	if err != nil {
+		return nil, designError(ErrInvalidFlowDesign, "invalid flow design ", err)
+	}
+	v := &Version{Status: VersionDraft, Description: p.Description, StorageMode: StorageJSON,
+		FlowSchema: compact(p.FlowDefinition), FormSchema: compact(p.FormSchema)}
+	if fields != nil {
+		if v.FormFields, err = json.Marshal(fields); err != nil {
+			return nil, err
+		}
+	}
+	err = s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+		f, err := s.flowFor(ctx, tx, cl, p.FlowID, "")
+		if err != nil {
+			return err
+		}
+		var last int
+		if err := tx.NewSelect().Model((*Version)(nil)).ColumnExpr("COALESCE(MAX(version), 0)").Where("flow_id = ?", f.ID).Scan(ctx, &last); err != nil {
+			return err
+		}
+		now := crud.NewTime(s.clock())
+		v.ID, v.FlowID, v.Version, v.BusinessBinding = crud.NewID(), f.ID, last+1, f.BusinessBinding
+		v.CreatedAt, v.UpdatedAt, v.CreatedBy, v.UpdatedBy = now, now, cl.ID, cl.ID
+		if _, err := tx.NewInsert().Model(v).Exec(ctx); err != nil {
+			return err
+		}
+		if err := s.materialise(ctx, tx, v, graph, cl.ID); err != nil {
+			return err
+		}
+		return s.publishFlow(ctx, tx, EventFlowDeployed, f, func(e *FlowEvent) { e.VersionID, e.Version = v.ID, v.Version })
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// designError turns a *design.RuleError or *design.SchemaError into tmpl with the error's text
+// (less its generic prefix, which the message template already says) as detail.
+func designError(tmpl *rpc.Error, prefix string, err error) error {
+	var rule *design.RuleError
+	var schema *design.SchemaError
+	if errors.As(err, &rule) || errors.As(err, &schema) {
+		return Detail(tmpl, strings.TrimPrefix(err.Error(), prefix))
+	}
+	return Detail(tmpl, err.Error())
+}
+
+// materialise writes the version's nodes, their assignee and cc rules, and its edges.
+func (s *Service) materialise(ctx context.Context, tx bun.IDB, v *Version, g *design.Flow, by string) error {
+	nodes := make([]Node, 0, len(g.Nodes))
+	var assignees []NodeAssignee
+	var ccs []NodeCC
+	ids := make(map[string]string, len(g.Nodes))
+	for _, n := range g.Nodes {
+		row := nodeRow(n)
+		row.ID, row.FlowVersionID = crud.NewID(), v.ID
+		row.CreatedAt, row.UpdatedAt, row.CreatedBy, row.UpdatedBy = v.CreatedAt, v.CreatedAt, by, by
+		ids[n.ID] = row.ID
+		var rules []design.CC
+		switch {
+		case n.Task != nil:
+			for _, a := range n.Task.Assignees {
+				assignees = append(assignees, NodeAssignee{ID: crud.NewID(), NodeID: row.ID, Kind: string(a.Kind),
+					IDs: nonNil(a.IDs), FormField: optional(a.FormField), SortOrder: a.SortOrder})
+			}
+			rules = n.Task.CCs
+		case n.CC != nil:
+			rules = n.CC.CCs
+		}
+		for _, r := range rules {
+			ccs = append(ccs, NodeCC{ID: crud.NewID(), NodeID: row.ID, Kind: string(r.Kind), IDs: nonNil(r.IDs),
+				FormField: optional(r.FormField), Timing: string(r.Timing)})
+		}
+		nodes = append(nodes, row)
+	}
+	edges := make([]Edge, len(g.Edges))
+	for i, e := range g.Edges {
+		edges[i] = Edge{ID: crud.NewID(), FlowVersionID: v.ID, Key: optional(e.ID), SourceNodeID: ids[e.Source],
+			SourceNodeKey: e.Source, TargetNodeID: ids[e.Target], TargetNodeKey: e.Target, SourceHandle: optional(e.SourceHandle)}
+	}
+	for _, rows := range []any{&nodes, &assignees, &ccs, &edges} {
+		if isEmpty(rows) {
+			continue
+		}
+		if _, err := tx.NewInsert().Model(rows).Exec(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// nodeRow is the apv_flow_node row of a parsed node: the node's resolved settings, and the
+// table's defaults for the settings its kind does not have.
+func nodeRow(n *design.Node) Node {
+	row := Node{Key: n.ID, Kind: string(n.Kind), Name: n.Name, Description: optional(n.Description),
+		ExecutionType: "manual", ApprovalMethod: "parallel", PassRule: "all", PassRatio: NewDecimal(100),
+		EmptyAssigneeAction: "auto_pass", FallbackUserIDs: []string{}, AdminUserIDs: []string{},
+		SameApplicantAction: "self_approve", IsRollbackAllowed: true, RollbackType: "previous",
+		IsAddAssigneeAllowed: true, AddAssigneeTypes: []string{"before", "after", "parallel"}, IsRemoveAssigneeAllowed: true,
+		FieldPermissions: map[string]string{}, IsManualCCAllowed: true, IsTransferAllowed: true, TimeoutAction: "none",
+		ConsecutiveApproverAction: "none"}
+	if row.Name == "" {
+		row.Name = n.ID
+	}
+	switch {
+	case n.Task != nil:
+		applyTask(&row, n.Task)
+	case n.CC != nil:
+		row.IsReadConfirmRequired, row.FieldPermissions = n.CC.IsReadConfirmRequired, permissions(n.CC.FieldPermissions)
+	case n.Condition != nil:
+		row.Branches, _ = json.Marshal(n.Condition.Branches) // plain data always encodes
+	}
+	return row
+}
+
+func applyTask(row *Node, t *design.TaskData) {
+	row.ExecutionType, row.ApprovalMethod, row.PassRule = string(t.ExecutionType), string(t.ApprovalMethod), string(t.PassRule)
+	if t.PassRatio > 0 {
+		row.PassRatio = NewDecimal(t.PassRatio)
+	}
+	row.EmptyAssigneeAction, row.SameApplicantAction = string(t.EmptyAssigneeAction), string(t.SameApplicantAction)
+	row.FallbackUserIDs, row.AdminUserIDs = nonNil(t.FallbackUserIDs), nonNil(t.AdminUserIDs)
+	row.IsRollbackAllowed, row.RollbackType = t.IsRollbackAllowed, string(t.RollbackType)
+	row.RollbackDataStrategy = optional(string(t.RollbackDataStrategy))
+	row.RollbackTargetKeys = t.RollbackTargetKeys
+	row.IsAddAssigneeAllowed, row.IsRemoveAssigneeAllowed = t.IsAddAssigneeAllowed, t.IsRemoveAssigneeAllowed
+	row.AddAssigneeTypes = make([]string, len(t.AddAssigneeTypes))
+	for i, a := range t.AddAssigneeTypes {
+		row.AddAssigneeTypes[i] = string(a)
+	}
+	row.FieldPermissions = permissions(t.FieldPermissions)
+	row.IsManualCCAllowed, row.IsTransferAllowed, row.IsOpinionRequired = t.IsManualCCAllowed, t.IsTransferAllowed, t.IsOpinionRequired
+	row.TimeoutHours, row.TimeoutAction, row.TimeoutNotifyBeforeHours = t.TimeoutHours, string(t.TimeoutAction), t.TimeoutNotifyBeforeHours
+	row.UrgeCooldownMinutes, row.ConsecutiveApproverAction = t.UrgeCooldownMinutes, string(t.ConsecutiveApproverAction)
+}
+
+func permissions(in map[string]design.Permission) map[string]string {
+	out := make(map[string]string, len(in))
+	for k, p := range in {
+		out[k] = string(p)
+	}
+	return out
+}
+
+// optional is nil for "", else a pointer to s.
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// isNull reports an absent or JSON-null raw value.
+func isNull(raw json.RawMessage) bool {
+	t := bytes.TrimSpace(raw)
+	return len(t) == 0 || bytes.Equal(t, []byte("null"))
+}
+
+// compact returns raw without insignificant white space (nil for null); the value is otherwise
+// stored as sent.
+func compact(raw json.RawMessage) json.RawMessage {
+	if isNull(raw) {
+		return nil
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return raw
+	}
+	return b.Bytes()
+}
+
+func isEmpty(rows any) bool {
+	switch r := rows.(type) {
+	case *[]Node:
+		return len(*r) == 0
+	case *[]NodeAssignee:
+		return len(*r) == 0
+	case *[]NodeCC:
+		return len(*r) == 0
+	case *[]Edge:
+		return len(*r) == 0
+	}
+	return true
+}
