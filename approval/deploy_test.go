@@ -53,7 +53,9 @@ func nodeOf(def map[string]any, id string) map[string]any {
 	panic("no node " + id)
 }
 
-func dataOf(def map[string]any, id string) map[string]any { return nodeOf(def, id)["data"].(map[string]any) }
+func dataOf(def map[string]any, id string) map[string]any {
+	return nodeOf(def, id)["data"].(map[string]any)
+}
 
 func edgeOf(def map[string]any, id string) map[string]any {
 	for _, e := range def["edges"].([]any) {
@@ -143,19 +145,27 @@ var ruleCases = []struct {
 	{"aggregate_operator", func(d map[string]any) {
 		cond(d, `{"kind":"field","subject":"items","aggregate":"sum","column":"price","operator":"contains","value":1}`)
 	}},
-	{"aggregate_column_required", func(d map[string]any) { cond(d, `{"kind":"field","subject":"items","aggregate":"sum","operator":"gt","value":1}`) }},
+	{"aggregate_column_required", func(d map[string]any) {
+		cond(d, `{"kind":"field","subject":"items","aggregate":"sum","operator":"gt","value":1}`)
+	}},
 	{"aggregate_column_forbidden", func(d map[string]any) {
 		cond(d, `{"kind":"field","subject":"items","aggregate":"count","column":"price","operator":"gt","value":1}`)
 	}},
 	{"aggregate_column_unknown", func(d map[string]any) {
 		cond(d, `{"kind":"field","subject":"items","aggregate":"sum","column":"nope","operator":"gt","value":1}`)
 	}},
-	{"invalid_assignee_kind", func(d map[string]any) { dataOf(d, "a")["assignees"] = []any{map[string]any{"kind": "boss", "sortOrder": 0}} }},
+	{"invalid_assignee_kind", func(d map[string]any) {
+		dataOf(d, "a")["assignees"] = []any{map[string]any{"kind": "boss", "sortOrder": 0}}
+	}},
 	{"assignee_form_field_required", func(d map[string]any) {
 		dataOf(d, "a")["assignees"] = []any{map[string]any{"kind": "form_field", "sortOrder": 0}}
 	}},
-	{"invalid_cc_kind", func(d map[string]any) { dataOf(d, "cc")["ccs"] = []any{map[string]any{"kind": "team", "ids": []any{"x"}}} }},
-	{"invalid_cc_timing", func(d map[string]any) { dataOf(d, "a")["ccs"] = []any{map[string]any{"kind": "user", "ids": []any{"x"}, "timing": "never"}} }},
+	{"invalid_cc_kind", func(d map[string]any) {
+		dataOf(d, "cc")["ccs"] = []any{map[string]any{"kind": "team", "ids": []any{"x"}}}
+	}},
+	{"invalid_cc_timing", func(d map[string]any) {
+		dataOf(d, "a")["ccs"] = []any{map[string]any{"kind": "user", "ids": []any{"x"}, "timing": "never"}}
+	}},
 	{"invalid_execution_type", func(d map[string]any) { dataOf(d, "a")["executionType"] = "robot" }},
 	{"invalid_pass_rule", func(d map[string]any) { dataOf(d, "a")["passRule"] = "most" }},
 	{"invalid_approval_method", func(d map[string]any) { dataOf(d, "a")["approvalMethod"] = "random" }},
@@ -216,7 +226,7 @@ func TestDeploy(t *testing.T) {
 		}
 		steps := []step{
 			{name: "abort: switch widget", resource: flowR, action: "deploy",
-				params: deploy(string(def), `{"version":2,"presentations":{"pc":{"children":[{"id":"X","type":"switch","key":"ok","label":"OK"}]}}}`),
+				params:   deploy(string(def), `{"version":2,"presentations":{"pc":{"children":[{"id":"X","type":"switch","key":"ok","label":"OK"}]}}}`),
 				wantCode: approval.ErrCodeInvalidFormDesign},
 			{name: "abort: kind conflict across devices", resource: flowR, action: "deploy",
 				params:   deploy(string(def), `{"version":2,"presentations":{"pc":{"children":[{"id":"A","type":"number","key":"amount","label":"A"}]},"mobile":{"children":[{"id":"B","type":"textfield","key":"amount","label":"A"}]}}}`),
