@@ -29,6 +29,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/svc-framework/svc/app"
+	"github.com/svc-framework/svc/approval"
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/cron"
 	"github.com/svc-framework/svc/db"
@@ -75,6 +76,7 @@ type Server struct {
 	cron     *cron.Service
 	push     *push.Service
 	mcp      *mcp.Service
+	approval *approval.Service // nil unless WithApproval
 	events   *event.Bus
 	// telemetry is the operations module: metrics registry, tracer provider, admin listener.
 	telemetry *ops.Telemetry
@@ -104,6 +106,10 @@ func (s *Server) Push() *push.Service { return s.push }
 // MCP returns the MCP endpoint's service (its SDK server, for features added at run time); nil
 // before Start.
 func (s *Server) MCP() *mcp.Service { return s.mcp }
+
+// Approval returns the approval module's service (its resolvers, for host code and the engine);
+// nil before Start and without WithApproval.
+func (s *Server) Approval() *approval.Service { return s.approval }
 
 // Telemetry returns the operations module (Prometheus registry, tracer provider, admin
 // handler); nil before Start.
