@@ -1,5 +1,6 @@
 // Package crud is the framework's CRUD convention over bun models, written once for every
-// module that manages definitions through /api (integration now, approval later). It is a
+// module that manages definitions through /api (integration, approval). LabelProblem and
+// LabelFilter are the labels rule and its JSON filter the modules share. It is a
 // platform package: it imports rpc and db, never a feature module.
 //
 // A Resource[M, *M, S, P] declares one table-backed resource: the model M (a bun model that
@@ -17,6 +18,11 @@
 //   - delete {id}: missing → 2001. No data.
 //   - delete_many {pks}: what the original's client sends for bulk deletes; every row or none
 //     in one transaction. Permission: the delete permission. No data.
+//
+// Scope restricts every query of a resource to what the caller may see (a tenant, an owner): the
+// find operations and the row update and delete read, so a row outside it is not found (2001).
+// Stamp runs before Build on create and update with the caller, to fill or pin params the caller
+// may not choose. A module keeps only the operations its client uses by filtering Ops by action.
 //
 // Permissions are <Permission>.query (find_*), .create, .update and .delete; mutations are
 // audited. A duplicate unique key answers rpc.ErrRecordAlreadyExists (2002), a foreign key
