@@ -35,8 +35,11 @@ func newServer(t *testing.T, kind config.DBKind, opts ...svc.Option) *svctest.Se
 	return svctest.New(t, svctest.WithDB(kind), svctest.WithConfig(func(c *config.Config) {
 		c.Security.Roles = map[string][]string{"admin": {"*"}, "viewer": {"approval.category.query",
 			"approval.delegation.query", "approval.flow.query"}}
-	}), svctest.WithOptions(append([]svc.Option{svc.WithApproval(approval.Options{})}, opts...)...))
+	}), svctest.WithOptions(append([]svc.Option{approvalOption()}, opts...)...))
 }
+
+// approvalOption includes the module with the built-in directory.
+func approvalOption() svc.Option { return svc.WithApproval(approval.Options{}) }
 
 // step is one row of a scenario: an /api call in the original client's shape and what it must
 // answer. params is JSON where $name$ is replaced by the id the step named name created (the
