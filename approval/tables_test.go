@@ -51,8 +51,8 @@ func TestTables(t *testing.T) {
 		if err := exec("INSERT INTO apv_flow_version (id, flow_id, version) VALUES ('v3', 'f1', 2)"); !db.IsUniqueViolation(err) {
 			t.Errorf("duplicate version number: %v, want a unique violation", err)
 		}
-		mustExec(`INSERT INTO apv_flow_node (id, flow_version_id, `+quote(kind, "key")+`, kind, name) VALUES ('n1', 'v2', 'a', 'approval', 'A')`)
-		if err := exec(`INSERT INTO apv_flow_node (id, flow_version_id, `+quote(kind, "key")+`, kind, name, pass_ratio) VALUES ('n2', 'v2', 'b', 'approval', 'B', 100.5)`); err == nil {
+		mustExec(`INSERT INTO apv_flow_node (id, flow_version_id, ` + quote(kind, "key") + `, kind, name) VALUES ('n1', 'v2', 'a', 'approval', 'A')`)
+		if err := exec(`INSERT INTO apv_flow_node (id, flow_version_id, ` + quote(kind, "key") + `, kind, name, pass_ratio) VALUES ('n2', 'v2', 'b', 'approval', 'B', 100.5)`); err == nil {
 			t.Error("pass_ratio 100.5 accepted")
 		}
 		mustExec("INSERT INTO apv_instance (id, tenant_id, flow_id, flow_code, flow_version_id, title, instance_no, applicant_id) VALUES ('i1', 't', 'f1', 'f', 'v2', 'T', 'NO-1', 'u')")
