@@ -58,6 +58,13 @@
 // (40004); the previous published version is archived, the flow's currentVersion set; at most
 // one published version per flow is also a unique index.
 //
+// # Form data (wire-approval §5, §13)
+//
+// Service.ValidateFormData (start, resubmit) and ValidateFormDataGrowth (task processing) run
+// package design's checks with svc.approval.form_data_max_bytes and answer failures as 40401
+// with the approval_form_field_* / approval_form_data_too_large message and params (FormDataError);
+// the module's catalog holds design's messages (i18n.Union). The engine of part 2 calls them.
+//
 // # Tenancy (wire-approval §8)
 //
 // The caller's tenant is read from Principal.Details under tenant_id, tenantId, TenantID or
@@ -99,8 +106,8 @@
 //
 // # Config keys (spec §8.3)
 //
-// svc.approval.auto_migrate is used here; form_data_max_bytes, delegation_max_depth, the scan
-// intervals, retentions and business_binding.* are validated by package config and used by
+// svc.approval.auto_migrate and form_data_max_bytes are used here; delegation_max_depth, the
+// scan intervals, retentions and business_binding.* are validated by package config and used by
 // parts 2 and 3.
 //
 // # Workers
