@@ -18,12 +18,13 @@
 //   - ParseFormSchema(doc) projects the original's form-editor document onto formFields;
 //     ValidateFields checks a field list from a host's own parser. Failures are *SchemaError
 //     (the module answers 40010 InvalidFormDesign).
-//   - ValidateFormData(fields, data, maxBytes) (start, resubmit) and ValidateFormDataGrowth
-//     (task processing: only growth beyond the cap is refused) check form data; ValidateRequired
-//     checks a node's required permissions. Failures are *FieldError carrying an
-//     approval_form_field_* (or approval_form_data_too_large) key and its params; the module
-//     answers FormDataCode (40401). Messages() is the catalog of the approval_form_field_*
-//     keys (en, zh-CN).
+//   - ValidateFormData(fields, data, maxBytes) checks start and resubmit data. A task decision
+//     runs ValidateWritable(fields, submitted, perms) (only editable/required keys count),
+//     MergeWritable, ValidateGrowth(before, after, maxBytes) (only growth beyond the cap is
+//     refused) and, for approve and handle, ValidateRequired. Failures are *FieldError carrying
+//     an approval_form_field_* (or approval_form_data_too_large) key and its params; the module
+//     answers FormDataCode (40401) with Args(catalog.T). Messages() is the catalog of the
+//     approval_form_field_* keys (en, zh-CN).
 //   - PermissionOf, MergeWritable, MaxPermission, Permission.ReadOnly and StripHidden are the
 //     run-time field-permission rules of wire-approval §8 (an absent key is visible; only
 //     editable/required fields take submitted values; the read lattice is hidden < visible <
@@ -89,19 +90,19 @@
 //
 // # Form data (wire-approval §5 "Form data validation")
 //
-// Size: the JSON encoding must not exceed form_data_max_bytes. With fields: unknown keys →
-// not_defined; required rejects absent, null, blank strings and empty arrays; input, textarea,
-// date: strings (min_length, max_length in characters, pattern → pattern_mismatch whose
-// literal message is validation.message when set; a pattern that does not compile →
-// invalid_validation); number: a JSON number (min_value, max_value; columnType integer →
-// must_be_integer); select: scalars or arrays of scalars, each among options when options
-// exist (invalid_value); upload: a non-blank string or a non-empty array of non-blank strings
-// (empty, invalid_file_item, must_be_file); table: an array (must_be_row_list) of objects
-// (must_be_row_object) within min_rows/max_rows, each cell valid for its column, else
-// table_cell with row, column and the cell's own error in Cell. Optional fields skip their
-// checks when null; optional text and date fields also when "", optional selects when blank
-// or an empty array (uploads are the exception the wire text states: a blank upload is
-// "empty"). Params: field (the label), min, max, value, index, row, column, size.
+// Size: the JSON encoding must not exceed form_data_max_bytes, also for versions without
+// fields. With fields: unknown keys → not_defined; an absent, null, blank-string or
+// empty-array value is "no value": required fields answer required, optional ones skip every
+// other check (as the original). input, textarea, date: strings (min_length, max_length in
+// characters, pattern → pattern_mismatch whose literal message is validation.message when set;
+// a pattern that does not compile → invalid_validation); number: a JSON number (min_value,
+// max_value; columnType integer → must_be_integer); select: when options exist every value (or
+// array item) must match one by its text, so "1" selects 1 (invalid_value); upload: a
+// non-blank string or an array of non-blank strings (invalid_file_item, must_be_file; empty
+// only for direct callers); table: an array (must_be_row_list) of objects (must_be_row_object)
+// within min_rows/max_rows, each cell valid for its column and no unknown column, else
+// table_cell with row, column and the cell's own error (rendered into its message param).
+// Params: field (the label, else the key), min, max, value, index, row, column, message, size.
 //
 // # Conditions (wire-approval §5 "Condition evaluation")
 //
