@@ -55,9 +55,9 @@
 // non-default branches, non-default branches need a non-empty group, no empty group, field
 // conditions need a subject and a known operator, expression conditions a boolean expr-lang
 // expression that compiles), aggregates (subject a table field, eq/ne/gt/gte/lt/lte only, a
-// column of that table for sum/avg, none for count), topology (graph_cycle, node_unreachable,
+// number column of that table for sum/avg, none for count), topology (graph_cycle, node_unreachable,
 // node_cannot_reach_end), task nodes (every enumeration known, form_field assignees and ccs
-// name their field, transfer_specified needs fallbackUserIds, transfer_admin needs
+// name their field, user/role/department assignees and ccs list ids, transfer_specified needs fallbackUserIds, transfer_admin needs
 // adminUserIds, ratio needs passRatio in (0, 100], rollbackTargetKeys required for specified
 // and naming other approval/handle nodes, no parallel add-assignee on sequential nodes, handle
 // nodes never auto_reject), field permissions (known values, keys that are top-level form
@@ -65,8 +65,7 @@
 //
 // Deviations and choices: rollbackTargetKeys are checked whenever present (as the designer
 // does), not only for type specified; an expression condition must compile at deploy (the
-// original finds a broken expression at run time); an aggregate's column must exist in the
-// table; a field condition may not name a column without an aggregate; negative timeouts are
+// original finds a broken expression at run time); a field condition may not name a column without an aggregate; negative timeouts are
 // refused. A flow whose version has no form fields accepts no fieldPermissions entry.
 //
 // # Form-editor projection (wire-approval §5 "Form schema")
