@@ -47,26 +47,34 @@
 // # Deploy rules
 //
 // The Rule names are the codes of the original designer's client-side validator, which mirrors
-// the server: structure (no_nodes, empty/duplicate node ids, invalid_node_kind,
-// node_data_invalid, start_node_count, end_node_count, empty/duplicate edge ids, unknown
-// source/target node), degrees (start_incoming, start_outgoing, end_outgoing, end_incoming,
-// node_outgoing_count, node_source_handle), condition nodes (≥ 2 branches, non-empty unique ids,
-// exactly one default, one edge per branch named by sourceHandle, unique priorities among
-// non-default branches, non-default branches need a non-empty group, no empty group, field
-// conditions need a subject and a known operator, expression conditions a boolean expr-lang
-// expression that compiles), aggregates (subject a table field, eq/ne/gt/gte/lt/lte only, a
-// number column of that table for sum/avg, none for count), topology (graph_cycle, node_unreachable,
-// node_cannot_reach_end), task nodes (every enumeration known, form_field assignees and ccs
-// name their field, user/role/department assignees and ccs list ids, transfer_specified needs fallbackUserIds, transfer_admin needs
-// adminUserIds, ratio needs passRatio in (0, 100], rollbackTargetKeys required for specified
-// and naming other approval/handle nodes, no parallel add-assignee on sequential nodes, handle
-// nodes never auto_reject), field permissions (known values, keys that are top-level form
-// fields, cc nodes visible/hidden only, no required field where timeoutAction is auto_pass).
+// the server (plus a few the server alone checks):
+//
+//   - structure: no_nodes, empty/duplicate node ids, invalid_node_kind, node_data_invalid,
+//     start_node_count (exactly one), end_node_count (at least one), empty/duplicate edge ids,
+//     unknown source/target node;
+//   - degrees: start_incoming, start_outgoing, end_outgoing, end_incoming,
+//     node_outgoing_count (exactly one out of every other non-condition node), node_source_handle
+//     (only condition edges carry one);
+//   - condition nodes: ≥ 2 branches, non-empty unique ids, exactly one default, one edge per
+//     branch named by its sourceHandle, unique priorities among non-default branches, a
+//     non-empty group list on non-default branches, no empty group; field conditions need a
+//     subject and a known operator, expression conditions a boolean expr-lang expression that
+//     compiles; aggregates need a table subject, eq/ne/gt/gte/lt/lte, a number column of that
+//     table for sum/avg and none for count;
+//   - topology: graph_cycle, node_unreachable, node_cannot_reach_end;
+//   - task nodes: every enumeration known; form_field assignees and ccs name their field,
+//     user/role/department ones list ids; transfer_specified needs fallbackUserIds,
+//     transfer_admin needs adminUserIds; ratio needs passRatio in (0, 100]; rollbackTargetKeys
+//     (required for specified) name other approval/handle nodes; no parallel add-assignee on a
+//     sequential node; handle nodes never auto_reject; no negative timeouts;
+//   - field permissions: known values, keys that are top-level form fields, cc nodes
+//     visible/hidden only, no required field where timeoutAction is auto_pass.
 //
 // Deviations and choices: rollbackTargetKeys are checked whenever present (as the designer
 // does), not only for type specified; an expression condition must compile at deploy (the
-// original finds a broken expression at run time); a field condition may not name a column without an aggregate; negative timeouts are
-// refused. A flow whose version has no form fields accepts no fieldPermissions entry.
+// original finds a broken expression at run time); a field condition may not name a column
+// without an aggregate; negative timeouts are refused. A flow whose version has no form fields
+// accepts no fieldPermissions entry.
 //
 // # Form-editor projection (wire-approval §5 "Form schema")
 //
