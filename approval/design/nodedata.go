@@ -73,7 +73,7 @@ type taskWire struct {
 	TimeoutAction            TimeoutAction         `json:"timeoutAction"`
 	TimeoutNotifyBeforeHours int                   `json:"timeoutNotifyBeforeHours"`
 	UrgeCooldownMinutes      int                   `json:"urgeCooldownMinutes"`
-	CCs                      []CC              `json:"ccs"`
+	CCs                      []CC                  `json:"ccs"`
 	FieldPermissions         map[string]Permission `json:"fieldPermissions"`
 }
 
@@ -96,7 +96,7 @@ type approvalWire struct {
 
 type ccNodeWire struct {
 	baseWire
-	CCs                   []CC              `json:"ccs"`
+	CCs                   []CC                  `json:"ccs"`
 	IsReadConfirmRequired bool                  `json:"isReadConfirmRequired"`
 	FieldPermissions      map[string]Permission `json:"fieldPermissions"`
 }
