@@ -18,12 +18,13 @@
 //   - ParseFormSchema(doc) projects the original's form-editor document onto formFields;
 //     ValidateFields checks a field list from a host's own parser. Failures are *SchemaError
 //     (the module answers 40010 InvalidFormDesign).
-//   - ValidateFormData(fields, data, maxBytes) (start, resubmit) and ValidateFormDataGrowth
-//     (task processing: only growth beyond the cap is refused) check form data; ValidateRequired
-//     checks a node's required permissions. Failures are *FieldError carrying an
-//     approval_form_field_* (or approval_form_data_too_large) key and its params; the module
-//     answers FormDataCode (40401). Messages() is the catalog of the approval_form_field_*
-//     keys (en, zh-CN).
+//   - ValidateFormData(fields, data, maxBytes) checks start and resubmit data. A task decision
+//     runs ValidateWritable(fields, submitted, perms) (only editable/required keys count),
+//     MergeWritable, ValidateGrowth(before, after, maxBytes) (only growth beyond the cap is
+//     refused) and, for approve and handle, ValidateRequired. Failures are *FieldError carrying
+//     an approval_form_field_* (or approval_form_data_too_large) key and its params; the module
+//     answers FormDataCode (40401) with Args(catalog.T). Messages() is the catalog of the
+//     approval_form_field_* keys (en, zh-CN).
 //   - PermissionOf, MergeWritable, MaxPermission, Permission.ReadOnly and StripHidden are the
 //     run-time field-permission rules of wire-approval §8 (an absent key is visible; only
 //     editable/required fields take submitted values; the read lattice is hidden < visible <
@@ -46,27 +47,34 @@
 // # Deploy rules
 //
 // The Rule names are the codes of the original designer's client-side validator, which mirrors
-// the server: structure (no_nodes, empty/duplicate node ids, invalid_node_kind,
-// node_data_invalid, start_node_count, end_node_count, empty/duplicate edge ids, unknown
-// source/target node), degrees (start_incoming, start_outgoing, end_outgoing, end_incoming,
-// node_outgoing_count, node_source_handle), condition nodes (≥ 2 branches, non-empty unique ids,
-// exactly one default, one edge per branch named by sourceHandle, unique priorities among
-// non-default branches, non-default branches need a non-empty group, no empty group, field
-// conditions need a subject and a known operator, expression conditions a boolean expr-lang
-// expression that compiles), aggregates (subject a table field, eq/ne/gt/gte/lt/lte only, a
-// column of that table for sum/avg, none for count), topology (graph_cycle, node_unreachable,
-// node_cannot_reach_end), task nodes (every enumeration known, form_field assignees and ccs
-// name their field, transfer_specified needs fallbackUserIds, transfer_admin needs
-// adminUserIds, ratio needs passRatio in (0, 100], rollbackTargetKeys required for specified
-// and naming other approval/handle nodes, no parallel add-assignee on sequential nodes, handle
-// nodes never auto_reject), field permissions (known values, keys that are top-level form
-// fields, cc nodes visible/hidden only, no required field where timeoutAction is auto_pass).
+// the server (plus a few the server alone checks):
+//
+//   - structure: no_nodes, empty/duplicate node ids, invalid_node_kind, node_data_invalid,
+//     start_node_count (exactly one), end_node_count (at least one), empty/duplicate edge ids,
+//     unknown source/target node;
+//   - degrees: start_incoming, start_outgoing, end_outgoing, end_incoming,
+//     node_outgoing_count (exactly one out of every other non-condition node), node_source_handle
+//     (only condition edges carry one);
+//   - condition nodes: ≥ 2 branches, non-empty unique ids, exactly one default, one edge per
+//     branch named by its sourceHandle, unique priorities among non-default branches, a
+//     non-empty group list on non-default branches, no empty group; field conditions need a
+//     subject and a known operator, expression conditions a boolean expr-lang expression that
+//     compiles; aggregates need a table subject, eq/ne/gt/gte/lt/lte, a number column of that
+//     table for sum/avg and none for count;
+//   - topology: graph_cycle, node_unreachable, node_cannot_reach_end;
+//   - task nodes: every enumeration known; form_field assignees and ccs name their field,
+//     user/role/department ones list ids; transfer_specified needs fallbackUserIds,
+//     transfer_admin needs adminUserIds; ratio needs passRatio in (0, 100]; rollbackTargetKeys
+//     (required for specified) name other approval/handle nodes; no parallel add-assignee on a
+//     sequential node; handle nodes never auto_reject; no negative timeouts;
+//   - field permissions: known values, keys that are top-level form fields, cc nodes
+//     visible/hidden only, no required field where timeoutAction is auto_pass.
 //
 // Deviations and choices: rollbackTargetKeys are checked whenever present (as the designer
 // does), not only for type specified; an expression condition must compile at deploy (the
-// original finds a broken expression at run time); an aggregate's column must exist in the
-// table; a field condition may not name a column without an aggregate; negative timeouts are
-// refused. A flow whose version has no form fields accepts no fieldPermissions entry.
+// original finds a broken expression at run time); a field condition may not name a column
+// without an aggregate; negative timeouts are refused. A flow whose version has no form fields
+// accepts no fieldPermissions entry.
 //
 // # Form-editor projection (wire-approval §5 "Form schema")
 //
@@ -89,19 +97,19 @@
 //
 // # Form data (wire-approval §5 "Form data validation")
 //
-// Size: the JSON encoding must not exceed form_data_max_bytes. With fields: unknown keys →
-// not_defined; required rejects absent, null, blank strings and empty arrays; input, textarea,
-// date: strings (min_length, max_length in characters, pattern → pattern_mismatch whose
-// literal message is validation.message when set; a pattern that does not compile →
-// invalid_validation); number: a JSON number (min_value, max_value; columnType integer →
-// must_be_integer); select: scalars or arrays of scalars, each among options when options
-// exist (invalid_value); upload: a non-blank string or a non-empty array of non-blank strings
-// (empty, invalid_file_item, must_be_file); table: an array (must_be_row_list) of objects
-// (must_be_row_object) within min_rows/max_rows, each cell valid for its column, else
-// table_cell with row, column and the cell's own error in Cell. Optional fields skip their
-// checks when null; optional text and date fields also when "", optional selects when blank
-// or an empty array (uploads are the exception the wire text states: a blank upload is
-// "empty"). Params: field (the label), min, max, value, index, row, column, size.
+// Size: the JSON encoding must not exceed form_data_max_bytes, also for versions without
+// fields. With fields: unknown keys → not_defined; an absent, null, blank-string or
+// empty-array value is "no value": required fields answer required, optional ones skip every
+// other check (as the original). input, textarea, date: strings (min_length, max_length in
+// characters, pattern → pattern_mismatch whose literal message is validation.message when set;
+// a pattern that does not compile → invalid_validation); number: a JSON number (min_value,
+// max_value; columnType integer → must_be_integer); select: when options exist every value (or
+// array item) must match one by its text, so "1" selects 1 (invalid_value); upload: a
+// non-blank string or an array of non-blank strings (invalid_file_item, must_be_file; empty
+// only for direct callers); table: an array (must_be_row_list) of objects (must_be_row_object)
+// within min_rows/max_rows, each cell valid for its column and no unknown column, else
+// table_cell with row, column and the cell's own error (rendered into its message param).
+// Params: field (the label, else the key), min, max, value, index, row, column, message, size.
 //
 // # Conditions (wire-approval §5 "Condition evaluation")
 //

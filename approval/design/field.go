@@ -114,11 +114,12 @@ const (
 	SchemaInvalidColumnType   = "invalid_column_type"
 	SchemaInvalidPattern      = "invalid_pattern"
 	SchemaInvalidBounds       = "invalid_validation_bounds"
+	SchemaColumnsOnScalar     = "columns_on_scalar_field"
 )
 
 // ValidateFields checks a field list against the FormFieldDefinition contract: non-empty keys
 // unique per level, known kinds and column types, tables with at least one column and no
-// nested table, compilable (RE2) patterns and ordered bounds. ParseFormSchema's output always
+// nested table, columns only on tables, compilable (RE2) patterns and ordered bounds. ParseFormSchema's output always
 // passes; call it on lists from a host's own parser.
 func ValidateFields(fields []FormField) error {
 	return validateLevel(fields, "", false)
@@ -146,6 +147,9 @@ func validateLevel(fields []FormField, prefix string, inTable bool) error {
 			return err
 		}
 		if f.Kind != FieldTable {
+			if len(f.Columns) > 0 {
+				return &SchemaError{SchemaColumnsOnScalar, path, fmt.Sprintf("a %s field cannot declare columns", f.Kind)}
+			}
 			continue
 		}
 		if inTable {

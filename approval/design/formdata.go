@@ -46,9 +46,13 @@ const (
 // FieldError is a form-data failure: the message Key with its Params (placeholders of the
 // message catalog: field is the field's label, plus min, max, row, column, … per key), the
 // field's key Path ("amount", or "items.price" for a table cell), and for a table cell the
-// failure of the cell itself. Message, when set, is a literal replacing the rendered key: the
-// field's validation.message on a pattern mismatch. The approval module answers it with
-// FormDataCode.
+// failure of the cell itself (rendered into the "message" param by Render and Args). Message,
+// when set, is a literal replacing the rendered key: the field's validation.message on a
+// pattern mismatch. The approval module answers it with FormDataCode, e.g.
+//
+//	rpc.NewError(design.FormDataCode, 200, fe.Key).WithArgs(fe.Args(catalog.T)...)
+//
+// (WithMessage(fe.Message) when Message is set).
 type FieldError struct {
 	Key     string
 	Path    string
@@ -73,11 +77,38 @@ func (e *FieldError) Error() string {
 	return b.String()
 }
 
-// Args returns Params flattened to key/value pairs in key order, ready for rpc.Error.WithArgs.
-func (e *FieldError) Args() []string {
-	kv := make([]string, 0, 2*len(e.Params))
-	for _, k := range sortedKeys(e.Params) {
-		kv = append(kv, k, e.Params[k])
+// Translator renders a message key with its params: an i18n catalog's T.
+type Translator func(key string, args map[string]string) string
+
+// RenderParams returns Params for rendering Key; for a table cell it adds "message", the cell's
+// own error rendered with t (the table_cell message embeds it).
+func (e *FieldError) RenderParams(t Translator) map[string]string {
+	p := make(map[string]string, len(e.Params)+1)
+	for k, v := range e.Params {
+		p[k] = v
+	}
+	if e.Cell != nil {
+		p["message"] = e.Cell.Render(t)
+	}
+	return p
+}
+
+// Render renders the whole message with t: the literal Message when set, else Key with
+// RenderParams.
+func (e *FieldError) Render(t Translator) string {
+	if e.Message != "" {
+		return e.Message
+	}
+	return t(e.Key, e.RenderParams(t))
+}
+
+// Args returns RenderParams flattened to key/value pairs in key order, ready for
+// rpc.Error.WithArgs.
+func (e *FieldError) Args(t Translator) []string {
+	p := e.RenderParams(t)
+	kv := make([]string, 0, 2*len(p))
+	for _, k := range sortedKeys(p) {
+		kv = append(kv, k, p[k])
 	}
 	return kv
 }
@@ -98,25 +129,54 @@ func ValidateFormData(fields []FormField, data map[string]any, maxBytes int) err
 	return validateFields(fields, data)
 }
 
-// ValidateFormDataGrowth is ValidateFormData for task processing, where submitted values are
-// merged into stored data: only growth beyond the cap is refused, so an instance whose stored
-// data is already over a since-lowered cap stays actionable as long as the merge does not
-// enlarge it.
-func ValidateFormDataGrowth(fields []FormField, before, after map[string]any, maxBytes int) error {
+// ValidateWritable checks what a task decision submits (wire-approval §8 process_task):
+// only the keys the node lets its assignee write (editable or required) count, exactly the
+// subset MergeWritable keeps; such a key that is not a form field is not_defined, an empty
+// value is left to ValidateRequired (filling is an obligation of approve and handle, not a
+// value error) and every other value is checked like ValidateFormData checks it.
+func ValidateWritable(fields []FormField, submitted map[string]any, perms map[string]Permission) error {
+	byKey := make(map[string]*FormField, len(fields))
+	for i := range fields {
+		byKey[fields[i].Key] = &fields[i]
+	}
+	for _, k := range sortedKeys(submitted) {
+		if !perms[k].Writable() {
+			continue
+		}
+		f, ok := byKey[k]
+		if !ok {
+			return &FieldError{Key: KeyNotDefined, Path: k, Params: map[string]string{"field": k}}
+		}
+		if v := submitted[k]; !isBlank(v) {
+			if err := validateValue(f, v, k); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// ValidateGrowth is the size rule of task decisions, where submitted values are merged into
+// stored data: the merged data may exceed the cap only if the merge did not enlarge it, so an
+// instance stored before the cap was lowered stays actionable (maxBytes ≤ 0 means
+// DefaultFormDataMaxBytes).
+func ValidateGrowth(before, after map[string]any, maxBytes int) error {
 	size, err := encodedSize(after)
 	if err != nil {
 		return err
 	}
-	if limit := capOf(maxBytes); size > limit {
-		prev, err := encodedSize(before)
-		if err != nil {
-			return err
-		}
-		if size > prev {
-			return tooLarge(size, limit)
-		}
+	limit := capOf(maxBytes)
+	if size <= limit {
+		return nil
 	}
-	return validateFields(fields, after)
+	prev, err := encodedSize(before)
+	if err != nil {
+		return err
+	}
+	if size > prev {
+		return tooLarge(size, limit)
+	}
+	return nil
 }
 
 // ValidateRequired checks that every field a node marks required (perms) has a value: the
@@ -185,7 +245,7 @@ func unknownKeys(fields []FormField, m map[string]any, prefix string) *FieldErro
 }
 
 func label(f *FormField) string {
-	if f.Label != "" {
+	if strings.TrimSpace(f.Label) != "" {
 		return f.Label
 	}
 	return f.Key
@@ -214,14 +274,11 @@ func isBlank(v any) bool {
 }
 
 func validateValue(f *FormField, v any, path string) *FieldError {
-	if v == nil {
+	if isBlank(v) { // absent, null, blank or []: only a required field objects
 		if f.IsRequired {
 			return fail(KeyRequired, f, path)
 		}
 		return nil
-	}
-	if f.IsRequired && isBlank(v) {
-		return fail(KeyRequired, f, path)
 	}
 	switch f.Kind {
 	case FieldInput, FieldTextarea, FieldDate:
@@ -244,7 +301,7 @@ func validateString(f *FormField, v any, path string) *FieldError {
 		return fail(KeyMustBeString, f, path)
 	}
 	r := f.Validation
-	if r == nil || s == "" {
+	if r == nil {
 		return nil
 	}
 	n := utf8.RuneCountInString(s)
@@ -261,7 +318,9 @@ func validateString(f *FormField, v any, path string) *FieldError {
 		}
 		if !re.MatchString(s) {
 			e := fail(KeyPatternMismatch, f, path, "pattern", r.Pattern)
-			e.Message = r.Message
+			if strings.TrimSpace(r.Message) != "" {
+				e.Message = r.Message
+			}
 			return e
 		}
 	}
@@ -312,11 +371,11 @@ func validateNumber(f *FormField, v any, path string) *FieldError {
 
 func formatNumber(n float64) string { return strconv.FormatFloat(n, 'f', -1, 64) }
 
-// validateSelect accepts one scalar or an array of scalars; when the field lists options
-// every value must be one of them (numbers compare by value: 1 and 1.0 are the same option).
-// A blank string or an empty array is no selection.
+// validateSelect accepts one value or an array of values; when the field lists options every
+// value must be one of them. Values compare by their text, as the original does, so "1"
+// selects the option 1 (and 1.0 is 1).
 func validateSelect(f *FormField, v any, path string) *FieldError {
-	if isBlank(v) { // a cleared optional select (required ones were refused above)
+	if len(f.Options) == 0 {
 		return nil
 	}
 	values := []any{v}
@@ -324,11 +383,7 @@ func validateSelect(f *FormField, v any, path string) *FieldError {
 		values = arr
 	}
 	for _, x := range values {
-		switch x.(type) {
-		case map[string]any, []any, nil:
-			return fail(KeyInvalidValue, f, path, "value", compact(x))
-		}
-		if len(f.Options) > 0 && !hasOption(f.Options, x) {
+		if !hasOption(f.Options, x) {
 			return fail(KeyInvalidValue, f, path, "value", compact(x))
 		}
 	}
@@ -344,12 +399,18 @@ func hasOption(options []Option, v any) bool {
 	return false
 }
 
-func sameScalar(a, b any) bool {
-	if x, ok := number(a); ok {
-		y, ok := number(b)
-		return ok && x == y
+func sameScalar(a, b any) bool { return optionText(a) == optionText(b) }
+
+// optionText is a value's text for option matching: numbers in shortest form, strings as
+// they are, anything else as compact JSON.
+func optionText(v any) string {
+	if s, ok := v.(string); ok {
+		return s
 	}
-	return a == b
+	if n, ok := number(v); ok {
+		return formatNumber(n)
+	}
+	return compact(v)
 }
 
 func compact(v any) string {
@@ -361,7 +422,8 @@ func compact(v any) string {
 }
 
 // validateUpload accepts a non-blank string (one file reference) or a non-empty array of
-// non-blank strings.
+// non-blank strings. Blank values never get here from validateValue (they are "no value");
+// the empty branch guards direct callers.
 func validateUpload(f *FormField, v any, path string) *FieldError {
 	switch x := v.(type) {
 	case string:

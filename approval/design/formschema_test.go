@@ -191,6 +191,7 @@ func TestValidateFields(t *testing.T) {
 		{"table without columns", []FormField{table()}, SchemaTableColumnsEmpty},
 		{"nested table", []FormField{table(FormField{Key: "x", Kind: FieldTable, Columns: []FormField{{Key: "y", Kind: FieldInput}}})}, SchemaNestedSubform},
 		{"duplicate column", []FormField{table(FormField{Key: "x", Kind: FieldInput}, FormField{Key: "x", Kind: FieldInput})}, SchemaDuplicateKey},
+		{"columns on a scalar", []FormField{{Key: "a", Kind: FieldInput, Columns: []FormField{{Key: "x", Kind: FieldInput}}}}, SchemaColumnsOnScalar},
 		{"negative length", []FormField{{Key: "a", Kind: FieldInput, Validation: &ValidationRule{MinLength: intp(-1)}}}, SchemaInvalidBounds},
 	}
 	for _, tt := range cases {

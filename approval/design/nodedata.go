@@ -60,13 +60,6 @@ type baseWire struct {
 	Description string `json:"description"`
 }
 
-type ccWire struct {
-	Kind      CCKind   `json:"kind"`
-	IDs       []string `json:"ids"`
-	FormField string   `json:"formField"`
-	Timing    CCTiming `json:"timing"`
-}
-
 type taskWire struct {
 	baseWire
 	Assignees                []Assignee            `json:"assignees"`
@@ -80,7 +73,7 @@ type taskWire struct {
 	TimeoutAction            TimeoutAction         `json:"timeoutAction"`
 	TimeoutNotifyBeforeHours int                   `json:"timeoutNotifyBeforeHours"`
 	UrgeCooldownMinutes      int                   `json:"urgeCooldownMinutes"`
-	CCs                      []ccWire              `json:"ccs"`
+	CCs                      []CC                  `json:"ccs"`
 	FieldPermissions         map[string]Permission `json:"fieldPermissions"`
 }
 
@@ -103,7 +96,7 @@ type approvalWire struct {
 
 type ccNodeWire struct {
 	baseWire
-	CCs                   []ccWire              `json:"ccs"`
+	CCs                   []CC                  `json:"ccs"`
 	IsReadConfirmRequired bool                  `json:"isReadConfirmRequired"`
 	FieldPermissions      map[string]Permission `json:"fieldPermissions"`
 }
@@ -203,10 +196,12 @@ func resolveTask(kind NodeKind, w *approvalWire) *TaskData {
 	return t
 }
 
-func resolveCCs(in []ccWire) []CC {
+// resolveCCs copies a cc list with the default timing (always) filled in.
+func resolveCCs(in []CC) []CC {
 	out := make([]CC, 0, len(in))
 	for _, c := range in {
-		out = append(out, CC{Kind: c.Kind, IDs: c.IDs, FormField: c.FormField, Timing: orDefault(c.Timing, CCAlways)})
+		c.Timing = orDefault(c.Timing, CCAlways)
+		out = append(out, c)
 	}
 	return out
 }

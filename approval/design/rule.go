@@ -57,6 +57,7 @@ const (
 	RuleAggregateColumnRequired     Rule = "aggregate_column_required"
 	RuleAggregateColumnForbidden    Rule = "aggregate_column_forbidden"
 	RuleAggregateColumnUnknown      Rule = "aggregate_column_unknown"
+	RuleAggregateColumnNotNumeric   Rule = "aggregate_column_not_numeric"
 	RuleColumnWithoutAggregate      Rule = "column_without_aggregate"
 )
 
@@ -64,6 +65,8 @@ const (
 const (
 	RuleInvalidAssigneeKind              Rule = "invalid_assignee_kind"
 	RuleAssigneeFormFieldRequired        Rule = "assignee_form_field_required"
+	RuleAssigneeIDsRequired              Rule = "assignee_ids_required"
+	RuleCCIDsRequired                    Rule = "cc_ids_required"
 	RuleInvalidCCKind                    Rule = "invalid_cc_kind"
 	RuleInvalidCCTiming                  Rule = "invalid_cc_timing"
 	RuleCCFormFieldRequired              Rule = "cc_form_field_required"

@@ -127,6 +127,9 @@ func (v *validator) task(n *Node) {
 		if a.Kind == AssigneeFormField && strings.TrimSpace(a.FormField) == "" {
 			v.fail(RuleAssigneeFormFieldRequired, n.ID, "a form_field assignee must name its form field")
 		}
+		if needsIDs(string(a.Kind)) && len(a.IDs) == 0 {
+			v.fail(RuleAssigneeIDsRequired, n.ID, "a %s assignee must list ids", a.Kind)
+		}
 	}
 	if t.EmptyAssigneeAction == EmptyTransferSpecified && len(t.FallbackUserIDs) == 0 {
 		v.fail(RuleFallbackUsersRequired, n.ID, "emptyAssigneeAction transfer_specified needs fallbackUserIds")
@@ -206,11 +209,18 @@ func (v *validator) ccs(nodeID string, ccs []CC) {
 		if c.Kind == CCFormField && strings.TrimSpace(c.FormField) == "" {
 			v.fail(RuleCCFormFieldRequired, nodeID, "a form_field cc must name its form field")
 		}
+		if needsIDs(string(c.Kind)) && len(c.IDs) == 0 {
+			v.fail(RuleCCIDsRequired, nodeID, "a %s cc must list ids", c.Kind)
+		}
 		if !c.Timing.Valid() {
 			v.fail(RuleInvalidCCTiming, nodeID, "unknown cc timing %q", c.Timing)
 		}
 	}
 }
+
+// needsIDs reports whether an assignee or cc kind selects principals by id (user, role,
+// department): without ids it resolves to nobody.
+func needsIDs(kind string) bool { return kind == "user" || kind == "role" || kind == "department" }
 
 // permissions checks a fieldPermissions map: known values, keys naming top-level form fields,
 // and (cc nodes, which only observe the form) visible/hidden only.
@@ -354,8 +364,12 @@ func (v *validator) aggregate(c *Condition) *RuleError {
 	if c.Column == "" {
 		return v.fail(RuleAggregateColumnRequired, "", "aggregate %s needs a column of %q", c.Aggregate, c.Subject)
 	}
-	if table.Column(c.Column) == nil {
+	col := table.Column(c.Column)
+	if col == nil {
 		return v.fail(RuleAggregateColumnUnknown, "", "table %q has no column %q", c.Subject, c.Column)
+	}
+	if col.Kind != FieldNumber {
+		return v.fail(RuleAggregateColumnNotNumeric, "", "aggregate %s needs a number column, %q of %q is %s", c.Aggregate, c.Column, c.Subject, col.Kind)
 	}
 	return nil
 }

@@ -407,10 +407,13 @@ func ruleCases() []ruleCase {
 		{name: "aggregate string operator", mutate: func(d *flowDoc) { cond(d, 1)["operator"] = "contains" }, rule: RuleAggregateOperator, node: "c1"},
 		{name: "sum without column", mutate: func(d *flowDoc) { delete(cond(d, 1), "column") }, rule: RuleAggregateColumnRequired, node: "c1"},
 		{name: "sum unknown column", mutate: func(d *flowDoc) { cond(d, 1)["column"] = "weight" }, rule: RuleAggregateColumnUnknown, node: "c1"},
+		{name: "sum over a text column", mutate: func(d *flowDoc) { cond(d, 1)["column"] = "name" }, rule: RuleAggregateColumnNotNumeric, node: "c1"},
 		{name: "count with column", mutate: func(d *flowDoc) { countCond(d)["column"] = "price" }, rule: RuleAggregateColumnForbidden, node: "c1"},
 
 		{name: "unknown assignee kind", mutate: func(d *flowDoc) { d.data("a1")["assignees"] = []any{map[string]any{"kind": "boss"}} }, rule: RuleInvalidAssigneeKind, node: "a1"},
 		{name: "form_field assignee without field", mutate: func(d *flowDoc) { d.data("a1")["assignees"] = []any{map[string]any{"kind": "form_field"}} }, rule: RuleAssigneeFormFieldRequired, node: "a1"},
+		{name: "role assignee without ids", mutate: func(d *flowDoc) { d.data("h1")["assignees"] = []any{map[string]any{"kind": "role"}} }, rule: RuleAssigneeIDsRequired, node: "h1"},
+		{name: "department cc without ids", mutate: func(d *flowDoc) { d.data("cc1")["ccs"] = []any{map[string]any{"kind": "department", "ids": []any{}}} }, rule: RuleCCIDsRequired, node: "cc1"},
 		{name: "unknown cc kind", mutate: func(d *flowDoc) { d.data("cc1")["ccs"] = []any{map[string]any{"kind": "self"}} }, rule: RuleInvalidCCKind, node: "cc1"},
 		{name: "form_field cc without field", mutate: func(d *flowDoc) { d.data("a1")["ccs"] = []any{map[string]any{"kind": "form_field"}} }, rule: RuleCCFormFieldRequired, node: "a1"},
 		{name: "unknown cc timing", mutate: func(d *flowDoc) {
