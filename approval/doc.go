@@ -60,7 +60,7 @@
 //
 // # Form data (wire-approval §5, §13)
 //
-// Service.ValidateFormData (start, resubmit) and ValidateFormDataGrowth (task processing) run
+// Service.ValidateFormData (start, resubmit) and ValidateGrowth (task processing) run
 // package design's checks with svc.approval.form_data_max_bytes and answer failures as 40401
 // with the approval_form_field_* / approval_form_data_too_large message and params (FormDataError);
 // the module's catalog holds design's messages (i18n.Union). The engine of part 2 calls them.

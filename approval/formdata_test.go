@@ -56,7 +56,19 @@ func TestValidateFormData(t *testing.T) {
 		t.Errorf("valid data: %v", err)
 	}
 	before := map[string]any{"amount": 1, "code": strings.Repeat("A", 80)}
-	if err := apv.ValidateFormDataGrowth(fields, before, before); err != nil {
+	if err := apv.ValidateGrowth(before, before); err != nil {
 		t.Errorf("unchanged data over the cap: %v, want accepted", err)
+	}
+	after := map[string]any{"amount": 1, "code": strings.Repeat("A", 90)}
+	if err := apv.ValidateGrowth(before, after); !errors.Is(err, approval.ErrFormDataTooLarge) {
+		t.Errorf("grown data over the cap: %v, want ErrFormDataTooLarge", err)
+	}
+	table := []design.FormField{{Key: "items", Kind: design.FieldTable, Label: "Items",
+		Columns: []design.FormField{{Key: "price", Kind: design.FieldNumber, Label: "Price"}}}}
+	var e *rpc.Error
+	err := apv.ValidateFormData(table, map[string]any{"items": []any{map[string]any{"price": "x"}}})
+	if !errors.As(err, &e) || e.Key != "approval_form_field_table_cell" || !strings.Contains(en.T(e.Key, e.Args), "Price") ||
+		strings.Contains(e.Args["message"], "approval_form_field") {
+		t.Errorf("table cell: %v %v", err, e)
 	}
 }

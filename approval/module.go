@@ -63,6 +63,7 @@ type Service struct {
 	users       UserInfoResolver
 	departments DepartmentResolver
 	tables      TableInspector
+	i18n        *i18n.Catalog
 }
 
 // New builds the module from svc.approval, the primary database and the event bus. It does no
@@ -76,7 +77,7 @@ func New(deps app.Deps, opts Options) (*Service, error) {
 		return nil, fmt.Errorf("approval: %w", err)
 	}
 	s := &Service{cfg: deps.Config.Approval, db: deps.DB, events: deps.Events, clock: deps.Clock,
-		log: deps.Logger.With(slog.String("module", "approval")), tables: opts.Tables,
+		log: deps.Logger.With(slog.String("module", "approval")), tables: opts.Tables, i18n: deps.I18n,
 		assignees: opts.Assignees, users: opts.Users, departments: opts.Departments}
 	if d := opts.Directory; d != nil {
 		s.assignees = or[AssigneeService](s.assignees, d)
