@@ -77,7 +77,7 @@ func (headerAuth) Authenticate(_ context.Context, req rpc.AuthRequest) (*rpc.Pri
 	return &rpc.Principal{Type: rpc.PrincipalUser, ID: "u-1", Name: "u", Roles: strings.Split(req.Request.Header.Get("X-Roles"), ",")}, nil
 }
 
-func serve(t *testing.T, d *db.DB, now time.Time) *httptest.Server {
+func serve(t *testing.T, d *db.DB, now time.Time, mods ...func(*crud.Resource[widget, *widget, widgetSearch, widgetParams])) *httptest.Server {
 	t.Helper()
 	res := &crud.Resource[widget, *widget, widgetSearch, widgetParams]{
 		Query: crud.Query[widget, widgetSearch]{Name: "test/widget", Permission: "test.widget", DB: d, FindAllLimit: 3,
@@ -94,6 +94,9 @@ func serve(t *testing.T, d *db.DB, now time.Time) *httptest.Server {
 			}
 			return &widget{Name: p.Name, Size: p.Size, Enabled: p.Enabled}, nil
 		},
+	}
+	for _, m := range mods {
+		m(res)
 	}
 	e, err := rpc.NewEngine(rpc.EngineConfig{Permissions: roles{}, Messages: i18n.MustNew(i18n.English), Clock: func() time.Time { return now }})
 	if err != nil {
@@ -295,4 +298,63 @@ func TestReadMeta(t *testing.T) {
 			t.Errorf("ReadMeta(%s) = %d/%d, want %d/%d", tt.meta, m.Page, m.Size, tt.page, tt.size)
 		}
 	}
+}
+
+// TestScopeAndStamp: Scope hides rows from find_page and makes them not found (2001) for update
+// and delete; Stamp pins what the caller may not choose before Build.
+func TestScopeAndStamp(t *testing.T) {
+	t.Parallel()
+	svctest.EachDB(t, func(t *testing.T, d *db.DB) {
+		t.Parallel()
+		createTables(t, d)
+		restricted := func(c rpc.Call) bool { return !slices.Contains(c.Principal.Roles, "seeall") }
+		hs := serve(t, d, time.Now(), func(r *crud.Resource[widget, *widget, widgetSearch, widgetParams]) {
+			r.Scope = func(c rpc.Call, q *bun.SelectQuery) (*bun.SelectQuery, error) {
+				if restricted(c) {
+					q = q.Where("enabled = ?", true)
+				}
+				return q, nil
+			}
+			r.Stamp = func(_ context.Context, c rpc.Call, p *widgetParams) error {
+				if restricted(c) {
+					p.Enabled = true
+				}
+				return nil
+			}
+		})
+		const perms = "test.widget.query,test.widget.create,test.widget.update,test.widget.delete"
+		admin, user := perms+",seeall", perms
+		ids := map[string]string{}
+		for _, w := range []struct {
+			name, roles string
+			enabled     bool
+		}{{"hidden", admin, false}, {"shown", admin, true}, {"stamped", user, false}} {
+			a := call(t, hs, w.roles, "create", fmt.Sprintf(`{"name":%q,"size":1,"enabled":%t}`, w.name, w.enabled), "{}")
+			var c crud.Created
+			if a.Code != 0 || json.Unmarshal(a.Data, &c) != nil {
+				t.Fatalf("create %s = %+v", w.name, a)
+			}
+			ids[w.name] = c.ID
+		}
+		total := func(roles string) int {
+			var pg struct{ Total int }
+			json.Unmarshal(call(t, hs, roles, "find_page", "{}", "{}").Data, &pg)
+			return pg.Total
+		}
+		if got := total(user); got != 2 {
+			t.Errorf("restricted find_page total = %d, want 2 (the hidden row out of scope, the stamped one enabled)", got)
+		}
+		if got := total(admin); got != 3 {
+			t.Errorf("unrestricted find_page total = %d, want 3", got)
+		}
+		if a := call(t, hs, user, "update", fmt.Sprintf(`{"id":%q,"name":"x","size":2}`, ids["hidden"]), "{}"); a.Code != rpc.CodeRecordNotFound {
+			t.Errorf("update out of scope = %d, want 2001", a.Code)
+		}
+		if a := call(t, hs, user, "delete", fmt.Sprintf(`{"id":%q}`, ids["hidden"]), "{}"); a.Code != rpc.CodeRecordNotFound {
+			t.Errorf("delete out of scope = %d, want 2001", a.Code)
+		}
+		if a := call(t, hs, admin, "delete", fmt.Sprintf(`{"id":%q}`, ids["hidden"]), "{}"); a.Code != 0 {
+			t.Errorf("delete in scope = %d (%s)", a.Code, a.Message)
+		}
+	})
 }
