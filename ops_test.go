@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -19,6 +20,7 @@ import (
 	"github.com/svc-framework/svc/cron"
 	"github.com/svc-framework/svc/event"
 	"github.com/svc-framework/svc/ops"
+	"github.com/svc-framework/svc/push"
 	"github.com/svc-framework/svc/rpc"
 	"github.com/svc-framework/svc/security"
 	"github.com/svc-framework/svc/storage"
@@ -136,6 +138,7 @@ func TestMetricsAfterDrivingModules(t *testing.T) {
 		ran := make(chan struct{}, 1)
 		srv := svctest.New(t, svctest.WithDB(kind), svctest.WithConfig(func(c *config.Config) {
 			enableCron(c)
+			c.Push.Enabled = true
 			c.Metrics.Enabled, c.Pprof.Enabled = true, true
 			c.Event.Middleware.Metrics = true
 		}), svctest.WithOptions(svc.WithModule(probeModule), svc.WithTelemetry(ops.Options{Listener: ln}),
@@ -150,6 +153,7 @@ func TestMetricsAfterDrivingModules(t *testing.T) {
 		driveUpload(t, srv)
 		createAndTrigger(t, srv, "metrics-ping", "ping")
 		finishedRun(t, srv, "metrics-ping")
+		pushOnce(t, srv)
 
 		var uploads, handled float64
 		svctest.Eventually(t, 10*time.Second, func() bool {
@@ -183,6 +187,10 @@ func TestMetricsAfterDrivingModules(t *testing.T) {
 		wantSeries(t, fams, "svc_event_outbox_relayed_total", nil, 1)
 		wantSeries(t, fams, "svc_cron_runs_total", map[string]string{"job": "ping", "status": "succeeded"}, 1)
 		wantSeries(t, fams, "svc_cron_fire_lag_seconds", nil, 1)
+		wantSeries(t, fams, "svc_push_connections", nil, 1)
+		wantSeries(t, fams, "svc_push_messages_total", map[string]string{"result": "sent"}, 1)
+		wantSeries(t, fams, "svc_push_messages_total", map[string]string{"result": "dropped"}, 0)
+		wantSeries(t, fams, "svc_push_dropped_slow_clients_total", nil, 0)
 		wantSeries(t, fams, "go_goroutines", nil, 1)
 		wantSeries(t, fams, "process_start_time_seconds", nil, 1)
 
@@ -190,6 +198,27 @@ func TestMetricsAfterDrivingModules(t *testing.T) {
 		wantStatus(t, srv.URL+"/metrics", http.StatusNotFound)
 		wantStatus(t, srv.URL+"/debug/pprof/", http.StatusNotFound)
 	})
+}
+
+// pushOnce opens a WebSocket connection as alice, pushes one message to her and reads it; the
+// connection stays open until the test ends.
+func pushOnce(t *testing.T, srv *svctest.Server) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	url := "ws" + strings.TrimPrefix(srv.URL, "http") + "/ws?__accessToken=" + srv.Token(t, svctest.User("alice"))
+	ws, _, err := websocket.Dial(ctx, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ws.CloseNow() })
+	svctest.Eventually(t, 5*time.Second, func() bool { return srv.Push().Connections() == 1 }, "connected")
+	if err := srv.Push().Push(ctx, push.Message{Type: "ops.probe"}, push.ToUsers("alice")); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := ws.Read(ctx); err != nil {
+		t.Fatalf("reading the push: %v", err)
+	}
 }
 
 // driveAPI calls ops/probe touch twice, an unknown operation once and the limited operation

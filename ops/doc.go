@@ -15,7 +15,7 @@
 //     per call continuing the caller's W3C traceparent. Nil when metrics and tracing are off, so
 //     the engine does no observing work;
 //   - Telemetry.Registerer: app.Deps.Metrics, where modules register their own collectors
-//     (cron does; push, integration and approval will);
+//     (cron and push do; integration and approval will);
 //   - BusCollector, OutboxCollector and NewCollector: collectors that read at scrape time what
 //     modules already keep (event.Metrics, outbox rows, storage.Stats) instead of inline
 //     instrumentation;

@@ -58,20 +58,21 @@ type conn struct {
 	closed  bool
 }
 
-// send queues one encoded frame without blocking. A full buffer (send_buffer frames not yet
-// written) tears the connection down at once without a close frame, so one slow client never
-// delays the others (wire-runtime §3.3); the client sees an abnormal closure and reconnects.
-func (c *conn) send(frame []byte) {
+// send queues one encoded frame without blocking and reports whether it did. A full buffer
+// (send_buffer frames not yet written) tears the connection down at once without a close frame,
+// so one slow client never delays the others (wire-runtime §3.3); the client sees an abnormal
+// closure and reconnects.
+func (c *conn) send(frame []byte) bool {
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
-		return
+		return false
 	}
 	if c.pending >= c.hub.sendBuffer {
 		c.mu.Unlock()
 		c.hub.overflows.Add(1)
 		c.drop()
-		return
+		return false
 	}
 	c.queue = append(c.queue, frame)
 	c.pending++
@@ -80,6 +81,7 @@ func (c *conn) send(frame []byte) {
 		go c.flush()
 	}
 	c.mu.Unlock()
+	return true
 }
 
 // flush writes queued frames until the queue is empty, then the goroutine ends.

@@ -106,6 +106,11 @@
 // push-heartbeat (ping_interval), push-expiry (1 s), push-recheck (session_recheck_interval,
 // with a binder), push-relay and push-relay-kicks (loops, with the relay).
 //
+// # Metrics
+//
+// On app.Deps.Metrics, read from the hub's counters at scrape time (docs/operations.md):
+// svc_push_connections, svc_push_dropped_slow_clients_total and svc_push_messages_total{result}.
+//
 // # Spec-compatibility choices
 //
 //   - A missing token is 401/1003 like a bad one (the original's middleware), not 1000.

@@ -33,8 +33,9 @@ type hub struct {
 
 	stopping  atomic.Bool
 	nextID    atomic.Uint64
-	count     atomic.Int64 // active connections
-	overflows atomic.Int64
+	count     atomic.Int64   // active connections
+	overflows atomic.Int64   // connections dropped for a full send buffer
+	queued    atomic.Int64   // frames queued on a connection
 	closers   sync.WaitGroup // close handshakes under way
 }
 
@@ -144,13 +145,16 @@ func (h *hub) deliver(frame []byte, targets []Target) int {
 		slices.SortFunc(picked, func(a, b *conn) int { return cmp.Compare(a.id, b.id) })
 		picked = slices.Compact(picked)
 	}
-	n := 0
+	n, queued := 0, int64(0)
 	for _, c := range picked {
 		if c.active.Load() {
-			c.send(frame)
+			if c.send(frame) {
+				queued++
+			}
 			n++
 		}
 	}
+	h.queued.Add(queued)
 	return n
 }
 

@@ -109,6 +109,9 @@ func New(deps app.Deps, opts Options) (*Service, error) {
 	if err := s.subscribeBridge(deps.Events, cfg.Bridge); err != nil {
 		return nil, fmt.Errorf("push: %w", err)
 	}
+	if err := s.registerMetrics(deps.Metrics); err != nil {
+		return nil, fmt.Errorf("push: metrics: %w", err)
+	}
 	return s, nil
 }
 

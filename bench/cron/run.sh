@@ -4,15 +4,14 @@
 #   SQLite, one node: >= 200 fires/s.
 # Needs SVC_TEST_POSTGRES_DSN (eval "$(scripts/services.sh)").
 #
-# Recorded on the shared 2-core build machine with load average 27-35 from other jobs during
-# every run (so figures vary widely from run to run), after the claim/outcome changes of
-# branch crn; warm-up 5 s, window 20 s, batch 64, max_concurrent 128:
-#   sqlite   1 node   400 offered: fires/s=400   lag p50=34ms  p99=376ms   (twice: p99 239ms)
-#   postgres 3 nodes 1000 offered: fires/s=1000  lag p50=32ms  p99=330ms
-#                                  fires/s=1000  lag p50=33ms  p99=804ms
-#                                  fires/s=938 (+1249 skipped) lag p50=1.2s p99=1.6s  (missed)
-#   postgres 3 nodes 1200 offered: fires/s=1200 p99=594ms once; 1103 and 708 (backlog) in others
-# So the PostgreSQL target (>= 1000 fires/s, p99 <= 1 s) is reached in some runs only here.
+# Recorded 2026-11-24 01:00 UTC, 2 cores, load average 6-8 from other jobs; warm-up 5 s,
+# window 20 s, batch 64, max_concurrent 128 (targets met in every run):
+#   sqlite   1 node    300 offered: fires/s=300   lag p50=4ms   p99=97ms
+#   sqlite   1 node    400 offered: fires/s=400   lag p50=17ms  p99=98ms
+#   postgres 3 nodes  1000 offered: fires/s=1000  lag p50=2ms   p99=31ms
+#   postgres 3 nodes  1200 offered: fires/s=1200  lag p50=2-3ms p99=28-49ms (two runs)
+# Earlier runs with load average 27-35 from other jobs reached the PostgreSQL target in some
+# runs only (p99 330 ms-1.6 s): the lag measures the machine as much as the engine.
 set -eu
 cd "$(dirname "$0")/../.."
 go build -o /tmp/svc-bench-cron ./bench/cron
