@@ -82,7 +82,7 @@
 // the SDK's. Measured (BenchmarkAPICall, BenchmarkToolsCall, BenchmarkToolsCallLegacy,
 // BenchmarkToolsCallSDK; median cpu-ns/op of one run on 2 shared cores): /api ≈ 11 µs,
 // tools/call ≈ 19 µs as the SDK client sends it (≈ 1.7×; target ≤ 2×), ≈ 15.5 µs in protocol
-// 2025-11-25, ≈ 360 µs through the SDK. Operation tools removed or replaced through Server()
-// keep being served by the fast path: change them through Options and
-// svc.mcp.expose_operations instead.
+// 2025-11-25, ≈ 360 µs through the SDK. The fast path runs no receiving middleware a host adds
+// through Server() and does not see operation tools removed or replaced there: such a host sets
+// Options.SDKOnly.
 package mcp

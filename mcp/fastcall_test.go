@@ -11,6 +11,7 @@ import (
 	"github.com/svc-framework/svc"
 	"github.com/svc-framework/svc/app"
 	"github.com/svc-framework/svc/config"
+	"github.com/svc-framework/svc/mcp"
 	"github.com/svc-framework/svc/rpc"
 	"github.com/svc-framework/svc/svctest"
 )
@@ -182,5 +183,18 @@ func TestFastCallSDKClient(t *testing.T) {
 	t.Logf("protocol %s", cs.InitializeResult().ProtocolVersion)
 	if got := srv.MCP().FastCalls() - before; got != 1 {
 		t.Errorf("fast path served %d calls, want 1", got)
+	}
+}
+
+// TestSDKOnly: with Options.SDKOnly the SDK answers operation tool calls too.
+func TestSDKOnly(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t, config.SQLite, svctest.WithOptions(svc.WithMCP(mcp.Options{SDKOnly: true})))
+	cs := session(t, srv, svctest.User("ada", "schema"))
+	if text, isErr := call(t, cs, "sys.schema.list_tables", map[string]any{}); isErr || !strings.Contains(text, "sys_security_user") {
+		t.Errorf("sys.schema.list_tables = %q (error %t), want the tables", text, isErr)
+	}
+	if n := srv.MCP().FastCalls(); n != 0 {
+		t.Errorf("fast path served %d calls, want 0 with SDKOnly", n)
 	}
 }

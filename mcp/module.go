@@ -49,6 +49,11 @@ type Options struct {
 	Resources         []Resource
 	ResourceTemplates []ResourceTemplate
 	Prompts           []Prompt
+	// SDKOnly sends every request through the SDK's handler, also tools/call of operation
+	// tools, which the endpoint otherwise answers itself (fastcall.go). Set it when the host
+	// adds receiving middleware through Server() that must see those calls; it costs about 20×
+	// the CPU per call.
+	SDKOnly bool
 }
 
 // Service is the MCP endpoint: one SDK server shared by every request, served statelessly.
@@ -96,6 +101,7 @@ func New(deps app.Deps, ops Operations, opts Options) (*Service, error) {
 	if s.msgs == nil {
 		s.msgs = i18n.MustNew(i18n.Default, Messages())
 	}
+	s.noFastPath.Store(opts.SDKOnly)
 	s.impl = identity(deps.Config.App.Name, opts)
 	s.implJSON, _ = json.Marshal(s.impl) // strings only: cannot fail
 	s.server = sdk.NewServer(s.impl, &sdk.ServerOptions{
@@ -138,9 +144,10 @@ func (s *Service) Module() app.Module {
 // handler, the tools/call fast path of operation tools (fastcall.go) between them.
 func (s *Service) Handler() http.Handler { return s.handler }
 
-// Server is the SDK server behind the endpoint, for hosts that add features at run time. The
-// operation tools are answered by the endpoint's fast path (fastcall.go) as well: removing or
-// replacing one here does not reach that path.
+// Server is the SDK server behind the endpoint, for hosts that add features at run time. Calls
+// of the operation tools are answered by the endpoint's fast path (fastcall.go), which neither
+// runs receiving middleware added here nor sees an operation tool removed or replaced here: set
+// Options.SDKOnly for such a host.
 func (s *Service) Server() *sdk.Server { return s.server }
 
 // identity is the server's implementation info (wire-runtime §4): the host's name and version
