@@ -80,9 +80,9 @@
 // headers — with the same sdk.ToolHandler and the bytes the SDK writes (TestFastCallMatchesSDK
 // compares them for every form taken and every form left to the SDK); every other request is
 // the SDK's. Measured (BenchmarkAPICall, BenchmarkToolsCall, BenchmarkToolsCallLegacy,
-// BenchmarkToolsCallSDK; median cpu-ns/op of one run on 2 shared cores): /api ≈ 11 µs,
-// tools/call ≈ 19 µs as the SDK client sends it (≈ 1.7×; target ≤ 2×), ≈ 15.5 µs in protocol
-// 2025-11-25, ≈ 360 µs through the SDK. The fast path runs no receiving middleware a host adds
+// BenchmarkToolsCallSDK; median cpu-ns/op of one run on 2 shared cores): /api ≈ 11.4 µs,
+// tools/call ≈ 15 µs as the SDK client sends it (≈ 1.3×, 1.3–1.7× across runs; target ≤ 2×),
+// ≈ 13.7 µs in protocol 2025-11-25, ≈ 340 µs through the SDK. The fast path runs no receiving middleware a host adds
 // through Server() and does not see operation tools removed or replaced there: such a host sets
 // Options.SDKOnly.
 package mcp
