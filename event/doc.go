@@ -63,8 +63,9 @@
 //     NOTIFY from another node; claims with FOR UPDATE SKIP LOCKED (PostgreSQL, MySQL/MariaDB)
 //     or an immediate transaction (SQLite) and leases; on PostgreSQL the claim is one UPDATE …
 //     RETURNING that also completes the previous batch (one round trip and one commit per
-//     batch); it claims again while batches come back non-empty; a batch in flight finishes on
-//     Stop;
+//     batch), sent through a session of its own with synchronous_commit off (relaySession: a
+//     database crash can make an event be delivered again, never lose one); it claims again
+//     while batches come back non-empty; a batch in flight finishes on Stop;
 //   - outbox announcer (PostgreSQL): at most one pg_notify per 10 ms of local commits, outside
 //     the publishing transaction (a NOTIFY inside it serialises commits on PostgreSQL's notify
 //     lock, and each NOTIFY is a commit of its own); and the LISTEN connection;

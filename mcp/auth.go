@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -33,7 +34,9 @@ func (s *Service) authenticate(next http.Handler) http.Handler {
 		token, ok := bearerToken(r)
 		if !ok {
 			if !s.cfg.AuthRequired() && r.Header.Get("Authorization") == "" {
-				next.ServeHTTP(w, r)
+				if !s.serveFast(w, r, nil) {
+					next.ServeHTTP(w, r)
+				}
 				return
 			}
 			unauthorized(w, http.StatusUnauthorized, "no bearer token")
@@ -50,6 +53,9 @@ func (s *Service) authenticate(next http.Handler) http.Handler {
 			unauthorized(w, status, msg)
 			return
 		}
+		if s.serveFast(w, r, tokenInfo(r.Context(), p)) {
+			return
+		}
 		withToken.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, p)))
 	})
 }
@@ -62,11 +68,17 @@ func verifyBound(ctx context.Context, _ string, _ *http.Request) (*auth.TokenInf
 	if !ok {
 		return nil, auth.ErrInvalidToken
 	}
+	return tokenInfo(ctx, p), nil
+}
+
+// tokenInfo is the SDK's view of an authenticated call: the principal, the client IP and the
+// request id of ctx's request.
+func tokenInfo(ctx context.Context, p *rpc.Principal) *auth.TokenInfo {
 	info := rpc.RequestInfoFrom(ctx)
 	return &auth.TokenInfo{
 		UserID: string(p.Type) + ":" + p.ID,
 		Extra:  map[string]any{extraPrincipal: p, extraClientIP: info.ClientIP, extraRequestID: info.ID},
-	}, nil
+	}
 }
 
 // bearerToken returns the token of an "Authorization: Bearer <token>" header: exactly two
@@ -80,10 +92,17 @@ func bearerToken(r *http.Request) (string, bool) {
 }
 
 // headerOnly returns a request for the bearer strategy that carries the token in its header
-// only: the strategy's __accessToken query fallback does not apply to /mcp.
+// only: the strategy's __accessToken query fallback does not apply to /mcp. A request without a
+// query whose header is exactly "Bearer <token>" is already such a request (the strategy reads
+// that header first) and is used as it is.
 func headerOnly(r *http.Request, token string) *http.Request {
-	c := r.Clone(r.Context())
-	c.URL.RawQuery = ""
+	if h := r.Header["Authorization"]; r.URL.RawQuery == "" && len(h) == 1 && len(h[0]) == len("Bearer ")+len(token) &&
+		strings.EqualFold(h[0][:len("Bearer ")], "Bearer ") && h[0][len("Bearer "):] == token {
+		return r
+	}
+	c := new(http.Request)
+	*c = *r // a shallow copy: the strategy reads the header, the URL and the remote address
+	c.URL = &url.URL{Path: r.URL.Path}
 	c.Header = http.Header{"Authorization": {"Bearer " + token}}
 	return c
 }

@@ -76,6 +76,7 @@ func TestAuth(t *testing.T) {
 		{"expired", "/mcp", "Bearer " + expired},
 		{"revoked", "/mcp", "Bearer " + revoked},
 		{"query parameter only", "/mcp?" + security.QueryAccessToken + "=" + valid, ""},
+		{"bad header, token in the query", "/mcp?" + security.QueryAccessToken + "=" + valid, "Bearer\tnot-a-token"},
 	} {
 		status, challenge, body := post(t, srv.URL+tt.url, tt.auth)
 		if status != http.StatusUnauthorized || challenge != "Bearer" {

@@ -36,11 +36,14 @@ func benchServer(b *testing.B) (*svctest.Server, string) {
 
 // serve runs one request through the server's handler in process (no network, no client) and
 // fails unless the body contains want.
-func serve(b *testing.B, h http.Handler, path, token, body, want string) {
+func serve(b *testing.B, h http.Handler, path, token, body, want string, headers map[string]string) {
 	req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("Authorization", "Bearer "+token)
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
 	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), want) {
@@ -60,26 +63,50 @@ func cpuTime(b *testing.B) time.Duration {
 // benchCPU runs one request per iteration and reports the process CPU time per request
 // (cpu-ns/op; it counts every goroutine the request starts, which ns/op of one goroutine does
 // not).
-func benchCPU(b *testing.B, path, body, want string) {
+func benchCPU(b *testing.B, path, body, want string, headers map[string]string, fast bool) {
 	srv, token := benchServer(b)
+	srv.MCP().SetFastPath(fast)
 	h := srv.Handler()
-	serve(b, h, path, token, body, want)
+	serve(b, h, path, token, body, want, headers)
 	b.ReportAllocs()
 	b.ResetTimer()
 	start := cpuTime(b)
 	for b.Loop() {
-		serve(b, h, path, token, body, want)
+		serve(b, h, path, token, body, want, headers)
 	}
 	b.ReportMetric(float64(cpuTime(b)-start)/float64(b.N), "cpu-ns/op")
 }
 
 // BenchmarkAPICall is bench/echo through POST /api.
 func BenchmarkAPICall(b *testing.B) {
-	benchCPU(b, "/api", `{"resource":"bench","action":"echo","version":"v1","params":{"a":7}}`, `"a":7`)
+	benchCPU(b, "/api", `{"resource":"bench","action":"echo","version":"v1","params":{"a":7}}`, `"a":7`, nil, true)
 }
 
-// BenchmarkToolsCall is the same operation as the MCP tool bench.echo: one stateless tools/call
-// POST to /mcp. Issue #18's target: at most twice BenchmarkAPICall's cpu-ns/op.
+// toolsCall is bench/echo as the MCP tool bench.echo, one stateless tools/call POST to /mcp, as
+// the SDK's own client (v1.8.0) sends it: protocol 2026-07-28, the _meta triple and the
+// Mcp-Method and Mcp-Name headers.
+const toolsCall = `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/clientCapabilities":` +
+	`{"roots":{"listChanged":true}},"io.modelcontextprotocol/clientInfo":{"name":"c","version":"v"},` +
+	`"io.modelcontextprotocol/protocolVersion":"2026-07-28"},"name":"bench.echo","arguments":{"a":7}}}`
+
+var toolsCallHeaders = map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "bench.echo"}
+
+// legacyCall is the same call in protocol 2025-11-25 (clients that initialize).
+const legacyCall = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"bench.echo","arguments":{"a":7}}}`
+
+// BenchmarkToolsCall is toolsCall as the endpoint serves it (the fast path of fastcall.go).
+// Issue #18's target: at most twice BenchmarkAPICall's cpu-ns/op.
 func BenchmarkToolsCall(b *testing.B) {
-	benchCPU(b, "/mcp", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"bench.echo","arguments":{"a":7}}}`, `{\"a\":7}`)
+	benchCPU(b, "/mcp", toolsCall, `{\"a\":7}`, toolsCallHeaders, true)
+}
+
+// BenchmarkToolsCallLegacy is legacyCall as the endpoint serves it.
+func BenchmarkToolsCallLegacy(b *testing.B) {
+	benchCPU(b, "/mcp", legacyCall, `{\"a\":7}`, map[string]string{"Mcp-Protocol-Version": "2025-11-25"}, true)
+}
+
+// BenchmarkToolsCallSDK is toolsCall through the SDK's stateless handler (the fast path off):
+// what the fast path saves.
+func BenchmarkToolsCallSDK(b *testing.B) {
+	benchCPU(b, "/mcp", toolsCall, `{\"a\":7}`, toolsCallHeaders, false)
 }

@@ -11,3 +11,10 @@ func (s *Service) RunReadOnly(ctx context.Context, sql string, args ...any) ([]m
 
 // GuardReadOnly is the text guard.
 var GuardReadOnly = guardReadOnly
+
+// SetFastPath turns the tools/call fast path on or off, so tests and benchmarks can compare it
+// with the SDK's own handling of the same request.
+func (s *Service) SetFastPath(on bool) { s.noFastPath.Store(!on) }
+
+// FastCalls is the number of requests the fast path answered.
+func (s *Service) FastCalls() int64 { return s.fastCalls.Load() }

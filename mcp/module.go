@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/svc-framework/svc/app"
@@ -48,27 +49,39 @@ type Options struct {
 	Resources         []Resource
 	ResourceTemplates []ResourceTemplate
 	Prompts           []Prompt
+	// SDKOnly sends every request through the SDK's handler, also tools/call of operation
+	// tools, which the endpoint otherwise answers itself (fastcall.go). Set it when the host
+	// adds receiving middleware through Server() that must see those calls; it costs about 20×
+	// the CPU per call.
+	SDKOnly bool
 }
 
 // Service is the MCP endpoint: one SDK server shared by every request, served statelessly.
 type Service struct {
-	cfg     config.MCP
-	log     *slog.Logger
-	msgs    *i18n.Catalog
-	auth    app.Authenticator
-	perms   app.PermissionChecker
-	db      *db.DB
-	source  config.DataSource // the primary data source's settings
-	ro      *db.DB            // SQLite only: the read-only handle of database_query, from Start
-	ops     Operations
-	server  *sdk.Server
-	handler http.Handler
+	cfg      config.MCP
+	log      *slog.Logger
+	msgs     *i18n.Catalog
+	auth     app.Authenticator
+	perms    app.PermissionChecker
+	db       *db.DB
+	source   config.DataSource // the primary data source's settings
+	ro       *db.DB            // SQLite only: the read-only handle of database_query, from Start
+	ops      Operations
+	server   *sdk.Server
+	impl     *sdk.Implementation // the server identity
+	implJSON []byte              // impl as the SDK encodes it
+	handler  http.Handler
 
 	mu      sync.RWMutex
 	visible map[string]visibility // by tool name; absent: every caller sees the tool
 	names   map[string]bool       // tool names taken by the built-in and host tools
 	opsOnce sync.Once
 	mysql   mysqlFlavor
+
+	fast       map[string]sdk.ToolHandler // operation tools by name, for serveFast (under mu)
+	versions   []string                   // protocol versions serveFast answers (fastVersions)
+	noFastPath atomic.Bool                // tests: every request through the SDK
+	fastCalls  atomic.Int64               // requests answered by fastCall
 }
 
 var _ Operations = (*rpc.Engine)(nil)
@@ -83,12 +96,15 @@ func New(deps app.Deps, ops Operations, opts Options) (*Service, error) {
 	}
 	s := &Service{
 		cfg: deps.Config.MCP, log: deps.Logger.With(slog.String("module", "mcp")), msgs: deps.I18n,
-		auth: deps.Auth, perms: deps.Permissions, db: deps.DB, ops: ops, source: deps.Config.DataSources[deps.DB.Name], visible: map[string]visibility{}, names: map[string]bool{},
+		auth: deps.Auth, perms: deps.Permissions, db: deps.DB, ops: ops, source: deps.Config.DataSources[deps.DB.Name], visible: map[string]visibility{}, names: map[string]bool{}, fast: map[string]sdk.ToolHandler{}, versions: fastVersions(),
 	}
 	if s.msgs == nil {
 		s.msgs = i18n.MustNew(i18n.Default, Messages())
 	}
-	s.server = sdk.NewServer(identity(deps.Config.App.Name, opts), &sdk.ServerOptions{
+	s.noFastPath.Store(opts.SDKOnly)
+	s.impl = identity(deps.Config.App.Name, opts)
+	s.implJSON, _ = json.Marshal(s.impl) // strings only: cannot fail
+	s.server = sdk.NewServer(s.impl, &sdk.ServerOptions{
 		Instructions: opts.Instructions,
 		PageSize:     pageSize,
 		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}},
@@ -125,10 +141,13 @@ func (s *Service) Module() app.Module {
 }
 
 // Handler is the /mcp handler: bearer authentication in front of the SDK's Streamable HTTP
-// handler.
+// handler, the tools/call fast path of operation tools (fastcall.go) between them.
 func (s *Service) Handler() http.Handler { return s.handler }
 
-// Server is the SDK server behind the endpoint, for hosts that add features at run time.
+// Server is the SDK server behind the endpoint, for hosts that add features at run time. Calls
+// of the operation tools are answered by the endpoint's fast path (fastcall.go), which neither
+// runs receiving middleware added here nor sees an operation tool removed or replaced here: set
+// Options.SDKOnly for such a host.
 func (s *Service) Server() *sdk.Server { return s.server }
 
 // identity is the server's implementation info (wire-runtime §4): the host's name and version

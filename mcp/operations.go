@@ -37,12 +37,16 @@ func (s *Service) addOperationTools() {
 				continue
 			}
 			s.names[name] = true
+			handler := s.operationHandler(op)
 			s.server.AddTool(&sdk.Tool{
 				Name:        name,
 				Description: operationDescription(op),
 				InputSchema: paramsSchema(op.Params, schemas),
-			}, s.operationHandler(op))
+			}, handler)
 			s.show(name, visibility{authenticated: true, permission: op.Permission})
+			s.mu.Lock()
+			s.fast[name] = handler
+			s.mu.Unlock()
 		}
 	})
 }

@@ -18,6 +18,10 @@
 //
 //	go test -run '^$' -bench . -benchtime 2s ./bench/event/
 //
+// On a shared machine the PostgreSQL figures follow the disk's fsync latency and the other
+// jobs' load; bench/event/ratio.sh runs the outbox and the ceiling alternately and prints the
+// medians and their ratio.
+//
 // The Watermill comparison lives in bench/event/watermill, a module of its own so Watermill never
 // becomes a dependency of svc.
 package eventbench
