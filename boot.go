@@ -136,7 +136,7 @@ func (s *Server) build() error {
 	}
 
 	if s.cfg.Metrics.Enabled {
-		if err := wireMetrics(deps.Metrics, bus, st); err != nil {
+		if err := wireMetrics(deps.Metrics, bus, st, apv); err != nil {
 			return fmt.Errorf("build module ops: %w", err)
 		}
 	}

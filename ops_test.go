@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/common/model"
 	"github.com/svc-framework/svc"
 	"github.com/svc-framework/svc/app"
+	"github.com/svc-framework/svc/approval"
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/cron"
 	"github.com/svc-framework/svc/event"
@@ -129,6 +130,14 @@ func wantSeries(t *testing.T, fams map[string]*dto.MetricFamily, name string, la
 	}
 }
 
+// wantValue fails unless name{labels} exists with exactly want.
+func wantValue(t *testing.T, fams map[string]*dto.MetricFamily, name string, labels map[string]string, want float64) {
+	t.Helper()
+	if v, ok := value(fams, name, labels); !ok || v != want {
+		t.Errorf("%s%v = %g (present %v), want %g", name, labels, v, ok, want)
+	}
+}
+
 // TestMetricsAfterDrivingModules drives /api, security, storage, cron and the event bus and
 // scrapes the admin address: each module's series moved. The public handler serves neither
 // /metrics nor pprof.
@@ -141,7 +150,7 @@ func TestMetricsAfterDrivingModules(t *testing.T) {
 			c.Push.Enabled = true
 			c.Metrics.Enabled, c.Pprof.Enabled = true, true
 			c.Event.Middleware.Metrics = true
-		}), svctest.WithOptions(svc.WithModule(probeModule), svc.WithTelemetry(ops.Options{Listener: ln}),
+		}), svctest.WithOptions(svc.WithModule(probeModule), svc.WithTelemetry(ops.Options{Listener: ln}), svc.WithApproval(approval.Options{}),
 			svc.WithCron(cron.Options{Jobs: []cron.JobHandler{cron.Job("ping", func(context.Context, cron.Execution) error {
 				ran <- struct{}{}
 				return nil
@@ -191,6 +200,12 @@ func TestMetricsAfterDrivingModules(t *testing.T) {
 		wantSeries(t, fams, "svc_push_messages_total", map[string]string{"result": "sent"}, 1)
 		wantSeries(t, fams, "svc_push_messages_total", map[string]string{"result": "dropped"}, 0)
 		wantSeries(t, fams, "svc_push_dropped_slow_clients_total", nil, 0)
+		for _, status := range approval.LiveTaskStatuses { // no instance started: the series are there, at zero
+			wantValue(t, fams, "svc_approval_tasks", map[string]string{"status": status}, 0)
+		}
+		for _, status := range approval.OpenInstanceStatuses {
+			wantValue(t, fams, "svc_approval_instances", map[string]string{"status": status}, 0)
+		}
 		wantSeries(t, fams, "go_goroutines", nil, 1)
 		wantSeries(t, fams, "process_start_time_seconds", nil, 1)
 

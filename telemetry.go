@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/svc-framework/svc/approval"
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/event"
 	"github.com/svc-framework/svc/ops"
@@ -34,9 +35,13 @@ func (s *Server) newTelemetry() (*ops.Telemetry, error) {
 // wireMetrics registers the collectors that read what the modules already keep, at scrape time
 // (ARCHITECTURE.md: modules do not import each other; the composition root joins them here):
 // the bus's counters and stream lag, the outbox's row counts, storage's claims and delete queue,
-// and counters of the storage events. Security's login counters wrap its event sink (secOpts).
-func wireMetrics(reg prometheus.Registerer, bus *event.Bus, st *storage.Service) error {
+// counters of the storage events and, when the approval module is included (apv not nil), its
+// open tasks and instances. Security's login counters wrap its event sink (secOpts).
+func wireMetrics(reg prometheus.Registerer, bus *event.Bus, st *storage.Service, apv *approval.Service) error {
 	cs := []prometheus.Collector{ops.BusCollector(bus), ops.OutboxCollector(bus), storageCollector(st)}
+	if apv != nil {
+		cs = append(cs, approvalCollector(apv))
+	}
 	for _, c := range cs {
 		if err := reg.Register(c); err != nil {
 			return err
@@ -57,6 +62,24 @@ func storageCollector(st *storage.Service) prometheus.Collector {
 		ch <- prometheus.MustNewConstMetric(claims, prometheus.GaugeValue, float64(stats.ActiveClaims))
 		ch <- prometheus.MustNewConstMetric(depth, prometheus.GaugeValue, float64(stats.DeleteQueueDepth))
 	}, claims, depth)
+}
+
+// approvalCollector reports approval.Stats: live tasks and open instances by status.
+func approvalCollector(apv *approval.Service) prometheus.Collector {
+	tasks := prometheus.NewDesc("svc_approval_tasks", "Live approval tasks by status (pending, waiting), all tenants.", []string{"status"}, nil)
+	instances := prometheus.NewDesc("svc_approval_instances", "Open approval instances by status (running, returned), all tenants.", []string{"status"}, nil)
+	return ops.NewCollector(func(ctx context.Context, ch chan<- prometheus.Metric) {
+		stats, err := apv.Stats(ctx)
+		if err != nil {
+			return // left out of this scrape: absent, never a guessed zero
+		}
+		for status, n := range stats.Tasks {
+			ch <- prometheus.MustNewConstMetric(tasks, prometheus.GaugeValue, float64(n), status)
+		}
+		for status, n := range stats.Instances {
+			ch <- prometheus.MustNewConstMetric(instances, prometheus.GaugeValue, float64(n), status)
+		}
+	}, tasks, instances)
 }
 
 // metricsGroup is the consumer group of the metrics subscriptions: on an at-least-once route

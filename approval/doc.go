@@ -114,6 +114,11 @@
 //
 // None yet (the timeout, pre-warning, cleanup and projection workers belong to parts 2 and 3).
 //
+// # Metrics
+//
+// Stats counts the live tasks and open instances by status; the composition root reports them
+// as svc_approval_tasks and svc_approval_instances at scrape time (docs/operations.md).
+//
 // # Compatibility choices
 //
 //   - Ids are UUIDv7 strings in VARCHAR(64) columns (the original's VARCHAR(32) cannot hold them);
