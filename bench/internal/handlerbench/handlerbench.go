@@ -54,7 +54,7 @@ func Run(b *testing.B, h http.Handler, body string, header http.Header) {
 	r.Body, r.ContentLength = rb, int64(len(rb.b))
 	w := &discardWriter{h: http.Header{}}
 	b.ReportAllocs()
-	cpu0 := processCPU(b)
+	cpu0 := ProcessCPU(b)
 	n := 0
 	for b.Loop() {
 		rb.r.Reset(rb.b)
@@ -62,7 +62,7 @@ func Run(b *testing.B, h http.Handler, body string, header http.Header) {
 		h.ServeHTTP(w, r)
 		n++
 	}
-	b.ReportMetric(float64(processCPU(b)-cpu0)/float64(n), "cpu-ns/op")
+	b.ReportMetric(float64(ProcessCPU(b)-cpu0)/float64(n), "cpu-ns/op")
 	if w.status != http.StatusOK {
 		b.Fatalf("status = %d", w.status)
 	}
@@ -92,9 +92,9 @@ type rewindBody struct {
 func (b *rewindBody) Read(p []byte) (int, error) { return b.r.Read(p) }
 func (b *rewindBody) Close() error               { return nil }
 
-// processCPU is the process's user and system CPU time in nanoseconds, garbage collection
+// ProcessCPU is the process's user and system CPU time in nanoseconds, garbage collection
 // included.
-func processCPU(b *testing.B) int64 {
+func ProcessCPU(b *testing.B) int64 {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		b.Fatal(err)
