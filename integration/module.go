@@ -35,6 +35,9 @@ const pruneInterval = time.Hour
 type Options struct {
 	// CodeSets is the host's canonical code catalog; nil answers supported:false.
 	CodeSets CodeSetCatalog
+	// ScriptLimits bound each adapter script run (call depth, string size, process heap); zero
+	// fields take their defaults (see Limits).
+	ScriptLimits Limits
 }
 
 // Service is the integration module: its definition resources, secret codec, invocation log
@@ -48,6 +51,7 @@ type Service struct {
 	codeSets CodeSetCatalog
 	stats    *Stats
 	recorder *Recorder
+	engine   *Engine
 }
 
 // New builds the module from svc.integration and the primary database. It does no I/O. A
@@ -64,6 +68,7 @@ func New(deps app.Deps, opts Options) (*Service, error) {
 	log := deps.Logger.With(slog.String("module", "integration"))
 	s := &Service{cfg: cfg, db: deps.DB, clock: deps.Clock, log: log, secrets: secrets, codeSets: opts.CodeSets, stats: NewStats(deps.Clock)}
 	s.recorder = NewRecorder(deps.DB, cfg.Log, deps.Clock, log)
+	s.engine = NewEngine(opts.ScriptLimits, log, deps.Clock)
 	return s, nil
 }
 

@@ -97,6 +97,7 @@ func definitionSteps() []step {
 		{name: "adapter duplicate", resource: adapterR, action: "create", gzip: true, params: `{"systemId":"$s1$","contractId":"$c1$","direction":"outbound","script":"return 1"}`, wantCode: rpc.CodeRecordAlreadyExists},
 		{name: "adapter bad direction", resource: adapterR, action: "create", params: `{"systemId":"$s1$","contractId":"$c1$","direction":"sideways","script":"return 1"}`, wantCode: integrationCode("InvalidDirection")},
 		{name: "adapter empty script", resource: adapterR, action: "create", params: `{"systemId":"$s1$","contractId":"$c2$","script":"  "}`, wantCode: integrationCode("InvalidScript")},
+		{name: "adapter script syntax error", resource: adapterR, action: "create", params: `{"systemId":"$s1$","contractId":"$c2$","script":"return {"}`, wantCode: integrationCode("InvalidScript")},
 		{name: "adapter missing system", resource: adapterR, action: "create", params: `{"systemId":"nope","contractId":"$c2$","script":"return 1"}`, wantCode: rpc.CodeForeignKeyViolation},
 		{name: "adapter required", resource: adapterR, action: "create", params: `{"script":"return 1"}`, wantCode: rpc.CodeBadRequest},
 		{name: "adapter find_page direction", resource: adapterR, action: "find_page", params: `{"direction":"inbound"}`, meta: page1, wantTotal: 1, check: wantJSON("items.timeoutMs", 100)},
