@@ -34,6 +34,7 @@ import (
 	"github.com/svc-framework/svc/db"
 	"github.com/svc-framework/svc/event"
 	"github.com/svc-framework/svc/i18n"
+	"github.com/svc-framework/svc/integration"
 	"github.com/svc-framework/svc/kv"
 	"github.com/svc-framework/svc/mcp"
 	"github.com/svc-framework/svc/ops"
@@ -75,7 +76,9 @@ type Server struct {
 	cron     *cron.Service
 	push     *push.Service
 	mcp      *mcp.Service
-	events   *event.Bus
+	// integration is the integration module; nil unless the host included it.
+	integration *integration.Service
+	events      *event.Bus
 	// telemetry is the operations module: metrics registry, tracer provider, admin listener.
 	telemetry *ops.Telemetry
 }
@@ -104,6 +107,11 @@ func (s *Server) Push() *push.Service { return s.push }
 // MCP returns the MCP endpoint's service (its SDK server, for features added at run time); nil
 // before Start.
 func (s *Server) MCP() *mcp.Service { return s.mcp }
+
+// Integration returns the integration module's service — its Invoke (Invoker) and typed
+// integration.Call for host code; nil before Start or when the host did not include the module
+// (WithIntegration).
+func (s *Server) Integration() *integration.Service { return s.integration }
 
 // Telemetry returns the operations module (Prometheus registry, tracer provider, admin
 // handler); nil before Start.

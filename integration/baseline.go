@@ -81,7 +81,7 @@ func (r *run) limitStringBuilders() {
 			}
 			v, err := orig(c.This, c.Arguments...)
 			if err != nil {
-				panic(err)
+				r.rethrow(err)
 			}
 			return v
 		})
@@ -104,16 +104,16 @@ func (r *run) lazyGlobals(src *lazySource, names ...string) {
 		once.Do(func() {
 			p, err := src.program()
 			if err != nil {
-				panic(r.vm.NewGoError(err))
+				r.rethrow(err)
 			}
 			v, err := r.vm.RunProgram(p)
 			if err != nil {
-				panic(err)
+				r.rethrow(err)
 			}
 			fn, _ := goja.AssertFunction(v)
 			out, err := fn(goja.Undefined(), r.vm.ToValue(src.helpers(r)))
 			if err != nil {
-				panic(err)
+				r.rethrow(err)
 			}
 			defs = out.ToObject(r.vm)
 			for _, n := range src.all {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io/fs"
 	"log/slog"
+	"net/http"
 	"strings"
 	"time"
 
@@ -38,6 +39,8 @@ type Options struct {
 	// ScriptLimits bound each adapter script run (call depth, string size, process heap); zero
 	// fields take their defaults (see Limits).
 	ScriptLimits Limits
+	// Routes replaces the default route resolver (itg_route rows).
+	Routes RouteResolver
 }
 
 // Service is the integration module: its definition resources, secret codec, invocation log
@@ -52,6 +55,11 @@ type Service struct {
 	stats    *Stats
 	recorder *Recorder
 	engine   *Engine
+	routes   RouteResolver
+	schemas  *schemas
+	results  *resultCache
+	// httpClient sends every system's calls (timeouts per call through contexts).
+	httpClient *http.Client
 }
 
 // New builds the module from svc.integration and the primary database. It does no I/O. A
@@ -69,6 +77,13 @@ func New(deps app.Deps, opts Options) (*Service, error) {
 	s := &Service{cfg: cfg, db: deps.DB, clock: deps.Clock, log: log, secrets: secrets, codeSets: opts.CodeSets, stats: NewStats(deps.Clock)}
 	s.recorder = NewRecorder(deps.DB, cfg.Log, deps.Clock, log)
 	s.engine = NewEngine(opts.ScriptLimits, log, deps.Clock)
+	s.routes = opts.Routes
+	if s.routes == nil {
+		s.routes = dbRoutes{s}
+	}
+	s.schemas = newSchemas()
+	s.results = &resultCache{clock: deps.Clock, m: map[string]resultEntry{}}
+	s.httpClient = newOutboundClient()
 	return s, nil
 }
 

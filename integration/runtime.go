@@ -234,17 +234,32 @@ func (r *run) exec(p *goja.Program) (goja.Value, error) {
 	return r.settle(v)
 }
 
-// call calls a function value (an envelope script) with one argument and settles its result.
+// call calls a function value (an envelope script) with one argument. A promise it returns
+// is handed back as it is: the script awaits it.
 func (r *run) call(fn goja.Value, arg goja.Value) (goja.Value, error) {
 	f, ok := goja.AssertFunction(fn)
 	if !ok {
 		return nil, errors.New("not a function")
 	}
-	v, err := f(goja.Undefined(), arg)
-	if err != nil {
-		return nil, err
+	return f(goja.Undefined(), arg)
+}
+
+// rethrow raises err inside the script from a host function: script exceptions and the
+// uncatchable interrupts as they are, any other error as a catchable Error keeping err.
+func (r *run) rethrow(err error) {
+	var ex *goja.Exception
+	if errors.As(err, &ex) {
+		panic(ex)
 	}
-	return r.settle(v)
+	var ie *goja.InterruptedError
+	if errors.As(err, &ie) {
+		panic(ie)
+	}
+	var so *goja.StackOverflowError
+	if errors.As(err, &so) {
+		panic(so)
+	}
+	panic(r.vm.NewGoError(err))
 }
 
 func (r *run) settle(v goja.Value) (goja.Value, error) {
@@ -354,7 +369,8 @@ const (
 
 // classify maps a run's error to its failure kind and API error in the order of §7: canceled,
 // timeout, upstream, outbound auth hook (config), transport, then script. ctx is the run's
-// context.
+// context: only its end is a timeout or a cancellation; a single HTTP call that outlived its
+// own (system or per-call) timeout is a transport failure.
 func classify(ctx context.Context, err error) (string, error) {
 	var (
 		up *upstreamError
@@ -363,9 +379,9 @@ func classify(ctx context.Context, err error) (string, error) {
 		ke *kindError
 	)
 	switch {
-	case errors.Is(ctx.Err(), context.Canceled) || errors.Is(err, context.Canceled):
+	case errors.Is(ctx.Err(), context.Canceled):
 		return KindCanceled, ErrInvocationCanceled
-	case errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, errNeverSettles):
+	case errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(err, errNeverSettles):
 		return KindTimeout, ErrInvocationTimeout
 	case errors.As(err, &up):
 		return KindUpstream, ErrUpstreamFailed.WithArgs("message", up.msg)

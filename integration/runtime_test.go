@@ -103,7 +103,7 @@ func TestRuntimeFailures(t *testing.T) {
 // doubling), unbounded array growth and a promise that never settles all stop within the run
 // timeout with their documented kind, and the engine keeps running scripts afterwards.
 func TestRuntimeHostileScripts(t *testing.T) {
-	e := NewEngine(Limits{HeapLimit: 512 << 20}, slog.New(slog.NewTextHandler(io.Discard, nil)), time.Now)
+	e := NewEngine(Limits{HeapLimit: 256 << 20}, slog.New(slog.NewTextHandler(io.Discard, nil)), time.Now)
 	const timeout = 3 * time.Second
 	for _, tt := range []struct{ name, body, kind, msg string }{
 		{"infinite loop", "while (true) {}", KindTimeout, ""},
