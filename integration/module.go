@@ -14,6 +14,7 @@ import (
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/db"
 	"github.com/svc-framework/svc/i18n"
+	"github.com/svc-framework/svc/kv"
 	"github.com/svc-framework/svc/rpc"
 )
 
@@ -41,6 +42,9 @@ type Options struct {
 	ScriptLimits Limits
 	// Routes replaces the default route resolver (itg_route rows).
 	Routes RouteResolver
+	// InboundHandlers are the host's business handlers of inbound deliveries, one per
+	// contract code (NewInboundHandler); blank or duplicate codes fail the build.
+	InboundHandlers []InboundHandler
 }
 
 // Service is the integration module: its definition resources, secret codec, invocation log
@@ -60,6 +64,11 @@ type Service struct {
 	results  *resultCache
 	// httpClient sends every system's calls (timeouts per call through contexts).
 	httpClient *http.Client
+	handlers   map[string]InboundHandler
+	nonces     kv.NonceStore
+	limiter    *rpc.RateLimiter
+	limit      rpc.Limit
+	errors     app.ErrorRenderer
 }
 
 // New builds the module from svc.integration and the primary database. It does no I/O. A
@@ -84,6 +93,18 @@ func New(deps app.Deps, opts Options) (*Service, error) {
 	s.schemas = newSchemas()
 	s.results = &resultCache{clock: deps.Clock, m: map[string]resultEntry{}}
 	s.httpClient = newOutboundClient()
+	if s.handlers, err = handlerRegistry(opts.InboundHandlers); err != nil {
+		return nil, err
+	}
+	// Signature nonces live where the trust-login gateway keeps its own: Redis when the
+	// key-value store is enabled (a replay is refused on every node), else this process.
+	s.nonces = kv.NewMemoryNonces()
+	if deps.KV != nil {
+		s.nonces = kv.NewRedisNonces(deps.KV, "svc:integration:"+deps.Config.App.Name+":nonce:")
+	}
+	s.limiter = rpc.NewRateLimiter(deps.Clock)
+	s.limit = rpc.Limit{Max: cfg.Inbound.RateLimit.Max, Period: cfg.Inbound.RateLimit.Period}
+	s.errors = deps.Errors
 	return s, nil
 }
 
@@ -98,6 +119,7 @@ func (s *Service) Module() app.Module {
 		Migrations:  Migrations(),
 		AutoMigrate: s.cfg.AutoMigrate,
 		Start:       s.start,
+		Routes:      []app.Route{{Pattern: inboundPattern, Handler: http.HandlerFunc(s.serveInbound)}},
 	}
 	if s.cfg.Log.Retention > 0 {
 		m.Workers = []app.Worker{{Name: "integration-log-prune", Interval: pruneInterval, Run: s.recorder.Prune}}
