@@ -183,7 +183,9 @@ func TestInboundPipeline(t *testing.T) {
 	svctest.EachDBKind(t, func(t *testing.T, kind config.DBKind) {
 		t.Parallel()
 		var calls atomic.Int64
-		srv := inboundServer(t, kind, &calls, func(c *config.Config) { c.Integration.Inbound.RateLimit = config.RateLimit{Max: 100, Period: time.Minute} })
+		srv := inboundServer(t, kind, &calls, func(c *config.Config) {
+			c.Integration.Inbound.RateLimit = config.RateLimit{Max: 100, Period: time.Minute}
+		})
 		sysID := create(t, srv, systemR, map[string]any{"code": "HIS", "name": "h", "inboundAuth": map[string]any{"scheme": "bearer", "params": map[string]any{"token": "gw-token"}}})
 		c := create(t, srv, contractR, map[string]any{"code": "patient.sync", "name": "p",
 			"inputSchema":  map[string]any{"type": "object", "required": []string{"id"}},
@@ -264,7 +266,9 @@ return dispatch(body)`})
 func TestInboundRateLimit(t *testing.T) {
 	t.Parallel()
 	var calls atomic.Int64
-	srv := inboundServer(t, config.SQLite, &calls, func(c *config.Config) { c.Integration.Inbound.RateLimit = config.RateLimit{Max: 2, Period: time.Minute} })
+	srv := inboundServer(t, config.SQLite, &calls, func(c *config.Config) {
+		c.Integration.Inbound.RateLimit = config.RateLimit{Max: 2, Period: time.Minute}
+	})
 	for i := 0; i < 3; i++ {
 		status, _, code := deliver(t, srv.URL, "HIS", "x", "", `{}`, nil)
 		if i < 2 && status != 401 || i == 2 && (status != 429 || code != rpc.CodeTooManyRequests) {
