@@ -69,6 +69,9 @@ type Service struct {
 	limiter    *rpc.RateLimiter
 	limit      rpc.Limit
 	errors     app.ErrorRenderer
+	msgs       *i18n.Catalog
+	sqlDBs     systemDBs
+	sqlRowCap  int
 }
 
 // New builds the module from svc.integration and the primary database. It does no I/O. A
@@ -105,6 +108,9 @@ func New(deps app.Deps, opts Options) (*Service, error) {
 	s.limiter = rpc.NewRateLimiter(deps.Clock)
 	s.limit = rpc.Limit{Max: cfg.Inbound.RateLimit.Max, Period: cfg.Inbound.RateLimit.Period}
 	s.errors = deps.Errors
+	s.msgs = deps.I18n
+	s.sqlDBs.dbs = map[string]systemDB{}
+	s.sqlRowCap = defaultSQLRowCap
 	return s, nil
 }
 
@@ -114,11 +120,12 @@ func (s *Service) Module() app.Module {
 	m := app.Module{
 		Name: "integration",
 		Resources: []rpc.Resource{s.contractResource(), s.systemResource(), s.adapterResource(), s.routeResource(),
-			s.codeMapResource(), s.codeSetResource(), s.logResource()},
+			s.codeMapResource(), s.codeSetResource(), s.logResource(), s.opsResource()},
 		Messages:    Messages(),
 		Migrations:  Migrations(),
 		AutoMigrate: s.cfg.AutoMigrate,
 		Start:       s.start,
+		Stop:        s.closeSystemDBs,
 		Routes:      []app.Route{{Pattern: inboundPattern, Handler: http.HandlerFunc(s.serveInbound)}},
 	}
 	if s.cfg.Log.Retention > 0 {
