@@ -318,7 +318,9 @@ func (s *Service) diagnoseRoutes(ctx context.Context, _ rpc.Call, _ rpc.NoParams
 		adapters  []Adapter
 	)
 	for _, q := range []func() error{
-		func() error { return s.db.NewSelect().Model(&routes).Where("is_enabled = ?", true).OrderExpr("route_key, contract_id, id").Scan(ctx) },
+		func() error {
+			return s.db.NewSelect().Model(&routes).Where("is_enabled = ?", true).OrderExpr("route_key, contract_id, id").Scan(ctx)
+		},
 		func() error { return s.db.NewSelect().Model(&contracts).OrderExpr("code").Scan(ctx) },
 		func() error { return s.db.NewSelect().Model(&systems).Scan(ctx) },
 		func() error {
