@@ -153,3 +153,52 @@ func TestRuntimeCancelAndCompileCache(t *testing.T) {
 		t.Fatal("unreachable")
 	}
 }
+
+// TestStandardBundle: dayjs, BigNumber, fxp, radashi and z load on first use and work.
+func TestStandardBundle(t *testing.T) {
+	t.Parallel()
+	e := testEngine()
+	for _, tt := range []struct{ name, body, want string }{
+		{"dayjs", "return dayjs.utc('2024-03-05T10:20:30Z').add(1, 'day').format('YYYY-MM-DD HH:mm')", `"2024-03-06 10:20"`},
+		{"dayjs parse format", "return dayjs('05/03/2024', 'DD/MM/YYYY').format('YYYY-MM-DD')", `"2024-03-05"`},
+		{"BigNumber", "return new BigNumber('0.1').plus('0.2').toString()", `"0.3"`},
+		{"fxp", "const p = new fxp.XMLParser({ignoreAttributes: false}); const o = p.parse('<a x=\"1\"><b>hi</b></a>'); return [o.a.b, o.a['@_x'], new fxp.XMLBuilder().build({c: 1}), fxp.XMLValidator.validate('<a>')!==true]",
+			`["hi","1","<c>1</c>",true]`},
+		{"radashi", "return [radashi.sum([1, 2, 3]), radashi.unique([1, 1, 2]), radashi.camel('hello world')]", `[6,[1,2],"helloWorld"]`},
+		{"zod", "const s = z.object({id: z.string(), n: z.number().int().min(1)}); return [s.safeParse({id: 'a', n: 2}).success, s.safeParse({id: 1, n: 0}).error.issues.length]", `[true,2]`},
+		{"zod zh-CN default", "return /[\\u4e00-\\u9fff]/.test(z.string().safeParse(1).error.issues[0].message)", `true`},
+		{"zod en", "z.config(z.locales.en()); return z.string().safeParse(1).error.issues[0].message", `"Invalid input: expected string, received number"`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			out, kind, err := evalBody(t, e, 10*time.Second, tt.body)
+			if err != nil {
+				re, _ := rpc.AsError(err)
+				t.Fatalf("kind %s: %v %v", kind, err, re.Args)
+			}
+			if out != tt.want {
+				t.Errorf("result = %s, want %s", out, tt.want)
+			}
+		})
+	}
+}
+
+// BenchmarkRun measures one run of a small script, and the cost a run pays the first time it
+// touches a library of the standard bundle (go test -bench Run ./integration).
+func BenchmarkRun(b *testing.B) {
+	e := testEngine()
+	for _, bb := range []struct{ name, body string }{
+		{"plain", "return {n: input.a + 1}"},
+		{"dayjs", "return dayjs.utc(0).year()"},
+		{"zod", "return z.string().safeParse('x').success"},
+	} {
+		b.Run(bb.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := e.runBody(context.Background(), "b.js", bb.body, func(r *run) error {
+					return r.vm.Set("input", r.fromJSON([]byte(`{"a":1}`)))
+				}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
