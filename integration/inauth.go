@@ -5,7 +5,6 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -229,6 +228,3 @@ func truthy(v any) bool {
 	}
 	return true
 }
-
-// errInboundRejected is what the reason of a refusal is logged under.
-var errInboundRejected = errors.New("integration: inbound delivery refused")

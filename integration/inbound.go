@@ -184,18 +184,20 @@ func (s *Service) deliver(ctx context.Context, req *InboundRequest) (json.RawMes
 		// Unknown codes are not counted: a stats entry per guessed code would let callers grow
 		// the map without bound.
 		if sys != nil {
-			s.stats.Record(sys.Code, "", DirectionInbound, refusal.kind, 0, ErrInboundAuthFailed)
+			s.stats.Record(sys.Code, "", DirectionInbound, refusal.kind, 0, s.describe(ErrInboundAuthFailed))
 		}
 		s.log.WarnContext(ctx, "integration: inbound delivery refused", slog.String("system", req.SystemCode),
-			slog.String("client", req.ClientAddr), slog.String("reason", refusal.reason), slog.Any("error", errInboundRejected))
+			slog.String("client", req.ClientAddr), slog.String("reason", refusal.reason))
 		return nil, ErrInboundAuthFailed
 	}
 	start := s.clock()
 	secrets, _ := s.secrets.OpenSystem(sys)
 	record := func(o inboundOutcome) {
 		d := s.clock().Sub(start)
-		s.stats.Record(sys.Code, req.ContractCode, DirectionInbound, o.kind, d, o.err)
-		s.recorder.Record(ctx, inboundInvocation(sys.Code, req, o, d, secrets))
+		s.stats.Record(sys.Code, req.ContractCode, DirectionInbound, o.kind, d, s.describe(o.err))
+		inv := inboundInvocation(sys.Code, req, o, d, secrets)
+		inv.Err = s.describe(o.err)
+		s.recorder.Record(ctx, inv)
 	}
 	c, err := s.loadContract(ctx, req.ContractCode, false)
 	var ad *Adapter

@@ -142,9 +142,9 @@ func (s *Service) Invoke(ctx context.Context, contract string, input any, opts .
 	start := s.clock()
 	res := s.runOutbound(ctx, c, sys, ad.Script, in, timeout)
 	d := s.clock().Sub(start)
-	s.stats.Record(sys.Code, c.Code, DirectionOutbound, res.kind, d, res.err)
+	s.stats.Record(sys.Code, c.Code, DirectionOutbound, res.kind, d, s.describe(res.err))
 	s.recorder.Record(ctx, Invocation{SystemCode: sys.Code, ContractCode: c.Code, Direction: DirectionOutbound,
-		FailureKind: res.kind, Duration: d, Input: in, Output: res.output, Trace: res.trace, Err: res.err, Secrets: res.secrets})
+		FailureKind: res.kind, Duration: d, Input: in, Output: res.output, Trace: res.trace, Err: s.describe(res.err), Secrets: res.secrets})
 	if res.err != nil {
 		return nil, &InvocationError{Kind: res.kind, Err: res.err}
 	}

@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/url"
 	"sort"
@@ -225,6 +226,14 @@ func (s *Service) message(err error) string {
 		return s.msgs.T(re.Key, re.Args)
 	}
 	return re.Error()
+}
+
+// describe is err as statistics and the log keep it: the message (nil stays nil).
+func (s *Service) describe(err error) error {
+	if err == nil {
+		return nil
+	}
+	return errors.New(s.message(err))
 }
 
 // testConnection probes the system's transports: HTTP (method and path on the base URL, with
