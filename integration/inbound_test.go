@@ -168,12 +168,7 @@ func TestInboundAuthSchemes(t *testing.T) {
 }
 
 func inboundStats(itg *integration.Service, system, contract string) integration.InvocationStats {
-	for _, s := range itg.Stats().InvocationStats() {
-		if s.System == system && s.Contract == contract && s.Direction == "inbound" {
-			return s
-		}
-	}
-	return integration.InvocationStats{}
+	return statsFor(itg, system, contract, "inbound")
 }
 
 // TestInboundPipeline: 404/501 mapping, dispatch with schema checks and sticky failure kinds,

@@ -15,54 +15,38 @@ import (
 	"golang.org/x/text/message"
 )
 
-// loadContract loads a contract by code: missing 2600, disabled 2601 (unless any).
-func (s *Service) loadContract(ctx context.Context, code string, any bool) (*Contract, error) {
-	var c Contract
-	err := s.db.NewSelect().Model(&c).Where("code = ?", code).Limit(1).Scan(ctx)
+// loadOne loads the first row of T matching where: missing is notFound, disabled (per
+// enabled) is off unless any.
+func loadOne[T any](ctx context.Context, s *Service, enabled func(*T) bool, notFound, off error, any bool, where string, args ...any) (*T, error) {
+	var row T
+	err := s.db.NewSelect().Model(&row).Where(where, args...).Limit(1).Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, ErrContractNotFound
+		return nil, notFound
 	}
 	if err != nil {
 		return nil, err
 	}
-	if !c.IsEnabled && !any {
-		return nil, ErrContractDisabled
+	if !enabled(&row) && !any {
+		return nil, off
 	}
-	return &c, nil
+	return &row, nil
+}
+
+// loadContract loads a contract by code: missing 2600, disabled 2601 (unless any).
+func (s *Service) loadContract(ctx context.Context, code string, any bool) (*Contract, error) {
+	return loadOne(ctx, s, func(c *Contract) bool { return c.IsEnabled }, ErrContractNotFound, ErrContractDisabled, any, "code = ?", code)
 }
 
 // loadSystem loads a system by code: missing 2602, disabled 2603 (unless any).
 func (s *Service) loadSystem(ctx context.Context, code string, any bool) (*System, error) {
-	var sys System
-	err := s.db.NewSelect().Model(&sys).Where("code = ?", code).Limit(1).Scan(ctx)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, ErrSystemNotFound
-	}
-	if err != nil {
-		return nil, err
-	}
-	if !sys.IsEnabled && !any {
-		return nil, ErrSystemDisabled
-	}
-	return &sys, nil
+	return loadOne(ctx, s, func(c *System) bool { return c.IsEnabled }, ErrSystemNotFound, ErrSystemDisabled, any, "code = ?", code)
 }
 
 // loadAdapter loads the adapter of (system, contract, direction): missing 2604, disabled 2605
 // (unless any).
 func (s *Service) loadAdapter(ctx context.Context, systemID, contractID, direction string, any bool) (*Adapter, error) {
-	var a Adapter
-	err := s.db.NewSelect().Model(&a).Where("system_id = ? AND contract_id = ? AND direction = ?", systemID, contractID, direction).
-		Limit(1).Scan(ctx)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, ErrAdapterNotFound
-	}
-	if err != nil {
-		return nil, err
-	}
-	if !a.IsEnabled && !any {
-		return nil, ErrAdapterDisabled
-	}
-	return &a, nil
+	return loadOne(ctx, s, func(a *Adapter) bool { return a.IsEnabled }, ErrAdapterNotFound, ErrAdapterDisabled, any,
+		"system_id = ? AND contract_id = ? AND direction = ?", systemID, contractID, direction)
 }
 
 // RouteResolver picks the system code serving a contract under a route key (wire-integration

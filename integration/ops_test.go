@@ -42,11 +42,23 @@ func TestOpsDryRuns(t *testing.T) {
 		if r.Code != 0 || string(res.Output) != "null" || res.FailureKind != "script" || !strings.Contains(res.Error, "late") || len(res.Trace) != 1 {
 			t.Errorf("dry_run failing script: %s", r.Data)
 		}
-		// A hostile script stops at run_timeout and the server keeps serving.
-		r = encoded(t, srv, admin, opsR, "dry_run", map[string]any{"systemCode": "E", "contractCode": "E.op", "script": "for(;;){}"})
-		json.Unmarshal(r.Data, &res)
-		if res.FailureKind != "timeout" {
-			t.Errorf("dry_run loop: %s", r.Data)
+		// Hostile scripts stop within run_timeout with their kind, and the server keeps serving.
+		for _, h := range []struct{ script, kind, msg string }{
+			{"for(;;){}", "timeout", "timed out"},
+			{"function f(n) { return f(n + 1) + 1 } return f(0)", "script", "call depth"},
+			{"return 'x'.repeat(1 << 30).length", "script", "memory limit"},
+			{"return new Promise(() => {})", "timeout", "timed out"},
+		} {
+			start := time.Now()
+			r = encoded(t, srv, admin, opsR, "dry_run", map[string]any{"systemCode": "E", "contractCode": "E.op", "script": h.script})
+			res = integration.DryRunResult{}
+			json.Unmarshal(r.Data, &res)
+			if res.FailureKind != h.kind || !strings.Contains(res.Error, h.msg) || time.Since(start) > 2*time.Second {
+				t.Errorf("hostile %q: %s after %v", h.script, r.Data, time.Since(start))
+			}
+		}
+		if r = encoded(t, srv, admin, opsR, "dry_run", map[string]any{"systemCode": "E", "contractCode": "E.op"}); !strings.Contains(string(r.Data), `"output":{"seen":true}`) {
+			t.Errorf("after the hostile scripts: %s", r.Data)
 		}
 		r = encoded(t, srv, admin, opsR, "dry_run", map[string]any{"systemCode": "E", "contractCode": "nope"})
 		if r.Code != integration.ErrCodeContractNotFound {

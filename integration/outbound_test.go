@@ -186,12 +186,40 @@ func TestOutboundFailures(t *testing.T) {
 				t.Errorf("%s: log row %+v", tt.name, row)
 			}
 		}
+		// The adapter's timeoutMs is the run's deadline when the caller gives none.
+		d := define(t, srv, "adapter-timeout", base, nil, "outbound", "return http.get('/slow').status")
+		if r := srv.Call(t, adapterR, "update", map[string]any{"id": d.adapter, "systemId": d.system, "contractId": d.contract,
+			"script": "return http.get('/slow').status", "timeoutMs": 200}, svctest.As(admin)); r.Code != 0 {
+			t.Fatalf("adapter update: %d %s", r.Code, r.Message)
+		}
+		start := time.Now()
+		if _, err := itg.Invoke(context.Background(), "adapter-timeout.op", nil, integration.WithSystem("adapter-timeout")); !errors.Is(err, integration.ErrInvocationTimeout) || time.Since(start) > 3*time.Second {
+			t.Errorf("adapter timeoutMs: %v after %v", err, time.Since(start))
+		}
+		// A credential sealed with another key cannot be opened: config, 2617.
+		define(t, srv, "other-key", map[string]any{"baseUrl": ec.URL, "outboundAuth": map[string]any{"scheme": "bearer", "params": map[string]any{"token": "t"}}},
+			nil, "outbound", "return http.get('/echo').status")
+		other, _ := integration.NewSecrets("ZmVkY2JhOTg3NjU0MzIxMA==", config.SecretAlgorithmAES)
+		auth := &integration.AuthConfig{Scheme: "bearer", Params: map[string]string{"token": other.Seal("t")}}
+		if _, err := srv.DB().NewUpdate().Model((*integration.System)(nil)).Set("outbound_auth = ?", auth).Where("code = ?", "other-key").Exec(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		_, err := itg.Invoke(context.Background(), "other-key.op", nil, integration.WithSystem("other-key"))
+		if ie := (*integration.InvocationError)(nil); !errors.As(err, &ie) || ie.Kind != "config" || !errors.Is(err, integration.ErrInvalidAuthParams) {
+			t.Errorf("undecryptable credential: %v", err)
+		}
 	})
 }
 
+// statsOf is the outbound counters of system (its one contract).
 func statsOf(itg *integration.Service, system string) integration.InvocationStats {
+	return statsFor(itg, system, system+".op", "outbound")
+}
+
+// statsFor is the counters of (system, contract, direction), zero when none.
+func statsFor(itg *integration.Service, system, contract, dir string) integration.InvocationStats {
 	for _, s := range itg.Stats().InvocationStats() {
-		if s.System == system {
+		if s.System == system && s.Contract == contract && s.Direction == dir {
 			return s
 		}
 	}
