@@ -37,8 +37,8 @@
 // statistics under (system, "", inbound) as auth or config (missing/undecryptable params,
 // unknown scheme, no inboundAuth, a failing auth script), never written to the log; unknown
 // system codes are not counted (a counter per guessed code would grow without bound) →
-// contract and inbound adapter (missing/disabled: 404) → registered handler (none: 501/2623,
-// kind config) → the script with timeout = adapter timeoutMs or run_timeout → statistics and
+// contract and inbound adapter (missing/disabled: 404, counted as config) → registered
+// handler (none: 501/2623, kind config) → the script with timeout = adapter timeoutMs or run_timeout → statistics and
 // log → the reply. Schemes: none; ip (whitelist of IPs/CIDRs; empty is a config fault, an
 // unparsable entry denies everyone); http_basic and bearer (scheme word case-insensitive,
 // constant-time); header and query (every configured pair must match, a blank value never

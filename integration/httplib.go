@@ -159,7 +159,7 @@ func (h *httpLib) wrapRequest(req logicalRequest) logicalRequest {
 	}
 	o, ok := out.(*goja.Object)
 	if !ok || goja.IsNull(out) {
-		panic(vm.NewTypeError("envelope: the request script must return an object"))
+		h.r.rethrow(&kindError{kind: KindConfig, err: detail(ErrInvalidEnvelope, "the request script must return an object")})
 	}
 	if v := o.Get("method"); v != nil && !goja.IsUndefined(v) {
 		req.Method = strings.ToUpper(v.String())

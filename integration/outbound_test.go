@@ -148,7 +148,7 @@ func TestOutboundFailures(t *testing.T) {
 				}},
 			{name: "auth-hook", sys: map[string]any{"baseUrl": ec.URL, "outboundAuth": map[string]any{"scheme": "script", "script": "throw new Error('no key')"}},
 				script: "return http.get('/echo').status", kind: "config", code: integration.ErrCodeInvalidAuthParams},
-			{name: "broken-envelope", sys: map[string]any{"baseUrl": ec.URL, "outboundEnvelope": map[string]any{"request": "return {"}},
+			{name: "broken-envelope", sys: map[string]any{"baseUrl": ec.URL, "outboundEnvelope": map[string]any{"request": "return 1"}},
 				script: "return http.get('/echo').status", kind: "config", code: integration.ErrCodeInvalidEnvelope},
 			{name: "absolute-path", script: "return http.get('http://evil.example/x').status", kind: "script", code: integration.ErrCodeScriptFailed},
 			{name: "max-response-body", script: "return http.get('/big', {query: {n: '2048'}}).status", kind: "transport", code: integration.ErrCodeTransportFailed},

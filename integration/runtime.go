@@ -135,6 +135,22 @@ func (e *Engine) CheckScript(body string) error {
 	return err
 }
 
+// checkEnvelope compiles a system's envelope scripts (2625 when one does not compile).
+func (e *Engine) checkEnvelope(env *EnvelopeConfig) error {
+	for _, sc := range []struct {
+		shape scriptShape
+		body  string
+	}{{shapeRequestEnvelope, env.Request}, {shapeResponseEnvelope, env.Response}} {
+		if strings.TrimSpace(sc.body) == "" {
+			continue
+		}
+		if _, err := e.compile(sc.shape, "envelope.js", sc.body); err != nil {
+			return detail(ErrInvalidEnvelope, scriptMessage(err))
+		}
+	}
+	return nil
+}
+
 // wrapScript wraps body in a strict function (wire-integration §8, §14): bodies are called at
 // once and their top-level return is the result; a trailing expression statement is returned
 // too (the docs' examples end in a bare expression). Envelope scripts become functions of

@@ -95,6 +95,9 @@ func (s *Service) buildSystem(p *SystemParams, old *System) (*System, error) {
 		case strings.TrimSpace(env.Request) == "" && strings.TrimSpace(env.Response) == "":
 			return nil, detail(ErrInvalidEnvelope, "an envelope needs a request or a response script")
 		}
+		if err := s.engine.checkEnvelope(env); err != nil {
+			return nil, err
+		}
 	}
 	sys := &System{Code: p.Code, Name: p.Name, BaseURL: p.BaseURL, OutboundAuth: p.OutboundAuth,
 		OutboundEnvelope: p.OutboundEnvelope, InboundAuth: p.InboundAuth, DataSource: p.DataSource,
