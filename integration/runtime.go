@@ -14,6 +14,7 @@ import (
 	"github.com/dop251/goja"
 	"github.com/dop251/goja/ast"
 	"github.com/dop251/goja/parser"
+	"github.com/svc-framework/svc/rpc"
 )
 
 // Limits bound what one script run may use so that a hostile or broken script cannot take the
@@ -417,8 +418,12 @@ func classify(ctx context.Context, err error) (string, error) {
 	return KindScript, detail(ErrScriptFailed, scriptMessage(err))
 }
 
-// scriptMessage is the first line of a script error, without Go-side noise.
+// scriptMessage is the first line of a script error, without Go-side noise (for a coded
+// error, its detail).
 func scriptMessage(err error) string {
+	if re, ok := rpc.AsError(err); ok && re.Args["detail"] != "" {
+		return re.Args["detail"]
+	}
 	msg := err.Error()
 	if i := strings.IndexByte(msg, '\n'); i >= 0 {
 		msg = msg[:i]

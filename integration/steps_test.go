@@ -87,6 +87,7 @@ func definitionSteps() []step {
 		{name: "system envelope without base URL", resource: systemR, action: "create", params: `{"code":"X","name":"x","outboundEnvelope":{"request":"return request"}}`, wantCode: integrationCode("InvalidEnvelope")},
 		{name: "system envelope without scripts", resource: systemR, action: "create", params: `{"code":"X","name":"x","baseUrl":"https://a.b","outboundEnvelope":{}}`, wantCode: integrationCode("InvalidEnvelope")},
 		{name: "system envelope that does not compile", resource: systemR, action: "create", params: `{"code":"X","name":"x","baseUrl":"https://a.b","outboundEnvelope":{"response":"return ("}}`, wantCode: integrationCode("InvalidEnvelope")},
+		{name: "system auth script that does not compile", resource: systemR, action: "create", params: `{"code":"X","name":"x","inboundAuth":{"scheme":"script","script":"return ("}}`, wantCode: integrationCode("InvalidAuthParams")},
 		{name: "system update keeps masked secrets", resource: systemR, action: "update", gzip: true, params: `{"id":"$s1$","code":"HIS","name":"Hospital 2","baseUrl":"https://his.example.com/api",
 			"outboundAuth":{"scheme":"http_basic","params":{"username":"svc2","password":"******"}},"inboundAuth":{"scheme":"bearer","params":{"token":"******"}},
 			"dataSource":{"kind":"postgres","host":"db","user":"u","password":"******"}}`},

@@ -69,6 +69,13 @@ func (s *Service) buildSystem(p *SystemParams, old *System) (*System, error) {
 	if err := checkAuth(p.InboundAuth, inboundSchemes, false); err != nil {
 		return nil, err
 	}
+	for _, a := range []*AuthConfig{p.OutboundAuth, p.InboundAuth} {
+		if a != nil && a.Scheme == "script" {
+			if err := s.engine.CheckScript(a.Script); err != nil {
+				return nil, detail(ErrInvalidAuthParams, "script: "+scriptMessage(err))
+			}
+		}
+	}
 	var oldOut, oldIn *AuthConfig
 	var oldDS *DataSourceConfig
 	if old != nil {
