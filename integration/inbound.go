@@ -220,6 +220,11 @@ func (s *Service) deliver(ctx context.Context, req *InboundRequest) (json.RawMes
 		timeout = time.Duration(ad.TimeoutMs) * time.Millisecond
 	}
 	o := s.runInbound(ctx, c, sys, ad.Script, req, timeout, h.Handle)
+	if !o.scriptFailed {
+		if err := checkReply(o.reply); err != nil { // a reply that cannot be rendered fails the delivery
+			o.scriptFailed, o.kind, o.err = true, KindScript, err
+		}
+	}
 	record(o)
 	if o.scriptFailed {
 		return nil, o.err
@@ -263,6 +268,26 @@ func oneOrMany(vs []json.RawMessage) json.RawMessage {
 	return out
 }
 
+// checkReply: a $response key must hold an object (2613 otherwise).
+func checkReply(reply json.RawMessage) error {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(reply, &obj) != nil {
+		return nil
+	}
+	env, ok := obj["$response"]
+	if !ok {
+		return nil
+	}
+	var r struct {
+		Status  *int              `json:"status"`
+		Headers map[string]string `json:"headers"`
+	}
+	if t := bytes.TrimSpace(env); len(t) == 0 || t[0] != '{' || json.Unmarshal(env, &r) != nil {
+		return detail(ErrScriptFailed, "$response must be an object {status, headers, body}")
+	}
+	return nil
+}
+
 // renderReply writes a script's reply (wire-integration §6): null → 200 empty; an object with
 // $response → its status (outside 100..599: 200), headers verbatim and body (string as
 // text/plain unless a content type was set, null empty, else JSON); anything else → 200 JSON.
@@ -279,7 +304,7 @@ func renderReply(w http.ResponseWriter, reply json.RawMessage) error {
 				Headers map[string]string `json:"headers"`
 				Body    json.RawMessage   `json:"body"`
 			}
-			if bytes.TrimSpace(env)[0] != '{' || json.Unmarshal(env, &r) != nil {
+			if checkReply(reply) != nil || json.Unmarshal(env, &r) != nil {
 				return detail(ErrScriptFailed, "$response must be an object {status, headers, body}")
 			}
 			status := http.StatusOK

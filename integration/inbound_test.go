@@ -219,7 +219,7 @@ return dispatch(body)`})
 			{"caught dispatch failure sticks", "patient.sync", `{"mode":"catch"}`, 200, 0, `{"caught":`, "input_invalid"},
 			{"$response text", "patient.sync", `{"mode":"reply","id":"r1"}`, 202, 0, "accepted r1", ""},
 			{"$response json", "patient.sync", `{"mode":"json"}`, 200, 0, `{"n":1}`, ""},
-			{"$response not an object", "patient.sync", `{"mode":"badresponse"}`, 500, integration.ErrCodeScriptFailed, "", ""},
+			{"$response not an object", "patient.sync", `{"mode":"badresponse"}`, 500, integration.ErrCodeScriptFailed, "", "script"},
 			{"null reply", "patient.sync", `{"mode":"empty"}`, 200, 0, "", ""},
 			{"script throws", "patient.sync", `{"mode":"throw"}`, 500, integration.ErrCodeScriptFailed, "", "script"},
 			{"contract missing", "nope", `{}`, 404, integration.ErrCodeContractNotFound, "", ""},
