@@ -344,3 +344,31 @@ func TestOutboundRetriesEnvelopeCacheMasking(t *testing.T) {
 	}
 	_ = json.Valid
 }
+
+// TestCodesLibrary: codes.toExternal / toCanonical through the system's code map (1 and "1"
+// match, the other side's primary comes back typed), aliases, per-call options over the stored
+// policy, entries, and the option checks.
+func TestCodesLibrary(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t, config.SQLite)
+	d := define(t, srv, "codes", nil, nil, "outbound", `
+const c = [];
+c.push(codes.toExternal('gender', 'M'), codes.toExternal('gender', 'male'), codes.toCanonical('gender', '1'), codes.toCanonical('gender', 2));
+c.push(codes.toExternal('gender', null), codes.toExternal('gender', 'X', {passthrough: true}), codes.toExternal('gender', 'X', {fallback: 0}));
+c.push(codes.toExternal('gender', 'X'));
+c.push(codes.entries('gender').length);
+let bad = 'accepted';
+try { codes.toExternal('gender', 'M', {passthrough: true, reject: true}) } catch (e) { bad = 'refused' }
+c.push(bad);
+try { codes.toExternal('gender', 'X', {reject: true}) } catch (e) { c.push('unmapped') }
+return c`)
+	create(t, srv, codeMapR, map[string]any{"systemId": d.system, "codeSet": "gender", "name": "Gender", "onUnmapped": "fallback",
+		"fallbackExternal": 9, "entries": []map[string]any{
+			{"canonical": "M", "external": 1, "canonicalAliases": []any{"male"}},
+			{"canonical": "F", "external": 2},
+		}})
+	res, err := srv.Integration().Invoke(context.Background(), "codes.op", nil, integration.WithSystem("codes"))
+	if err != nil || string(res.Output()) != `[1,1,"M","F",null,"X",0,9,2,"refused","unmapped"]` {
+		t.Errorf("codes: %v %v", res, err)
+	}
+}
