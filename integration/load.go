@@ -16,8 +16,8 @@ import (
 )
 
 // loadOne loads the first row of T matching where: missing is notFound, disabled (per
-// enabled) is off unless any.
-func loadOne[T any](ctx context.Context, s *Service, enabled func(*T) bool, notFound, off error, any bool, where string, args ...any) (*T, error) {
+// enabled) is off unless anyState.
+func loadOne[T any](ctx context.Context, s *Service, enabled func(*T) bool, notFound, off error, anyState bool, where string, args ...any) (*T, error) {
 	var row T
 	err := s.db.NewSelect().Model(&row).Where(where, args...).Limit(1).Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -26,26 +26,26 @@ func loadOne[T any](ctx context.Context, s *Service, enabled func(*T) bool, notF
 	if err != nil {
 		return nil, err
 	}
-	if !enabled(&row) && !any {
+	if !enabled(&row) && !anyState {
 		return nil, off
 	}
 	return &row, nil
 }
 
-// loadContract loads a contract by code: missing 2600, disabled 2601 (unless any).
-func (s *Service) loadContract(ctx context.Context, code string, any bool) (*Contract, error) {
-	return loadOne(ctx, s, func(c *Contract) bool { return c.IsEnabled }, ErrContractNotFound, ErrContractDisabled, any, "code = ?", code)
+// loadContract loads a contract by code: missing 2600, disabled 2601 (unless anyState).
+func (s *Service) loadContract(ctx context.Context, code string, anyState bool) (*Contract, error) {
+	return loadOne(ctx, s, func(c *Contract) bool { return c.IsEnabled }, ErrContractNotFound, ErrContractDisabled, anyState, "code = ?", code)
 }
 
-// loadSystem loads a system by code: missing 2602, disabled 2603 (unless any).
-func (s *Service) loadSystem(ctx context.Context, code string, any bool) (*System, error) {
-	return loadOne(ctx, s, func(c *System) bool { return c.IsEnabled }, ErrSystemNotFound, ErrSystemDisabled, any, "code = ?", code)
+// loadSystem loads a system by code: missing 2602, disabled 2603 (unless anyState).
+func (s *Service) loadSystem(ctx context.Context, code string, anyState bool) (*System, error) {
+	return loadOne(ctx, s, func(c *System) bool { return c.IsEnabled }, ErrSystemNotFound, ErrSystemDisabled, anyState, "code = ?", code)
 }
 
 // loadAdapter loads the adapter of (system, contract, direction): missing 2604, disabled 2605
-// (unless any).
-func (s *Service) loadAdapter(ctx context.Context, systemID, contractID, direction string, any bool) (*Adapter, error) {
-	return loadOne(ctx, s, func(a *Adapter) bool { return a.IsEnabled }, ErrAdapterNotFound, ErrAdapterDisabled, any,
+// (unless anyState).
+func (s *Service) loadAdapter(ctx context.Context, systemID, contractID, direction string, anyState bool) (*Adapter, error) {
+	return loadOne(ctx, s, func(a *Adapter) bool { return a.IsEnabled }, ErrAdapterNotFound, ErrAdapterDisabled, anyState,
 		"system_id = ? AND contract_id = ? AND direction = ?", systemID, contractID, direction)
 }
 
