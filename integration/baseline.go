@@ -134,6 +134,9 @@ func (r *run) lazyGlobals(src *lazySource, names ...string) {
 		name := n
 		getter := r.vm.ToValue(func(goja.FunctionCall) goja.Value {
 			load()
+			if defs == nil { // its first load failed
+				panic(r.vm.NewTypeError(name + " is not available"))
+			}
 			return defs.Get(name)
 		})
 		r.vm.GlobalObject().DefineAccessorProperty(name, getter, nil, goja.FLAG_TRUE, goja.FLAG_FALSE)

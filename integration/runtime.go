@@ -434,13 +434,20 @@ func scriptMessage(err error) string {
 // runBody compiles an adapter or auth script body and runs it in a fresh runtime bound to ctx
 // (which carries the run's deadline); setup binds the surface's globals. It returns the result
 // as JSON. Errors are unclassified: classify them with ctx.
-func (e *Engine) runBody(ctx context.Context, name, body string, setup func(r *run) error, logAttrs ...any) (json.RawMessage, error) {
+func (e *Engine) runBody(ctx context.Context, name, body string, setup func(r *run) error, logAttrs ...any) (out json.RawMessage, err error) {
 	p, err := e.compile(shapeBody, name, body)
 	if err != nil {
 		return nil, err
 	}
 	r := e.newRun(ctx, logAttrs...)
 	defer r.close()
+	// A Go panic in a host function must not take the process down: it fails the run.
+	defer func() {
+		if x := recover(); x != nil {
+			e.log.ErrorContext(ctx, "integration: script runtime panic", slog.Any("panic", x))
+			out, err = nil, fmt.Errorf("internal error in a host function: %v", x)
+		}
+	}()
 	if setup != nil {
 		if err := setup(r); err != nil {
 			return nil, err

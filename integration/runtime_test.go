@@ -202,3 +202,17 @@ func BenchmarkRun(b *testing.B) {
 		})
 	}
 }
+
+// TestRuntimeHostPanic: a Go panic in a host function fails the run (kind script) instead of
+// the process.
+func TestRuntimeHostPanic(t *testing.T) {
+	t.Parallel()
+	e := testEngine()
+	ctx := context.Background()
+	_, err := e.runBody(ctx, "p.js", "return broken()", func(r *run) error {
+		return r.vm.Set("broken", func() { var m map[string]int; m["x"] = 1 })
+	})
+	if kind, apiErr := classify(ctx, err); err == nil || kind != KindScript || !errors.Is(apiErr, ErrScriptFailed) {
+		t.Errorf("host panic: %v (%s %v)", err, kind, apiErr)
+	}
+}
