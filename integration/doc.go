@@ -180,8 +180,9 @@
 //     nothing.
 //   - Success messages are the engine's "ok", not crud_created/updated/deleted.
 //   - Part 2 beyond or beside the original: the sql library's read-only guard is the database's
-//     read-only transaction, not an SQL parser; per-system HTTP clients are one shared client
-//     (per-call timeouts through contexts) rather than an LRU of 64; custom outbound/inbound
+//     read-only transaction, not an SQL parser; the per-system clients (LRU of 64, keyed by
+//     the stored baseUrl, timeoutMs, retry and outboundAuth) share one HTTP transport, with
+//     per-call timeouts through contexts; custom outbound/inbound
 //     auth schemes are not pluggable yet; inbound scripts have no errors library (as the
 //     original); a pending promise is a timeout at once; inbound rejections of unknown system
 //     codes are logged, not counted.

@@ -2,10 +2,12 @@ package integration
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"sync"
 	"time"
 
@@ -237,9 +239,59 @@ func orEmpty(m map[string]string) map[string]string {
 	return m
 }
 
-// newHTTPLib builds the scoped http library of sys: base URL, call timeout (timeoutMs, default
-// 30s), retry, outbound auth and envelope (compiled into this run).
-func (s *Service) newHTTPLib(r *run, sys *System, trace *wireTrace) (*httpLib, error) {
+// systemClient is what the http library needs of one system beyond the run: base URL, call
+// timeout, retry policy and the outbound authentication with its params decrypted.
+type systemClient struct {
+	base        *url.URL
+	callTimeout time.Duration
+	retry       RetryPolicy
+	auth        outboundAuth
+}
+
+// clientCacheSize bounds the per-system clients (wire-integration §7: LRU of 64).
+const clientCacheSize = 64
+
+// clientCache keeps the systemClient of recently used systems, keyed by a hash of the stored
+// baseUrl, timeoutMs, retry and outboundAuth (sealed params): a saved change is a new key.
+type clientCache struct {
+	mu    sync.Mutex
+	m     map[[32]byte]*systemClient
+	order [][32]byte // least recently used first
+}
+
+func (c *clientCache) get(k [32]byte) *systemClient {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	sc := c.m[k]
+	if sc != nil {
+		i := slices.Index(c.order, k)
+		c.order = append(append(c.order[:i:i], c.order[i+1:]...), k)
+	}
+	return sc
+}
+
+func (c *clientCache) put(k [32]byte, sc *systemClient) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.m[k]; ok {
+		return
+	}
+	if len(c.order) >= clientCacheSize {
+		delete(c.m, c.order[0])
+		c.order = c.order[1:]
+	}
+	c.m[k] = sc
+	c.order = append(c.order, k)
+}
+
+// systemClient returns the cached client of sys, building it on a miss: an unparsable base URL
+// (2619), an unknown scheme (2614) or undecryptable params (2617) are kind config.
+func (s *Service) systemClient(sys *System) (*systemClient, error) {
+	raw, _ := json.Marshal([]any{sys.BaseURL, sys.TimeoutMs, sys.Retry, sys.OutboundAuth})
+	key := sha256.Sum256(raw)
+	if sc := s.clients.get(key); sc != nil {
+		return sc, nil
+	}
 	base, err := url.Parse(sys.BaseURL)
 	if err != nil {
 		return nil, &kindError{kind: KindConfig, err: ErrInvalidBaseURL}
@@ -248,14 +300,26 @@ func (s *Service) newHTTPLib(r *run, sys *System, trace *wireTrace) (*httpLib, e
 	if err != nil {
 		return nil, err
 	}
-	h := &httpLib{r: r, client: s.httpClient, base: base, callTimeout: defaultCallTimeout, auth: auth,
-		maxBody: int64(s.cfg.MaxResponseBody), trace: trace, clock: s.clock}
+	sc := &systemClient{base: base, callTimeout: defaultCallTimeout, auth: auth}
 	if sys.TimeoutMs > 0 {
-		h.callTimeout = time.Duration(sys.TimeoutMs) * time.Millisecond
+		sc.callTimeout = time.Duration(sys.TimeoutMs) * time.Millisecond
 	}
 	if sys.Retry != nil {
-		h.retry = *sys.Retry
+		sc.retry = *sys.Retry
 	}
+	s.clients.put(key, sc)
+	return sc, nil
+}
+
+// newHTTPLib builds the scoped http library of sys for one run: the system's client and its
+// envelope compiled into this run.
+func (s *Service) newHTTPLib(r *run, sys *System, trace *wireTrace) (*httpLib, error) {
+	sc, err := s.systemClient(sys)
+	if err != nil {
+		return nil, err
+	}
+	h := &httpLib{r: r, client: s.httpClient, base: sc.base, callTimeout: sc.callTimeout, retry: sc.retry, auth: sc.auth,
+		maxBody: int64(s.cfg.MaxResponseBody), trace: trace, clock: s.clock}
 	if env := sys.OutboundEnvelope; env != nil {
 		if h.wrap, err = s.envelopeFunc(r, shapeRequestEnvelope, env.Request); err != nil {
 			return nil, err

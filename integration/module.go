@@ -62,6 +62,7 @@ type Service struct {
 	routes   RouteResolver
 	schemas  *schemas
 	results  *resultCache
+	clients  clientCache
 	// httpClient sends every system's calls (timeouts per call through contexts).
 	httpClient *http.Client
 	handlers   map[string]InboundHandler
@@ -96,6 +97,7 @@ func New(deps app.Deps, opts Options) (*Service, error) {
 	s.schemas = newSchemas()
 	s.results = &resultCache{clock: deps.Clock, m: map[string]resultEntry{}}
 	s.httpClient = newOutboundClient()
+	s.clients.m = map[[32]byte]*systemClient{}
 	if s.handlers, err = handlerRegistry(opts.InboundHandlers); err != nil {
 		return nil, err
 	}
