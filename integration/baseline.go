@@ -28,8 +28,31 @@ import (
 // cache, URL and URLSearchParams and the standard bundle (each evaluated on first use), and the
 // size checks on the builtins that build large strings from small calls.
 func (r *run) installBaseline(logAttrs []any) {
-	vm := r.vm
-	console := vm.NewObject()
+	r.lazyValue("console", func() goja.Value { return r.consoleLib(logAttrs) })
+	r.lazyValue("crypto", func() goja.Value { return r.cryptoLib() })
+	r.lazyValue("cache", func() goja.Value { return r.cacheLib() })
+	r.lazyGlobals(urlPrelude, "URL", "URLSearchParams")
+	for _, lib := range stdBundle {
+		r.lazyGlobals(lib, lib.all[0])
+	}
+	r.limitStringBuilders()
+}
+
+// lazyValue defines the global name as built by make on first access (then a plain writable
+// property), so runs pay only for the libraries their script touches.
+func (r *run) lazyValue(name string, make func() goja.Value) {
+	global := r.vm.GlobalObject()
+	getter := r.vm.ToValue(func(goja.FunctionCall) goja.Value {
+		v := make()
+		global.DefineDataProperty(name, v, goja.FLAG_TRUE, goja.FLAG_FALSE, goja.FLAG_TRUE)
+		return v
+	})
+	global.DefineAccessorProperty(name, getter, nil, goja.FLAG_TRUE, goja.FLAG_FALSE)
+}
+
+// consoleLib is console: log, info, warn, error to the server log.
+func (r *run) consoleLib(logAttrs []any) goja.Value {
+	console := r.vm.NewObject()
 	logAt := func(level slog.Level) func(goja.FunctionCall) goja.Value {
 		return func(c goja.FunctionCall) goja.Value {
 			parts := make([]string, len(c.Arguments))
@@ -44,14 +67,7 @@ func (r *run) installBaseline(logAttrs []any) {
 	console.Set("info", logAt(slog.LevelInfo))
 	console.Set("warn", logAt(slog.LevelWarn))
 	console.Set("error", logAt(slog.LevelError))
-	vm.Set("console", console)
-	vm.Set("crypto", r.cryptoLib())
-	vm.Set("cache", r.cacheLib())
-	r.lazyGlobals(urlPrelude, "URL", "URLSearchParams")
-	for _, lib := range stdBundle {
-		r.lazyGlobals(lib, lib.all[0])
-	}
-	r.limitStringBuilders()
+	return console
 }
 
 // consoleText is one console argument as logged: strings as they are, errors by message,
@@ -200,7 +216,7 @@ var urlPrelude = &lazySource{name: "url.js", src: func() string { return urlJS }
 	}}
 
 // cryptoLib is crypto: digests (lower hex of the UTF-8 input), hmac, base64, hex and uuid.
-func (r *run) cryptoLib() *goja.Object {
+func (r *run) cryptoLib() goja.Value {
 	o := r.vm.NewObject()
 	algs := map[string]func() hash.Hash{"md5": md5.New, "sha1": sha1.New, "sha256": sha256.New, "sha512": sha512.New, "sm3": sm3.New}
 	for name, h := range algs {
@@ -307,7 +323,7 @@ func (c *scriptCache) delete(key string) {
 }
 
 // cacheLib is cache: get(key) (undefined when absent), set(key, value, ttlMs?), has, delete.
-func (r *run) cacheLib() *goja.Object {
+func (r *run) cacheLib() goja.Value {
 	c := r.e.cache
 	o := r.vm.NewObject()
 	o.Set("get", func(key string) goja.Value {

@@ -31,6 +31,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -49,9 +50,20 @@ func main() {
 	conc := flag.Int("c", 32, "concurrent callers")
 	dur := flag.Duration("d", 15*time.Second, "measured window")
 	warm := flag.Duration("warmup", 3*time.Second, "warm-up before the window")
+	prof := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	flag.Parse()
+	if *prof != "" {
+		f, err := os.Create(*prof)
+		if err != nil {
+			log.Fatal(err)
+		}
+		pprof.StartCPUProfile(f)
+		defer pprof.StopCPUProfile()
+	}
 	if err := run(*mode, *kind, *conc, *warm, *dur); err != nil {
-		log.Fatal(err)
+		log.Print(err)
+		pprof.StopCPUProfile()
+		os.Exit(1)
 	}
 }
 
