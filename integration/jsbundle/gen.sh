@@ -3,8 +3,9 @@
 # BigNumber, fxp (fast-xml-parser: XMLParser, XMLBuilder, XMLValidator), radashi and z (Zod,
 # English and Chinese messages, Chinese by default), one minified file per library in
 # integration/jslib/std/, embedded in the binary and evaluated only when a script first touches
-# the global. Needs node and npm with access to the npm registry; versions are pinned here and
-# in package.json.
+# the global. Needs node and npm with access to the npm registry; versions are pinned in
+# package.json and, with every transitive package and its integrity hash, in package-lock.json
+# (after changing a version: npm install --package-lock-only in this directory).
 #
 #   sh integration/jsbundle/gen.sh
 set -eu
@@ -12,9 +13,9 @@ here="$(cd "$(dirname "$0")" && pwd)"
 out="$here/../jslib/std"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-cp "$here/package.json" "$here/build.mjs" "$here/locales-zod.js" "$here"/entry-*.js "$work/"
+cp "$here/package.json" "$here/package-lock.json" "$here/build.mjs" "$here/locales-zod.js" "$here"/entry-*.js "$work/"
 cd "$work"
-npm install --no-audit --no-fund --ignore-scripts=false --silent
+npm ci --no-audit --no-fund --silent   # exactly the locked versions and integrity hashes
 mkdir -p "$out"
 for lib in dayjs bignumber fxp radashi zod; do
 	# Each file is one expression: an IIFE whose value is the library (goja runs ES2017 well;
