@@ -109,6 +109,15 @@
 // {reject:true}) and entries(codeSet), one snapshot per run; unmapped under reject is 2628
 // (kind script), a missing or disabled map 2627 (kind config).
 //
+// # Host schemes (wire-integration §13)
+//
+// Options.OutboundSchemes (Name, SensitiveParams, Apply(params) → per-request func) and
+// Options.InboundSchemes (Name, SensitiveParams, Verify(ctx, request, params)) add or replace
+// authentication schemes; their sensitive params are sealed and masked like the built-ins'
+// (the shape of their params is theirs to check when applied: an Apply error is 2617, kind
+// config; a Verify error refuses the delivery as auth). svc integration rotate-key, which runs
+// without the host's options, re-seals every param of a scheme it does not know.
+//
 // # Inbound handlers
 //
 // Options.InboundHandlers (NewInboundHandler[I, O](contract, fn), typed through a JSON round
@@ -182,8 +191,7 @@
 //   - Part 2 beyond or beside the original: the sql library's read-only guard is the database's
 //     read-only transaction, not an SQL parser; the per-system clients (LRU of 64, keyed by
 //     the stored baseUrl, timeoutMs, retry and outboundAuth) share one HTTP transport, with
-//     per-call timeouts through contexts; custom outbound/inbound
-//     auth schemes are not pluggable yet; inbound scripts have no errors library (as the
+//     per-call timeouts through contexts; inbound scripts have no errors library (as the
 //     original); a pending promise is a timeout at once; inbound rejections of unknown system
 //     codes are logged, not counted.
 package integration

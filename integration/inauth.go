@@ -60,12 +60,18 @@ func (s *Service) verifyInbound(ctx context.Context, sys *System, req *InboundRe
 	if a == nil || a.Scheme == "" {
 		return misconfigured("the system has no inbound authentication")
 	}
-	if _, ok := inboundSchemes[a.Scheme]; !ok {
+	if _, ok := s.inAuth.sensitive[a.Scheme]; !ok {
 		return misconfigured("unknown inbound scheme %q", a.Scheme)
 	}
 	p, err := s.openAuth(a)
 	if err != nil {
 		return misconfigured("%v", err)
+	}
+	if custom := s.inAuth.inbound[a.Scheme]; custom != nil {
+		if err := custom.Verify(ctx, req, p); err != nil {
+			return denied("%s: %v", a.Scheme, err)
+		}
+		return nil
 	}
 	need := func(names ...string) *authFailure {
 		for _, n := range names {

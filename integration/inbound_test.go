@@ -333,3 +333,57 @@ func TestSignatureAcrossServers(t *testing.T) {
 		t.Errorf("stale timestamp: %d", status)
 	}
 }
+
+// keyScheme is a host scheme in both directions: outbound it sends params.key in X-Key,
+// inbound it admits a delivery whose X-Key is params.key. key is its only secret.
+type keyScheme struct{}
+
+func (keyScheme) Name() string              { return "x-key" }
+func (keyScheme) SensitiveParams() []string { return []string{"key"} }
+
+func (keyScheme) Apply(p map[string]string) (func(*http.Request) error, error) {
+	if p["key"] == "" {
+		return nil, errors.New("key is required")
+	}
+	return func(r *http.Request) error { r.Header.Set("X-Key", p["key"]); return nil }, nil
+}
+
+func (keyScheme) Verify(_ context.Context, req *integration.InboundRequest, p map[string]string) error {
+	if req.Headers["x-key"] != p["key"] {
+		return errors.New("wrong key")
+	}
+	return nil
+}
+
+// TestHostSchemes: host-defined schemes sign outbound calls and verify inbound deliveries;
+// their sensitive params are sealed and masked like the built-ins'.
+func TestHostSchemes(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int64
+	srv := svctest.New(t, svctest.WithConfig(func(c *config.Config) {
+		c.Security.Roles = map[string][]string{"admin": {"*"}}
+		c.Integration.SecretKey = testKey
+	}), svctest.WithOptions(svc.WithIntegration(integration.Options{InboundHandlers: handlers(&calls),
+		OutboundSchemes: []integration.OutboundScheme{keyScheme{}}, InboundSchemes: []integration.InboundScheme{keyScheme{}}})))
+	ec := newEcho(t)
+	auth := map[string]any{"scheme": "x-key", "params": map[string]any{"key": "host-key-1", "label": "shown"}}
+	d := define(t, srv, "HOST", map[string]any{"baseUrl": ec.URL, "outboundAuth": auth, "inboundAuth": auth}, map[string]any{"code": "patient.sync"}, "inbound", dispatchScript)
+	create(t, srv, adapterR, map[string]any{"systemId": d.system, "contractId": d.contract, "script": "return http.get('/echo').json().headers['x-key']"})
+	r := srv.Call(t, systemR, "find_all", map[string]any{"code": "HOST"}, svctest.As(admin))
+	if !strings.Contains(string(r.Data), `"key":"******"`) || !strings.Contains(string(r.Data), `"label":"shown"`) {
+		t.Errorf("host scheme params not masked as declared: %s", r.Data)
+	}
+	res, err := srv.Integration().Invoke(context.Background(), "patient.sync", nil, integration.WithSystem("HOST"))
+	if err != nil || string(res.Output()) != `"host-key-1"` {
+		t.Errorf("outbound host scheme: %v %v", res, err)
+	}
+	if status, body, _ := deliver(t, srv.URL, "HOST", "patient.sync", "", `{"id":"h1"}`, map[string]string{"X-Key": "host-key-1"}); status != 200 || body != `{"stored":"h1"}` {
+		t.Errorf("inbound host scheme: %d %s", status, body)
+	}
+	if status, _, _ := deliver(t, srv.URL, "HOST", "patient.sync", "", `{"id":"h1"}`, map[string]string{"X-Key": "nope"}); status != 401 {
+		t.Errorf("inbound host scheme, wrong key: %d", status)
+	}
+	if st := inboundStats(srv.Integration(), "HOST", ""); st.Failures["auth"] != 1 {
+		t.Errorf("refusal stats %+v", st)
+	}
+}

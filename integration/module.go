@@ -42,6 +42,10 @@ type Options struct {
 	ScriptLimits Limits
 	// Routes replaces the default route resolver (itg_route rows).
 	Routes RouteResolver
+	// OutboundSchemes and InboundSchemes are host-defined authentication schemes; one with a
+	// built-in name replaces the built-in.
+	OutboundSchemes []OutboundScheme
+	InboundSchemes  []InboundScheme
 	// InboundHandlers are the host's business handlers of inbound deliveries, one per
 	// contract code (NewInboundHandler); blank or duplicate codes fail the build.
 	InboundHandlers []InboundHandler
@@ -63,6 +67,8 @@ type Service struct {
 	schemas  *schemas
 	results  *resultCache
 	clients  clientCache
+	outAuth  schemeSet
+	inAuth   schemeSet
 	// httpClient sends every system's calls (timeouts per call through contexts).
 	httpClient *http.Client
 	handlers   map[string]InboundHandler
@@ -99,6 +105,9 @@ func New(deps app.Deps, opts Options) (*Service, error) {
 	s.httpClient = newOutboundClient()
 	s.clients.m = map[[32]byte]*systemClient{}
 	if s.handlers, err = handlerRegistry(opts.InboundHandlers); err != nil {
+		return nil, err
+	}
+	if s.outAuth, s.inAuth, err = newSchemeSets(opts.OutboundSchemes, opts.InboundSchemes); err != nil {
 		return nil, err
 	}
 	// Signature nonces live where the trust-login gateway keeps its own: Redis when the

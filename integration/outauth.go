@@ -57,17 +57,25 @@ func (s *Service) openAuth(a *AuthConfig) (map[string]string, error) {
 }
 
 // outboundAuthOf builds the outbound authentication of a system: nil for none; an unknown
-// scheme is 2614 and undecryptable params 2617, both kind config.
+// scheme is 2614 and undecryptable params 2617, both kind config. A host scheme
+// (Options.OutboundSchemes) wins over a built-in of the same name.
 func (s *Service) outboundAuthOf(a *AuthConfig) (outboundAuth, error) {
 	if a == nil || a.Scheme == "" || a.Scheme == "none" {
 		return nil, nil
 	}
-	if _, ok := outboundSchemes[a.Scheme]; !ok {
+	if _, ok := s.outAuth.sensitive[a.Scheme]; !ok {
 		return nil, &kindError{kind: KindConfig, err: ErrUnknownAuthScheme.WithArgs("scheme", a.Scheme)}
 	}
 	p, err := s.openAuth(a)
 	if err != nil {
 		return nil, err
+	}
+	if custom := s.outAuth.outbound[a.Scheme]; custom != nil {
+		apply, err := custom.Apply(p)
+		if err != nil {
+			return nil, &kindError{kind: KindConfig, err: detail(ErrInvalidAuthParams, a.Scheme+": "+err.Error())}
+		}
+		return func(_ *run, req *http.Request, _ []byte) error { return apply(req) }, nil
 	}
 	switch a.Scheme {
 	case "http_basic":

@@ -63,28 +63,21 @@ func (s *Service) systemResource() rpc.Resource {
 // known (2614), auth shapes (2617), secrets sealed with "******" kept (2617/2620), base URL
 // (2619), data source (2620), envelope (2625).
 func (s *Service) buildSystem(p *SystemParams, old *System) (*System, error) {
-	if err := checkAuth(p.OutboundAuth, outboundSchemes, true); err != nil {
+	if err := s.checkAuthOf(p.OutboundAuth, true); err != nil {
 		return nil, err
 	}
-	if err := checkAuth(p.InboundAuth, inboundSchemes, false); err != nil {
+	if err := s.checkAuthOf(p.InboundAuth, false); err != nil {
 		return nil, err
-	}
-	for _, a := range []*AuthConfig{p.OutboundAuth, p.InboundAuth} {
-		if a != nil && a.Scheme == "script" {
-			if err := s.engine.CheckScript(a.Script); err != nil {
-				return nil, detail(ErrInvalidAuthParams, "script: "+scriptMessage(err))
-			}
-		}
 	}
 	var oldOut, oldIn *AuthConfig
 	var oldDS *DataSourceConfig
 	if old != nil {
 		oldOut, oldIn, oldDS = old.OutboundAuth, old.InboundAuth, old.DataSource
 	}
-	if err := s.secrets.sealAuth(p.OutboundAuth, oldOut, outboundSchemes); err != nil {
+	if err := s.secrets.sealAuth(p.OutboundAuth, oldOut, s.outAuth.sensitive); err != nil {
 		return nil, err
 	}
-	if err := s.secrets.sealAuth(p.InboundAuth, oldIn, inboundSchemes); err != nil {
+	if err := s.secrets.sealAuth(p.InboundAuth, oldIn, s.inAuth.sensitive); err != nil {
 		return nil, err
 	}
 	if p.BaseURL != "" {
@@ -117,6 +110,28 @@ func (s *Service) buildSystem(p *SystemParams, old *System) (*System, error) {
 	return sys, nil
 }
 
+// checkAuthOf checks an authentication of one direction: a host scheme only exists (its
+// params are its own business, checked when applied); a built-in one has its shape checked
+// (2614/2617) and, for script, its script compiled (2617).
+func (s *Service) checkAuthOf(a *AuthConfig, outbound bool) error {
+	set := s.inAuth
+	if outbound {
+		set = s.outAuth
+	}
+	if a == nil || set.outbound[a.Scheme] != nil || set.inbound[a.Scheme] != nil {
+		return nil
+	}
+	if err := checkAuth(a, set.sensitive, outbound); err != nil {
+		return err
+	}
+	if a.Scheme == "script" {
+		if err := s.engine.CheckScript(a.Script); err != nil {
+			return detail(ErrInvalidAuthParams, "script: "+scriptMessage(err))
+		}
+	}
+	return nil
+}
+
 // checkDataSource validates a data source and seals its password (2620).
 func (s *Service) checkDataSource(ds, old *DataSourceConfig) error {
 	if ds == nil {
@@ -145,8 +160,8 @@ func (s *Service) checkDataSource(ds, old *DataSourceConfig) error {
 // maskSystem is a system as answered: every secret "******" (§9).
 func (s *Service) maskSystem(sys *System) *System {
 	out := *sys
-	out.OutboundAuth = maskAuth(sys.OutboundAuth, outboundSchemes)
-	out.InboundAuth = maskAuth(sys.InboundAuth, inboundSchemes)
+	out.OutboundAuth = maskAuth(sys.OutboundAuth, s.outAuth.sensitive)
+	out.InboundAuth = maskAuth(sys.InboundAuth, s.inAuth.sensitive)
 	if sys.DataSource != nil {
 		ds := *sys.DataSource
 		ds.Password = mask(ds.Password)
