@@ -175,6 +175,7 @@ func (s *Server) build() error {
 	s.catalog, s.engine, s.modules, s.handler = catalog, engine, mods, handler
 	s.security, s.storage, s.cron, s.mcp, s.events, s.telemetry, s.push = sec, st, crn, mc, bus, tel, psh
 	s.approval = apv
+	s.integration = itg
 	return nil
 }
 

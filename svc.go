@@ -35,6 +35,7 @@ import (
 	"github.com/svc-framework/svc/db"
 	"github.com/svc-framework/svc/event"
 	"github.com/svc-framework/svc/i18n"
+	"github.com/svc-framework/svc/integration"
 	"github.com/svc-framework/svc/kv"
 	"github.com/svc-framework/svc/mcp"
 	"github.com/svc-framework/svc/ops"
@@ -77,7 +78,9 @@ type Server struct {
 	push     *push.Service
 	mcp      *mcp.Service
 	approval *approval.Service // nil unless WithApproval
-	events   *event.Bus
+	// integration is the integration module; nil unless the host included it.
+	integration *integration.Service
+	events      *event.Bus
 	// telemetry is the operations module: metrics registry, tracer provider, admin listener.
 	telemetry *ops.Telemetry
 }
@@ -110,6 +113,11 @@ func (s *Server) MCP() *mcp.Service { return s.mcp }
 // Approval returns the approval module's service (its resolvers, for host code and the engine);
 // nil before Start and without WithApproval.
 func (s *Server) Approval() *approval.Service { return s.approval }
+
+// Integration returns the integration module's service — its Invoke (Invoker) and typed
+// integration.Call for host code; nil before Start or when the host did not include the module
+// (WithIntegration).
+func (s *Server) Integration() *integration.Service { return s.integration }
 
 // Telemetry returns the operations module (Prometheus registry, tracer provider, admin
 // handler); nil before Start.

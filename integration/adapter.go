@@ -2,7 +2,6 @@ package integration
 
 import (
 	"context"
-	"strings"
 
 	"github.com/svc-framework/svc/crud"
 	"github.com/svc-framework/svc/rpc"
@@ -51,10 +50,9 @@ func (s *Service) adapterResource() rpc.Resource {
 			if dir != DirectionOutbound && dir != DirectionInbound {
 				return nil, ErrInvalidDirection
 			}
-			// The script is compiled when the runtime lands (issue #21); until then an empty
-			// script, which can never compile to a useful adapter, is refused here.
-			if strings.TrimSpace(p.Script) == "" {
-				return nil, detail(ErrInvalidScript, "script is empty")
+			// The script must compile (2616); the compiled program stays in the engine's cache.
+			if err := s.engine.CheckScript(p.Script); err != nil {
+				return nil, err
 			}
 			return &Adapter{SystemID: p.SystemID, ContractID: p.ContractID, Direction: dir, Script: p.Script,
 				TimeoutMs: p.TimeoutMs, IsEnabled: enabled(p.IsEnabled)}, nil

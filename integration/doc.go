@@ -1,8 +1,8 @@
-// Package integration is the integration module, part 1 (issue #20): the definitions an
+// Package integration is the integration module (issues #20, #21): the definitions an
 // integration runs on — contracts, external systems, adapters, routes and code maps — managed
 // through /api by the original's client, the secrets of systems sealed at rest, the invocation
-// log recorder and the per-node statistics. The script runtime, outbound invoker, inbound
-// gateway and integration/ops build on it (issue #21).
+// log recorder and the per-node statistics (part 1); the JavaScript adapter runtime, outbound
+// invocations (Invoker), the inbound gateway and integration/ops (part 2).
 //
 // # Inclusion
 //
@@ -20,14 +20,123 @@
 //   - integration/code_set: list_code_sets, list_codes under integration.code_map.query;
 //     {supported:false} unless the host passes Options.CodeSets.
 //   - integration/log: find_page, find_one under integration.log.query, newest first.
+//   - integration/ops (§5.8): dry_run, dry_run_inbound, test_connection, diagnose_routes, each
+//     under integration.ops.<action>. Dry runs allow disabled definitions, run the given
+//     script or the saved adapter with real wire calls and run_timeout, answer the trace masked
+//     as the log stores it, and record nothing (no statistics, log or cache). dry_run_inbound
+//     skips verification and answers handlerOutput from a stub instead of the business handler.
+//     test_connection probes HTTP (method, path on the base URL, with the outbound auth) and
+//     the data source (a throwaway connection); unreachable is data, config faults are errors.
+//
+// # Route (spec §4.2, wire-integration §6), outside /api
+//
+// POST /integration/inbound/{systemCode}/{contractCode}, no Bearer: the system's own
+// inboundAuth. Pipeline: rate limit per (system code, client IP) (svc.integration.inbound.
+// rate_limit, sliding window per node; 429/1401 with Retry-After) → system (unknown or disabled)
+// and verification: every failure the same 401/2622, reason logged server-side, counted in
+// statistics under (system, "", inbound) as auth or config (missing/undecryptable params,
+// unknown scheme, no inboundAuth, a failing auth script), never written to the log; unknown
+// system codes are not counted (a counter per guessed code would grow without bound) →
+// contract and inbound adapter (missing/disabled: 404, counted as config) → registered
+// handler (none: 501/2623, kind config) → the script with timeout = adapter timeoutMs or run_timeout → statistics and
+// log → the reply. Schemes: none; ip (whitelist of IPs/CIDRs; empty is a config fault, an
+// unparsable entry denies everyone); http_basic and bearer (scheme word case-insensitive,
+// constant-time); header and query (every configured pair must match, a blank value never
+// does); signature (HMAC-SHA256 of app_id=<system code>&method&nonce&path&timestamp, hex
+// secret, headers x-timestamp/x-nonce/x-signature, ±5 minutes, the nonce spent after the
+// signature checks in kv.NonceStore — Redis under svc:integration:<app>:nonce: when
+// svc.kvstore is enabled, so a replay is refused on every node; in memory otherwise); script
+// (zero-IO runtime with request and params, truthy grants). Replies: null → 200 empty; an
+// object with $response {status, headers, body} (status outside 100..599 → 200; a string body
+// is text/plain unless the script set a content type; $response not an object → 500/2613);
+// anything else → 200 JSON. Pipeline errors are the {code, message, data} envelope with the
+// status remapped for external callers: non-200 statuses kept (401, 429, 501), contract/adapter
+// missing or disabled 404, 2608 → 400, every other business error 500.
+//
+// # Runtime (wire-integration §8, §14)
+//
+// goja. Scripts compile once per content (cache of 1024 programs) in strict mode, wrapped as a
+// function whose top-level return is the result; a trailing expression statement is returned
+// too. Each run has a fresh runtime: the run's deadline and the caller's cancellation
+// interrupt the VM and every host call in flight (their contexts end). Go values map to JSON
+// tag names. Limits (Options.ScriptLimits, see Limits): call depth 1000 frames (goja's
+// limit); String.prototype.repeat/padStart/padEnd refuse results over 64 MiB before
+// allocating; a heap watchdog samples the process's live heap every 5 ms while scripts run
+// and past 1 GiB interrupts every running script (goja has no per-runtime allocation hook, so
+// concurrent runs stop too). Limit breaches are kind script (2613, "memory limit exceeded",
+// "maximum call depth exceeded"); a loop is stopped at the deadline (timeout, 2612); a returned
+// promise that is still pending once every job ran can never settle (host calls are
+// synchronous, there are no timers) and is reported as a timeout at once. Baseline bindings:
+// console (log/info/warn/error to the server log), crypto (md5, sha1, sha256, sha512, sm3,
+// hmac, base64Encode/Decode, hexEncode/Decode, uuid), cache (in-process, keys js:, JSON
+// values, optional TTL in ms, 10 000 entries of at most 1 MiB), URL and URLSearchParams, and
+// the standard bundle dayjs, BigNumber, fxp, radashi and z (generated by jsbundle/gen.sh from
+// pinned npm packages, embedded, each evaluated only on a script's first use of its global).
+// Outbound surface: input, system {code, name, params}, errors.upstream, codes, http (with a
+// base URL), sql (with a data source). Inbound: request, system, dispatch, codes (no http, sql
+// or errors). Auth scripts: request, params. Envelope scripts are functions of request /
+// response run inside the adapter's runtime, synchronous (a request envelope must return an
+// object).
+//
+// # Outbound (wire-integration §7)
+//
+// Invoker.Invoke(ctx, contract, input, WithSystem | WithRoute, WithTimeout, WithCache) and
+// Call[T]; the host reaches it as svc.Server.Integration(). Order: both targets 2607; contract
+// 2600/2601; route (Options.Routes or itg_route: enabled rows of the key with the contract or the
+// wildcard, exact first; 2606) or the given system; system 2602/2603; outbound adapter
+// 2604/2605 (these are returned as they are and not counted); input canonicalized; cache hit
+// (uncounted, unlogged); input schema (input_invalid 2608); run (timeout = option, adapter
+// timeoutMs, run_timeout); output serialization and schema (output_invalid 2609); statistics
+// and log. Run failures are *InvocationError{Kind, Err} classified in §7's order: canceled
+// 2624, timeout 2612 (the run's deadline only), upstream 2610, outbound auth hook → config
+// 2617, transport 2611 (a call that failed or outlived its own timeout, a body over
+// max_response_body, an undialable data source), codes' missing map → config 2627, else
+// script 2613. http: relative paths only on baseUrl; method default GET; string/bytes bodies
+// verbatim, others JSON; per-call timeout = system timeoutMs (default 30 s), shortened by the
+// call's timeout option; retries when retry.maxAttempts > 1 on GET/HEAD/OPTIONS/PUT/DELETE/TRACE
+// only, after transport errors and 429/502/503/504, backoff initialBackoffMs (200 ms) doubling
+// to maxBackoffMs (2 s); redirects followed (only "follow" accepted); envelope: false skips the
+// envelope; non-2xx is not an exception; every attempt is in the trace. Outbound auth: none,
+// http_basic, bearer, header, query, signature (appId, hex secret: x-timestamp, x-nonce,
+// x-signature over the URL path — verified by another svc's inbound signature scheme), script
+// (zero-IO runtime per request; returned object = headers). sql: queryList/queryOne in a
+// read-only transaction the database enforces (BEGIN READ ONLY on PostgreSQL, START
+// TRANSACTION READ ONLY on MySQL/MariaDB, PRAGMA query_only on SQLite, where PRAGMA,
+// ATTACH/DETACH and stacked statements are refused since the pragma is connection state),
+// execute → {rowsAffected} in read_write mode only, "?" placeholders, 1000 rows at most
+// (more is an error). One pool per system, reopened when its data source changes, closed at
+// shutdown. codes: toExternal/toCanonical(codeSet, value, {fallback}|{passthrough:true}|
+// {reject:true}) and entries(codeSet), one snapshot per run; unmapped under reject is 2628
+// (kind script), a missing or disabled map 2627 (kind config).
+//
+// # Host schemes (wire-integration §13)
+//
+// Options.OutboundSchemes (Name, SensitiveParams, Apply(params) → per-request func) and
+// Options.InboundSchemes (Name, SensitiveParams, Verify(ctx, request, params)) add or replace
+// authentication schemes; their sensitive params are sealed and masked like the built-ins'
+// (the shape of their params is theirs to check when applied: an Apply error is 2617, kind
+// config; a Verify error refuses the delivery as auth). svc integration rotate-key, which runs
+// without the host's options, re-seals every param of a scheme it does not know.
+//
+// # Inbound handlers
+//
+// Options.InboundHandlers (NewInboundHandler[I, O](contract, fn), typed through a JSON round
+// trip); a blank or duplicate contract code fails the build (ErrBlankHandlerContract,
+// ErrDuplicateHandlerContract). dispatch(input): canonicalize, input schema (input_invalid),
+// handler (its error: kind handler), output canonicalized and checked (output_invalid); a
+// failure throws a catchable error and the last one sticks to the delivery (a script that
+// catches it and replies still counts and logs as failed). A thrown dispatch error keeps its
+// kind; other throws are classified as outbound. The log row of an accepted delivery holds the
+// dispatched input(s) and output(s) (one value, an array for several) and one pseudo-exchange
+// of the caller's request with the reply; the system's secrets and the credential headers are
+// masked. The ready binary registers svc.echo, a handler answering its input (docs/integration.md).
 //
 // Validation and codes in the original's order: contract schemas compile as JSON Schema
 // draft 2020-12 (santhosh-tekuri/jsonschema/v6; 2615), labels (2626); system outbound scheme
 // known (2614), auth shapes (2617), "******" keeps the stored secret (none stored: 2617, or
 // 2620 for the data-source password), absolute baseUrl (2619), data source kind/mode (2620),
 // envelope needs baseUrl and a script (2625), kept secrets must open with the configured key
-// (2617); adapter direction (2621) and a non-empty script
-// (2616; compiled by part 2); route references (2618); code-map policy and index — a value
+// (2617); adapter direction (2621) and a script that compiles (2616); route references (2618); code-map policy and index — a value
 // listed twice on one side, primaries and aliases compared by normalized string form, so 1 and
 // "1" collide (2629), and the host catalog's code sets when it can list them. Duplicate unique
 // keys are 2002; deleting a referenced contract or system is 2003 (foreign keys, and for
@@ -65,9 +174,9 @@
 //
 // # Config keys (spec §8.3)
 //
-// svc.integration.auto_migrate, secret_key, secret_algorithm, log.mode, log.capture_limit,
-// log.mask_fields, log.retention used here; run_timeout, max_response_body and
-// inbound.rate_limit belong to part 2.
+// svc.integration.auto_migrate, secret_key, secret_algorithm, run_timeout, max_response_body,
+// log.mode, log.capture_limit, log.mask_fields, log.retention, inbound.rate_limit.max,
+// inbound.rate_limit.period. Workers: integration-log-prune.
 //
 // # Compatibility choices
 //
@@ -79,4 +188,10 @@
 //   - Labels filters use each dialect's JSON functions; a key outside the labels rule matches
 //     nothing.
 //   - Success messages are the engine's "ok", not crud_created/updated/deleted.
+//   - Part 2 beyond or beside the original: the sql library's read-only guard is the database's
+//     read-only transaction, not an SQL parser; the per-system clients (LRU of 64, keyed by
+//     the stored baseUrl, timeoutMs, retry and outboundAuth) share one HTTP transport, with
+//     per-call timeouts through contexts; inbound scripts have no errors library (as the
+//     original); a pending promise is a timeout at once; inbound rejections of unknown system
+//     codes are logged, not counted.
 package integration

@@ -154,3 +154,17 @@ func cut(s string, n int) string {
 	}
 	return s[:n] + truncatedSuffix
 }
+
+// trace masks every exchange of a wire trace.
+func (m *masker) trace(in []HTTPExchange) []HTTPExchange {
+	if in == nil {
+		return nil
+	}
+	out := make([]HTTPExchange, len(in))
+	for i, x := range in {
+		out[i] = HTTPExchange{Method: x.Method, URL: m.url(x.URL), RequestHeaders: m.headers(x.RequestHeaders),
+			RequestBody: m.body(x.RequestBody), Status: x.Status, ResponseHeaders: m.headers(x.ResponseHeaders),
+			ResponseBody: m.body(x.ResponseBody), DurationMs: x.DurationMs, Error: m.scrub(x.Error)}
+	}
+	return out
+}

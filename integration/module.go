@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io/fs"
 	"log/slog"
+	"net/http"
 	"strings"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/db"
 	"github.com/svc-framework/svc/i18n"
+	"github.com/svc-framework/svc/kv"
 	"github.com/svc-framework/svc/rpc"
 )
 
@@ -35,6 +37,18 @@ const pruneInterval = time.Hour
 type Options struct {
 	// CodeSets is the host's canonical code catalog; nil answers supported:false.
 	CodeSets CodeSetCatalog
+	// ScriptLimits bound each adapter script run (call depth, string size, process heap); zero
+	// fields take their defaults (see Limits).
+	ScriptLimits Limits
+	// Routes replaces the default route resolver (itg_route rows).
+	Routes RouteResolver
+	// OutboundSchemes and InboundSchemes are host-defined authentication schemes; one with a
+	// built-in name replaces the built-in.
+	OutboundSchemes []OutboundScheme
+	InboundSchemes  []InboundScheme
+	// InboundHandlers are the host's business handlers of inbound deliveries, one per
+	// contract code (NewInboundHandler); blank or duplicate codes fail the build.
+	InboundHandlers []InboundHandler
 }
 
 // Service is the integration module: its definition resources, secret codec, invocation log
@@ -48,6 +62,23 @@ type Service struct {
 	codeSets CodeSetCatalog
 	stats    *Stats
 	recorder *Recorder
+	engine   *Engine
+	routes   RouteResolver
+	schemas  *schemas
+	results  *resultCache
+	clients  clientCache
+	outAuth  schemeSet
+	inAuth   schemeSet
+	// httpClient sends every system's calls (timeouts per call through contexts).
+	httpClient *http.Client
+	handlers   map[string]InboundHandler
+	nonces     kv.NonceStore
+	limiter    *rpc.RateLimiter
+	limit      rpc.Limit
+	errors     app.ErrorRenderer
+	msgs       *i18n.Catalog
+	sqlDBs     systemDBs
+	sqlRowCap  int
 }
 
 // New builds the module from svc.integration and the primary database. It does no I/O. A
@@ -64,6 +95,33 @@ func New(deps app.Deps, opts Options) (*Service, error) {
 	log := deps.Logger.With(slog.String("module", "integration"))
 	s := &Service{cfg: cfg, db: deps.DB, clock: deps.Clock, log: log, secrets: secrets, codeSets: opts.CodeSets, stats: NewStats(deps.Clock)}
 	s.recorder = NewRecorder(deps.DB, cfg.Log, deps.Clock, log)
+	s.engine = NewEngine(opts.ScriptLimits, log, deps.Clock)
+	s.routes = opts.Routes
+	if s.routes == nil {
+		s.routes = dbRoutes{s}
+	}
+	s.schemas = newSchemas()
+	s.results = &resultCache{clock: deps.Clock, m: map[string]resultEntry{}}
+	s.httpClient = newOutboundClient()
+	s.clients.m = map[[32]byte]*systemClient{}
+	if s.handlers, err = handlerRegistry(opts.InboundHandlers); err != nil {
+		return nil, err
+	}
+	if s.outAuth, s.inAuth, err = newSchemeSets(opts.OutboundSchemes, opts.InboundSchemes); err != nil {
+		return nil, err
+	}
+	// Signature nonces live where the trust-login gateway keeps its own: Redis when the
+	// key-value store is enabled (a replay is refused on every node), else this process.
+	s.nonces = kv.NewMemoryNonces()
+	if deps.KV != nil {
+		s.nonces = kv.NewRedisNonces(deps.KV, "svc:integration:"+deps.Config.App.Name+":nonce:")
+	}
+	s.limiter = rpc.NewRateLimiter(deps.Clock)
+	s.limit = rpc.Limit{Max: cfg.Inbound.RateLimit.Max, Period: cfg.Inbound.RateLimit.Period}
+	s.errors = deps.Errors
+	s.msgs = deps.I18n
+	s.sqlDBs.dbs = map[string]systemDB{}
+	s.sqlRowCap = defaultSQLRowCap
 	return s, nil
 }
 
@@ -73,11 +131,13 @@ func (s *Service) Module() app.Module {
 	m := app.Module{
 		Name: "integration",
 		Resources: []rpc.Resource{s.contractResource(), s.systemResource(), s.adapterResource(), s.routeResource(),
-			s.codeMapResource(), s.codeSetResource(), s.logResource()},
+			s.codeMapResource(), s.codeSetResource(), s.logResource(), s.opsResource()},
 		Messages:    Messages(),
 		Migrations:  Migrations(),
 		AutoMigrate: s.cfg.AutoMigrate,
 		Start:       s.start,
+		Stop:        s.closeSystemDBs,
+		Routes:      []app.Route{{Pattern: inboundPattern, Handler: http.HandlerFunc(s.serveInbound)}},
 	}
 	if s.cfg.Log.Retention > 0 {
 		m.Workers = []app.Worker{{Name: "integration-log-prune", Interval: pruneInterval, Run: s.recorder.Prune}}

@@ -84,15 +84,16 @@ func (r *Recorder) Row(ctx context.Context, inv Invocation) *InvocationLog {
 		row.Error = &msg
 	}
 	if len(inv.Trace) > 0 {
-		trace := make([]HTTPExchange, len(inv.Trace))
-		for i, x := range inv.Trace {
-			trace[i] = HTTPExchange{Method: x.Method, URL: m.url(x.URL), RequestHeaders: m.headers(x.RequestHeaders),
-				RequestBody: m.body(x.RequestBody), Status: x.Status, ResponseHeaders: m.headers(x.ResponseHeaders),
-				ResponseBody: m.body(x.ResponseBody), DurationMs: x.DurationMs, Error: m.scrub(x.Error)}
-		}
-		row.HTTPTrace, _ = json.Marshal(trace) // plain structs of strings encode
+		row.HTTPTrace, _ = json.Marshal(m.trace(inv.Trace)) // plain structs of strings encode
 	}
 	return row
+}
+
+// MaskTrace masks a wire trace as the log stores it (dry runs answer it so): names, credential
+// headers, the given secrets and the trace's credential header values scrubbed, bodies cut.
+func (r *Recorder) MaskTrace(trace []HTTPExchange, secrets []string) []HTTPExchange {
+	inv := Invocation{Trace: trace, Secrets: secrets}
+	return newMasker(r.cfg.MaskFields, int(r.cfg.CaptureLimit), r.credentials(inv)).trace(trace)
 }
 
 // credentials are the literal values to scrub: the system's secrets and the values of every

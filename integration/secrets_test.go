@@ -266,6 +266,7 @@ func TestSaveWithWrongKey(t *testing.T) {
 	}{{"same key", stored, 0}, {"other key", mustSecrets(t, keyB, config.SecretAlgorithmAES), ErrCodeInvalidAuthParams},
 		{"other algorithm", mustSecrets(t, key16, config.SecretAlgorithmSM4), ErrCodeInvalidAuthParams}, {"no key", &Secrets{}, ErrCodeInvalidAuthParams}} {
 		svc := &Service{secrets: tt.secrets}
+		svc.outAuth, svc.inAuth, _ = newSchemeSets(nil, nil)
 		params := *p
 		params.OutboundAuth = cloneAuth(p.OutboundAuth)
 		_, err := svc.buildSystem(&params, old)

@@ -63,10 +63,10 @@ func (s *Service) systemResource() rpc.Resource {
 // known (2614), auth shapes (2617), secrets sealed with "******" kept (2617/2620), base URL
 // (2619), data source (2620), envelope (2625).
 func (s *Service) buildSystem(p *SystemParams, old *System) (*System, error) {
-	if err := checkAuth(p.OutboundAuth, outboundSchemes, true); err != nil {
+	if err := s.checkAuthOf(p.OutboundAuth, true); err != nil {
 		return nil, err
 	}
-	if err := checkAuth(p.InboundAuth, inboundSchemes, false); err != nil {
+	if err := s.checkAuthOf(p.InboundAuth, false); err != nil {
 		return nil, err
 	}
 	var oldOut, oldIn *AuthConfig
@@ -74,10 +74,10 @@ func (s *Service) buildSystem(p *SystemParams, old *System) (*System, error) {
 	if old != nil {
 		oldOut, oldIn, oldDS = old.OutboundAuth, old.InboundAuth, old.DataSource
 	}
-	if err := s.secrets.sealAuth(p.OutboundAuth, oldOut, outboundSchemes); err != nil {
+	if err := s.secrets.sealAuth(p.OutboundAuth, oldOut, s.outAuth.sensitive); err != nil {
 		return nil, err
 	}
-	if err := s.secrets.sealAuth(p.InboundAuth, oldIn, inboundSchemes); err != nil {
+	if err := s.secrets.sealAuth(p.InboundAuth, oldIn, s.inAuth.sensitive); err != nil {
 		return nil, err
 	}
 	if p.BaseURL != "" {
@@ -95,6 +95,9 @@ func (s *Service) buildSystem(p *SystemParams, old *System) (*System, error) {
 		case strings.TrimSpace(env.Request) == "" && strings.TrimSpace(env.Response) == "":
 			return nil, detail(ErrInvalidEnvelope, "an envelope needs a request or a response script")
 		}
+		if err := s.engine.checkEnvelope(env); err != nil {
+			return nil, err
+		}
 	}
 	sys := &System{Code: p.Code, Name: p.Name, BaseURL: p.BaseURL, OutboundAuth: p.OutboundAuth,
 		OutboundEnvelope: p.OutboundEnvelope, InboundAuth: p.InboundAuth, DataSource: p.DataSource,
@@ -105,6 +108,28 @@ func (s *Service) buildSystem(p *SystemParams, old *System) (*System, error) {
 		return nil, detail(ErrInvalidAuthParams, err.Error())
 	}
 	return sys, nil
+}
+
+// checkAuthOf checks an authentication of one direction: a host scheme only exists (its
+// params are its own business, checked when applied); a built-in one has its shape checked
+// (2614/2617) and, for script, its script compiled (2617).
+func (s *Service) checkAuthOf(a *AuthConfig, outbound bool) error {
+	set := s.inAuth
+	if outbound {
+		set = s.outAuth
+	}
+	if a == nil || set.outbound[a.Scheme] != nil || set.inbound[a.Scheme] != nil {
+		return nil
+	}
+	if err := checkAuth(a, set.sensitive, outbound); err != nil {
+		return err
+	}
+	if a.Scheme == "script" {
+		if err := s.engine.CheckScript(a.Script); err != nil {
+			return detail(ErrInvalidAuthParams, "script: "+scriptMessage(err))
+		}
+	}
+	return nil
 }
 
 // checkDataSource validates a data source and seals its password (2620).
@@ -135,8 +160,8 @@ func (s *Service) checkDataSource(ds, old *DataSourceConfig) error {
 // maskSystem is a system as answered: every secret "******" (§9).
 func (s *Service) maskSystem(sys *System) *System {
 	out := *sys
-	out.OutboundAuth = maskAuth(sys.OutboundAuth, outboundSchemes)
-	out.InboundAuth = maskAuth(sys.InboundAuth, inboundSchemes)
+	out.OutboundAuth = maskAuth(sys.OutboundAuth, s.outAuth.sensitive)
+	out.InboundAuth = maskAuth(sys.InboundAuth, s.inAuth.sensitive)
 	if sys.DataSource != nil {
 		ds := *sys.DataSource
 		ds.Password = mask(ds.Password)

@@ -24,4 +24,11 @@
 //
 // The client honours context deadlines on every command (ContextTimeoutEnabled), so a request's
 // context bounds its Redis calls.
+//
+// # Nonces
+//
+// NonceStore remembers the nonces of signed requests so replays are refused: NewRedisNonces
+// (SET NX with a TTL, shared by every node) when the kv store is enabled, NewMemoryNonces
+// otherwise. The security module's trust-login gateway (svc:trust:<app>:nonce:) and the
+// integration module's inbound signature scheme (svc:integration:<app>:nonce:) use it.
 package kv

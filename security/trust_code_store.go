@@ -14,6 +14,10 @@ import (
 
 // trustCode is what a one-time trust-login code stands for. Stores key it by the code's hash;
 // the code itself is never stored.
+// memorySweepEvery is how often (on the injected clock) the memory code store drops expired
+// entries.
+const memorySweepEvery = time.Minute
+
 type trustCode struct {
 	AppID     string         `json:"app"`
 	Principal *rpc.Principal `json:"principal"`

@@ -16,6 +16,7 @@ import (
 	"github.com/svc-framework/svc/app"
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/i18n"
+	"github.com/svc-framework/svc/kv"
 	"github.com/svc-framework/svc/rpc"
 )
 
@@ -35,7 +36,7 @@ type trustGateway struct {
 	apps    map[string]trustApp
 	secrets TrustSecretLoader
 	users   TrustUserResolver
-	nonces  nonceStore
+	nonces  kv.NonceStore
 	codes   codeStore
 	limiter *rpc.RateLimiter
 	limit   rpc.Limit
@@ -61,7 +62,7 @@ func (s *Service) buildTrustLogin(deps app.Deps, opts Options, ext extensions) e
 		users = storeTrustUsers{users: ext.users}
 	}
 	g := &trustGateway{apps: map[string]trustApp{}, secrets: opts.TrustSecrets, users: users,
-		nonces: newMemoryNonces(), codes: newMemoryCodes(), limiter: rpc.NewRateLimiter(s.now),
+		nonces: kv.NewMemoryNonces(), codes: newMemoryCodes(), limiter: rpc.NewRateLimiter(s.now),
 		limit: rpc.Limit{Max: tl.RateLimit.Max, Period: tl.RateLimit.Period}, codeTTL: tl.CodeTTL,
 		msgs: deps.I18n, now: s.now, logger: s.logger, events: s.events}
 	if g.msgs == nil {
@@ -86,7 +87,7 @@ func (s *Service) buildTrustLogin(deps app.Deps, opts Options, ext extensions) e
 	}
 	if deps.KV != nil {
 		prefix := "svc:trust:" + deps.Config.App.Name + ":"
-		g.nonces = &redisNonces{client: deps.KV, prefix: prefix + "nonce:"}
+		g.nonces = kv.NewRedisNonces(deps.KV, prefix+"nonce:")
 		g.codes = &redisCodes{client: deps.KV, prefix: prefix + "code:"}
 	}
 	s.trust = g
@@ -168,7 +169,7 @@ func (g *trustGateway) authorize(ctx context.Context, r *http.Request, q url.Val
 	if err != nil || !hmac.Equal(given, trustMAC(key, req.Payload(r.URL.Path))) {
 		return nil, nil, "bad_signature", ErrTrustAuthFailed
 	}
-	fresh, err := g.nonces.use(ctx, req.AppID+"\x00"+req.Nonce, trustNonceTTL, now)
+	fresh, err := g.nonces.Use(ctx, req.AppID+"\x00"+req.Nonce, trustNonceTTL, now)
 	if err != nil {
 		g.logger.ErrorContext(ctx, "trust login: nonce store failed", slog.Any("error", err))
 		return nil, nil, "store_error", rpc.ErrUnknown

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 
@@ -122,9 +123,16 @@ func versionCmd() *cobra.Command {
 
 // hostOptions are the options of the ready binary: the default boot chain plus the cron store's
 // built-in jobs (http.request, event.publish), so schedules work without host code, and the
-// integration and approval modules (the binary runs every module, spec §1).
+// integration module (the binary runs every module, spec §1) with one inbound handler,
+// svc.echo, which answers what it is dispatched — the binary has no business code, and the
+// walkthrough of docs/integration.md delivers to it — and the approval module.
 func hostOptions() []svc.Option {
-	return []svc.Option{svc.WithCron(cron.Options{Builtins: true}), svc.WithIntegration(integration.Options{}), svc.WithApproval(approval.Options{})}
+	echo := integration.NewInboundHandler("svc.echo", func(_ context.Context, in json.RawMessage) (json.RawMessage, error) {
+		return in, nil
+	})
+	return []svc.Option{svc.WithCron(cron.Options{Builtins: true}),
+		svc.WithIntegration(integration.Options{InboundHandlers: []integration.InboundHandler{echo}}),
+		svc.WithApproval(approval.Options{})}
 }
 
 // openSecurityDB opens the primary data source and applies the security module's migrations, so

@@ -1,0 +1,236 @@
+package integration
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/netip"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// InboundRequest is a delivery as the pipeline and the inbound scripts see it
+// (wire-integration §6): header names lower-cased with values joined by ", ", one value per
+// query name, the raw body and the resolved client IP.
+type InboundRequest struct {
+	SystemCode   string            `json:"-"`
+	ContractCode string            `json:"-"`
+	Protocol     string            `json:"protocol"`
+	Method       string            `json:"method"`
+	Path         string            `json:"path"`
+	Headers      map[string]string `json:"headers"`
+	Query        map[string]string `json:"query"`
+	Body         []byte            `json:"-"`
+	ClientAddr   string            `json:"clientAddr"`
+}
+
+// scriptView is the request as the inbound auth and adapter scripts see it (body as a string).
+func (q *InboundRequest) scriptView() []byte {
+	raw, _ := json.Marshal(struct {
+		*InboundRequest
+		Body string `json:"body"`
+	}{q, string(q.Body)})
+	return raw
+}
+
+// authFailure is a refused verification: kind auth (bad or missing credentials) or config (the
+// system's inbound authentication cannot be applied). Both answer the same 401/2622.
+type authFailure struct {
+	kind   string
+	reason string
+}
+
+func (f *authFailure) Error() string { return f.kind + ": " + f.reason }
+
+func denied(format string, a ...any) *authFailure {
+	return &authFailure{kind: KindAuth, reason: fmt.Sprintf(format, a...)}
+}
+
+func misconfigured(format string, a ...any) *authFailure {
+	return &authFailure{kind: KindConfig, reason: fmt.Sprintf(format, a...)}
+}
+
+// verifyInbound applies the system's inbound scheme (fail closed: no inboundAuth refuses).
+func (s *Service) verifyInbound(ctx context.Context, sys *System, req *InboundRequest) *authFailure {
+	a := sys.InboundAuth
+	if a == nil || a.Scheme == "" {
+		return misconfigured("the system has no inbound authentication")
+	}
+	if _, ok := s.inAuth.sensitive[a.Scheme]; !ok {
+		return misconfigured("unknown inbound scheme %q", a.Scheme)
+	}
+	p, err := s.openAuth(a)
+	if err != nil {
+		return misconfigured("%v", err)
+	}
+	if custom := s.inAuth.inbound[a.Scheme]; custom != nil {
+		if err := custom.Verify(ctx, req, p); err != nil {
+			return denied("%s: %v", a.Scheme, err)
+		}
+		return nil
+	}
+	need := func(names ...string) *authFailure {
+		for _, n := range names {
+			if p[n] == "" {
+				return misconfigured("%s: param %s is missing", a.Scheme, n)
+			}
+		}
+		return nil
+	}
+	switch a.Scheme {
+	case "none":
+		return nil
+	case "ip":
+		return verifyIP(p["whitelist"], req.ClientAddr)
+	case "http_basic":
+		if f := need("username", "password"); f != nil {
+			return f
+		}
+		word, cred, _ := strings.Cut(req.Headers["authorization"], " ")
+		raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(cred))
+		user, pass, ok := strings.Cut(string(raw), ":")
+		if !strings.EqualFold(word, "basic") || err != nil || !ok {
+			return denied("http_basic: no basic credentials")
+		}
+		u := subtle.ConstantTimeCompare([]byte(user), []byte(p["username"]))
+		pw := subtle.ConstantTimeCompare([]byte(pass), []byte(p["password"]))
+		if u&pw != 1 {
+			return denied("http_basic: wrong credentials")
+		}
+		return nil
+	case "bearer":
+		if f := need("token"); f != nil {
+			return f
+		}
+		word, tok, _ := strings.Cut(req.Headers["authorization"], " ")
+		if !strings.EqualFold(word, "bearer") || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(tok)), []byte(p["token"])) != 1 {
+			return denied("bearer: wrong token")
+		}
+		return nil
+	case "header", "query":
+		if len(p) == 0 {
+			return misconfigured("%s: no params", a.Scheme)
+		}
+		for k, want := range p {
+			got := req.Query[k]
+			if a.Scheme == "header" {
+				got = req.Headers[strings.ToLower(k)]
+			}
+			if want == "" || subtle.ConstantTimeCompare([]byte(got), []byte(want)) != 1 {
+				return denied("%s: %s does not match", a.Scheme, k)
+			}
+		}
+		return nil
+	case "signature":
+		if f := need("secret"); f != nil {
+			return f
+		}
+		return s.verifySignature(ctx, sys.Code, p["secret"], req)
+	case "script":
+		return s.verifyScript(ctx, a.Script, p, req)
+	}
+	return misconfigured("unknown inbound scheme %q", a.Scheme)
+}
+
+// verifyIP: the client IP must match an entry of the whitelist; an empty list is a
+// configuration fault (never "allow all") and an unparsable entry denies everyone.
+func verifyIP(list, client string) *authFailure {
+	if strings.TrimSpace(list) == "" {
+		return misconfigured("ip: empty whitelist")
+	}
+	ip, err := netip.ParseAddr(client)
+	if err != nil {
+		return denied("ip: client address %q", client)
+	}
+	ip = ip.Unmap()
+	matched := false
+	for _, e := range strings.Split(list, ",") {
+		e = strings.TrimSpace(e)
+		if a, err := netip.ParseAddr(e); err == nil {
+			matched = matched || a.Unmap() == ip
+			continue
+		}
+		_, n, err := net.ParseCIDR(e)
+		if err != nil {
+			return misconfigured("ip: whitelist entry %q is not an IP or CIDR", e)
+		}
+		matched = matched || n.Contains(ip.AsSlice())
+	}
+	if !matched {
+		return denied("ip: %s is not whitelisted", client)
+	}
+	return nil
+}
+
+// verifySignature checks the framework HMAC-SHA256 signature (app_id = system code, the
+// request's method and path), the timestamp within ±5 minutes, then spends the nonce in the
+// shared nonce store, so a replay — on this node or, with Redis, any other — is refused.
+func (s *Service) verifySignature(ctx context.Context, systemCode, secret string, req *InboundRequest) *authFailure {
+	tsRaw, nonce, sig := req.Headers[headerTimestamp], req.Headers[headerNonce], req.Headers[headerSignature]
+	if tsRaw == "" || nonce == "" || sig == "" || len(nonce) > 128 {
+		return denied("signature: headers missing")
+	}
+	ts, err := strconv.ParseInt(tsRaw, 10, 64)
+	if err != nil {
+		return denied("signature: bad timestamp")
+	}
+	now := s.clock()
+	if d := now.Sub(time.Unix(ts, 0)); d > signatureTolerance || d < -signatureTolerance {
+		return denied("signature: timestamp outside the tolerance")
+	}
+	want, err := signature(secret, signaturePayload(systemCode, req.Method, nonce, req.Path, ts))
+	if err != nil {
+		return misconfigured("%v", err)
+	}
+	if subtle.ConstantTimeCompare([]byte(strings.ToLower(sig)), []byte(want)) != 1 {
+		return denied("signature: mismatch")
+	}
+	fresh, err := s.nonces.Use(ctx, systemCode+"\x00"+nonce, signatureNonceTTL, now)
+	if err != nil {
+		return misconfigured("signature: nonce store: %v", err)
+	}
+	if !fresh {
+		return denied("signature: nonce replayed")
+	}
+	return nil
+}
+
+// verifyScript runs the inbound auth script in a zero-IO runtime with request and params; a
+// truthy result grants. A script that fails is a configuration fault.
+func (s *Service) verifyScript(ctx context.Context, script string, params map[string]string, req *InboundRequest) *authFailure {
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.RunTimeout)
+	defer cancel()
+	pj, _ := json.Marshal(params)
+	out, err := s.engine.runBody(ctx, "inbound-auth.js", script, func(r *run) error {
+		if err := r.vm.Set("request", r.fromJSON(req.scriptView())); err != nil {
+			return err
+		}
+		return r.vm.Set("params", r.fromJSON(pj))
+	})
+	if err != nil {
+		return misconfigured("script: %s", scriptMessage(err))
+	}
+	var v any
+	if json.Unmarshal(out, &v) != nil || !truthy(v) {
+		return denied("script: refused")
+	}
+	return nil
+}
+
+func truthy(v any) bool {
+	switch t := v.(type) {
+	case nil:
+		return false
+	case bool:
+		return t
+	case float64:
+		return t != 0
+	case string:
+		return t != ""
+	}
+	return true
+}

@@ -1,0 +1,2 @@
+import BigNumber from "bignumber.js";
+export default BigNumber;

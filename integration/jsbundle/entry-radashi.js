@@ -1,0 +1,2 @@
+import * as radashi from "radashi";
+export default radashi;

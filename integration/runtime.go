@@ -1,0 +1,461 @@
+package integration
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dop251/goja"
+	"github.com/dop251/goja/ast"
+	"github.com/dop251/goja/parser"
+	"github.com/svc-framework/svc/rpc"
+)
+
+// Limits bound what one script run may use so that a hostile or broken script cannot take the
+// process down (issue #21). goja has no allocation hook, so memory is bounded in two layers:
+// the builtins that build a large value from a small call (String.prototype.repeat, padStart,
+// padEnd) refuse a result over MaxStringBytes before allocating it, and a heap watchdog stops
+// every run in flight once the process's live heap passes HeapLimit (growth by concatenation or
+// array pushes is only visible that way). Call depth is goja's own frame limit.
+type Limits struct {
+	// MaxCallDepth is the deepest JavaScript call stack (frames); deeper is a RangeError the
+	// script cannot catch. Default 1000.
+	MaxCallDepth int
+	// MaxStringBytes is the largest string repeat/padStart/padEnd may build. Default 64 MiB.
+	MaxStringBytes int
+	// HeapLimit is the process's live heap (bytes) above which every running script is stopped
+	// with kind script ("memory limit exceeded"). Default 1 GiB; the watchdog samples every
+	// HeapSampleEvery while at least one script runs.
+	HeapLimit uint64
+	// HeapSampleEvery is the watchdog's sampling period. Default 5ms.
+	HeapSampleEvery time.Duration
+}
+
+func (l Limits) withDefaults() Limits {
+	if l.MaxCallDepth <= 0 {
+		l.MaxCallDepth = 1000
+	}
+	if l.MaxStringBytes <= 0 {
+		l.MaxStringBytes = 64 << 20
+	}
+	if l.HeapLimit == 0 {
+		l.HeapLimit = 1 << 30
+	}
+	if l.HeapSampleEvery <= 0 {
+		l.HeapSampleEvery = 5 * time.Millisecond
+	}
+	return l
+}
+
+// errMemoryLimit interrupts a run the heap watchdog or a size check stopped.
+var errMemoryLimit = errors.New("memory limit exceeded")
+
+// errNeverSettles: the script returned a promise still pending after every job ran. Host calls
+// are synchronous and there are no timers, so nothing can settle it any more: the run could
+// only end at its deadline, and is reported as a timeout without waiting for it.
+var errNeverSettles = errors.New("the script's promise never settles")
+
+// Script shapes (wire-integration §8): adapter and auth scripts are function bodies whose
+// top-level return is the result; envelope scripts are functions of request or response.
+type scriptShape int
+
+const (
+	shapeBody scriptShape = iota
+	shapeRequestEnvelope
+	shapeResponseEnvelope
+)
+
+// programCacheSize bounds the compile cache (entries, by content hash).
+const programCacheSize = 1024
+
+// Engine compiles scripts once per content and runs each in a fresh goja runtime with the
+// limits and the baseline bindings (console, crypto, cache, URL, URLSearchParams and, on first
+// use, the standard bundle). It is safe for concurrent use.
+type Engine struct {
+	limits Limits
+	log    *slog.Logger
+	cache  *scriptCache
+	heap   *heapWatch
+
+	mu       sync.Mutex
+	programs map[[32]byte]*goja.Program
+	order    [][32]byte // insertion order, for eviction
+}
+
+// NewEngine returns an engine with limits (zero fields take their defaults); log receives
+// console output, clock stamps the cache binding's expiries.
+func NewEngine(limits Limits, log *slog.Logger, clock func() time.Time) *Engine {
+	limits = limits.withDefaults()
+	return &Engine{limits: limits, log: log, cache: newScriptCache(clock), heap: newHeapWatch(limits),
+		programs: map[[32]byte]*goja.Program{}}
+}
+
+// Compile compiles a script of the given shape, from the cache when the same content was
+// compiled before. A syntax error is ErrInvalidScript(detail).
+func (e *Engine) compile(shape scriptShape, name, body string) (*goja.Program, error) {
+	key := sha256.Sum256([]byte(fmt.Sprintf("%d\x00%s", shape, body)))
+	e.mu.Lock()
+	p := e.programs[key]
+	e.mu.Unlock()
+	if p != nil {
+		return p, nil
+	}
+	src, err := wrapScript(shape, body)
+	if err != nil {
+		return nil, detail(ErrInvalidScript, err.Error())
+	}
+	p, err = goja.Compile(name, src, true)
+	if err != nil {
+		return nil, detail(ErrInvalidScript, err.Error())
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if _, ok := e.programs[key]; !ok {
+		if len(e.order) >= programCacheSize {
+			delete(e.programs, e.order[0])
+			e.order = e.order[1:]
+		}
+		e.programs[key] = p
+		e.order = append(e.order, key)
+	}
+	return p, nil
+}
+
+// CheckScript compiles an adapter or auth script body (2616 when it does not compile).
+func (e *Engine) CheckScript(body string) error {
+	if strings.TrimSpace(body) == "" {
+		return detail(ErrInvalidScript, "script is empty")
+	}
+	_, err := e.compile(shapeBody, "adapter.js", body)
+	return err
+}
+
+// checkEnvelope compiles a system's envelope scripts (2625 when one does not compile).
+func (e *Engine) checkEnvelope(env *EnvelopeConfig) error {
+	for _, sc := range []struct {
+		shape scriptShape
+		body  string
+	}{{shapeRequestEnvelope, env.Request}, {shapeResponseEnvelope, env.Response}} {
+		if strings.TrimSpace(sc.body) == "" {
+			continue
+		}
+		if _, err := e.compile(sc.shape, "envelope.js", sc.body); err != nil {
+			return detail(ErrInvalidEnvelope, scriptMessage(err))
+		}
+	}
+	return nil
+}
+
+// wrapScript wraps body in a strict function (wire-integration §8, §14): bodies are called at
+// once and their top-level return is the result; a trailing expression statement is returned
+// too (the docs' examples end in a bare expression). Envelope scripts become functions of
+// request or response. The body starts on line 2.
+func wrapScript(shape scriptShape, body string) (string, error) {
+	const strict = "\"use strict\";"
+	switch shape {
+	case shapeRequestEnvelope:
+		return "(function (request) {" + strict + "\n" + returnTrailing("(function (request) {"+strict+"\n", body) + "\n})", nil
+	case shapeResponseEnvelope:
+		return "(function (response) {" + strict + "\n" + returnTrailing("(function (response) {"+strict+"\n", body) + "\n})", nil
+	}
+	head := "(function () {" + strict + "\n"
+	return head + returnTrailing(head, body) + "\n})()", nil
+}
+
+// returnTrailing inserts "return " before the body's last statement when it is an expression
+// statement. A body that does not parse is returned unchanged (compilation reports it).
+func returnTrailing(head, body string) string {
+	prg, err := parser.ParseFile(nil, "", head+body+"\n})", 0)
+	if err != nil || len(prg.Body) == 0 {
+		return body
+	}
+	call, ok := prg.Body[0].(*ast.ExpressionStatement)
+	if !ok {
+		return body
+	}
+	var fn *ast.FunctionLiteral
+	switch x := call.Expression.(type) {
+	case *ast.FunctionLiteral:
+		fn = x
+	default:
+		return body
+	}
+	stmts := fn.Body.List
+	if len(stmts) == 0 {
+		return body
+	}
+	last, ok := stmts[len(stmts)-1].(*ast.ExpressionStatement)
+	if !ok {
+		return body
+	}
+	if s, ok := last.Expression.(*ast.StringLiteral); ok && len(stmts) == 1 && s.Value == "use strict" {
+		return body
+	}
+	at := int(last.Idx0()) - 1 - len(head) // Idx is 1-based in the parsed text
+	if at < 0 || at > len(body) {
+		return body
+	}
+	// The AST keeps no parentheses: "({x})" starts at "{". Grouping parentheses right before
+	// the start belong to the statement, so the return goes before the first of them.
+	j := at
+	for j > 0 && strings.IndexByte(" \t\r\n(", body[j-1]) >= 0 {
+		j--
+	}
+	if k := strings.IndexByte(body[j:at], '('); k >= 0 {
+		at = j + k
+	}
+	return body[:at] + "return " + body[at:]
+}
+
+// run is one script execution: a fresh goja runtime bound to a context. Its context's end and
+// the heap watchdog interrupt the VM; host calls take ctx so they stop too.
+type run struct {
+	e    *Engine
+	ctx  context.Context
+	vm   *goja.Runtime
+	stop func() bool
+	done func()
+}
+
+// newRun creates a runtime with the limits and the baseline bindings, interrupted when ctx
+// ends. Call close when done.
+func (e *Engine) newRun(ctx context.Context, logAttrs ...any) *run {
+	vm := goja.New()
+	vm.SetFieldNameMapper(goja.TagFieldNameMapper("json", true))
+	vm.SetMaxCallStackSize(e.limits.MaxCallDepth)
+	r := &run{e: e, ctx: ctx, vm: vm}
+	r.stop = context.AfterFunc(ctx, func() { vm.Interrupt(ctx.Err()) })
+	r.done = e.heap.track(vm)
+	r.installBaseline(logAttrs)
+	return r
+}
+
+func (r *run) close() {
+	r.stop()
+	r.done()
+}
+
+// exec runs a compiled program and settles a returned promise (jobs run when the program
+// returns; one still pending then never settles).
+func (r *run) exec(p *goja.Program) (goja.Value, error) {
+	v, err := r.vm.RunProgram(p)
+	if err != nil {
+		return nil, err
+	}
+	return r.settle(v)
+}
+
+// call calls a function value (an envelope script) with one argument. A promise it returns
+// is handed back as it is: the script awaits it.
+func (r *run) call(fn goja.Value, arg goja.Value) (goja.Value, error) {
+	f, ok := goja.AssertFunction(fn)
+	if !ok {
+		return nil, errors.New("not a function")
+	}
+	return f(goja.Undefined(), arg)
+}
+
+// rethrow raises err inside the script from a host function: script exceptions and the
+// uncatchable interrupts as they are, any other error as a catchable Error keeping err.
+func (r *run) rethrow(err error) {
+	var ex *goja.Exception
+	if errors.As(err, &ex) {
+		panic(ex)
+	}
+	var ie *goja.InterruptedError
+	if errors.As(err, &ie) {
+		panic(ie)
+	}
+	var so *goja.StackOverflowError
+	if errors.As(err, &so) {
+		panic(so)
+	}
+	panic(r.vm.NewGoError(err))
+}
+
+func (r *run) settle(v goja.Value) (goja.Value, error) {
+	p, ok := v.Export().(*goja.Promise)
+	if !ok {
+		return v, nil
+	}
+	switch p.State() {
+	case goja.PromiseStateFulfilled:
+		return p.Result(), nil
+	case goja.PromiseStateRejected:
+		res := p.Result()
+		if o, ok := res.(*goja.Object); ok {
+			if gv := o.Get("value"); gv != nil {
+				if ge, ok := gv.Export().(error); ok {
+					return nil, &scriptError{msg: res.String(), cause: ge}
+				}
+			}
+		}
+		return nil, &scriptError{msg: "uncaught (in promise) " + res.String()}
+	}
+	return nil, errNeverSettles
+}
+
+// scriptError is a rejection of a returned promise, carrying the Go error a host call threw.
+type scriptError struct {
+	msg   string
+	cause error
+}
+
+func (e *scriptError) Error() string { return e.msg }
+func (e *scriptError) Unwrap() error { return e.cause }
+
+// toJSON serializes a script value as JSON.stringify does (undefined → null); a value that
+// does not serialize (a BigInt, a cycle) is an error.
+func (r *run) toJSON(v goja.Value) (out []byte, err error) {
+	if v == nil || goja.IsUndefined(v) || goja.IsNull(v) {
+		return []byte("null"), nil
+	}
+	stringify, _ := goja.AssertFunction(r.vm.Get("JSON").ToObject(r.vm).Get("stringify"))
+	s, err := stringify(goja.Undefined(), v)
+	if err != nil {
+		return nil, fmt.Errorf("the result is not serializable: %w", err)
+	}
+	if goja.IsUndefined(s) {
+		return []byte("null"), nil
+	}
+	return []byte(s.String()), nil
+}
+
+// fromJSON turns JSON into a plain script value (null for empty).
+func (r *run) fromJSON(raw []byte) goja.Value {
+	if len(raw) == 0 {
+		return goja.Null()
+	}
+	parse, _ := goja.AssertFunction(r.vm.Get("JSON").ToObject(r.vm).Get("parse"))
+	v, err := parse(goja.Undefined(), r.vm.ToValue(string(raw)))
+	if err != nil {
+		return goja.Null()
+	}
+	return v
+}
+
+// throw raises err in the script as a catchable Error whose Go error is kept (errors.As
+// finds the markers through the exception).
+func (r *run) throw(err error) {
+	panic(r.vm.NewGoError(err))
+}
+
+// Run-level classification (wire-integration §7): the first match wins.
+type (
+	// upstreamError is errors.upstream(message).
+	upstreamError struct{ msg string }
+	// transportError is a wire call that never completed or a system database that could not
+	// be dialed.
+	transportError struct{ err error }
+	// authHookError is a failure of the outbound authentication of a request.
+	authHookError struct{ err error }
+	// kindError carries an API error and the failure kind it counts as (codes: config).
+	kindError struct {
+		kind string
+		err  error
+	}
+)
+
+func (e *upstreamError) Error() string  { return "upstream: " + e.msg }
+func (e *transportError) Error() string { return "transport: " + e.err.Error() }
+func (e *transportError) Unwrap() error { return e.err }
+func (e *authHookError) Error() string  { return "outbound auth: " + e.err.Error() }
+func (e *authHookError) Unwrap() error  { return e.err }
+func (e *kindError) Error() string      { return e.err.Error() }
+func (e *kindError) Unwrap() error      { return e.err }
+
+// Failure kinds (wire-integration §1); "" is success.
+const (
+	KindInputInvalid  = "input_invalid"
+	KindOutputInvalid = "output_invalid"
+	KindUpstream      = "upstream"
+	KindTransport     = "transport"
+	KindTimeout       = "timeout"
+	KindCanceled      = "canceled"
+	KindScript        = "script"
+	KindConfig        = "config"
+	KindAuth          = "auth"
+	KindHandler       = "handler"
+)
+
+// classify maps a run's error to its failure kind and API error in the order of §7: canceled,
+// timeout, upstream, outbound auth hook (config), transport, then script. ctx is the run's
+// context: only its end is a timeout or a cancellation; a single HTTP call that outlived its
+// own (system or per-call) timeout is a transport failure.
+func classify(ctx context.Context, err error) (string, error) {
+	var (
+		up *upstreamError
+		ah *authHookError
+		tr *transportError
+		ke *kindError
+	)
+	switch {
+	case errors.Is(ctx.Err(), context.Canceled):
+		return KindCanceled, ErrInvocationCanceled
+	case errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(err, errNeverSettles):
+		return KindTimeout, ErrInvocationTimeout
+	case errors.As(err, &up):
+		return KindUpstream, ErrUpstreamFailed.WithArgs("message", up.msg)
+	case errors.As(err, &ah):
+		return KindConfig, detail(ErrInvalidAuthParams, ah.err.Error())
+	case errors.As(err, &tr):
+		return KindTransport, ErrTransportFailed
+	case errors.As(err, &ke):
+		return ke.kind, ke.err
+	case errors.Is(err, errMemoryLimit):
+		return KindScript, detail(ErrScriptFailed, errMemoryLimit.Error())
+	}
+	var se *goja.StackOverflowError
+	if errors.As(err, &se) {
+		return KindScript, detail(ErrScriptFailed, "maximum call depth exceeded")
+	}
+	return KindScript, detail(ErrScriptFailed, scriptMessage(err))
+}
+
+// scriptMessage is the first line of a script error, without Go-side noise (for a coded
+// error, its detail).
+func scriptMessage(err error) string {
+	if re, ok := rpc.AsError(err); ok && re.Args["detail"] != "" {
+		return re.Args["detail"]
+	}
+	msg := err.Error()
+	if i := strings.IndexByte(msg, '\n'); i >= 0 {
+		msg = msg[:i]
+	}
+	return msg
+}
+
+// runBody compiles an adapter or auth script body and runs it in a fresh runtime bound to ctx
+// (which carries the run's deadline); setup binds the surface's globals. It returns the result
+// as JSON. Errors are unclassified: classify them with ctx.
+func (e *Engine) runBody(ctx context.Context, name, body string, setup func(r *run) error, logAttrs ...any) (out json.RawMessage, err error) {
+	p, err := e.compile(shapeBody, name, body)
+	if err != nil {
+		return nil, err
+	}
+	r := e.newRun(ctx, logAttrs...)
+	defer r.close()
+	// A Go panic in a host function must not take the process down: it fails the run.
+	defer func() {
+		if x := recover(); x != nil {
+			e.log.ErrorContext(ctx, "integration: script runtime panic", slog.Any("panic", x))
+			out, err = nil, fmt.Errorf("internal error in a host function: %v", x)
+		}
+	}()
+	if setup != nil {
+		if err := setup(r); err != nil {
+			return nil, err
+		}
+	}
+	v, err := r.exec(p)
+	if err != nil {
+		return nil, err
+	}
+	return r.toJSON(v)
+}
