@@ -85,11 +85,17 @@ func (s *Server) build() error {
 	}
 	// Integration joins when the host includes it (WithIntegration); monitor reads its
 	// statistics through the inspector hook, converted here since modules do not import each
-	// other.
+	// other. Its outbound calls go through the ops transport (client spans, traceparent) unless
+	// the host wrapped them itself.
 	var itg *integration.Service
 	var itgStats monitor.StatsInspector
 	if s.opts.integration != nil {
-		if itg, err = integration.New(deps, *s.opts.integration); err != nil {
+		o := *s.opts.integration
+		if o.WrapTransport == nil {
+			tp := tel.TracerProvider()
+			o.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return ops.Transport(tp, rt) }
+		}
+		if itg, err = integration.New(deps, o); err != nil {
 			return fmt.Errorf("build module integration: %w", err)
 		}
 		itgStats = integrationStats(itg.Stats())
@@ -136,7 +142,7 @@ func (s *Server) build() error {
 	}
 
 	if s.cfg.Metrics.Enabled {
-		if err := wireMetrics(deps.Metrics, bus, st, apv); err != nil {
+		if err := wireMetrics(deps.Metrics, bus, st, itg, apv); err != nil {
 			return fmt.Errorf("build module ops: %w", err)
 		}
 	}
@@ -185,7 +191,9 @@ func integrationStats(st *integration.Stats) monitor.StatsInspector {
 		in := st.InvocationStats()
 		out := make([]monitor.InvocationStats, len(in))
 		for i, e := range in {
-			out[i] = monitor.InvocationStats(e)
+			out[i] = monitor.InvocationStats{System: e.System, Contract: e.Contract, Direction: e.Direction,
+				Calls: e.Calls, Successes: e.Successes, Failures: e.Failures, AvgDurationMs: e.AvgDurationMs,
+				MaxDurationMs: e.MaxDurationMs, LastError: e.LastError, LastErrorAt: e.LastErrorAt}
 		}
 		return out
 	})

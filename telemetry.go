@@ -7,6 +7,7 @@ import (
 	"github.com/svc-framework/svc/approval"
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/event"
+	"github.com/svc-framework/svc/integration"
 	"github.com/svc-framework/svc/ops"
 	"github.com/svc-framework/svc/security"
 	"github.com/svc-framework/svc/storage"
@@ -35,10 +36,14 @@ func (s *Server) newTelemetry() (*ops.Telemetry, error) {
 // wireMetrics registers the collectors that read what the modules already keep, at scrape time
 // (ARCHITECTURE.md: modules do not import each other; the composition root joins them here):
 // the bus's counters and stream lag, the outbox's row counts, storage's claims and delete queue,
-// counters of the storage events and, when the approval module is included (apv not nil), its
-// open tasks and instances. Security's login counters wrap its event sink (secOpts).
-func wireMetrics(reg prometheus.Registerer, bus *event.Bus, st *storage.Service, apv *approval.Service) error {
+// counters of the storage events and, for the modules the host included (nil otherwise), the
+// integration module's invocation counters and approval's open tasks and instances. Security's
+// login counters wrap its event sink (secOpts).
+func wireMetrics(reg prometheus.Registerer, bus *event.Bus, st *storage.Service, itg *integration.Service, apv *approval.Service) error {
 	cs := []prometheus.Collector{ops.BusCollector(bus), ops.OutboxCollector(bus), storageCollector(st)}
+	if itg != nil {
+		cs = append(cs, integrationCollector(itg.Stats()))
+	}
 	if apv != nil {
 		cs = append(cs, approvalCollector(apv))
 	}
@@ -62,6 +67,28 @@ func storageCollector(st *storage.Service) prometheus.Collector {
 		ch <- prometheus.MustNewConstMetric(claims, prometheus.GaugeValue, float64(stats.ActiveClaims))
 		ch <- prometheus.MustNewConstMetric(depth, prometheus.GaugeValue, float64(stats.DeleteQueueDepth))
 	}, claims, depth)
+}
+
+// integrationCollector reports integration.Stats, this node's invocation counters since start:
+// calls by outcome (failure "none" for successes, else the failure kind) and their summed
+// duration, per system, contract and direction. Inbound deliveries refused before a contract
+// was resolved count under contract "".
+func integrationCollector(stats *integration.Stats) prometheus.Collector {
+	labels := []string{"system", "contract", "direction"}
+	calls := prometheus.NewDesc("svc_integration_invocations_total",
+		"Integration invocations on this node by system, contract, direction and failure kind (none = success).",
+		append(labels, "failure"), nil)
+	seconds := prometheus.NewDesc("svc_integration_invocation_seconds_total",
+		"Summed duration of the invocations counted by svc_integration_invocations_total.", labels, nil)
+	return ops.NewCollector(func(_ context.Context, ch chan<- prometheus.Metric) {
+		for _, st := range stats.InvocationStats() {
+			ch <- prometheus.MustNewConstMetric(calls, prometheus.CounterValue, float64(st.Successes), st.System, st.Contract, st.Direction, "none")
+			for kind, n := range st.Failures {
+				ch <- prometheus.MustNewConstMetric(calls, prometheus.CounterValue, float64(n), st.System, st.Contract, st.Direction, kind)
+			}
+			ch <- prometheus.MustNewConstMetric(seconds, prometheus.CounterValue, st.TotalDuration.Seconds(), st.System, st.Contract, st.Direction)
+		}
+	}, calls, seconds)
 }
 
 // approvalCollector reports approval.Stats: live tasks and open instances by status.

@@ -391,9 +391,14 @@ func (c *resultCache) set(key string, out json.RawMessage, ttl time.Duration) {
 }
 
 // newOutboundClient is the HTTP client of every system's calls: per-call timeouts come from
-// contexts, redirects are followed (the scoped library's only mode).
-func newOutboundClient() *http.Client {
+// contexts, redirects are followed (the scoped library's only mode). wrap, when set, wraps its
+// transport (Options.WrapTransport).
+func newOutboundClient(wrap func(http.RoundTripper) http.RoundTripper) *http.Client {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConnsPerHost = 64
-	return &http.Client{Transport: t}
+	var rt http.RoundTripper = t
+	if wrap != nil {
+		rt = wrap(rt)
+	}
+	return &http.Client{Transport: rt}
 }

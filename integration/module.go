@@ -49,6 +49,10 @@ type Options struct {
 	// InboundHandlers are the host's business handlers of inbound deliveries, one per
 	// contract code (NewInboundHandler); blank or duplicate codes fail the build.
 	InboundHandlers []InboundHandler
+	// WrapTransport, when set, wraps the HTTP transport of every outbound call; the composition
+	// root passes the operations module's (ops.Transport: a client span and the W3C traceparent
+	// per call when tracing is on).
+	WrapTransport func(http.RoundTripper) http.RoundTripper
 }
 
 // Service is the integration module: its definition resources, secret codec, invocation log
@@ -102,7 +106,7 @@ func New(deps app.Deps, opts Options) (*Service, error) {
 	}
 	s.schemas = newSchemas()
 	s.results = &resultCache{clock: deps.Clock, m: map[string]resultEntry{}}
-	s.httpClient = newOutboundClient()
+	s.httpClient = newOutboundClient(opts.WrapTransport)
 	s.clients.m = map[[32]byte]*systemClient{}
 	if s.handlers, err = handlerRegistry(opts.InboundHandlers); err != nil {
 		return nil, err

@@ -21,6 +21,9 @@ type InvocationStats struct {
 	MaxDurationMs int64            `json:"maxDurationMs"`
 	LastError     string           `json:"lastError,omitempty"`
 	LastErrorAt   time.Time        `json:"lastErrorAt,omitzero"`
+	// TotalDuration is the sum of the calls' durations (not on the wire: the metrics'
+	// svc_integration_invocation_seconds_total).
+	TotalDuration time.Duration `json:"-"`
 }
 
 // Stats are the per-node invocation counters per (system, contract, direction) since process
@@ -83,7 +86,7 @@ func (s *Stats) InvocationStats() []InvocationStats {
 	for k, c := range s.byKey {
 		st := InvocationStats{System: k.system, Contract: k.contract, Direction: k.direction, Calls: c.calls,
 			Successes: c.successes, AvgDurationMs: (c.total / time.Duration(c.calls)).Milliseconds(),
-			MaxDurationMs: c.max.Milliseconds(), LastError: c.lastError}
+			MaxDurationMs: c.max.Milliseconds(), LastError: c.lastError, TotalDuration: c.total}
 		if len(c.failures) > 0 {
 			st.Failures = make(map[string]int64, len(c.failures))
 			for f, n := range c.failures {

@@ -15,13 +15,14 @@
 //     per call continuing the caller's W3C traceparent. Nil when metrics and tracing are off, so
 //     the engine does no observing work;
 //   - Telemetry.Registerer: app.Deps.Metrics, where modules register their own collectors
-//     (cron and push do; integration and approval will);
+//     (cron and push do; the integration and approval counters are read at scrape time by
+//     collectors the composition root registers);
 //   - BusCollector, OutboxCollector and NewCollector: collectors that read at scrape time what
 //     modules already keep (event.Metrics, outbox rows, storage.Stats) instead of inline
 //     instrumentation;
 //   - DBHook and RedisHook: child spans of database queries and Redis commands;
-//   - Transport: an http.RoundTripper for outbound calls (the integration module's, when it
-//     lands) that makes a client span and sends the traceparent;
+//   - Transport: an http.RoundTripper for outbound calls (the integration module's, through
+//     integration.Options.WrapTransport) that makes a client span and sends the traceparent;
 //   - Telemetry.TracerProvider: also given to the event bus (event.Deps.Tracer) for its publish
 //     and consume spans;
 //   - Telemetry.Module: starts the admin listener, stops it and flushes queued spans.
