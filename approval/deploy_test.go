@@ -87,7 +87,10 @@ func cond(def map[string]any, c string) {
 }
 
 // ruleCases break baseFlow in one way each: one case per deploy rule of wire-approval §5 (and
-// the finer rules of package design that the original's designer names).
+// the finer rules of package design that the original's designer names). Two rules of package
+// design have no case here: invalid_json (the envelope already is JSON) and
+// node_cannot_reach_end (every graph breaking it through /api breaks an earlier rule first);
+// design's own tests cover both.
 var ruleCases = []struct {
 	rule   string
 	mutate func(def map[string]any)
@@ -153,6 +156,42 @@ var ruleCases = []struct {
 	}},
 	{"aggregate_column_unknown", func(d map[string]any) {
 		cond(d, `{"kind":"field","subject":"items","aggregate":"sum","column":"nope","operator":"gt","value":1}`)
+	}},
+	{"aggregate_on_expression", func(d map[string]any) {
+		cond(d, `{"kind":"expression","expression":"formData.amount > 1","aggregate":"sum"}`)
+	}},
+	{"invalid_aggregate", func(d map[string]any) {
+		cond(d, `{"kind":"field","subject":"items","aggregate":"max","column":"price","operator":"gt","value":1}`)
+	}},
+	{"aggregate_column_not_numeric", func(d map[string]any) {
+		cond(d, `{"kind":"field","subject":"items","aggregate":"sum","column":"desc","operator":"gt","value":1}`)
+	}},
+	{"column_without_aggregate", func(d map[string]any) {
+		cond(d, `{"kind":"field","subject":"items","column":"price","operator":"gt","value":1}`)
+	}},
+	{"duplicate_branch_priority", func(d map[string]any) { // two conditional branches at priority 1
+		dataOf(d, "c")["branches"] = append(dataOf(d, "c")["branches"].([]any), map[string]any{"id": "mid", "label": "Mid", "priority": 1,
+			"conditionGroups": []any{map[string]any{"conditions": []any{map[string]any{"kind": "field", "subject": "amount", "operator": "gt", "value": 10}}}}})
+		d["edges"] = append(d["edges"].([]any), map[string]any{"id": "e7", "source": "c", "target": "h", "sourceHandle": "mid"})
+	}},
+	{"assignee_ids_required", func(d map[string]any) {
+		dataOf(d, "h")["assignees"] = []any{map[string]any{"kind": "role", "sortOrder": 0}}
+	}},
+	{"cc_ids_required", func(d map[string]any) {
+		dataOf(d, "cc")["ccs"] = []any{map[string]any{"kind": "department", "ids": []any{}}}
+	}},
+	{"cc_form_field_required", func(d map[string]any) { dataOf(d, "a")["ccs"] = []any{map[string]any{"kind": "form_field"}} }},
+	{"invalid_empty_assignee_action", func(d map[string]any) { dataOf(d, "a")["emptyAssigneeAction"] = "panic" }},
+	{"invalid_timeout_action", func(d map[string]any) { dataOf(d, "h")["timeoutAction"] = "escalate" }},
+	{"handle_timeout_auto_reject", func(d map[string]any) { dataOf(d, "h")["timeoutAction"] = "auto_reject" }},
+	{"invalid_same_applicant_action", func(d map[string]any) { dataOf(d, "a")["sameApplicantAction"] = "skip" }},
+	{"invalid_consecutive_approver_action", func(d map[string]any) { dataOf(d, "a")["consecutiveApproverAction"] = "merge" }},
+	{"invalid_rollback_type", func(d map[string]any) { dataOf(d, "a")["rollbackType"] = "home" }},
+	{"invalid_rollback_data_strategy", func(d map[string]any) { dataOf(d, "a")["rollbackDataStrategy"] = "merge" }},
+	{"invalid_add_assignee_type", func(d map[string]any) { dataOf(d, "a")["addAssigneeTypes"] = []any{"around"} }},
+	{"sequential_parallel_add_assignee", func(d map[string]any) {
+		a := dataOf(d, "a")
+		a["approvalMethod"], a["addAssigneeTypes"] = "sequential", []any{"before", "parallel"}
 	}},
 	{"invalid_assignee_kind", func(d map[string]any) {
 		dataOf(d, "a")["assignees"] = []any{map[string]any{"kind": "boss", "sortOrder": 0}}
