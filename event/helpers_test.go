@@ -127,3 +127,12 @@ func recordedBus(t *testing.T, cfg config.Event, deps Deps) (*Bus, *recorder) {
 	start(t, b)
 	return b, rec
 }
+
+// outboxConfig routes svc.* to the outbox with the memory sink (as in event/outbox's tests).
+func outboxConfig() config.Event {
+	cfg := defaultConfig()
+	cfg.Transports.Outbox.Enabled = true
+	cfg.Transports.Outbox.MaxRetries = 3
+	cfg.Routing = []config.EventRoute{{Pattern: "svc.*", Transports: []string{"outbox", "memory"}}}
+	return cfg
+}
