@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/svc-framework/svc/config"
+	"github.com/uptrace/bun"
 )
 
 type ctxKey struct{}
@@ -216,7 +217,7 @@ func TestSinkMissingAndGroupRequired(t *testing.T) {
 }
 
 // fakeIDB stands for a transaction in tests that never reach the database.
-type fakeIDB struct{ bunIDB }
+type fakeIDB struct{ bun.IDB }
 
 // TestAsync: async publishes are delivered and flushed by Stop; a full queue falls back to a
 // synchronous publish.

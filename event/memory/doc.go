@@ -9,5 +9,6 @@
 // the caller's goroutine: the outbox relay uses it when memory is its sink.
 //
 // Importing the package registers both names with event.RegisterTransport; event.New builds
-// them from svc.event. Its tests are the bus's (package event), which build buses with it.
+// them from svc.event. Its tests (full policies, order and concurrency, tx_memory) publish
+// through a bus.
 package memory

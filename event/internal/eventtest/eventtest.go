@@ -26,6 +26,12 @@ type Event struct {
 // EventType returns svc.test.happened.
 func (Event) EventType() string { return "svc.test.happened" }
 
+// OtherEvent has a second type (svc.other.happened).
+type OtherEvent struct{ N int }
+
+// EventType returns svc.other.happened.
+func (OtherEvent) EventType() string { return "svc.other.happened" }
+
 // NewFakeClock is the shared fake clock at a fixed instant.
 func NewFakeClock() *testservice.Clock {
 	return testservice.NewClock(time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC))
