@@ -6,6 +6,11 @@ import (
 	"github.com/svc-framework/svc/app"
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/event"
+	// The transports register themselves with the bus (event.RegisterTransport); New builds
+	// those svc.event enables.
+	_ "github.com/svc-framework/svc/event/kvstream"
+	_ "github.com/svc-framework/svc/event/memory"
+	_ "github.com/svc-framework/svc/event/outbox"
 	"github.com/svc-framework/svc/monitor"
 	"github.com/svc-framework/svc/ops"
 	"github.com/svc-framework/svc/rpc"

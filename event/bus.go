@@ -36,6 +36,9 @@ type Deps struct {
 	// (svc.event.middleware.tracing) when OpenTelemetry tracing is on; nil makes none, and the
 	// envelope's trace ids still continue any span the publishing context carries.
 	Tracer trace.TracerProvider
+	// ManualWorkers leaves the background workers (outbox relay and cleanup, inbox cleanup,
+	// stream reaper and sweeper) unstarted: tests and tools drive them by hand.
+	ManualWorkers bool
 }
 
 // Bus states.
@@ -56,10 +59,8 @@ type Bus struct {
 	now        func() time.Time
 	ids        *idSource
 	metrics    *Metrics
-	transports map[string]transport
+	transports map[string]Transport
 	router     *router
-	outbox     *outboxTransport
-	stream     *streamTransport
 	inbox      *inboxStore
 
 	state   atomic.Int32
@@ -69,8 +70,6 @@ type Bus struct {
 
 	workers      sync.WaitGroup
 	cancelWorker context.CancelFunc
-	// manualWorkers (tests) leaves the relay, cleanups and reaper to be driven by hand.
-	manualWorkers bool
 }
 
 var _ PubSub = (*Bus)(nil)
@@ -96,22 +95,6 @@ func New(cfg config.Event, deps Deps) (*Bus, error) {
 		b.tracer = deps.Tracer.Tracer(tracerName)
 	}
 	t := cfg.Transports
-	b.transports = map[string]transport{
-		config.TransportMemory: newMemoryTransport(config.TransportMemory, t.Memory.QueueSize, t.Memory.FullPolicy,
-			t.Memory.PublishTimeout, false, b.log, b.metrics),
-	}
-	if t.TxMemory.Enabled {
-		b.log.Warn("event: tx_memory is enabled: transactional events are delivered in-process only and are lost on a crash")
-		b.transports[config.TransportTxMemory] = newMemoryTransport(config.TransportTxMemory, t.TxMemory.QueueSize,
-			t.TxMemory.FullPolicy, t.TxMemory.PublishTimeout, true, b.log, b.metrics)
-	}
-	if t.KVStoreStream.Enabled {
-		if deps.Redis == nil {
-			return nil, fmt.Errorf("svc.event.transports.kvstore_stream: no key-value store client: %w", ErrTransportNotFound)
-		}
-		b.stream = newStreamTransport(b, t.KVStoreStream)
-		b.transports[config.TransportKVStoreStream] = b.stream
-	}
 	if cfg.Middleware.Inbox {
 		if deps.DB == nil {
 			return nil, fmt.Errorf("svc.event.middleware.inbox: no database: %w", ErrTransportNotFound)
@@ -124,16 +107,23 @@ func New(cfg config.Event, deps Deps) (*Bus, error) {
 		}
 		b.inbox = &inboxStore{db: deps.DB, ids: b.ids}
 	}
-	if t.Outbox.Enabled {
-		if deps.DB == nil {
-			return nil, fmt.Errorf("svc.event.transports.outbox: no database: %w", ErrTransportNotFound)
+	b.transports = map[string]Transport{}
+	// Order matters: the outbox looks its sink up among the transports built before it.
+	for _, name := range []string{config.TransportMemory, config.TransportTxMemory, config.TransportKVStoreStream, config.TransportOutbox} {
+		enabled := map[string]bool{config.TransportMemory: true, config.TransportTxMemory: t.TxMemory.Enabled,
+			config.TransportKVStoreStream: t.KVStoreStream.Enabled, config.TransportOutbox: t.Outbox.Enabled}[name]
+		if !enabled {
+			continue
 		}
-		sink, ok := b.transports[t.Outbox.Sink]
-		if !ok || t.Outbox.Sink == config.TransportOutbox {
-			return nil, fmt.Errorf("svc.event.transports.outbox.sink %q: %w", t.Outbox.Sink, ErrTransportNotFound)
+		f, err := factory(name)
+		if err != nil {
+			return nil, err
 		}
-		b.outbox = newOutboxTransport(b, t.Outbox, sink)
-		b.transports[config.TransportOutbox] = b.outbox
+		tr, err := f(b.host(name))
+		if err != nil {
+			return nil, err
+		}
+		b.transports[name] = tr
 	}
 	r, err := newRouter(cfg, b.transports)
 	if err != nil {
@@ -150,7 +140,7 @@ func (b *Bus) Start(ctx context.Context) error {
 		return ErrBusAlreadyStarted
 	}
 	for name, t := range b.transports {
-		if err := t.start(ctx); err != nil {
+		if err := t.Start(ctx); err != nil {
 			b.state.Store(stateStopped)
 			_ = b.stopTransports(context.WithoutCancel(ctx))
 			return fmt.Errorf("event: start transport %s: %w", name, err)
@@ -162,7 +152,7 @@ func (b *Bus) Start(ctx context.Context) error {
 	}
 	workerCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	b.cancelWorker = cancel
-	if !b.manualWorkers {
+	if !b.deps.ManualWorkers {
 		b.startWorkers(workerCtx)
 	}
 	return nil
@@ -179,25 +169,39 @@ func (b *Bus) Stop(ctx context.Context) error {
 	close(b.async)
 	b.asyncMu.Unlock()
 	var errs []error
-	errs = append(errs, waitGroup(ctx, &b.asyncWG))
+	errs = append(errs, Wait(ctx, &b.asyncWG))
 	b.cancelWorker()
-	errs = append(errs, waitGroup(ctx, &b.workers))
+	errs = append(errs, Wait(ctx, &b.workers))
 	errs = append(errs, b.stopTransports(ctx))
 	return errors.Join(errs...)
 }
 
-// stopTransports stops the outbox first (it feeds its sink), then the others.
+// stopTransports stops the publish-only transports first (the outbox feeds its sink), then the
+// others.
 func (b *Bus) stopTransports(ctx context.Context) error {
 	var errs []error
-	if b.outbox != nil {
-		errs = append(errs, b.outbox.stop(ctx))
-	}
-	for name, t := range b.transports {
-		if name != config.TransportOutbox {
-			errs = append(errs, t.stop(ctx))
+	for _, publishOnly := range []bool{true, false} {
+		for _, t := range b.transports {
+			if t.Capabilities().PublishOnly == publishOnly {
+				errs = append(errs, t.Stop(ctx))
+			}
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// host is what the bus hands the factory of transport name.
+func (b *Bus) host(name string) Host {
+	return Host{Name: name, Config: b.cfg, DB: b.deps.DB, Redis: b.deps.Redis, Logger: b.log, Now: b.now,
+		NewID: b.ids.uuid, Metrics: b.metrics, ManualWorkers: b.deps.ManualWorkers,
+		Lookup: func(n string) (Transport, bool) { t, ok := b.transports[n]; return t, ok }}
+}
+
+// Transport returns the transport name when svc.event enables it (tests and tools drive the
+// outbox relay or the stream reaper through it).
+func (b *Bus) Transport(name string) (Transport, bool) {
+	t, ok := b.transports[name]
+	return t, ok
 }
 
 // Publish sends evt along its route (wire-runtime §2.1, §2.2). With InTx only the route's
@@ -245,7 +249,7 @@ func (b *Bus) send(ctx context.Context, env *Envelope, o *publishOptions) error 
 			return fmt.Errorf("%s: event %s: %w", rt.rule, env.Type, ErrTxRequired)
 		}
 		for _, t := range rt.tx {
-			if err := t.publishTx(ctx, o.tx, env); err != nil {
+			if err := t.PublishTx(ctx, o.tx, env); err != nil {
 				b.metrics.publishFailed(env.Type)
 				return err
 			}
@@ -280,7 +284,7 @@ func (b *Bus) send(ctx context.Context, env *Envelope, o *publishOptions) error 
 func (b *Bus) deliver(ctx context.Context, env *Envelope, rt *route) error {
 	var errs []error
 	for _, t := range rt.direct {
-		if err := t.publish(ctx, env); err != nil {
+		if err := t.Publish(ctx, env); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -307,7 +311,7 @@ func (b *Bus) drainAsync() {
 // WithGroup (ErrGroupRequired); a route that lists the outbox without its sink fails with
 // ErrSinkMissing naming the rule. Subscriptions made before Start are kept and start with it.
 func (b *Bus) Subscribe(eventType string, h Handler, opts ...SubscribeOption) (Unsubscribe, error) {
-	if !validType(eventType) {
+	if !ValidType(eventType) {
 		return nil, fmt.Errorf("%w: %q", ErrInvalidEventType, eventType)
 	}
 	if h == nil {
@@ -326,18 +330,18 @@ func (b *Bus) Subscribe(eventType string, h Handler, opts ...SubscribeOption) (U
 	if rt.atLeastOnce && o.group == "" {
 		return nil, fmt.Errorf("%s: subscribe %s: %w", rt.rule, eventType, ErrGroupRequired)
 	}
-	var subs []*subscription
-	var ts []transport
+	var subs []*Subscription
+	var ts []Transport
 	undo := func() {
 		for i, s := range subs {
-			ts[i].unsubscribe(s)
+			ts[i].Unsubscribe(s)
 		}
 	}
 	for _, name := range rt.subscribe {
 		t := b.transports[name]
-		s := &subscription{eventType: eventType, group: o.group, concurrency: o.concurrency,
-			handler: b.chain(h, name, rt.atLeastOnce, o.group)}
-		if err := t.subscribe(s); err != nil {
+		s := &Subscription{EventType: eventType, Group: o.group, Concurrency: o.concurrency,
+			Handler: b.chain(h, name, rt.atLeastOnce, o.group)}
+		if err := t.Subscribe(s); err != nil {
 			undo()
 			return nil, fmt.Errorf("event: subscribe %s on %s: %w", eventType, name, err)
 		}

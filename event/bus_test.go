@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/svc-framework/svc/config"
+	"github.com/uptrace/bun"
 )
 
 type ctxKey struct{}
@@ -85,7 +86,7 @@ func TestErrors(t *testing.T) {
 			return b.Publish(context.Background(), testEvent{}, WithHeaders(map[string]string{"k": strings.Repeat("v", 1025)}))
 		}), ErrPayloadTooLarge},
 		{"body too large", nil, func(b *Bus) error {
-			_, err := encodeBody(&Envelope{Type: "t", Payload: testEvent{Name: big}})
+			_, err := EncodeBody(&Envelope{Type: "t", Payload: testEvent{Name: big}})
 			return err
 		}, ErrPayloadTooLarge},
 		{"tx and async", withTx, started(func(b *Bus) error { return b.Publish(context.Background(), testEvent{}, InTx(fakeIDB{}), Async()) }), ErrTxAsyncMutex},
@@ -216,7 +217,7 @@ func TestSinkMissingAndGroupRequired(t *testing.T) {
 }
 
 // fakeIDB stands for a transaction in tests that never reach the database.
-type fakeIDB struct{ bunIDB }
+type fakeIDB struct{ bun.IDB }
 
 // TestAsync: async publishes are delivered and flushed by Stop; a full queue falls back to a
 // synchronous publish.
@@ -378,8 +379,8 @@ func TestValidType(t *testing.T) {
 	for typ, want := range map[string]bool{
 		"svc.storage.file.claimed": true, "svc-dlq.a_b-C9": true, "": false, "a b": false, "a/b": false, "é": false, "a*": false,
 	} {
-		if got := validType(typ); got != want {
-			t.Errorf("validType(%q) = %v, want %v", typ, got, want)
+		if got := ValidType(typ); got != want {
+			t.Errorf("ValidType(%q) = %v, want %v", typ, got, want)
 		}
 	}
 }
@@ -395,7 +396,7 @@ func (fileClaimed) EventType() string { return "svc.storage.file.claimed" }
 // value, in-process and after the outbox (RawPayload).
 func TestNamed(t *testing.T) {
 	e := Named{Type: "svc.storage.file.claimed", Payload: fileClaimed{FileKey: "k"}}
-	body, err := encodeBody(&Envelope{Type: e.Type, Payload: e})
+	body, err := EncodeBody(&Envelope{Type: e.Type, Payload: e})
 	if err != nil || string(body) != `{"fileKey":"k"}` {
 		t.Errorf("body = %s, %v", body, err)
 	}

@@ -30,12 +30,27 @@
 // audit record publish with Async; sys/monitor get_event_streams reads InspectStreams.
 // docs/events.md lists every event of the modules.
 //
-// # Layout
+// # Packages and the transport SPI
 //
-// One package holds the API and the transports as files (memory.go for memory and tx_memory,
-// outbox.go and relay.go, kvstream.go and kvstream_reaper.go, inbox.go): they share the envelope,
-// subscription and metrics types, and subpackages would need an extra internal package to avoid
-// an import cycle with New. This differs from the house plan's event/memory, event/outbox, …
+// This package is the bus: the API above, the envelope, routing, middleware, the inbox, the
+// event tables' migrations (sys_event_outbox and sys_event_inbox, one migration set since
+// existing databases record it under "event") and the transport SPI of transport.go: a
+// Transport (Capabilities, Publish, Subscribe, Unsubscribe, Start, Stop), a TxTransport
+// (PublishTx), the optional Deliverer (run handlers in the caller, for the outbox's in-process
+// sink) and StreamInspector (get_event_streams), and the Host a Factory receives (config, DB,
+// Redis, logger, clock, id source, Metrics with its Count* hooks, ManualWorkers, Lookup of the
+// transports built before). The transports are subpackages, as shared/ARCHITECTURE.md plans:
+//
+//   - event/memory: memory and tx_memory;
+//   - event/outbox: the outbox, its relay, PostgreSQL LISTEN/NOTIFY wake-ups and cleanup;
+//   - event/kvstream: kvstore_stream (Redis Streams), its reaper and idle-group sweeper.
+//
+// Each registers its Factory with RegisterTransport from init, and New builds the transports
+// svc.event enables from the registered factories (memory, tx_memory, kvstore_stream, then the
+// outbox, which looks its sink up), so this package imports none of them. A program links a
+// transport by importing its package: package svc imports all three; a tool or test that calls
+// New directly imports those it enables, or New fails with ErrTransportNotFound naming the
+// package to import. Test helpers the transports' tests share are in event/internal/eventtest.
 //
 // # Config keys
 //
@@ -57,10 +72,10 @@
 // sys_event_outbox (statuses pending, processing, completed, failed, dead) and sys_event_inbox
 // (processing, completed), per dialect in migrations/{postgres,mysql,sqlite}.
 //
-// # Workers (started by Start, ended by Stop)
+// # Workers (started by Start, ended by Stop; each transport runs its own)
 //
-//   - outbox relay: every relay_interval and when woken by a local commit or, on PostgreSQL, a
-//     NOTIFY from another node; claims with FOR UPDATE SKIP LOCKED (PostgreSQL, MySQL/MariaDB)
+//   - outbox relay (event/outbox): every relay_interval and when woken by a local commit or, on
+//     PostgreSQL, a NOTIFY from another node; claims with FOR UPDATE SKIP LOCKED (PostgreSQL, MySQL/MariaDB)
 //     or an immediate transaction (SQLite) and leases; on PostgreSQL the claim is one UPDATE …
 //     RETURNING that also completes the previous batch (one round trip and one commit per
 //     batch), sent through a session of its own with synchronous_commit off (relaySession: a
@@ -69,9 +84,10 @@
 //   - outbox announcer (PostgreSQL): at most one pg_notify per 10 ms of local commits, outside
 //     the publishing transaction (a NOTIFY inside it serialises commits on PostgreSQL's notify
 //     lock, and each NOTIFY is a commit of its own); and the LISTEN connection;
-//   - outbox cleanup (cleanup_interval), inbox cleanup (inbox.cleanup_interval);
-//   - stream readers (per subscription × concurrency), reaper (claim_interval), idle-group sweep
-//     (idle_group_sweep_interval, when idle_group_retention > 0);
+//   - outbox cleanup (cleanup_interval), inbox cleanup (inbox.cleanup_interval, this package);
+//   - stream readers of event/kvstream (per subscription × concurrency), reaper
+//     (claim_interval), idle-group sweep (idle_group_sweep_interval, when idle_group_retention
+//     > 0);
 //   - async publish workers (async_workers).
 //
 // # Choices where the original is silent or differs

@@ -1,12 +1,17 @@
 package event
 
 import (
+	"database/sql"
+	"time"
+
 	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/svc-framework/svc/config"
+	"github.com/svc-framework/svc/db"
 	"sync"
 
 	"github.com/google/uuid"
@@ -48,7 +53,7 @@ func (b *Bus) newEnvelope(ctx context.Context, evt Event, o *publishOptions) (*E
 		return nil, fmt.Errorf("%w: nil event", ErrInvalidEventType)
 	}
 	typ := evt.EventType()
-	if !validType(typ) {
+	if !ValidType(typ) {
 		return nil, fmt.Errorf("%w: %q", ErrInvalidEventType, typ)
 	}
 	if err := checkHeaders(o.headers); err != nil {
@@ -96,9 +101,9 @@ func checkHeaders(h map[string]string) error {
 	return nil
 }
 
-// encodeBody returns the canonical JSON body of env's payload, refusing bodies over
+// EncodeBody returns the canonical JSON body of env's payload, refusing bodies over
 // MaxBodyBytes. A RawPayload is passed through unchanged.
-func encodeBody(env *Envelope) (json.RawMessage, error) {
+func EncodeBody(env *Envelope) (json.RawMessage, error) {
 	var body []byte
 	if raw, ok := env.Payload.(RawPayload); ok {
 		body = raw.Body
@@ -114,8 +119,8 @@ func encodeBody(env *Envelope) (json.RawMessage, error) {
 	return body, nil
 }
 
-// cloneHeaders copies h and sets extra key/value pairs.
-func cloneHeaders(h map[string]string, kv ...string) map[string]string {
+// CloneHeaders copies h and sets extra key/value pairs.
+func CloneHeaders(h map[string]string, kv ...string) map[string]string {
 	out := make(map[string]string, len(h)+len(kv)/2)
 	for k, v := range h {
 		out[k] = v
@@ -124,4 +129,17 @@ func cloneHeaders(h map[string]string, kv ...string) map[string]string {
 		out[kv[i]] = kv[i+1]
 	}
 	return out
+}
+
+// DBTime is how the event tables store times: UTC, microseconds (the finest all three dialects
+// keep).
+func DBTime(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
+
+// TxOptions are the isolation of the relay's and the inbox's transactions: READ COMMITTED on
+// PostgreSQL and MySQL (no gap locks between concurrent claimers); SQLite has one level.
+func TxOptions(d *db.DB) *sql.TxOptions {
+	if d.Kind == config.SQLite {
+		return nil
+	}
+	return &sql.TxOptions{Isolation: sql.LevelReadCommitted}
 }

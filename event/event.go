@@ -96,9 +96,9 @@ type PubSub interface {
 	Subscriber
 }
 
-// validType reports whether t has the accepted shape of an event type, ^[a-zA-Z0-9._-]+$
+// ValidType reports whether t has the accepted shape of an event type, ^[a-zA-Z0-9._-]+$
 // (wire-runtime §2.1). A loop instead of a regexp: it runs on every publish.
-func validType(t string) bool {
+func ValidType(t string) bool {
 	if t == "" {
 		return false
 	}

@@ -100,30 +100,14 @@ func (r *recorder) count() int {
 	return len(r.envs)
 }
 
-// duplicates counts events delivered more than once.
-func (r *recorder) duplicates() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	n := 0
-	for _, c := range r.ids {
-		if c > 1 {
-			n++
-		}
-	}
-	return n
-}
-
 // eventually is testservice.Eventually (svctest's polling helper, importable from here).
 var eventually = testservice.Eventually
 
-// recordedBus builds and starts a bus whose recorder subscribes to svc.test.happened in group g.
-func recordedBus(t *testing.T, cfg config.Event, deps Deps) (*Bus, *recorder) {
-	t.Helper()
-	b := newBus(t, cfg, deps)
-	rec := newRecorder()
-	if _, err := b.Subscribe("svc.test.happened", rec.handle, WithGroup("g")); err != nil {
-		t.Fatal(err)
-	}
-	start(t, b)
-	return b, rec
+// outboxConfig routes svc.* to the outbox with the memory sink (as in event/outbox's tests).
+func outboxConfig() config.Event {
+	cfg := defaultConfig()
+	cfg.Transports.Outbox.Enabled = true
+	cfg.Transports.Outbox.MaxRetries = 3
+	cfg.Routing = []config.EventRoute{{Pattern: "svc.*", Transports: []string{"outbox", "memory"}}}
+	return cfg
 }

@@ -53,9 +53,9 @@ type inboxStore struct {
 // lock id; a completed row or a live lease is reported as such.
 func (s *inboxStore) acquire(ctx context.Context, group, eventID string, now, until time.Time) (acquireResult, string, error) {
 	lockID := s.ids.uuid()
-	row := &InboxRow{ID: s.ids.uuid(), CreatedAt: dbTime(now), EventID: eventID, ConsumerGroup: group,
-		Status: InboxProcessing, LockID: lockID, LockedUntil: dbTime(until)}
-	_, err := s.db.NewInsert().Model(row).Returning("NULL").Exec(ctx) // one round trip: see outboxTransport.insert
+	row := &InboxRow{ID: s.ids.uuid(), CreatedAt: DBTime(now), EventID: eventID, ConsumerGroup: group,
+		Status: InboxProcessing, LockID: lockID, LockedUntil: DBTime(until)}
+	_, err := s.db.NewInsert().Model(row).Returning("NULL").Exec(ctx) // one round trip: see the insert of event/outbox
 	if err == nil {
 		return acquired, lockID, nil
 	}
@@ -63,10 +63,10 @@ func (s *inboxStore) acquire(ctx context.Context, group, eventID string, now, un
 		return 0, "", fmt.Errorf("event: inbox acquire %s/%s: %w", group, eventID, err)
 	}
 	res, err := s.db.NewUpdate().Model((*InboxRow)(nil)).
-		Set("lock_id = ?", lockID).Set("locked_until = ?", dbTime(until)).
+		Set("lock_id = ?", lockID).Set("locked_until = ?", DBTime(until)).
 		Where("consumer_group = ?", group).Where("event_id = ?", eventID).
 		Where("status = ?", InboxProcessing).
-		Where("(locked_until IS NULL OR locked_until <= ?)", dbTime(now)).Exec(ctx)
+		Where("(locked_until IS NULL OR locked_until <= ?)", DBTime(now)).Exec(ctx)
 	if err != nil {
 		return 0, "", fmt.Errorf("event: inbox take over %s/%s: %w", group, eventID, err)
 	}
@@ -89,7 +89,7 @@ func (s *inboxStore) acquire(ctx context.Context, group, eventID string, now, un
 // complete marks the event handled; false means the lease was lost to another delivery.
 func (s *inboxStore) complete(ctx context.Context, group, eventID, lockID string, now time.Time) (bool, error) {
 	res, err := s.db.NewUpdate().Model((*InboxRow)(nil)).
-		Set("status = ?", InboxCompleted).Set("completed_at = ?", dbTime(now)).
+		Set("status = ?", InboxCompleted).Set("completed_at = ?", DBTime(now)).
 		Set("lock_id = NULL").Set("locked_until = NULL").
 		Where("consumer_group = ?", group).Where("event_id = ?", eventID).Where("lock_id = ?", lockID).Exec(ctx)
 	if err != nil {
@@ -157,5 +157,18 @@ func (b *Bus) inboxMiddleware(h Handler, group string) Handler {
 			b.log.Warn("event: inbox lease lost after the handler succeeded; treated as done", "type", env.Type, "id", env.ID, "group", group)
 		}
 		return nil
+	}
+}
+
+// startWorkers starts the bus's own background worker, the inbox cleanup, ended by ctx; the
+// transports start theirs in Start.
+func (b *Bus) startWorkers(ctx context.Context) {
+	if b.inbox != nil {
+		b.workers.Go(func() {
+			Every(ctx, b.cfg.Inbox.CleanupInterval, b.log, "inbox cleanup", func(ctx context.Context) error {
+				_, err := b.inbox.cleanup(ctx, DBTime(b.now().Add(-b.cfg.Inbox.Retention)))
+				return err
+			})
+		})
 	}
 }

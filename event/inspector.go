@@ -2,8 +2,8 @@ package event
 
 import (
 	"context"
-	"fmt"
-	"sort"
+
+	"github.com/svc-framework/svc/config"
 )
 
 // StreamReport is the data of sys/monitor get_event_streams (wire-runtime §2.8).
@@ -41,47 +41,24 @@ type GroupInfo struct {
 // InspectStreams reads the report of every stream under stream_prefix, read-only. Without the
 // stream transport it returns {enabled: false, streams: []} and no error.
 func (b *Bus) InspectStreams(ctx context.Context) (StreamReport, error) {
-	if b.stream == nil {
-		return StreamReport{Streams: []StreamInfo{}}, nil
+	if si, ok := b.transports[config.TransportKVStoreStream].(StreamInspector); ok {
+		return si.InspectStreams(ctx)
 	}
-	t := b.stream
-	keys, err := t.streamKeys(ctx)
-	if err != nil {
-		return StreamReport{}, err
-	}
-	sort.Strings(keys)
-	report := StreamReport{Enabled: true, Streams: make([]StreamInfo, 0, len(keys))}
-	for _, key := range keys {
-		n, err := t.rdb.XLen(ctx, key).Result()
-		if err != nil {
-			return StreamReport{}, fmt.Errorf("event: inspect %s: %w", key, err)
-		}
-		groups, err := t.rdb.XInfoGroups(ctx, key).Result()
-		if err != nil {
-			return StreamReport{}, fmt.Errorf("event: inspect groups of %s: %w", key, err)
-		}
-		info := StreamInfo{Stream: key, Length: n, Groups: make([]GroupInfo, 0, len(groups))}
-		for _, g := range groups {
-			info.Groups = append(info.Groups, GroupInfo{Name: g.Name, Consumers: g.Consumers, Pending: g.Pending,
-				Lag: max(g.Lag, 0), LastDeliveredID: g.LastDeliveredID})
-		}
-		report.Streams = append(report.Streams, info)
-	}
-	return report, nil
+	return StreamReport{Streams: []StreamInfo{}}, nil
 }
 
 // OutboxCounts returns the number of sys_event_outbox rows per status (OutboxPending, ...,
 // OutboxDead; statuses without rows are absent), for the metrics exporter. ok is false when the
 // outbox transport is disabled.
 func (b *Bus) OutboxCounts(ctx context.Context) (counts map[string]int64, ok bool, err error) {
-	if b.outbox == nil {
+	if _, ok := b.transports[config.TransportOutbox]; !ok {
 		return nil, false, nil
 	}
 	var rows []struct {
 		Status string `bun:"status"`
 		N      int64  `bun:"n"`
 	}
-	err = b.outbox.db.NewSelect().TableExpr("sys_event_outbox").
+	err = b.deps.DB.NewSelect().TableExpr("sys_event_outbox").
 		ColumnExpr("status").ColumnExpr("COUNT(*) AS n").GroupExpr("status").Scan(ctx, &rows)
 	if err != nil {
 		return nil, true, err

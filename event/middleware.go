@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 )
 
 // chain wraps h in the configured middleware (wire-runtime §2.7), outermost first: recover,
@@ -126,7 +125,7 @@ func (b *Bus) stampTrace(ctx context.Context, env *Envelope) {
 		// An OpenTelemetry span (the /api call's, the publish span) is the parent: the
 		// consumer continues it (issue #19).
 		env.TraceID, env.SpanID = tid, sid
-		env.Headers = cloneHeaders(env.Headers, HeaderTraceparent, "00-"+tid+"-"+sid+"-01")
+		env.Headers = CloneHeaders(env.Headers, HeaderTraceparent, "00-"+tid+"-"+sid+"-01")
 		return
 	}
 	env.TraceID = TraceFrom(ctx).TraceID
@@ -134,7 +133,7 @@ func (b *Bus) stampTrace(ctx context.Context, env *Envelope) {
 		env.TraceID = b.ids.hex(16)
 	}
 	env.SpanID = b.ids.hex(8)
-	env.Headers = cloneHeaders(env.Headers, HeaderTraceparent, "00-"+env.TraceID+"-"+env.SpanID+"-01")
+	env.Headers = CloneHeaders(env.Headers, HeaderTraceparent, "00-"+env.TraceID+"-"+env.SpanID+"-01")
 }
 
 // parseTraceparent splits a version-00 traceparent header into trace and span ids.
@@ -192,6 +191,21 @@ type MetricsSnapshot struct {
 	Redelivered int64
 }
 
+// CountDropped adds n events a full queue dropped (memory full_policy drop_oldest).
+func (m *Metrics) CountDropped(n int64) { m.dropped.Add(n) }
+
+// CountRelayed adds n events the outbox relay forwarded.
+func (m *Metrics) CountRelayed(n int64) { m.relayed.Add(n) }
+
+// CountRelayFailure counts one failed outbox forward.
+func (m *Metrics) CountRelayFailure() { m.relayFailures.Add(1) }
+
+// CountDeadLettered counts one event moved to its dead-letter topic.
+func (m *Metrics) CountDeadLettered() { m.deadLettered.Add(1) }
+
+// CountRedelivered adds n stream entries the reaper claimed again.
+func (m *Metrics) CountRedelivered(n int64) { m.redelivered.Add(n) }
+
 func newMetrics() *Metrics { return &Metrics{} }
 
 func (m *Metrics) counters(eventType string) *typeCounters {
@@ -225,12 +239,4 @@ func (m *Metrics) Snapshot() MetricsSnapshot {
 		return true
 	})
 	return s
-}
-
-// handlerDeadline bounds ctx by d when d > 0.
-func handlerDeadline(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
-	if d <= 0 {
-		return ctx, func() {}
-	}
-	return context.WithTimeout(ctx, d)
 }

@@ -19,9 +19,9 @@ type route struct {
 	names []string
 	// direct are the transports a plain publish writes to: all of names except the outbox sink
 	// when the outbox is on the route (the relay delivers to the sink).
-	direct []transport
+	direct []Transport
 	// tx are the transactional transports of the route.
-	tx []txTransport
+	tx []TxTransport
 	// subscribe are the transports a subscription attaches to (names minus publish-only ones).
 	subscribe []string
 	// atLeastOnce: some transport of the route redelivers (outbox or kvstore_stream), so
@@ -38,12 +38,12 @@ type router struct {
 	rules      []config.EventRoute
 	def        string
 	sink       string
-	transports map[string]transport
+	transports map[string]Transport
 	cache      sync.Map // event type → *route
 }
 
 // newRouter checks that every rule and the default transport name a transport that exists.
-func newRouter(cfg config.Event, ts map[string]transport) (*router, error) {
+func newRouter(cfg config.Event, ts map[string]Transport) (*router, error) {
 	r := &router{rules: cfg.Routing, def: cfg.DefaultTransport, sink: cfg.Transports.Outbox.Sink, transports: ts}
 	if r.def == "" {
 		r.def = config.TransportMemory
@@ -86,17 +86,17 @@ func (r *router) build(eventType string) *route {
 	hasOutbox := slices.Contains(rt.names, config.TransportOutbox)
 	for _, name := range rt.names {
 		t := r.transports[name]
-		c := t.caps()
-		if c.atLeastOnce {
+		c := t.Capabilities()
+		if c.AtLeastOnce {
 			rt.atLeastOnce = true
 		}
-		if tt, ok := t.(txTransport); ok && c.transactional {
+		if tt, ok := t.(TxTransport); ok && c.Transactional {
 			rt.tx = append(rt.tx, tt)
 		}
 		if !(hasOutbox && name == r.sink) {
 			rt.direct = append(rt.direct, t)
 		}
-		if !c.publishOnly {
+		if !c.PublishOnly {
 			rt.subscribe = append(rt.subscribe, name)
 		}
 	}

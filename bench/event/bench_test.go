@@ -14,6 +14,9 @@ import (
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/db"
 	"github.com/svc-framework/svc/event"
+	_ "github.com/svc-framework/svc/event/kvstream" // the transports register with the bus
+	_ "github.com/svc-framework/svc/event/memory"
+	_ "github.com/svc-framework/svc/event/outbox"
 	"github.com/svc-framework/svc/internal/testservice"
 	"github.com/uptrace/bun"
 )

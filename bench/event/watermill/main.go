@@ -18,6 +18,7 @@ import (
 	"github.com/ThreeDotsLabs/watermill/pubsub/gochannel"
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/event"
+	_ "github.com/svc-framework/svc/event/memory" // registers the memory transport
 )
 
 // tick is the event both sides publish.

@@ -1,10 +1,11 @@
-package event
+package outbox
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/svc-framework/svc/event"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/db"
@@ -60,13 +62,13 @@ func crashConfig(mode, prefix string) config.Event {
 
 // recordingHandler inserts a crash_handled row per run; at event N == block it writes the marker
 // and blocks forever (the parent kills the process there).
-func recordingHandler(d *db.DB, ids *idSource, block int, marker string) func(context.Context, *Envelope, testEvent) error {
-	return func(ctx context.Context, env *Envelope, e testEvent) error {
+func recordingHandler(d *db.DB, block int, marker string) func(context.Context, *event.Envelope, testEvent) error {
+	return func(ctx context.Context, env *event.Envelope, e testEvent) error {
 		if e.N == block {
 			_ = os.WriteFile(marker, []byte(env.ID), 0o600)
 			select {}
 		}
-		_, err := d.NewInsert().Model(&handledEvent{ID: ids.uuid(), EventID: env.ID}).Exec(context.WithoutCancel(ctx))
+		_, err := d.NewInsert().Model(&handledEvent{ID: uuid.NewString(), EventID: env.ID}).Exec(context.WithoutCancel(ctx))
 		return err
 	}
 }
@@ -98,14 +100,14 @@ func crashChild(mode string) error {
 	if mode == "stream" {
 		rdb = redis.NewClient(&redis.Options{Addr: os.Getenv(testservice.EnvRedisAddr)})
 	}
-	b, err := New(crashConfig(mode, os.Getenv(envCrashPrefix)), Deps{DB: d, Redis: rdb})
+	b, err := event.New(crashConfig(mode, os.Getenv(envCrashPrefix)), event.Deps{DB: d, Redis: rdb})
 	if err != nil {
 		return err
 	}
 	var block int
 	_, _ = fmt.Sscan(os.Getenv(envCrashBlock), &block)
 	marker := filepath.Join(os.Getenv(envCrashDir), "blocked")
-	if _, err := SubscribeTyped(b, recordingHandler(d, b.ids, block, marker), WithGroup("g")); err != nil {
+	if _, err := event.SubscribeTyped(b, recordingHandler(d, block, marker), event.WithGroup("g")); err != nil {
 		return err
 	}
 	if err := b.Start(context.Background()); err != nil {
@@ -113,7 +115,7 @@ func crashChild(mode string) error {
 	}
 	if mode == "rollback" {
 		_ = b.RunInTx(context.Background(), d, nil, func(ctx context.Context, tx bun.Tx) error {
-			if err := b.Publish(ctx, testEvent{N: 1}, InTx(tx)); err != nil {
+			if err := b.Publish(ctx, testEvent{N: 1}, event.InTx(tx)); err != nil {
 				return err
 			}
 			_ = os.WriteFile(marker, []byte("in tx"), 0o600)
@@ -164,7 +166,7 @@ func crashDB(t *testing.T, kind config.DBKind) (config.DataSource, *db.DB) {
 	ds := testservice.DataSource(t, kind)
 	d := testservice.OpenDB(t, ds)
 	ctx := context.Background()
-	if err := db.Migrate(ctx, d, *Migrations()); err != nil {
+	if err := db.Migrate(ctx, d, *event.Migrations()); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := d.NewCreateTable().Model((*handledEvent)(nil)).Exec(ctx); err != nil {
@@ -188,10 +190,10 @@ func handledCounts(t *testing.T, d *db.DB) map[string]int {
 
 // restartAndCheck starts a fresh node on d, waits until all ids were handled and checks that each
 // was handled exactly once.
-func restartAndCheck(t *testing.T, cfg config.Event, deps Deps, ids []string) {
+func restartAndCheck(t *testing.T, cfg config.Event, deps event.Deps, ids []string) {
 	t.Helper()
 	b := newBus(t, cfg, deps)
-	if _, err := SubscribeTyped(b, recordingHandler(deps.DB, b.ids, -1, ""), WithGroup("g")); err != nil {
+	if _, err := event.SubscribeTyped(b, recordingHandler(deps.DB, -1, ""), event.WithGroup("g")); err != nil {
 		t.Fatal(err)
 	}
 	start(t, b)
@@ -211,24 +213,24 @@ func TestCrashOutboxRelay(t *testing.T) {
 		t.Run(string(kind), func(t *testing.T) {
 			ds, d := crashDB(t, kind)
 			cfg := crashConfig("relay", "")
-			ids := publishCommitted(t, cfg, Deps{DB: d}, d, 60)
+			ids := publishCommitted(t, cfg, event.Deps{DB: d}, d, 60)
 			runChild(t, "relay", ds, "", 30)
 			var processing int
-			_ = d.NewSelect().Model((*OutboxRow)(nil)).ColumnExpr("count(*)").Where("status = ?", OutboxProcessing).Scan(context.Background(), &processing)
+			_ = d.NewSelect().Model((*event.OutboxRow)(nil)).ColumnExpr("count(*)").Where("status = ?", event.OutboxProcessing).Scan(context.Background(), &processing)
 			if processing == 0 {
 				t.Errorf("no row was mid-batch at the kill")
 			}
-			restartAndCheck(t, cfg, Deps{DB: d}, ids)
+			restartAndCheck(t, cfg, event.Deps{DB: d}, ids)
 		})
 	}
 }
 
 // publishCommitted commits n outbox events (N = 0…n-1) from a node without a relay and returns
 // their ids in order.
-func publishCommitted(t *testing.T, cfg config.Event, deps Deps, d *db.DB, n int) []string {
+func publishCommitted(t *testing.T, cfg config.Event, deps event.Deps, d *db.DB, n int) []string {
 	t.Helper()
+	deps.ManualWorkers = true
 	b := newBus(t, cfg, deps)
-	b.manualWorkers = true
 	start(t, b)
 	var ids []string
 	for i := range n {
@@ -243,7 +245,7 @@ func TestCrashStreamConsumer(t *testing.T) {
 	rdb, prefix := testRedis(t)
 	ds, d := crashDB(t, config.SQLite)
 	cfg := crashConfig("stream", prefix)
-	deps := Deps{DB: d, Redis: rdb}
+	deps := event.Deps{DB: d, Redis: rdb}
 	pub := newBus(t, cfg, deps)
 	start(t, pub)
 	// the group exists before publishing, so the child reads every entry
@@ -272,11 +274,11 @@ func lastStreamID(t *testing.T, rdb *redis.Client, prefix string) string {
 	if err != nil || len(msgs) != 1 {
 		t.Fatalf("XREVRANGE = %v, %v", msgs, err)
 	}
-	env, err := decodeFrame(msgs[0])
-	if err != nil {
-		t.Fatal(err)
+	var f struct{ ID string } // the frame's event id (kvstream's frame format)
+	if err := json.Unmarshal([]byte(msgs[0].Values["frame"].(string)), &f); err != nil || f.ID == "" {
+		t.Fatalf("frame %v: %v", msgs[0].Values, err)
 	}
-	return env.ID
+	return f.ID
 }
 
 // TestCrashRollback (c): a process killed inside its transaction, after publishing to the outbox
@@ -286,24 +288,28 @@ func TestCrashRollback(t *testing.T) {
 		t.Run(string(kind), func(t *testing.T) {
 			ds, d := crashDB(t, kind)
 			runChild(t, "rollback", ds, "", -1)
-			b := newBus(t, crashConfig("rollback", ""), Deps{DB: d})
+			b := newBus(t, crashConfig("rollback", ""), event.Deps{DB: d})
 			rec := newRecorder()
-			_, _ = b.Subscribe("svc.test.happened", rec.handle, WithGroup("g"))
+			_, _ = b.Subscribe("svc.test.happened", rec.Handle, event.WithGroup("g"))
 			start(t, b)
 			// a committed marker relayed after the restart proves the relay ran
 			if err := b.Publish(context.Background(), testEvent{N: 2}); err != nil {
 				t.Fatal(err)
 			}
-			eventually(t, 30*time.Second, func() bool { return rec.count() >= 1 }, "marker relayed")
+			eventually(t, 30*time.Second, func() bool { return rec.Count() >= 1 }, "marker relayed")
 			if err := b.Stop(context.Background()); err != nil {
 				t.Fatal(err)
 			}
-			for _, env := range rec.envs {
-				if p, _ := decodePayload[testEvent](env); p.N == 1 {
+			for _, env := range rec.Envs {
+				p, _ := env.Payload.(testEvent) // in-process, or relayed as JSON
+				if raw, ok := env.Payload.(event.RawPayload); ok {
+					_ = json.Unmarshal(raw.Body, &p)
+				}
+				if p.N == 1 {
 					t.Errorf("the rolled-back event was delivered")
 				}
 			}
-			if n := countRows(t, d, (*OutboxRow)(nil)); n != 1 {
+			if n := countRows(t, d, (*event.OutboxRow)(nil)); n != 1 {
 				t.Errorf("outbox rows = %d, want only the marker", n)
 			}
 			if c := handledCounts(t, d); len(c) != 0 {

@@ -1,8 +1,9 @@
-package event
+package memory
 
 import (
 	"context"
 	"errors"
+	"github.com/svc-framework/svc/event"
 	"testing"
 	"time"
 
@@ -17,30 +18,30 @@ func TestTxMemory(t *testing.T) {
 	cfg := defaultConfig()
 	cfg.Transports.TxMemory.Enabled = true
 	cfg.Routing = []config.EventRoute{{Pattern: "svc.*", Transports: []string{"tx_memory"}}}
-	b := newBus(t, cfg, Deps{DB: d})
+	b := newBus(t, cfg, event.Deps{DB: d})
 	rec := newRecorder()
-	if _, err := b.Subscribe("svc.test.happened", rec.handle); err != nil {
+	if _, err := b.Subscribe("svc.test.happened", rec.Handle); err != nil {
 		t.Fatal(err)
 	}
 	start(t, b)
 	ctx := context.Background()
 	err := b.RunInTx(ctx, d, nil, func(ctx context.Context, tx bun.Tx) error {
-		if err := b.Publish(ctx, testEvent{N: 1}, InTx(tx)); err != nil {
+		if err := b.Publish(ctx, testEvent{N: 1}, event.InTx(tx)); err != nil {
 			return err
 		}
-		if rec.count() != 0 {
+		if rec.Count() != 0 {
 			t.Errorf("delivered before commit")
 		}
-		return b.PublishBatch(ctx, []Event{testEvent{N: 2}, testEvent{N: 3}}, InTx(tx))
+		return b.PublishBatch(ctx, []event.Event{testEvent{N: 2}, testEvent{N: 3}}, event.InTx(tx))
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 5*time.Second, func() bool { return rec.count() == 3 }, "three deliveries after commit")
+	eventually(t, 5*time.Second, func() bool { return rec.Count() == 3 }, "three deliveries after commit")
 
 	rollback := errors.New("rollback")
 	err = b.RunInTx(ctx, d, nil, func(ctx context.Context, tx bun.Tx) error {
-		if err := b.Publish(ctx, testEvent{N: 4}, InTx(tx)); err != nil {
+		if err := b.Publish(ctx, testEvent{N: 4}, event.InTx(tx)); err != nil {
 			return err
 		}
 		return rollback
@@ -49,23 +50,26 @@ func TestTxMemory(t *testing.T) {
 		t.Fatalf("RunInTx = %v", err)
 	}
 	// a later committed event proves the queue was drained past the rolled-back one
-	_ = b.RunInTx(ctx, d, nil, func(ctx context.Context, tx bun.Tx) error { return b.Publish(ctx, testEvent{N: 5}, InTx(tx)) })
-	eventually(t, 5*time.Second, func() bool { return rec.count() == 4 }, "the committed event")
-	for _, env := range rec.envs {
+	_ = b.RunInTx(ctx, d, nil, func(ctx context.Context, tx bun.Tx) error { return b.Publish(ctx, testEvent{N: 5}, event.InTx(tx)) })
+	eventually(t, 5*time.Second, func() bool { return rec.Count() == 4 }, "the committed event")
+	for _, env := range rec.Envs {
 		if env.Payload.(testEvent).N == 4 {
 			t.Errorf("rolled-back event delivered")
 		}
 	}
 
 	// a manual scope: Discard drops, Commit delivers
-	sctx, scope := NewTxScope(ctx)
-	_ = b.Publish(sctx, testEvent{N: 6}, InTx(fakeIDB{}))
+	sctx, scope := event.NewTxScope(ctx)
+	_ = b.Publish(sctx, testEvent{N: 6}, event.InTx(fakeIDB{}))
 	scope.Discard()
-	sctx, scope = NewTxScope(ctx)
-	_ = b.Publish(sctx, testEvent{N: 7}, InTx(fakeIDB{}))
+	sctx, scope = event.NewTxScope(ctx)
+	_ = b.Publish(sctx, testEvent{N: 7}, event.InTx(fakeIDB{}))
 	scope.Commit(ctx)
-	eventually(t, 5*time.Second, func() bool { return rec.count() == 5 }, "the manually committed event")
-	if n := rec.envs[4].Payload.(testEvent).N; n != 7 {
+	eventually(t, 5*time.Second, func() bool { return rec.Count() == 5 }, "the manually committed event")
+	if n := rec.Envs[4].Payload.(testEvent).N; n != 7 {
 		t.Errorf("last delivery N = %d, want 7", n)
 	}
 }
+
+// fakeIDB stands for a transaction in tests that never reach the database.
+type fakeIDB struct{ bun.IDB }

@@ -1,16 +1,18 @@
-package event
+package kvstream
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/svc-framework/svc/config"
+	"github.com/svc-framework/svc/event"
 )
 
 // readRetry is how long a stream reader waits after a failed read before trying again.
@@ -39,18 +41,24 @@ type frame struct {
 	Body          []byte
 }
 
-// streamTransport is kvstore_stream: Redis Streams with consumer groups (durable, ordered,
+func init() { event.RegisterTransport(config.TransportKVStoreStream, New) }
+
+// Transport is kvstore_stream: Redis Streams with consumer groups (durable, ordered,
 // at-least-once). Each subscription reads its type's stream in its group as this process's
 // consumer; a reaper claims entries idle longer than claim_idle — of dead consumers and, beyond
 // the original, failed ones of live consumers too — and redelivers them.
-type streamTransport struct {
-	b        *Bus
-	cfg      config.KVStoreStreamTransport
-	rdb      *redis.Client
-	consumer string
+type Transport struct {
+	cfg            config.KVStoreStreamTransport
+	publishTimeout time.Duration
+	rdb            *redis.Client
+	consumer       string
+	log            *slog.Logger
+	metrics        *event.Metrics
+	manual         bool
+	cancel         context.CancelFunc // ends ctx
 
 	mu      sync.Mutex
-	subs    map[*subscription]*streamSub
+	subs    map[*event.Subscription]*streamSub
 	started bool
 	ctx     context.Context // the workers' context, set at start
 	wg      sync.WaitGroup
@@ -58,26 +66,36 @@ type streamTransport struct {
 
 // streamSub is one subscription's reader state.
 type streamSub struct {
-	s      *subscription
+	s      *event.Subscription
 	key    string
 	cancel context.CancelFunc
 }
 
-var _ transport = (*streamTransport)(nil)
+var (
+	_ event.Transport       = (*Transport)(nil)
+	_ event.StreamInspector = (*Transport)(nil)
+)
 
-func newStreamTransport(b *Bus, cfg config.KVStoreStreamTransport) *streamTransport {
-	return &streamTransport{b: b, cfg: cfg, rdb: b.deps.Redis, consumer: cfg.ConsumerID + "-" + b.ids.uuid(),
-		subs: map[*subscription]*streamSub{}}
+// New is the stream transport's event.Factory: it needs Host.Redis.
+func New(h event.Host) (event.Transport, error) {
+	if h.Redis == nil {
+		return nil, fmt.Errorf("svc.event.transports.kvstore_stream: no key-value store client: %w", event.ErrTransportNotFound)
+	}
+	cfg := h.Config.Transports.KVStoreStream
+	return &Transport{cfg: cfg, publishTimeout: h.Config.PublishTimeout, rdb: h.Redis,
+		consumer: cfg.ConsumerID + "-" + h.NewID(), log: h.Logger, metrics: h.Metrics, manual: h.ManualWorkers,
+		subs: map[*event.Subscription]*streamSub{}}, nil
 }
 
-func (t *streamTransport) caps() capabilities { return capabilities{atLeastOnce: true} }
+// Capabilities: at-least-once.
+func (t *Transport) Capabilities() event.Capabilities { return event.Capabilities{AtLeastOnce: true} }
 
 // key is the stream of an event type.
-func (t *streamTransport) key(eventType string) string { return t.cfg.StreamPrefix + eventType }
+func (t *Transport) key(eventType string) string { return t.cfg.StreamPrefix + eventType }
 
-// publish appends env's frame to its stream (XADD, MAXLEN ~ max_len_approx when set).
-func (t *streamTransport) publish(ctx context.Context, env *Envelope) error {
-	body, err := encodeBody(env)
+// Publish appends env's frame to its stream (XADD, MAXLEN ~ max_len_approx when set).
+func (t *Transport) Publish(ctx context.Context, env *event.Envelope) error {
+	body, err := event.EncodeBody(env)
 	if err != nil {
 		return err
 	}
@@ -87,14 +105,14 @@ func (t *streamTransport) publish(ctx context.Context, env *Envelope) error {
 	if err != nil {
 		return fmt.Errorf("event: encode frame %s: %w", env.Type, err)
 	}
-	if len(data) > MaxBodyBytes {
-		return fmt.Errorf("%w: %s frame of %d bytes, at most %d", ErrPayloadTooLarge, env.Type, len(data), MaxBodyBytes)
+	if len(data) > event.MaxBodyBytes {
+		return fmt.Errorf("%w: %s frame of %d bytes, at most %d", event.ErrPayloadTooLarge, env.Type, len(data), event.MaxBodyBytes)
 	}
 	args := &redis.XAddArgs{Stream: t.key(env.Type), Values: []any{frameField, data}}
 	if t.cfg.MaxLenApprox > 0 {
 		args.MaxLen, args.Approx = t.cfg.MaxLenApprox, true
 	}
-	ctx, cancel := context.WithTimeout(ctx, t.b.cfg.PublishTimeout)
+	ctx, cancel := context.WithTimeout(ctx, t.publishTimeout)
 	defer cancel()
 	if err := t.rdb.XAdd(ctx, args).Err(); err != nil {
 		return fmt.Errorf("event: stream publish %s: %w", env.Type, err)
@@ -102,11 +120,11 @@ func (t *streamTransport) publish(ctx context.Context, env *Envelope) error {
 	return nil
 }
 
-// subscribe keeps s; once started its group is created and its readers run.
-func (t *streamTransport) subscribe(s *subscription) error {
+// Subscribe keeps s; once started its group is created and its readers run.
+func (t *Transport) Subscribe(s *event.Subscription) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	ss := &streamSub{s: s, key: t.key(s.eventType)}
+	ss := &streamSub{s: s, key: t.key(s.EventType)}
 	t.subs[s] = ss
 	if t.started {
 		return t.run(ss)
@@ -114,7 +132,8 @@ func (t *streamTransport) subscribe(s *subscription) error {
 	return nil
 }
 
-func (t *streamTransport) unsubscribe(s *subscription) {
+// Unsubscribe ends the readers of s.
+func (t *Transport) Unsubscribe(s *event.Subscription) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if ss, ok := t.subs[s]; ok {
@@ -125,8 +144,9 @@ func (t *streamTransport) unsubscribe(s *subscription) {
 	}
 }
 
-// start pings the server (a failure fails startup) and starts the buffered subscriptions.
-func (t *streamTransport) start(ctx context.Context) error {
+// Start pings the server (a failure fails startup), starts the buffered subscriptions and the
+// reaper and idle-group sweeper (unless Host.ManualWorkers).
+func (t *Transport) Start(ctx context.Context) error {
 	pctx, cancel := context.WithTimeout(ctx, t.cfg.SetupTimeout)
 	defer cancel()
 	if err := t.rdb.Ping(pctx).Err(); err != nil {
@@ -135,34 +155,41 @@ func (t *streamTransport) start(ctx context.Context) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.started = true
-	t.ctx = context.WithoutCancel(ctx)
+	t.ctx, t.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	for _, ss := range t.subs {
 		if err := t.run(ss); err != nil {
 			return err
 		}
 	}
+	if !t.manual {
+		t.startWorkers(t.ctx)
+	}
 	return nil
 }
 
 // run creates the group of ss and starts its readers (caller holds t.mu).
-func (t *streamTransport) run(ss *streamSub) error {
+func (t *Transport) run(ss *streamSub) error {
 	ctx, cancel := context.WithTimeout(t.ctx, t.cfg.SetupTimeout)
-	err := t.rdb.XGroupCreateMkStream(ctx, ss.key, ss.s.group, t.cfg.StartID).Err()
+	err := t.rdb.XGroupCreateMkStream(ctx, ss.key, ss.s.Group, t.cfg.StartID).Err()
 	cancel()
 	if err != nil && !strings.HasPrefix(err.Error(), "BUSYGROUP") {
-		return fmt.Errorf("event: create group %s on %s: %w", ss.s.group, ss.key, err)
+		return fmt.Errorf("event: create group %s on %s: %w", ss.s.Group, ss.key, err)
 	}
 	rctx, rcancel := context.WithCancel(t.ctx)
 	ss.cancel = rcancel
-	for range ss.s.concurrency {
+	for range ss.s.Concurrency {
 		t.wg.Go(func() { t.read(rctx, ss) })
 	}
 	return nil
 }
 
-// stop ends every reader; a handler in flight finishes first (bounded by handler_timeout).
-func (t *streamTransport) stop(ctx context.Context) error {
+// Stop ends every reader, the reaper and the sweeper; a handler in flight finishes first
+// (bounded by handler_timeout).
+func (t *Transport) Stop(ctx context.Context) error {
 	t.mu.Lock()
+	if t.cancel != nil {
+		t.cancel()
+	}
 	for _, ss := range t.subs {
 		if ss.cancel != nil {
 			ss.cancel()
@@ -170,14 +197,14 @@ func (t *streamTransport) stop(ctx context.Context) error {
 	}
 	t.started = false
 	t.mu.Unlock()
-	return waitGroup(ctx, &t.wg)
+	return event.Wait(ctx, &t.wg)
 }
 
 // read is one reader loop: XREADGROUP up to readCount new entries, handle them in order,
 // acknowledge the successes together.
-func (t *streamTransport) read(ctx context.Context, ss *streamSub) {
+func (t *Transport) read(ctx context.Context, ss *streamSub) {
 	for ctx.Err() == nil {
-		res, err := t.rdb.XReadGroup(ctx, &redis.XReadGroupArgs{Group: ss.s.group, Consumer: t.consumer,
+		res, err := t.rdb.XReadGroup(ctx, &redis.XReadGroupArgs{Group: ss.s.Group, Consumer: t.consumer,
 			Streams: []string{ss.key, ">"}, Count: readCount, Block: t.cfg.BlockTimeout}).Result()
 		if errors.Is(err, redis.Nil) {
 			continue
@@ -202,11 +229,11 @@ func (t *streamTransport) read(ctx context.Context, ss *streamSub) {
 }
 
 // readFailed logs a failed read, recreates a group removed under us, and waits readRetry.
-func (t *streamTransport) readFailed(ctx context.Context, ss *streamSub, err error) {
-	t.b.log.Warn("event: stream read", "stream", ss.key, "group", ss.s.group, "err", err)
+func (t *Transport) readFailed(ctx context.Context, ss *streamSub, err error) {
+	t.log.Warn("event: stream read", "stream", ss.key, "group", ss.s.Group, "err", err)
 	if strings.HasPrefix(err.Error(), "NOGROUP") {
 		gctx, cancel := context.WithTimeout(ctx, t.cfg.SetupTimeout)
-		_ = t.rdb.XGroupCreateMkStream(gctx, ss.key, ss.s.group, t.cfg.StartID).Err()
+		_ = t.rdb.XGroupCreateMkStream(gctx, ss.key, ss.s.Group, t.cfg.StartID).Err()
 		cancel()
 	}
 	select {
@@ -219,17 +246,17 @@ func (t *streamTransport) readFailed(ctx context.Context, ss *streamSub, err err
 // whether to acknowledge it: yes on success and for a poison entry (no string frame, oversized,
 // not a frame; logged), no on failure, which leaves it pending for the reaper. The handler runs
 // to completion even when ctx ends.
-func (t *streamTransport) deliver(ctx context.Context, ss *streamSub, msg redis.XMessage, attempt int64) bool {
+func (t *Transport) deliver(ctx context.Context, ss *streamSub, msg redis.XMessage, attempt int64) bool {
 	env, perr := decodeFrame(msg)
 	if perr != nil {
-		t.b.log.Error("event: poison stream entry dropped", "stream", ss.key, "group", ss.s.group, "entry", msg.ID, "err", perr)
+		t.log.Error("event: poison stream entry dropped", "stream", ss.key, "group", ss.s.Group, "entry", msg.ID, "err", perr)
 		return true
 	}
 	hctx, cancel := handlerDeadline(context.WithoutCancel(ctx), t.cfg.HandlerTimeout)
-	err := ss.s.handler(hctx, env)
+	err := ss.s.Handler(hctx, env)
 	cancel()
 	if err != nil {
-		t.b.log.Warn("event: stream handler failed; entry left pending", "stream", ss.key, "group", ss.s.group,
+		t.log.Warn("event: stream handler failed; entry left pending", "stream", ss.key, "group", ss.s.Group,
 			"entry", msg.ID, "attempt", attempt, "err", err)
 		return false
 	}
@@ -237,34 +264,34 @@ func (t *streamTransport) deliver(ctx context.Context, ss *streamSub, msg redis.
 }
 
 // ack acknowledges ids in one XACK.
-func (t *streamTransport) ack(ctx context.Context, ss *streamSub, ids ...string) {
+func (t *Transport) ack(ctx context.Context, ss *streamSub, ids ...string) {
 	if len(ids) == 0 {
 		return
 	}
 	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), t.cfg.SetupTimeout)
 	defer cancel()
-	if err := t.rdb.XAck(actx, ss.key, ss.s.group, ids...).Err(); err != nil {
-		t.b.log.Warn("event: stream ack", "stream", ss.key, "entries", len(ids), "err", err)
+	if err := t.rdb.XAck(actx, ss.key, ss.s.Group, ids...).Err(); err != nil {
+		t.log.Warn("event: stream ack", "stream", ss.key, "entries", len(ids), "err", err)
 	}
 }
 
 // decodeFrame turns an entry into an envelope, or explains why it is poison.
-func decodeFrame(msg redis.XMessage) (*Envelope, error) {
+func decodeFrame(msg redis.XMessage) (*event.Envelope, error) {
 	raw, ok := msg.Values[frameField].(string)
 	switch {
 	case !ok:
 		return nil, errors.New("no string frame field")
-	case len(raw) > MaxBodyBytes:
+	case len(raw) > event.MaxBodyBytes:
 		return nil, fmt.Errorf("frame of %d bytes", len(raw))
 	}
 	var f frame
 	if err := json.Unmarshal([]byte(raw), &f); err != nil {
 		return nil, fmt.Errorf("invalid frame: %w", err)
 	}
-	if f.ID == "" || !validType(f.Type) {
+	if f.ID == "" || !event.ValidType(f.Type) {
 		return nil, errors.New("frame without id or valid type")
 	}
-	return &Envelope{ID: f.ID, Type: f.Type, Source: f.Source, OccurredAt: f.OccurredAt, PublishedAt: f.PublishedAt,
+	return &event.Envelope{ID: f.ID, Type: f.Type, Source: f.Source, OccurredAt: f.OccurredAt, PublishedAt: f.PublishedAt,
 		TraceID: f.TraceID, SpanID: f.SpanID, CorrelationID: f.CorrelationID, Headers: f.Headers,
-		Payload: RawPayload{Type: f.Type, Body: json.RawMessage(f.Body)}}, nil
+		Payload: event.RawPayload{Type: f.Type, Body: json.RawMessage(f.Body)}}, nil
 }

@@ -1,10 +1,11 @@
-package event
+package kvstream
 
 import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"github.com/svc-framework/svc/event"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -13,39 +14,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/svc-framework/svc/config"
-	"github.com/svc-framework/svc/internal/testservice"
 )
-
-// testRedis returns a client of the real Redis (SVC_TEST_REDIS_ADDR) and a stream prefix of the
-// test's own; its keys are deleted when the test ends.
-func testRedis(t testing.TB) (*redis.Client, string) {
-	t.Helper()
-	addr := testservice.Require(t, testservice.EnvRedisAddr)
-	rdb := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
-	prefix := "svctest:event:" + testservice.Suffix(6) + ":"
-	t.Cleanup(func() {
-		ctx := context.Background()
-		iter := rdb.Scan(ctx, 0, prefix+"*", 100).Iterator()
-		for iter.Next(ctx) {
-			rdb.Del(ctx, iter.Val())
-		}
-		_ = rdb.Close()
-	})
-	return rdb, prefix
-}
-
-// streamConfig routes svc.* to kvstore_stream with short timers.
-func streamConfig(prefix string) config.Event {
-	cfg := defaultConfig()
-	k := &cfg.Transports.KVStoreStream
-	k.Enabled = true
-	k.StreamPrefix = prefix
-	k.BlockTimeout = 100 * time.Millisecond
-	k.ClaimIdle = 50 * time.Millisecond
-	k.ClaimInterval = time.Hour // the tests call Reap
-	cfg.Routing = []config.EventRoute{{Pattern: "svc.*", Transports: []string{"kvstore_stream"}}}
-	return cfg
-}
 
 // TestStreamDelivery: the frame format, delivery to every group, one member per group, and the
 // group requirement.
@@ -53,22 +22,22 @@ func TestStreamDelivery(t *testing.T) {
 	rdb, prefix := testRedis(t)
 	cfg := streamConfig(prefix)
 	ctx := context.Background()
-	newNode := func() *Bus { return newBus(t, cfg, Deps{Redis: rdb, AppName: "app"}) }
+	newNode := func() *event.Bus { return newBus(t, cfg, event.Deps{Redis: rdb, AppName: "app"}) }
 	a, b := newNode(), newNode()
-	if _, err := a.Subscribe("svc.test.happened", func(context.Context, *Envelope) error { return nil }); !errors.Is(err, ErrGroupRequired) {
+	if _, err := a.Subscribe("svc.test.happened", func(context.Context, *event.Envelope) error { return nil }); !errors.Is(err, event.ErrGroupRequired) {
 		t.Errorf("subscribe without group = %v, want ErrGroupRequired", err)
 	}
 	var mu sync.Mutex
 	perGroup := map[string]map[string]int{"g1": {}, "g2": {}}
 	nodes := map[string]int{}
-	sub := func(bus *Bus, node, group string) {
-		_, err := SubscribeTyped(bus, func(_ context.Context, env *Envelope, e testEvent) error {
+	sub := func(bus *event.Bus, node, group string) {
+		_, err := event.SubscribeTyped(bus, func(_ context.Context, env *event.Envelope, e testEvent) error {
 			mu.Lock()
 			perGroup[group][env.ID]++
 			nodes[node]++
 			mu.Unlock()
 			return nil
-		}, WithGroup(group))
+		}, event.WithGroup(group))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -80,7 +49,7 @@ func TestStreamDelivery(t *testing.T) {
 	start(t, b)
 	const n = 50
 	for i := range n {
-		if err := a.Publish(ctx, testEvent{N: i}, WithHeaders(map[string]string{"h": "v"})); err != nil {
+		if err := a.Publish(ctx, testEvent{N: i}, event.WithHeaders(map[string]string{"h": "v"})); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -127,11 +96,10 @@ func TestStreamRedeliveryAndPoison(t *testing.T) {
 	cfg := streamConfig(prefix)
 	cfg.Transports.KVStoreStream.HandlerTimeout = time.Second
 	ctx := context.Background()
-	b := newBus(t, cfg, Deps{Redis: rdb})
-	b.manualWorkers = true
+	b := newBus(t, cfg, event.Deps{Redis: rdb, ManualWorkers: true})
 	var calls atomic.Int64
 	var deadline atomic.Bool
-	if _, err := b.Subscribe("svc.test.happened", func(ctx context.Context, _ *Envelope) error {
+	if _, err := b.Subscribe("svc.test.happened", func(ctx context.Context, _ *event.Envelope) error {
 		if _, ok := ctx.Deadline(); ok {
 			deadline.Store(true)
 		}
@@ -139,7 +107,7 @@ func TestStreamRedeliveryAndPoison(t *testing.T) {
 			return errors.New("first attempt fails")
 		}
 		return nil
-	}, WithGroup("g")); err != nil {
+	}, event.WithGroup("g")); err != nil {
 		t.Fatal(err)
 	}
 	start(t, b)
@@ -150,7 +118,7 @@ func TestStreamRedeliveryAndPoison(t *testing.T) {
 		t.Fatalf("pending = %d, want the failed entry", p.Count)
 	}
 	eventually(t, 5*time.Second, func() bool {
-		n, err := b.stream.Reap(ctx)
+		n, err := streamOf(b).Reap(ctx)
 		return err == nil && n == 1
 	}, "reaper claims the idle failed entry")
 	if calls.Load() != 2 || b.Metrics().Snapshot().Redelivered != 1 {
@@ -182,7 +150,7 @@ func TestStreamOptions(t *testing.T) {
 	cfg := streamConfig(prefix)
 	cfg.Transports.KVStoreStream.StartID = "$"
 	cfg.Transports.KVStoreStream.MaxLenApprox = 10
-	b := newBus(t, cfg, Deps{Redis: rdb})
+	b := newBus(t, cfg, event.Deps{Redis: rdb})
 	start(t, b)
 	for i := range 500 {
 		_ = b.Publish(ctx, testEvent{N: i})
@@ -191,15 +159,15 @@ func TestStreamOptions(t *testing.T) {
 		t.Errorf("XLEN = %d, want trimmed near 10", n)
 	}
 	got := make(chan int, 10)
-	if _, err := SubscribeTyped(b, func(_ context.Context, _ *Envelope, e testEvent) error { got <- e.N; return nil }, WithGroup("late")); err != nil {
+	if _, err := event.SubscribeTyped(b, func(_ context.Context, _ *event.Envelope, e testEvent) error { got <- e.N; return nil }, event.WithGroup("late")); err != nil {
 		t.Fatal(err)
 	}
 	_ = b.Publish(ctx, testEvent{N: 1000})
 	if n := <-got; n != 1000 {
 		t.Errorf("first delivery N = %d, want 1000 (backlog skipped)", n)
 	}
-	err := b.Publish(ctx, testEvent{Name: strings.Repeat("x", MaxBodyBytes)})
-	if !errors.Is(err, ErrPayloadTooLarge) {
+	err := b.Publish(ctx, testEvent{Name: strings.Repeat("x", event.MaxBodyBytes)})
+	if !errors.Is(err, event.ErrPayloadTooLarge) {
 		t.Errorf("oversized publish = %v, want ErrPayloadTooLarge", err)
 	}
 }
@@ -211,13 +179,12 @@ func TestStreamInspectAndSweep(t *testing.T) {
 	ctx := context.Background()
 	cfg := streamConfig(prefix)
 	cfg.Transports.KVStoreStream.IdleGroupRetention = 50 * time.Millisecond
-	b := newBus(t, cfg, Deps{Redis: rdb})
-	b.manualWorkers = true
+	b := newBus(t, cfg, event.Deps{Redis: rdb, ManualWorkers: true})
 	rec := newRecorder()
-	_, _ = b.Subscribe("svc.test.happened", rec.handle, WithGroup("live"))
+	_, _ = b.Subscribe("svc.test.happened", rec.Handle, event.WithGroup("live"))
 	start(t, b)
 	_ = b.Publish(ctx, testEvent{})
-	eventually(t, 5*time.Second, func() bool { return rec.count() == 1 }, "delivered")
+	eventually(t, 5*time.Second, func() bool { return rec.Count() == 1 }, "delivered")
 	key := prefix + "svc.test.happened"
 	// an orphaned group: one consumer that read once and went away
 	rdb.XGroupCreate(ctx, key, "orphan", "0")
@@ -238,15 +205,21 @@ func TestStreamInspectAndSweep(t *testing.T) {
 		}
 	}
 	eventually(t, 5*time.Second, func() bool {
-		gone, err := b.stream.SweepIdleGroups(ctx)
+		gone, err := streamOf(b).SweepIdleGroups(ctx)
 		return err == nil && len(gone) == 1 && gone[0] == key+"/orphan"
 	}, "the orphaned group is destroyed")
 	if g, _ := rdb.XInfoGroups(ctx, key).Result(); len(g) != 1 || g[0].Name != "live" {
 		t.Errorf("groups after sweep = %+v, want only live", g)
 	}
 
-	off := newBus(t, defaultConfig(), Deps{})
+	off := newBus(t, defaultConfig(), event.Deps{})
 	if rep, err := off.InspectStreams(ctx); err != nil || rep.Enabled || rep.Streams == nil || len(rep.Streams) != 0 {
 		t.Errorf("disabled report = %+v, %v, want {false, []}", rep, err)
 	}
+}
+
+// streamOf is the stream transport of b.
+func streamOf(b *event.Bus) *Transport {
+	t, _ := b.Transport(config.TransportKVStoreStream)
+	return t.(*Transport)
 }

@@ -1,9 +1,10 @@
-package event
+package outbox
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/svc-framework/svc/event"
 	"reflect"
 	"strings"
 	"sync"
@@ -21,16 +22,16 @@ import (
 type switchSink struct {
 	mu      sync.Mutex
 	failing map[string]bool
-	got     []*Envelope
+	got     []*event.Envelope
 }
 
-func (s *switchSink) caps() capabilities             { return capabilities{} }
-func (s *switchSink) subscribe(*subscription) error  { return nil }
-func (s *switchSink) unsubscribe(*subscription)      {}
-func (s *switchSink) start(context.Context) error    { return nil }
-func (s *switchSink) stop(context.Context) error     { return nil }
-func (s *switchSink) setFailing(typ string, on bool) { s.mu.Lock(); s.failing[typ] = on; s.mu.Unlock() }
-func (s *switchSink) publish(_ context.Context, env *Envelope) error {
+func (s *switchSink) Capabilities() event.Capabilities    { return event.Capabilities{} }
+func (s *switchSink) Subscribe(*event.Subscription) error { return nil }
+func (s *switchSink) Unsubscribe(*event.Subscription)     {}
+func (s *switchSink) Start(context.Context) error         { return nil }
+func (s *switchSink) Stop(context.Context) error          { return nil }
+func (s *switchSink) setFailing(typ string, on bool)      { s.mu.Lock(); s.failing[typ] = on; s.mu.Unlock() }
+func (s *switchSink) Publish(_ context.Context, env *event.Envelope) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.failing[env.Type] {
@@ -52,17 +53,15 @@ func outboxConfig() config.Event {
 }
 
 // outboxBus is a started bus on d whose relay is driven by hand, with a fake clock.
-func outboxBus(t *testing.T, d *db.DB, cfg config.Event, clock *testservice.Clock) *Bus {
+func outboxBus(t *testing.T, d *db.DB, cfg config.Event, clock *testservice.Clock) *event.Bus {
 	t.Helper()
-	b := newBus(t, cfg, Deps{DB: d, Clock: clock.Now, AppName: "test"})
-	b.manualWorkers = true
-	return b
+	return newBus(t, cfg, event.Deps{DB: d, Clock: clock.Now, AppName: "test", ManualWorkers: true})
 }
 
 // rowOf reads the outbox row of one event.
-func rowOf(t *testing.T, d *db.DB, eventID string) OutboxRow {
+func rowOf(t *testing.T, d *db.DB, eventID string) event.OutboxRow {
 	t.Helper()
-	var r OutboxRow
+	var r event.OutboxRow
 	if err := d.NewSelect().Model(&r).Where("event_id = ?", eventID).Scan(context.Background()); err != nil {
 		t.Fatalf("read outbox row %s: %v", eventID, err)
 	}
@@ -79,16 +78,16 @@ func countRows(t *testing.T, d *db.DB, model any) int {
 }
 
 // publishTx publishes evt through the outbox in a committed transaction and returns its id.
-func publishTx(t *testing.T, b *Bus, d *db.DB, evt Event) string {
+func publishTx(t *testing.T, b *event.Bus, d *db.DB, evt event.Event) string {
 	t.Helper()
 	var id string
 	err := b.RunInTx(context.Background(), d, nil, func(ctx context.Context, tx bun.Tx) error {
-		return b.Publish(ctx, evt, InTx(tx), WithHeaders(map[string]string{"x": "y"}))
+		return b.Publish(ctx, evt, event.InTx(tx), event.WithHeaders(map[string]string{"x": "y"}))
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := d.NewSelect().Model((*OutboxRow)(nil)).Column("event_id").OrderExpr("created_at DESC, id DESC").Limit(1).Scan(context.Background(), &id); err != nil {
+	if err := d.NewSelect().Model((*event.OutboxRow)(nil)).Column("event_id").OrderExpr("created_at DESC, id DESC").Limit(1).Scan(context.Background(), &id); err != nil {
 		t.Fatal(err)
 	}
 	return id
@@ -105,35 +104,35 @@ func TestOutboxStates(t *testing.T) {
 		cfg.Routing = append(cfg.Routing, config.EventRoute{Pattern: "svc-dlq.*", Transports: []string{"outbox", "memory"}})
 		b := outboxBus(t, d, cfg, clock)
 		sink := &switchSink{failing: map[string]bool{}}
-		b.outbox.sink = sink
+		outboxOf(b).sink = sink
 		start(t, b)
 
 		// rollback: nothing written
 		_ = b.RunInTx(ctx, d, nil, func(ctx context.Context, tx bun.Tx) error {
-			if err := b.Publish(ctx, testEvent{N: 0}, InTx(tx)); err != nil {
+			if err := b.Publish(ctx, testEvent{N: 0}, event.InTx(tx)); err != nil {
 				t.Fatal(err)
 			}
 			return errors.New("rollback")
 		})
-		if n := countRows(t, d, (*OutboxRow)(nil)); n != 0 {
+		if n := countRows(t, d, (*event.OutboxRow)(nil)); n != 0 {
 			t.Fatalf("rows after rollback = %d, want 0", n)
 		}
 
 		// pending → completed
 		id := publishTx(t, b, d, testEvent{N: 1})
-		if r := rowOf(t, d, id); r.Status != OutboxPending || r.Source != "test" || !strings.Contains(r.Payload, `"n"`) || r.Headers == "" {
+		if r := rowOf(t, d, id); r.Status != event.OutboxPending || r.Source != "test" || !strings.Contains(r.Payload, `"n"`) || r.Headers == "" {
 			t.Fatalf("row = %+v, want pending with payload and headers", r)
 		}
-		if n, err := b.outbox.RelayOnce(ctx); err != nil || n != 1 {
+		if n, err := outboxOf(b).RelayOnce(ctx); err != nil || n != 1 {
 			t.Fatalf("RelayOnce = %d, %v", n, err)
 		}
-		if r := rowOf(t, d, id); r.Status != OutboxCompleted || r.ProcessedAt.IsZero() || !r.RetryAfter.IsZero() {
+		if r := rowOf(t, d, id); r.Status != event.OutboxCompleted || r.ProcessedAt.IsZero() || !r.RetryAfter.IsZero() {
 			t.Errorf("row = %+v, want completed", r)
 		}
 		if sink.count() != 1 || sink.got[0].ID != id || sink.got[0].Headers["x"] != "y" {
 			t.Fatalf("sink got %d, want the event with its id and headers", sink.count())
 		}
-		if p := sink.got[0].Payload.(RawPayload); string(p.Body) == "" || p.Type != "svc.test.happened" {
+		if p := sink.got[0].Payload.(event.RawPayload); string(p.Body) == "" || p.Type != "svc.test.happened" {
 			t.Errorf("payload = %+v", p)
 		}
 
@@ -141,57 +140,57 @@ func TestOutboxStates(t *testing.T) {
 		sink.setFailing("svc.test.happened", true)
 		id = publishTx(t, b, d, testEvent{N: 2})
 		for attempt := 1; attempt <= 2; attempt++ {
-			if n, _ := b.outbox.RelayOnce(ctx); n != 1 {
+			if n, _ := outboxOf(b).RelayOnce(ctx); n != 1 {
 				t.Fatalf("attempt %d claimed %d", attempt, n)
 			}
 			r := rowOf(t, d, id)
-			wantAfter := dbTime(clock.Now().Add(time.Duration(1<<attempt) * time.Second))
-			if r.Status != OutboxFailed || r.RetryCount != attempt || !r.RetryAfter.Equal(wantAfter) {
+			wantAfter := event.DBTime(clock.Now().Add(time.Duration(1<<attempt) * time.Second))
+			if r.Status != event.OutboxFailed || r.RetryCount != attempt || !r.RetryAfter.Equal(wantAfter) {
 				t.Fatalf("after attempt %d: %+v, want failed, count %d, retry_after %v", attempt, r, attempt, wantAfter)
 			}
 			if strings.Contains(r.LastError, "hunter2") || strings.Contains(r.LastError, "10.0.0.7") || strings.Contains(r.LastError, "abc.def") {
 				t.Errorf("last_error not redacted: %q", r.LastError)
 			}
-			if n, _ := b.outbox.RelayOnce(ctx); n != 0 {
+			if n, _ := outboxOf(b).RelayOnce(ctx); n != 0 {
 				t.Fatalf("claimed %d before retry_after", n)
 			}
 			clock.Advance(time.Duration(1<<attempt) * time.Second)
 		}
 		// third failure reaches max_retries: the DLQ forward fails too → stays failed, old count
-		sink.setFailing(DeadLetterPrefix+"svc.test.happened", true)
-		_, _ = b.outbox.RelayOnce(ctx)
-		if r := rowOf(t, d, id); r.Status != OutboxFailed || r.RetryCount != 2 {
+		sink.setFailing(event.DeadLetterPrefix+"svc.test.happened", true)
+		_, _ = outboxOf(b).RelayOnce(ctx)
+		if r := rowOf(t, d, id); r.Status != event.OutboxFailed || r.RetryCount != 2 {
 			t.Fatalf("after failed DLQ: %+v, want failed with count 2", r)
 		}
 		clock.Advance(time.Hour)
-		sink.setFailing(DeadLetterPrefix+"svc.test.happened", false)
-		_, _ = b.outbox.RelayOnce(ctx)
+		sink.setFailing(event.DeadLetterPrefix+"svc.test.happened", false)
+		_, _ = outboxOf(b).RelayOnce(ctx)
 		r := rowOf(t, d, id)
-		if r.Status != OutboxDead || r.RetryCount != 3 || r.ProcessedAt.IsZero() {
+		if r.Status != event.OutboxDead || r.RetryCount != 3 || r.ProcessedAt.IsZero() {
 			t.Fatalf("after DLQ: %+v, want dead with count 3", r)
 		}
 		if m := b.Metrics().Snapshot(); m.Relayed != 1 || m.RelayFailures != 4 || m.DeadLettered != 1 {
 			t.Errorf("metrics = %+v, want 1 relayed, 4 failures, 1 dead-lettered", m)
 		}
 		dlq := sink.got[len(sink.got)-1]
-		if dlq.Type != "svc-dlq.svc.test.happened" || dlq.Headers[HeaderDeadLetter] != "1" || dlq.ID != id {
+		if dlq.Type != "svc-dlq.svc.test.happened" || dlq.Headers[event.HeaderDeadLetter] != "1" || dlq.ID != id {
 			t.Errorf("DLQ envelope = %+v", dlq)
 		}
 
 		// the loop guard: a dead-lettered event cannot enter the outbox again
 		err := b.RunInTx(ctx, d, nil, func(ctx context.Context, tx bun.Tx) error {
-			return b.Publish(ctx, RawPayload{Type: dlq.Type, Body: []byte(`{}`)}, InTx(tx), WithHeaders(dlq.Headers))
+			return b.Publish(ctx, event.RawPayload{Type: dlq.Type, Body: []byte(`{}`)}, event.InTx(tx), event.WithHeaders(dlq.Headers))
 		})
-		if !errors.Is(err, ErrDeadLetterLoop) {
+		if !errors.Is(err, event.ErrDeadLetterLoop) {
 			t.Errorf("republish of a DLQ event = %v, want ErrDeadLetterLoop", err)
 		}
 
 		// cleanup removes completed rows past completed_ttl and keeps dead ones
-		clock.Advance(b.cfg.Transports.Outbox.CompletedTTL + time.Hour)
-		if n, err := b.outbox.Cleanup(ctx); err != nil || n != 1 {
+		clock.Advance(cfg.Transports.Outbox.CompletedTTL + time.Hour)
+		if n, err := outboxOf(b).Cleanup(ctx); err != nil || n != 1 {
 			t.Errorf("Cleanup = %d, %v, want 1", n, err)
 		}
-		if n := countRows(t, d, (*OutboxRow)(nil)); n != 1 {
+		if n := countRows(t, d, (*event.OutboxRow)(nil)); n != 1 {
 			t.Errorf("rows after cleanup = %d, want the dead one", n)
 		}
 	})
@@ -208,19 +207,19 @@ func TestOutboxLeaseTakeover(t *testing.T) {
 		for i := range 3 {
 			publishTx(t, crashed, d, testEvent{N: i})
 		}
-		rows, err := crashed.outbox.claim(ctx) // claimed, never forwarded
+		rows, err := outboxOf(crashed).claim(ctx) // claimed, never forwarded
 		if err != nil || len(rows) != 3 {
 			t.Fatalf("claim = %d, %v", len(rows), err)
 		}
 		other := outboxBus(t, d, outboxConfig(), clock)
 		sink := &switchSink{failing: map[string]bool{}}
-		other.outbox.sink = sink
+		outboxOf(other).sink = sink
 		start(t, other)
-		if n, _ := other.outbox.RelayOnce(ctx); n != 0 {
+		if n, _ := outboxOf(other).RelayOnce(ctx); n != 0 {
 			t.Fatalf("claimed %d rows under a live lease", n)
 		}
-		clock.Advance(other.outbox.lease() + time.Second)
-		if n, err := other.outbox.RelayOnce(ctx); n != 3 || err != nil {
+		clock.Advance(outboxOf(other).lease() + time.Second)
+		if n, err := outboxOf(other).RelayOnce(ctx); n != 3 || err != nil {
 			t.Fatalf("takeover claimed %d, %v, want 3", n, err)
 		}
 		if sink.count() != 3 {
@@ -235,16 +234,16 @@ func TestOutboxWake(t *testing.T) {
 	eachDB(t, func(t *testing.T, d *db.DB) {
 		cfg := outboxConfig()
 		cfg.Transports.Outbox.RelayInterval = time.Hour
-		b, rec := recordedBus(t, cfg, Deps{DB: d})
+		b, rec := recordedBus(t, cfg, event.Deps{DB: d})
 		publishTx(t, b, d, testEvent{N: 1})
 		// a plain publish on an outbox route writes the row in its own transaction, not to the
 		// sink directly
 		if err := b.Publish(context.Background(), testEvent{N: 2}); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, 10*time.Second, func() bool { return rec.count() == 2 }, "both events relayed without waiting for the interval")
-		if rec.duplicates() != 0 {
-			t.Errorf("duplicates = %d", rec.duplicates())
+		eventually(t, 10*time.Second, func() bool { return rec.Count() == 2 }, "both events relayed without waiting for the interval")
+		if rec.Duplicates() != 0 {
+			t.Errorf("duplicates = %d", rec.Duplicates())
 		}
 	})
 }
@@ -287,23 +286,23 @@ func TestOutboxMemorySinkHandlerFailure(t *testing.T) {
 	clock := newFakeClock()
 	b := outboxBus(t, d, outboxConfig(), clock)
 	calls := 0
-	_, _ = b.Subscribe("svc.test.happened", func(context.Context, *Envelope) error {
+	_, _ = b.Subscribe("svc.test.happened", func(context.Context, *event.Envelope) error {
 		calls++
 		if calls == 1 {
 			return errors.New("not yet")
 		}
 		return nil
-	}, WithGroup("g"))
+	}, event.WithGroup("g"))
 	start(t, b)
 	id := publishTx(t, b, d, testEvent{N: 1})
 	ctx := context.Background()
-	_, _ = b.outbox.RelayOnce(ctx)
-	if r := rowOf(t, d, id); r.Status != OutboxFailed || r.RetryCount != 1 || !strings.Contains(r.LastError, "not yet") {
+	_, _ = outboxOf(b).RelayOnce(ctx)
+	if r := rowOf(t, d, id); r.Status != event.OutboxFailed || r.RetryCount != 1 || !strings.Contains(r.LastError, "not yet") {
 		t.Fatalf("row = %+v, want failed after the handler error", r)
 	}
 	clock.Advance(2 * time.Second)
-	_, _ = b.outbox.RelayOnce(ctx)
-	if r := rowOf(t, d, id); r.Status != OutboxCompleted || calls != 2 {
+	_, _ = outboxOf(b).RelayOnce(ctx)
+	if r := rowOf(t, d, id); r.Status != event.OutboxCompleted || calls != 2 {
 		t.Errorf("row = %s after %d calls, want completed after 2", r.Status, calls)
 	}
 }
@@ -318,14 +317,14 @@ func TestOutboxStreamSink(t *testing.T) {
 	cfg.Transports.Outbox.Sink = config.TransportKVStoreStream
 	cfg.Transports.Outbox.RelayInterval = time.Hour
 	cfg.Routing = []config.EventRoute{{Pattern: "svc.*", Transports: []string{"outbox", "kvstore_stream"}}}
-	b, rec := recordedBus(t, cfg, Deps{DB: d, Redis: rdb})
+	b, rec := recordedBus(t, cfg, event.Deps{DB: d, Redis: rdb})
 	id := publishTx(t, b, d, testEvent{N: 1})
-	eventually(t, 10*time.Second, func() bool { return rec.count() == 1 }, "relayed through the stream")
-	if rec.envs[0].ID != id {
-		t.Errorf("delivered %s, want %s", rec.envs[0].ID, id)
+	eventually(t, 10*time.Second, func() bool { return rec.Count() == 1 }, "relayed through the stream")
+	if rec.Envs[0].ID != id {
+		t.Errorf("delivered %s, want %s", rec.Envs[0].ID, id)
 	}
 	// the relay completes the row after the append, so the consumer may see the event first
-	eventually(t, 10*time.Second, func() bool { return rowOf(t, d, id).Status == OutboxCompleted }, "row completed")
+	eventually(t, 10*time.Second, func() bool { return rowOf(t, d, id).Status == event.OutboxCompleted }, "row completed")
 	if n, _ := rdb.XLen(context.Background(), prefix+"svc.test.happened").Result(); n != 1 {
 		t.Errorf("stream length = %d, want 1 (no direct publish besides the relay)", n)
 	}
@@ -336,7 +335,7 @@ func TestOutboxStreamSink(t *testing.T) {
 func TestOutboxColumns(t *testing.T) {
 	d := migratedDB(t, config.SQLite)
 	var names []string
-	for _, f := range d.Dialect().Tables().Get(reflect.TypeFor[OutboxRow]()).Fields {
+	for _, f := range d.Dialect().Tables().Get(reflect.TypeFor[event.OutboxRow]()).Fields {
 		names = append(names, f.Name)
 	}
 	if got := strings.Join(names, ", "); got != outboxColumns {
@@ -349,7 +348,7 @@ func TestOutboxColumns(t *testing.T) {
 func TestRelaySession(t *testing.T) {
 	d := migratedDB(t, config.Postgres)
 	d.SetMaxOpenConns(1) // the pool's only connection: a pooled session would be seen below
-	b := newBus(t, outboxConfig(), Deps{DB: d})
+	b := newBus(t, outboxConfig(), event.Deps{DB: d})
 	ctx := context.Background()
 	setting := func(idb bun.IDB) string {
 		var v string
@@ -358,7 +357,7 @@ func TestRelaySession(t *testing.T) {
 		}
 		return v
 	}
-	sess := &relaySession{o: b.outbox}
+	sess := &relaySession{o: outboxOf(b)}
 	idb, err := sess.get(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -366,11 +365,17 @@ func TestRelaySession(t *testing.T) {
 	if got := setting(idb); got != "off" {
 		t.Errorf("relay session synchronous_commit = %s, want off", got)
 	}
-	if n, _, err := b.outbox.relayBatch(ctx, idb, nil); err != nil || n != 0 {
+	if n, _, err := outboxOf(b).relayBatch(ctx, idb, nil); err != nil || n != 0 {
 		t.Errorf("relayBatch on the session = %d, %v; want 0 rows, no error", n, err)
 	}
 	sess.drop()
 	if got := setting(d); got != "on" {
 		t.Errorf("pool synchronous_commit after drop = %s, want on (the session must not be pooled)", got)
 	}
+}
+
+// outboxOf is the outbox transport of b.
+func outboxOf(b *event.Bus) *Transport {
+	t, _ := b.Transport(config.TransportOutbox)
+	return t.(*Transport)
 }

@@ -1,7 +1,8 @@
-package event
+package outbox
 
 import (
 	"context"
+	"github.com/svc-framework/svc/event"
 	"sync"
 	"testing"
 	"time"
@@ -21,16 +22,16 @@ func TestTwoRelays(t *testing.T) {
 		cfg.Transports.Outbox.BatchSize = 10
 		var mu sync.Mutex
 		seen := map[string]int{}
-		handle := func(_ context.Context, env *Envelope) error {
+		handle := func(_ context.Context, env *event.Envelope) error {
 			mu.Lock()
 			seen[env.ID]++
 			mu.Unlock()
 			return nil
 		}
-		var nodes []*Bus
+		var nodes []*event.Bus
 		for range 2 {
-			b := newBus(t, cfg, Deps{DB: d})
-			if _, err := b.Subscribe("svc.test.happened", handle, WithGroup("g")); err != nil {
+			b := newBus(t, cfg, event.Deps{DB: d})
+			if _, err := b.Subscribe("svc.test.happened", handle, event.WithGroup("g")); err != nil {
 				t.Fatal(err)
 			}
 			start(t, b)
@@ -41,7 +42,7 @@ func TestTwoRelays(t *testing.T) {
 			wg.Go(func() {
 				for i := range perNode {
 					err := b.RunInTx(context.Background(), d, nil, func(ctx context.Context, tx bun.Tx) error {
-						return b.Publish(ctx, testEvent{N: i}, InTx(tx))
+						return b.Publish(ctx, testEvent{N: i}, event.InTx(tx))
 					})
 					if err != nil {
 						t.Error(err)
@@ -63,7 +64,7 @@ func TestTwoRelays(t *testing.T) {
 			}
 		}
 		var pending int
-		if err := d.NewSelect().Model((*OutboxRow)(nil)).ColumnExpr("count(*)").Where("status <> ?", OutboxCompleted).Scan(context.Background(), &pending); err != nil {
+		if err := d.NewSelect().Model((*event.OutboxRow)(nil)).ColumnExpr("count(*)").Where("status <> ?", event.OutboxCompleted).Scan(context.Background(), &pending); err != nil {
 			t.Fatal(err)
 		}
 		if pending != 0 {
@@ -78,19 +79,18 @@ func TestNotifyWakesOtherNode(t *testing.T) {
 	d := migratedDB(t, config.Postgres)
 	cfg := outboxConfig()
 	cfg.Transports.Outbox.RelayInterval = time.Hour
-	receiver, rec := recordedBus(t, cfg, Deps{DB: d})
+	receiver, rec := recordedBus(t, cfg, event.Deps{DB: d})
 	ctx := context.Background()
 	eventually(t, 10*time.Second, func() bool {
 		var n int
-		_ = d.NewRaw("SELECT count(*) FROM pg_stat_activity WHERE query = ?", `LISTEN "`+receiver.outbox.channel+`"`).Scan(ctx, &n)
+		_ = d.NewRaw("SELECT count(*) FROM pg_stat_activity WHERE query = ?", `LISTEN "`+outboxOf(receiver).channel+`"`).Scan(ctx, &n)
 		return n > 0
 	}, "the receiver listens")
-	sender := newBus(t, cfg, Deps{DB: d})
-	sender.manualWorkers = true // no relay of its own: only the receiver can deliver
+	sender := newBus(t, cfg, event.Deps{DB: d, ManualWorkers: true}) // no relay of its own: only the receiver can deliver
 	start(t, sender)
 	actx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	go sender.outbox.announce(actx)
+	go outboxOf(sender).announce(actx)
 	publishTx(t, sender, d, testEvent{N: 1})
-	eventually(t, 10*time.Second, func() bool { return rec.count() == 1 }, "the receiver relayed the sender's commit")
+	eventually(t, 10*time.Second, func() bool { return rec.Count() == 1 }, "the receiver relayed the sender's commit")
 }

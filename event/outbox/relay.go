@@ -1,4 +1,4 @@
-package event
+package outbox
 
 import (
 	"cmp"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/svc-framework/svc/config"
+	"github.com/svc-framework/svc/event"
 	"github.com/uptrace/bun"
 )
 
@@ -27,7 +28,7 @@ const listenRetry = 5 * time.Second
 
 // lease is how long a claimed row stays with its relay: max(relay_interval × lease_multiplier,
 // min_lease). A row whose lease expired is claimed again (a crashed relay's rows are taken over).
-func (o *outboxTransport) lease() time.Duration {
+func (o *Transport) lease() time.Duration {
 	return max(o.cfg.RelayInterval*time.Duration(o.cfg.LeaseMultiplier), o.cfg.MinLease)
 }
 
@@ -42,7 +43,7 @@ func backoff(n int) time.Duration {
 // RelayOnce claims one batch of due rows, forwards them to the sink and marks the forwarded
 // ones completed, returning how many it claimed. Tests call it directly; the relay loop uses
 // relayBatch, which defers the completion to its next claim.
-func (o *outboxTransport) RelayOnce(ctx context.Context) (int, error) {
+func (o *Transport) RelayOnce(ctx context.Context) (int, error) {
 	n, done, err := o.relayBatch(ctx, o.db, nil)
 	return n, errors.Join(err, o.complete(ctx, o.db, done))
 }
@@ -50,7 +51,7 @@ func (o *outboxTransport) RelayOnce(ctx context.Context) (int, error) {
 // relayBatch marks prev completed, claims a batch and forwards it (wire-runtime §2.4 steps 1–3),
 // returning the number claimed and the ids forwarded, which the caller completes (with its next
 // claim, or by complete). When the claim fails, prev is returned as still to complete.
-func (o *outboxTransport) relayBatch(ctx context.Context, idb bun.IDB, prev []string) (int, []string, error) {
+func (o *Transport) relayBatch(ctx context.Context, idb bun.IDB, prev []string) (int, []string, error) {
 	rows, err := o.claimAfter(ctx, idb, prev)
 	if err != nil {
 		return 0, prev, err
@@ -59,33 +60,33 @@ func (o *outboxTransport) relayBatch(ctx context.Context, idb bun.IDB, prev []st
 	var errs []error
 	for i := range rows {
 		row := &rows[i]
-		pctx, cancel := context.WithTimeout(ctx, o.b.cfg.PublishTimeout)
-		err := o.forward(pctx, row.envelope())
+		pctx, cancel := context.WithTimeout(ctx, o.publishTimeout)
+		err := o.forward(pctx, envelope(row))
 		cancel()
 		if err == nil {
 			done = append(done, row.ID)
 			continue
 		}
-		o.b.metrics.relayFailures.Add(1)
+		o.metrics.CountRelayFailure()
 		if ferr := o.fail(ctx, idb, row, err); ferr != nil {
 			errs = append(errs, ferr)
 		}
 	}
-	o.b.metrics.relayed.Add(int64(len(done)))
+	o.metrics.CountRelayed(int64(len(done)))
 	return len(rows), done, errors.Join(errs...)
 }
 
 // completeQuery marks the rows done (still processing: a row whose lease was taken over is left
 // to its new relay) completed.
-func (o *outboxTransport) completeQuery(idb bun.IDB, done []string) *bun.UpdateQuery {
-	return idb.NewUpdate().Model((*OutboxRow)(nil)).
-		Set("status = ?", OutboxCompleted).Set("processed_at = ?", dbTime(o.b.now())).
+func (o *Transport) completeQuery(idb bun.IDB, done []string) *bun.UpdateQuery {
+	return idb.NewUpdate().Model((*event.OutboxRow)(nil)).
+		Set("status = ?", event.OutboxCompleted).Set("processed_at = ?", event.DBTime(o.now())).
 		Set("retry_after = NULL").Set("last_error = NULL").
-		Where("id IN (?)", bun.In(done)).Where("status = ?", OutboxProcessing)
+		Where("id IN (?)", bun.In(done)).Where("status = ?", event.OutboxProcessing)
 }
 
 // complete marks done completed in one statement.
-func (o *outboxTransport) complete(ctx context.Context, idb bun.IDB, done []string) error {
+func (o *Transport) complete(ctx context.Context, idb bun.IDB, done []string) error {
 	if len(done) == 0 {
 		return nil
 	}
@@ -97,7 +98,7 @@ func (o *outboxTransport) complete(ctx context.Context, idb bun.IDB, done []stri
 
 // claim leases the next batch of due rows (tests use it to play a relay that crashes after
 // claiming).
-func (o *outboxTransport) claim(ctx context.Context) ([]OutboxRow, error) {
+func (o *Transport) claim(ctx context.Context) ([]event.OutboxRow, error) {
 	return o.claimAfter(ctx, o.db, nil)
 }
 
@@ -106,8 +107,8 @@ func (o *outboxTransport) claim(ctx context.Context) ([]OutboxRow, error) {
 // (wire-runtime §2.4 step 1). On PostgreSQL both are one statement, so a relay under load
 // spends one round trip and one commit per batch; MySQL (no UPDATE … RETURNING) and SQLite
 // complete, then select and update in a transaction.
-func (o *outboxTransport) claimAfter(ctx context.Context, idb bun.IDB, done []string) ([]OutboxRow, error) {
-	var rows []OutboxRow
+func (o *Transport) claimAfter(ctx context.Context, idb bun.IDB, done []string) ([]event.OutboxRow, error) {
+	var rows []event.OutboxRow
 	var err error
 	if o.db.Kind == config.Postgres {
 		rows, err = o.claimReturning(ctx, idb, done)
@@ -121,18 +122,18 @@ func (o *outboxTransport) claimAfter(ctx context.Context, idb bun.IDB, done []st
 }
 
 // due restricts q to the rows a relay may claim now, oldest first, at most batch_size.
-func (o *outboxTransport) due(q *bun.SelectQuery, now time.Time) *bun.SelectQuery {
+func (o *Transport) due(q *bun.SelectQuery, now time.Time) *bun.SelectQuery {
 	return q.WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
-		return q.Where("(status = ? AND retry_after IS NULL)", OutboxPending).
-			WhereOr("(status = ? AND retry_count < ? AND retry_after <= ?)", OutboxFailed, o.cfg.MaxRetries, now).
-			WhereOr("(status = ? AND retry_count < ? AND retry_after <= ?)", OutboxProcessing, o.cfg.MaxRetries, now)
+		return q.Where("(status = ? AND retry_after IS NULL)", event.OutboxPending).
+			WhereOr("(status = ? AND retry_count < ? AND retry_after <= ?)", event.OutboxFailed, o.cfg.MaxRetries, now).
+			WhereOr("(status = ? AND retry_count < ? AND retry_after <= ?)", event.OutboxProcessing, o.cfg.MaxRetries, now)
 	}).OrderExpr("created_at, id").Limit(int64(o.cfg.BatchSize))
 }
 
 // leaseQuery sets the claimed rows' status and lease.
-func (o *outboxTransport) leaseQuery(idb bun.IDB, now time.Time) *bun.UpdateQuery {
-	return idb.NewUpdate().Model((*OutboxRow)(nil)).
-		Set("status = ?", OutboxProcessing).Set("retry_after = ?", dbTime(now.Add(o.lease())))
+func (o *Transport) leaseQuery(idb bun.IDB, now time.Time) *bun.UpdateQuery {
+	return idb.NewUpdate().Model((*event.OutboxRow)(nil)).
+		Set("status = ?", event.OutboxProcessing).Set("retry_after = ?", event.DBTime(now.Add(o.lease())))
 }
 
 // outboxColumns are the columns of OutboxRow, for RETURNING.
@@ -144,20 +145,20 @@ const outboxColumns = "id, created_at, event_id, event_type, source, trace_id, s
 // keeps the outer update on the primary key; IN (SELECT) lets the planner hash-join a scan of
 // the whole table, completed rows included). The ids being completed
 // are excluded from the claim (one statement must not update a row twice).
-func (o *outboxTransport) claimReturning(ctx context.Context, idb bun.IDB, done []string) ([]OutboxRow, error) {
-	now := dbTime(o.b.now())
-	sub := o.due(idb.NewSelect().Model((*OutboxRow)(nil)).Column("id"), now)
+func (o *Transport) claimReturning(ctx context.Context, idb bun.IDB, done []string) ([]event.OutboxRow, error) {
+	now := event.DBTime(o.now())
+	sub := o.due(idb.NewSelect().Model((*event.OutboxRow)(nil)).Column("id"), now)
 	q := o.leaseQuery(idb, now)
 	if len(done) > 0 {
 		sub = sub.Where("id NOT IN (?)", bun.In(done))
 		q = q.With("done", o.completeQuery(idb, done))
 	}
-	var rows []OutboxRow
+	var rows []event.OutboxRow
 	err := q.Where("id = ANY(ARRAY(?))", o.db.ForUpdateSkipLocked(sub)).Returning(outboxColumns).Scan(ctx, &rows)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return nil, err
 	}
-	slices.SortFunc(rows, func(a, b OutboxRow) int {
+	slices.SortFunc(rows, func(a, b event.OutboxRow) int {
 		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), strings.Compare(a.ID, b.ID))
 	})
 	return rows, nil
@@ -165,10 +166,10 @@ func (o *outboxTransport) claimReturning(ctx context.Context, idb bun.IDB, done 
 
 // claimInTx is claimAfter on MySQL/MariaDB (FOR UPDATE SKIP LOCKED) and SQLite (an immediate
 // transaction): select the due rows, then lease them, in one transaction.
-func (o *outboxTransport) claimInTx(ctx context.Context) ([]OutboxRow, error) {
-	var rows []OutboxRow
-	now := dbTime(o.b.now())
-	err := o.db.RunInTx(ctx, txOptions(o.db), func(ctx context.Context, tx bun.Tx) error {
+func (o *Transport) claimInTx(ctx context.Context) ([]event.OutboxRow, error) {
+	var rows []event.OutboxRow
+	now := event.DBTime(o.now())
+	err := o.db.RunInTx(ctx, event.TxOptions(o.db), func(ctx context.Context, tx bun.Tx) error {
 		if err := o.db.ForUpdateSkipLocked(o.due(tx.NewSelect().Model(&rows), now)).Scan(ctx); err != nil {
 			return err
 		}
@@ -189,10 +190,10 @@ func (o *outboxTransport) claimInTx(ctx context.Context) ([]OutboxRow, error) {
 // 2^count s (capped at 1 h); at max_retries the event is forwarded once to svc-dlq.<type> with
 // the svc.dlq header and the row becomes dead, or, if that forward fails too, stays failed with
 // its old count so it is claimed again.
-func (o *outboxTransport) fail(ctx context.Context, idb bun.IDB, row *OutboxRow, cause error) error {
-	now := dbTime(o.b.now())
+func (o *Transport) fail(ctx context.Context, idb bun.IDB, row *event.OutboxRow, cause error) error {
+	now := event.DBTime(o.now())
 	n := row.RetryCount + 1
-	status, count := OutboxFailed, n
+	status, count := event.OutboxFailed, n
 	var processed any
 	lastErr := cleanError(cause.Error())
 	if n >= o.cfg.MaxRetries {
@@ -200,50 +201,50 @@ func (o *outboxTransport) fail(ctx context.Context, idb bun.IDB, row *OutboxRow,
 			count = row.RetryCount
 			lastErr = cleanError(cause.Error() + "; dead letter: " + dlqErr.Error())
 		} else {
-			status, processed = OutboxDead, now
-			o.b.metrics.deadLettered.Add(1)
+			status, processed = event.OutboxDead, now
+			o.metrics.CountDeadLettered()
 		}
 	}
-	q := idb.NewUpdate().Model((*OutboxRow)(nil)).
+	q := idb.NewUpdate().Model((*event.OutboxRow)(nil)).
 		Set("status = ?", status).Set("retry_count = ?", count).Set("last_error = ?", lastErr).
-		Where("id = ?", row.ID).Where("status = ?", OutboxProcessing)
-	if status == OutboxDead {
+		Where("id = ?", row.ID).Where("status = ?", event.OutboxProcessing)
+	if status == event.OutboxDead {
 		q = q.Set("processed_at = ?", processed).Set("retry_after = NULL")
 	} else {
-		q = q.Set("retry_after = ?", dbTime(now.Add(backoff(n))))
+		q = q.Set("retry_after = ?", event.DBTime(now.Add(backoff(n))))
 	}
 	if _, err := q.Exec(ctx); err != nil {
 		return fmt.Errorf("event: outbox record failure of %s: %w", row.EventID, err)
 	}
-	o.b.log.Warn("event: outbox forward failed", "type", row.EventType, "id", row.EventID, "attempt", n, "status", status, "err", lastErr)
+	o.log.Warn("event: outbox forward failed", "type", row.EventType, "id", row.EventID, "attempt", n, "status", status, "err", lastErr)
 	return nil
 }
 
 // deadLetter forwards row to svc-dlq.<type> on the sink, marked with the svc.dlq header.
-func (o *outboxTransport) deadLetter(ctx context.Context, row *OutboxRow) error {
-	env := row.envelope()
-	env.Type = DeadLetterPrefix + row.EventType
-	env.Payload = RawPayload{Type: env.Type, Body: env.Payload.(RawPayload).Body}
-	env.Headers = cloneHeaders(env.Headers, HeaderDeadLetter, "1")
-	ctx, cancel := context.WithTimeout(ctx, o.b.cfg.PublishTimeout)
+func (o *Transport) deadLetter(ctx context.Context, row *event.OutboxRow) error {
+	env := envelope(row)
+	env.Type = event.DeadLetterPrefix + row.EventType
+	env.Payload = event.RawPayload{Type: env.Type, Body: env.Payload.(event.RawPayload).Body}
+	env.Headers = event.CloneHeaders(env.Headers, event.HeaderDeadLetter, "1")
+	ctx, cancel := context.WithTimeout(ctx, o.publishTimeout)
 	defer cancel()
 	return o.forward(ctx, env)
 }
 
 // forward hands env to the sink: an in-process sink runs its handlers now (the row completes
 // only once they succeeded), a stream sink appends it.
-func (o *outboxTransport) forward(ctx context.Context, env *Envelope) error {
-	if m, ok := o.sink.(*memoryTransport); ok {
-		return m.deliverNow(ctx, env)
+func (o *Transport) forward(ctx context.Context, env *event.Envelope) error {
+	if d, ok := o.sink.(event.Deliverer); ok {
+		return d.DeliverNow(ctx, env)
 	}
-	return o.sink.publish(ctx, env)
+	return o.sink.Publish(ctx, env)
 }
 
 // Cleanup deletes completed rows processed more than completed_ttl ago; dead rows are kept.
-func (o *outboxTransport) Cleanup(ctx context.Context) (int64, error) {
-	cutoff := dbTime(o.b.now().Add(-o.cfg.CompletedTTL))
-	res, err := o.db.NewDelete().Model((*OutboxRow)(nil)).
-		Where("status = ?", OutboxCompleted).Where("processed_at < ?", cutoff).Exec(ctx)
+func (o *Transport) Cleanup(ctx context.Context) (int64, error) {
+	cutoff := event.DBTime(o.now().Add(-o.cfg.CompletedTTL))
+	res, err := o.db.NewDelete().Model((*event.OutboxRow)(nil)).
+		Where("status = ?", event.OutboxCompleted).Where("processed_at < ?", cutoff).Exec(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("event: outbox cleanup: %w", err)
 	}
@@ -253,7 +254,7 @@ func (o *outboxTransport) Cleanup(ctx context.Context) (int64, error) {
 // relayLoop relays every relay_interval and at once when woken (a local commit or a PostgreSQL
 // notification), and keeps claiming while batches come back non-empty; each claim also
 // completes the batch before it.
-func (o *outboxTransport) relayLoop(ctx context.Context) {
+func (o *Transport) relayLoop(ctx context.Context) {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	sess := &relaySession{o: o}
@@ -273,7 +274,7 @@ func (o *outboxTransport) relayLoop(ctx context.Context) {
 // drain relays batches until one comes back empty or ctx ends, then completes what is left. A
 // batch in flight finishes even when Stop cancels ctx: its rows would otherwise wait for their
 // lease to expire. The relay's statements go through sess.
-func (o *outboxTransport) drain(ctx context.Context, sess *relaySession) {
+func (o *Transport) drain(ctx context.Context, sess *relaySession) {
 	run := context.WithoutCancel(ctx)
 	var done []string
 	for {
@@ -285,7 +286,7 @@ func (o *outboxTransport) drain(ctx context.Context, sess *relaySession) {
 		if err != nil {
 			sess.drop()
 			if ctx.Err() == nil {
-				o.b.log.Error("event: outbox relay", "err", err)
+				o.log.Error("event: outbox relay", "err", err)
 			}
 		}
 		if n == 0 || ctx.Err() != nil {
@@ -298,7 +299,7 @@ func (o *outboxTransport) drain(ctx context.Context, sess *relaySession) {
 	}
 	if err != nil {
 		sess.drop()
-		o.b.log.Error("event: outbox relay", "err", err)
+		o.log.Error("event: outbox relay", "err", err)
 	}
 }
 
@@ -313,7 +314,7 @@ func (o *outboxTransport) drain(ctx context.Context, sess *relaySession) {
 // never returns to the pool with the setting: after an error it is discarded. Other dialects
 // use the pool.
 type relaySession struct {
-	o    *outboxTransport
+	o    *Transport
 	conn *bun.Conn
 }
 
@@ -354,13 +355,13 @@ func discard(conn *bun.Conn) {
 
 // listen wakes the relay on NOTIFY of other nodes' (and this node's) commits (PostgreSQL only).
 // It holds one pooled connection; on error it retries after listenRetry.
-func (o *outboxTransport) listen(ctx context.Context) {
+func (o *Transport) listen(ctx context.Context) {
 	for ctx.Err() == nil {
 		err := o.listenOnce(ctx)
 		if ctx.Err() != nil {
 			return
 		}
-		o.b.log.Warn("event: outbox listener", "err", err)
+		o.log.Warn("event: outbox listener", "err", err)
 		select {
 		case <-ctx.Done():
 		case <-time.After(listenRetry):
@@ -368,7 +369,7 @@ func (o *outboxTransport) listen(ctx context.Context) {
 	}
 }
 
-func (o *outboxTransport) listenOnce(ctx context.Context) error {
+func (o *Transport) listenOnce(ctx context.Context) error {
 	conn, err := o.db.DB.DB.Conn(ctx)
 	if err != nil {
 		return err
@@ -403,7 +404,7 @@ func (o *outboxTransport) listenOnce(ctx context.Context) error {
 // transaction, so the relays of the other nodes wake within milliseconds of a commit here. It
 // sends at most one per announceGap: a NOTIFY is a transaction with its own WAL flush, and one
 // per commit would double the commits of a busy publisher.
-func (o *outboxTransport) announce(ctx context.Context) {
+func (o *Transport) announce(ctx context.Context) {
 	gap := time.NewTimer(0)
 	defer gap.Stop()
 	for {
@@ -413,7 +414,7 @@ func (o *outboxTransport) announce(ctx context.Context) {
 		case <-o.tell:
 		}
 		if _, err := o.db.ExecContext(ctx, "SELECT pg_notify(?, ?)", o.channel, o.node); err != nil && ctx.Err() == nil {
-			o.b.log.Warn("event: outbox notify", "err", err)
+			o.log.Warn("event: outbox notify", "err", err)
 		}
 		gap.Reset(announceGap)
 		select {
@@ -424,43 +425,18 @@ func (o *outboxTransport) announce(ctx context.Context) {
 	}
 }
 
-// startWorkers starts the outbox relay, listener and cleanup, the inbox cleanup and the stream
-// workers, all ended by ctx.
-func (b *Bus) startWorkers(ctx context.Context) {
-	if o := b.outbox; o != nil {
-		o.wg.Go(func() { o.relayLoop(ctx) })
-		if o.db.Kind == config.Postgres {
-			o.wg.Go(func() { o.listen(ctx) })
-			o.wg.Go(func() { o.announce(ctx) })
-		}
-		b.every(ctx, o.cfg.CleanupInterval, "outbox cleanup", func(ctx context.Context) error {
+// startWorkers starts the relay, the PostgreSQL listener and announcer, and the cleanup, all
+// ended by ctx.
+func (o *Transport) startWorkers(ctx context.Context) {
+	o.wg.Go(func() { o.relayLoop(ctx) })
+	if o.db.Kind == config.Postgres {
+		o.wg.Go(func() { o.listen(ctx) })
+		o.wg.Go(func() { o.announce(ctx) })
+	}
+	o.wg.Go(func() {
+		event.Every(ctx, o.cfg.CleanupInterval, o.log, "outbox cleanup", func(ctx context.Context) error {
 			_, err := o.Cleanup(ctx)
 			return err
 		})
-	}
-	if b.inbox != nil {
-		b.every(ctx, b.cfg.Inbox.CleanupInterval, "inbox cleanup", func(ctx context.Context) error {
-			_, err := b.inbox.cleanup(ctx, dbTime(b.now().Add(-b.cfg.Inbox.Retention)))
-			return err
-		})
-	}
-	b.startStreamWorkers(ctx)
-}
-
-// every runs fn each interval until ctx ends, logging errors.
-func (b *Bus) every(ctx context.Context, interval time.Duration, name string, fn func(context.Context) error) {
-	b.workers.Go(func() {
-		t := time.NewTicker(interval)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				if err := fn(ctx); err != nil && ctx.Err() == nil {
-					b.log.Error("event: "+name, "err", err)
-				}
-			}
-		}
 	})
 }

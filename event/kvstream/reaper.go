@@ -1,4 +1,4 @@
-package event
+package kvstream
 
 import (
 	"context"
@@ -7,7 +7,10 @@ import (
 	"strings"
 	"sync"
 
+	"time"
+
 	"github.com/redis/go-redis/v9"
+	"github.com/svc-framework/svc/event"
 )
 
 // Reap runs one reaper cycle (wire-runtime §2.6): for every subscription, reaper_concurrency at
@@ -18,7 +21,7 @@ import (
 // An entry still being handled is not idle for long: handler_timeout should stay below
 // claim_idle, and the inbox absorbs a second delivery in any case. It returns how many entries
 // were redelivered.
-func (t *streamTransport) Reap(ctx context.Context) (int, error) {
+func (t *Transport) Reap(ctx context.Context) (int, error) {
 	t.mu.Lock()
 	subs := make([]*streamSub, 0, len(t.subs))
 	for _, ss := range t.subs {
@@ -50,16 +53,16 @@ func (t *streamTransport) Reap(ctx context.Context) (int, error) {
 }
 
 // reapOne claims and redelivers the idle entries of one subscription's group.
-func (t *streamTransport) reapOne(ctx context.Context, ss *streamSub) (int, error) {
-	msgs, _, err := t.rdb.XAutoClaim(ctx, &redis.XAutoClaimArgs{Stream: ss.key, Group: ss.s.group,
+func (t *Transport) reapOne(ctx context.Context, ss *streamSub) (int, error) {
+	msgs, _, err := t.rdb.XAutoClaim(ctx, &redis.XAutoClaimArgs{Stream: ss.key, Group: ss.s.Group,
 		MinIdle: t.cfg.ClaimIdle, Start: "0-0", Count: int64(t.cfg.ClaimBatchSize), Consumer: t.consumer}).Result()
 	if err != nil {
 		if strings.HasPrefix(err.Error(), "NOGROUP") {
 			return 0, nil
 		}
-		return 0, fmt.Errorf("event: reap %s/%s: %w", ss.key, ss.s.group, err)
+		return 0, fmt.Errorf("event: reap %s/%s: %w", ss.key, ss.s.Group, err)
 	}
-	t.b.metrics.redelivered.Add(int64(len(msgs)))
+	t.metrics.CountRedelivered(int64(len(msgs)))
 	var done []string
 	for _, msg := range msgs {
 		if t.deliver(ctx, ss, msg, 2) {
@@ -74,14 +77,14 @@ func (t *streamTransport) reapOne(ctx context.Context, ss *streamSub) (int, erro
 // group goes only when it has no pending entries, is not subscribed in this process, has at
 // least one consumer record, and all its consumers have been idle longer than
 // idle_group_retention. It returns the destroyed "stream/group" names.
-func (t *streamTransport) SweepIdleGroups(ctx context.Context) ([]string, error) {
+func (t *Transport) SweepIdleGroups(ctx context.Context) ([]string, error) {
 	if t.cfg.IdleGroupRetention <= 0 {
 		return nil, nil
 	}
 	active := map[string]bool{}
 	t.mu.Lock()
 	for _, ss := range t.subs {
-		active[ss.key+"\x00"+ss.s.group] = true
+		active[ss.key+"\x00"+ss.s.Group] = true
 	}
 	t.mu.Unlock()
 	keys, err := t.streamKeys(ctx)
@@ -108,7 +111,7 @@ func (t *streamTransport) SweepIdleGroups(ctx context.Context) ([]string, error)
 			if err := t.rdb.XGroupDestroy(ctx, key, g.Name).Err(); err != nil {
 				return gone, fmt.Errorf("event: destroy group %s on %s: %w", g.Name, key, err)
 			}
-			t.b.log.Info("event: idle consumer group destroyed", "stream", key, "group", g.Name)
+			t.log.Info("event: idle consumer group destroyed", "stream", key, "group", g.Name)
 			gone = append(gone, key+"/"+g.Name)
 		}
 	}
@@ -116,7 +119,7 @@ func (t *streamTransport) SweepIdleGroups(ctx context.Context) ([]string, error)
 }
 
 // allConsumersIdle reports whether the group has consumers and all are idle past the retention.
-func (t *streamTransport) allConsumersIdle(ctx context.Context, key, group string) (bool, error) {
+func (t *Transport) allConsumersIdle(ctx context.Context, key, group string) (bool, error) {
 	cs, err := t.rdb.XInfoConsumers(ctx, key, group).Result()
 	if err != nil {
 		return false, fmt.Errorf("event: sweep consumers of %s/%s: %w", key, group, err)
@@ -133,7 +136,7 @@ func (t *streamTransport) allConsumersIdle(ctx context.Context, key, group strin
 }
 
 // streamKeys lists the streams under stream_prefix.
-func (t *streamTransport) streamKeys(ctx context.Context) ([]string, error) {
+func (t *Transport) streamKeys(ctx context.Context) ([]string, error) {
 	var keys []string
 	iter := t.rdb.ScanType(ctx, 0, t.cfg.StreamPrefix+"*", 500, "stream").Iterator()
 	for iter.Next(ctx) {
@@ -145,20 +148,28 @@ func (t *streamTransport) streamKeys(ctx context.Context) ([]string, error) {
 	return keys, nil
 }
 
-// startStreamWorkers starts the reaper and, with a retention set, the idle-group sweeper.
-func (b *Bus) startStreamWorkers(ctx context.Context) {
-	t := b.stream
-	if t == nil {
-		return
-	}
-	b.every(ctx, t.cfg.ClaimInterval, "stream reaper", func(ctx context.Context) error {
-		_, err := t.Reap(ctx)
-		return err
-	})
-	if t.cfg.IdleGroupRetention > 0 {
-		b.every(ctx, t.cfg.IdleGroupSweepInterval, "stream group sweep", func(ctx context.Context) error {
-			_, err := t.SweepIdleGroups(ctx)
+// startWorkers starts the reaper and, with a retention set, the idle-group sweeper, ended by ctx.
+func (t *Transport) startWorkers(ctx context.Context) {
+	t.wg.Go(func() {
+		event.Every(ctx, t.cfg.ClaimInterval, t.log, "stream reaper", func(ctx context.Context) error {
+			_, err := t.Reap(ctx)
 			return err
 		})
+	})
+	if t.cfg.IdleGroupRetention > 0 {
+		t.wg.Go(func() {
+			event.Every(ctx, t.cfg.IdleGroupSweepInterval, t.log, "stream group sweep", func(ctx context.Context) error {
+				_, err := t.SweepIdleGroups(ctx)
+				return err
+			})
+		})
 	}
+}
+
+// handlerDeadline bounds ctx by d when d > 0.
+func handlerDeadline(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	if d <= 0 {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, d)
 }

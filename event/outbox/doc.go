@@ -1,0 +1,24 @@
+// Package outbox is the transactional outbox transport of the event bus (wire-runtime §2.4;
+// svc.event.transports.outbox): durable, transactional, at-least-once, publish-only. A publish
+// writes a sys_event_outbox row (event.OutboxRow; the table's migrations are package event's)
+// through the caller's transaction with event.InTx, or in a statement of its own; the relay
+// forwards due rows to the sink transport and completes them.
+//
+// # Workers (started by Start unless event.Deps.ManualWorkers, ended by Stop)
+//
+//   - relay: every relay_interval and when woken by a local commit or, on PostgreSQL, a NOTIFY
+//     from another node; leases batches (FOR UPDATE SKIP LOCKED on PostgreSQL and MySQL/MariaDB,
+//     an immediate transaction on SQLite), retries failures after 2^n s (capped at 1 h) with a
+//     redacted, truncated last_error, dead-letters to svc-dlq.<type> at max_retries (loop guard:
+//     an event carrying the svc.dlq header is refused); an in-process sink runs the handlers
+//     before the row completes;
+//   - listener and announcer (PostgreSQL): LISTEN on svc_event_outbox[:schema], and at most one
+//     pg_notify per 10 ms of local commits, outside the publishing transaction;
+//   - cleanup: completed rows older than completed_ttl, every cleanup_interval.
+//
+// RelayOnce and Cleanup are exported for tests and tools that drive the
+// relay by hand (event.Deps.ManualWorkers). Importing the package registers "outbox" with
+// event.RegisterTransport. Its tests run on SQLite, PostgreSQL and MariaDB, with the crash
+// tests (a SIGKILLed relay and stream consumer, a rolled-back transaction) and the two-node
+// tests; they use the memory and kvstream transports as sinks.
+package outbox

@@ -1,0 +1,183 @@
+package outbox
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/svc-framework/svc/config"
+	"github.com/svc-framework/svc/db"
+	"github.com/svc-framework/svc/event"
+	"github.com/uptrace/bun"
+)
+
+func init() { event.RegisterTransport(config.TransportOutbox, New) }
+
+// Transport writes events to sys_event_outbox (durable, transactional, at-least-once,
+// publish-only); its relay forwards them to the sink transport (wire-runtime §2.4).
+type Transport struct {
+	cfg            config.OutboxTransport
+	publishTimeout time.Duration
+	db             *db.DB
+	log            *slog.Logger
+	now            func() time.Time
+	newID          func() string
+	metrics        *event.Metrics
+	manual         bool
+	cancel         context.CancelFunc
+	sink           event.Transport
+	wake           chan struct{}
+	channel        string        // PostgreSQL LISTEN/NOTIFY channel
+	node           string        // this process's id: the payload of its notifications
+	tell           chan struct{} // asks the announcer to notify the other nodes
+	wg             sync.WaitGroup
+}
+
+var _ event.TxTransport = (*Transport)(nil)
+
+// New is the outbox's event.Factory: it needs Host.DB and the sink (transports.outbox.sink)
+// among the transports built before it.
+func New(h event.Host) (event.Transport, error) {
+	cfg := h.Config.Transports.Outbox
+	if h.DB == nil {
+		return nil, fmt.Errorf("svc.event.transports.outbox: no database: %w", event.ErrTransportNotFound)
+	}
+	sink, ok := h.Lookup(cfg.Sink)
+	if !ok || cfg.Sink == config.TransportOutbox {
+		return nil, fmt.Errorf("svc.event.transports.outbox.sink %q: %w", cfg.Sink, event.ErrTransportNotFound)
+	}
+	o := &Transport{cfg: cfg, publishTimeout: h.Config.PublishTimeout, db: h.DB, log: h.Logger, now: h.Now,
+		newID: h.NewID, metrics: h.Metrics, manual: h.ManualWorkers, sink: sink, wake: make(chan struct{}, 1),
+		node: h.NewID(), tell: make(chan struct{}, 1)}
+	o.channel = "svc_event_outbox"
+	if o.db.Schema != "" {
+		o.channel += ":" + o.db.Schema
+	}
+	return o, nil
+}
+
+// Capabilities: transactional, at-least-once, publish-only.
+func (o *Transport) Capabilities() event.Capabilities {
+	return event.Capabilities{Transactional: true, AtLeastOnce: true, PublishOnly: true}
+}
+
+// Subscribe does nothing: subscribers attach to the sink.
+func (o *Transport) Subscribe(*event.Subscription) error { return nil }
+
+// Unsubscribe does nothing.
+func (o *Transport) Unsubscribe(*event.Subscription) {}
+
+// Start starts the relay, on PostgreSQL the listener and the announcer, and the cleanup
+// (unless Host.ManualWorkers).
+func (o *Transport) Start(ctx context.Context) error {
+	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	o.cancel = cancel
+	if !o.manual {
+		o.startWorkers(wctx)
+	}
+	return nil
+}
+
+// Stop ends the workers; a relay batch in flight finishes first.
+func (o *Transport) Stop(ctx context.Context) error {
+	if o.cancel != nil {
+		o.cancel()
+	}
+	return event.Wait(ctx, &o.wg)
+}
+
+// Publish writes env in a statement of its own (autocommit: one round trip), bounded by
+// publish_timeout, and wakes the relay.
+func (o *Transport) Publish(ctx context.Context, env *event.Envelope) error {
+	ctx, cancel := context.WithTimeout(ctx, o.publishTimeout)
+	defer cancel()
+	if err := o.insert(ctx, o.db, env); err != nil {
+		return err
+	}
+	o.notify()
+	return nil
+}
+
+// PublishTx inserts the row through tx. With a TxScope in ctx, the commit wakes the local relay
+// and, on PostgreSQL, the announcer tells the other nodes. The NOTIFY is deliberately not sent
+// inside the caller's transaction: PostgreSQL serialises the commits of notifying transactions
+// on one lock, which would cap publishing at one commit per fsync. Without a scope the row waits
+// for the next relay_interval poll.
+func (o *Transport) PublishTx(ctx context.Context, tx bun.IDB, env *event.Envelope) error {
+	if err := o.insert(ctx, tx, env); err != nil {
+		return err
+	}
+	if scope := event.ScopeFrom(ctx); scope != nil {
+		scope.AfterCommit(func(context.Context) { o.notify() })
+	}
+	return nil
+}
+
+// insert writes env's pending row through idb. An event carrying the dead-letter header is
+// refused (loop guard).
+func (o *Transport) insert(ctx context.Context, idb bun.IDB, env *event.Envelope) error {
+	if env.Headers[event.HeaderDeadLetter] != "" {
+		return fmt.Errorf("%s: %w", env.Type, event.ErrDeadLetterLoop)
+	}
+	row, err := o.row(env)
+	if err != nil {
+		return err
+	}
+	// Returning("NULL"): bun would otherwise ask for the defaulted columns back, which turns the
+	// insert into a query that pgx prepares (one more round trip, and a cached plan per row,
+	// since bun writes the values into the text). Measured: +35 % events/s from 16 publishers.
+	if _, err = idb.NewInsert().Model(row).Returning("NULL").Exec(ctx); err != nil {
+		return fmt.Errorf("event: outbox insert %s: %w", env.Type, err)
+	}
+	return nil
+}
+
+// notify wakes the local relay and asks the announcer to tell the other nodes, without
+// blocking; wake-ups that arrive while one is pending collapse into it.
+func (o *Transport) notify() {
+	select {
+	case o.wake <- struct{}{}:
+	default:
+	}
+	select {
+	case o.tell <- struct{}{}:
+	default:
+	}
+}
+
+// row maps env onto a pending outbox row.
+func (o *Transport) row(env *event.Envelope) (*event.OutboxRow, error) {
+	body, err := event.EncodeBody(env)
+	if err != nil {
+		return nil, err
+	}
+	row := &event.OutboxRow{
+		ID: o.newID(), CreatedAt: event.DBTime(o.now()), EventID: env.ID, EventType: env.Type, Source: env.Source,
+		TraceID: env.TraceID, SpanID: env.SpanID, CorrelationID: env.CorrelationID, Payload: string(body),
+		Status: event.OutboxPending, OccurredAt: event.DBTime(env.OccurredAt),
+	}
+	if len(env.Headers) > 0 {
+		h, err := json.Marshal(env.Headers)
+		if err != nil {
+			return nil, err
+		}
+		row.Headers = string(h)
+	}
+	return row, nil
+}
+
+// envelope rebuilds the envelope of a row for the sink; PublishedAt is when the row was written.
+func envelope(r *event.OutboxRow) *event.Envelope {
+	env := &event.Envelope{
+		ID: r.EventID, Type: r.EventType, Source: r.Source, OccurredAt: r.OccurredAt.UTC(), PublishedAt: r.CreatedAt.UTC(),
+		TraceID: r.TraceID, SpanID: r.SpanID, CorrelationID: r.CorrelationID,
+		Payload: event.RawPayload{Type: r.EventType, Body: json.RawMessage(r.Payload)},
+	}
+	if r.Headers != "" {
+		_ = json.Unmarshal([]byte(r.Headers), &env.Headers) // written by row(): always an object
+	}
+	return env
+}
