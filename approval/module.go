@@ -103,7 +103,7 @@ func or[T comparable](v, fallback T) T {
 func (s *Service) Module() app.Module {
 	return app.Module{
 		Name:        "approval",
-		Resources:   []rpc.Resource{s.categoryResource(), s.delegationResource(), s.flowResource()},
+		Resources:   []rpc.Resource{s.categoryResource(), s.delegationResource(), s.flowResource(), s.instanceResource()},
 		Messages:    Messages(),
 		Migrations:  Migrations(),
 		AutoMigrate: s.cfg.AutoMigrate,
