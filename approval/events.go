@@ -116,4 +116,10 @@ type InstanceEvent struct {
 	ToNodeName   string     `json:"toNodeName,omitempty"`
 	Recipients   []UserInfo `json:"recipients,omitempty"`
 	IsManual     *bool      `json:"isManual,omitempty"`
+	AddType      string     `json:"addType,omitempty"`
+	Assignees    []UserInfo `json:"assignees,omitempty"`
+	Urger        *UserInfo  `json:"urger,omitempty"`
+	Target       *UserInfo  `json:"target,omitempty"`
+	Message      string     `json:"message,omitempty"`
+	HoursLeft    *int       `json:"hoursLeft,omitempty"`
 }

@@ -121,14 +121,14 @@ func (p *InstanceIDParams) Validate() error {
 // mark_cc_read and urge_task are audited.
 func (s *Service) instanceResource() rpc.Resource {
 	audit := rpc.Audit()
-	return rpc.Resource{Name: "approval/instance", Ops: []rpc.Op{
+	return rpc.Resource{Name: "approval/instance", Ops: append([]rpc.Op{
 		rpc.Handle("start", s.start, rpc.RequiredPermission("approval.instance.start"), audit),
 		rpc.Handle("process_task", s.processTask, rpc.RequiredPermission("approval.task.process"), audit),
 		rpc.Handle("withdraw", s.withdraw, rpc.RequiredPermission("approval.instance.withdraw"), audit),
 		rpc.Handle("resubmit", s.resubmit, rpc.RequiredPermission("approval.instance.resubmit"), audit),
 		rpc.Handle("add_cc", s.addCC, rpc.RequiredPermission("approval.instance.cc"), audit),
 		rpc.Handle("mark_cc_read", s.markCCRead, rpc.RequiredPermission("approval.instance.cc")),
-	}}
+	}, s.taskOps()...)}
 }
 
 // operator is the caller as the action logs and events show it (name and department from the
@@ -443,6 +443,9 @@ func (r *run) decide(n *Node, t *Task, action string, p ProcessTaskParams) error
 	if err := r.taskEvent(typ, t, n, func(e *InstanceEvent) { e.Operator, e.Opinion = &op, p.Opinion }); err != nil {
 		return err
 	}
+	if err := r.activateDependents(t); err != nil {
+		return err
+	}
 	v := new(Visit)
 	if err := r.tx.NewSelect().Model(v).Where("id = ?", t.VisitID).Scan(r.ctx); err != nil {
 		return err
@@ -499,6 +502,10 @@ func (r *run) handOver(n *Node, t *Task, to, status string) (*Task, error) {
 	r.fillTask(nt, n, &Visit{ID: t.VisitID}, infos[to], t.SortOrder)
 	nt.Deadline, nt.ParentTaskID, nt.AddAssigneeType = t.Deadline, t.ParentTaskID, t.AddAssigneeType
 	if _, err := r.tx.NewInsert().Model(nt).Exec(r.ctx); err != nil {
+		return nil, err
+	}
+	// Added people hang off the new task (a "before" parent reactivates, "after" children follow it).
+	if _, err := r.tx.NewUpdate().Model((*Task)(nil)).Set("parent_task_id = ?", nt.ID).Where("parent_task_id = ?", t.ID).Exec(r.ctx); err != nil {
 		return nil, err
 	}
 	return nt, nil

@@ -25,7 +25,8 @@ const instR = "approval/instance"
 var engineEvents = []string{approval.EventInstanceCreated, approval.EventInstanceCompleted, approval.EventInstanceWithdrawn,
 	approval.EventInstanceRolledBack, approval.EventInstanceReturned, approval.EventInstanceResubmitted,
 	approval.EventNodeAutoPassed, approval.EventTaskCreated, approval.EventTaskApproved, approval.EventTaskHandled,
-	approval.EventTaskRejected, approval.EventTaskCanceled, approval.EventTaskTransferred, approval.EventCCNotified}
+	approval.EventTaskRejected, approval.EventTaskCanceled, approval.EventTaskTransferred, approval.EventCCNotified,
+	approval.EventTaskAssigneesAdded, approval.EventTaskAssigneesRemoved, approval.EventTaskUrged, approval.EventTaskReassigned}
 
 // evRecorder records the engine's events delivered after commit (tx_memory).
 type evRecorder struct {
@@ -543,5 +544,76 @@ func TestEngineRace(t *testing.T) {
 			time.Sleep(20 * time.Millisecond)
 		}
 		e.wantEvents(id, approval.EventTaskApproved, 50, approval.EventTaskCreated, 51, approval.EventCCNotified, 1, approval.EventTaskCanceled, 0)
+	})
+}
+
+// TestEngineAssigneesUrgeAdmin: add_assignee before / after / parallel, remove_assignee,
+// urge_task with its cooldown, and the admin commands terminate_instance and reassign_task,
+// with their refusals.
+func TestEngineAssigneesUrgeAdmin(t *testing.T) {
+	t.Parallel()
+	svctest.EachDBKind(t, func(t *testing.T, kind config.DBKind) {
+		t.Parallel()
+		e := newEng(t, kind)
+		code := e.flow("add", approvalNode("a", users("u1", "u2")+`,"urgeCooldownMinutes":5`), "s>a", "a>end")
+		only := e.flow("noadd", approvalNode("a", users("u1", "u2")+`,"isAddAssigneeAllowed":false,"isRemoveAssigneeAllowed":false,"addAssigneeTypes":["after"]`), "s>a", "a>end")
+
+		// before: u1 waits until x1 has approved.
+		id := e.start(applicant, code, `{}`)
+		add := func(as, taskID, typ string, who ...string) svctest.Response {
+			return e.call(user(as), instR, "add_assignee", `{"taskId":"`+taskID+`","addType":"`+typ+`","userIds":["`+strings.Join(who, `","`)+`"]}`)
+		}
+		e.must(add("u1", e.task(id, "u1"), "before", "x1", "u2"))
+		e.wantStatus(id, "running", "u1:waiting", "u2:pending", "x1:pending")
+		e.refused(approval.ErrCodeNoUsersSpecified, user("u2"), instR, "add_assignee", `{"taskId":"`+e.task(id, "u2")+`","addType":"parallel","userIds":["x1"]}`)
+		e.must(e.decide(id, "x1", "approve", ""))
+		e.wantStatus(id, "running", "u1:pending", "u2:pending", "x1:approved")
+		// after: x2 becomes pending once u2 has approved.
+		e.must(add("u2", e.task(id, "u2"), "after", "x2"))
+		e.wantStatus(id, "running", "u1:pending", "u2:pending", "x1:approved", "x2:waiting")
+		e.must(e.decide(id, "u2", "approve", ""))
+		e.wantStatus(id, "running", "u1:pending", "u2:approved", "x1:approved", "x2:pending")
+		// parallel: x3 pending at once; then remove x3 (by a peer), approve the rest.
+		e.must(add("u1", e.task(id, "u1"), "parallel", "x3"))
+		e.refused(approval.ErrCodeInvalidTaskTransition, user("u1"), instR, "remove_assignee", `{"taskId":"`+e.task(id, "u1")+`"}`)
+		e.refused(approval.ErrCodeNotAssignee, user("zz"), instR, "remove_assignee", `{"taskId":"`+e.task(id, "x3")+`"}`)
+		e.ok(user("u1"), instR, "remove_assignee", `{"taskId":"`+e.task(id, "x3")+`"}`)
+		e.must(e.decide(id, "u1", "approve", ""))
+		e.must(e.decide(id, "x2", "approve", ""))
+		e.wantStatus(id, "approved", "u1:approved", "u2:approved", "x1:approved", "x2:approved", "x3:removed")
+		e.wantEvents(id, approval.EventTaskCreated, 6)
+
+		// Refusals on a node that allows neither.
+		id = e.start(applicant, only, `{}`)
+		e.refused(approval.ErrCodeAddAssigneeNotAllowed, user("u1"), instR, "add_assignee", `{"taskId":"`+e.task(id, "u1")+`","addType":"after","userIds":["q"]}`)
+		e.refused(approval.ErrCodeRemoveAssigneeNotAllowed, user("u1"), instR, "remove_assignee", `{"taskId":"`+e.task(id, "u2")+`"}`)
+		id = e.start(applicant, e.flow("types", approvalNode("a", users("u1", "u2")+`,"addAssigneeTypes":["after"]`), "s>a", "a>end"), `{}`)
+		e.refused(approval.ErrCodeInvalidAddAssigneeType, user("u1"), instR, "add_assignee", `{"taskId":"`+e.task(id, "u1")+`","addType":"before","userIds":["q"]}`)
+		e.ok(user("u1"), instR, "remove_assignee", `{"taskId":"`+e.task(id, "u2")+`"}`)
+		e.wantStatus(id, "running", "u1:pending", "u2:removed")
+		e.refused(approval.ErrCodeLastAssigneeRemoval, user("u1"), instR, "remove_assignee", `{"taskId":"`+e.task(id, "u1")+`"}`)
+
+		// Urge: applicant or participant, once per cooldown.
+		id = e.start(applicant, code, `{}`)
+		tu1 := e.task(id, "u1")
+		e.ok(applicant, instR, "urge_task", `{"taskId":"`+tu1+`","message":"please"}`)
+		r := e.call(applicant, instR, "urge_task", `{"taskId":"`+tu1+`"}`)
+		if r.Code != approval.ErrCodeUrgeCooldown || !strings.Contains(r.Message, "5") {
+			t.Errorf("second urge: %d %s", r.Code, r.Message)
+		}
+		e.ok(user("u2"), instR, "urge_task", `{"taskId":"`+tu1+`"}`)
+		e.refused(approval.ErrCodeAccessDenied, user("stranger"), instR, "urge_task", `{"taskId":"`+tu1+`"}`)
+		e.wantEvents(id, approval.EventTaskUrged, 2)
+
+		// Admin: reassign u1 → u7, then terminate; terminated is final.
+		e.refused(approval.ErrCodeInvalidTransferTarget, alice, "approval/admin", "reassign_task", `{"taskId":"`+tu1+`","newAssigneeId":"u2"}`)
+		e.ok(alice, "approval/admin", "reassign_task", `{"taskId":"`+tu1+`","newAssigneeId":"u7","reason":"leave"}`)
+		e.wantStatus(id, "running", "u1:transferred", "u2:pending", "u7:pending")
+		e.wantEvents(id, approval.EventTaskReassigned, 1)
+		e.ok(alice, "approval/admin", "terminate_instance", `{"instanceId":"`+id+`","reason":"stop"}`)
+		e.wantStatus(id, "terminated", "u1:transferred", "u2:canceled", "u7:canceled")
+		e.refused(approval.ErrCodeTerminateNotAllowed, alice, "approval/admin", "terminate_instance", `{"instanceId":"`+id+`"}`)
+		e.refused(approval.ErrCodeInstanceNotFound, bob, "approval/admin", "terminate_instance", `{"instanceId":"`+id+`"}`)
+		e.wantEvents(id, approval.EventInstanceCompleted, 1)
 	})
 }

@@ -102,8 +102,9 @@ func or[T comparable](v, fallback T) T {
 // (svc.approval.auto_migrate or `svc migrate`) and the messages.
 func (s *Service) Module() app.Module {
 	return app.Module{
-		Name:        "approval",
-		Resources:   []rpc.Resource{s.categoryResource(), s.delegationResource(), s.flowResource(), s.instanceResource()},
+		Name: "approval",
+		Resources: []rpc.Resource{s.categoryResource(), s.delegationResource(), s.flowResource(), s.instanceResource(),
+			{Name: "approval/admin", Ops: s.AdminOps()}},
 		Messages:    Messages(),
 		Migrations:  Migrations(),
 		AutoMigrate: s.cfg.AutoMigrate,

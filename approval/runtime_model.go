@@ -135,6 +135,23 @@ type FormSnapshot struct {
 	FormData   map[string]any `bun:"form_data,type:json" json:"formData"`
 }
 
+// UrgeRecord is a row of apv_urge_record: one reminder of a pending task.
+type UrgeRecord struct {
+	bun.BaseModel `bun:"table:apv_urge_record"`
+
+	ID             string    `bun:"id,pk" json:"id"`
+	CreatedAt      crud.Time `bun:"created_at" json:"createdAt"`
+	CreatedBy      string    `bun:"created_by" json:"createdBy"`
+	InstanceID     string    `bun:"instance_id" json:"instanceId"`
+	NodeID         string    `bun:"node_id" json:"nodeId"`
+	TaskID         *string   `bun:"task_id" json:"taskId"`
+	UrgerID        string    `bun:"urger_id" json:"urgerId"`
+	UrgerName      *string   `bun:"urger_name" json:"urgerName"`
+	TargetUserID   string    `bun:"target_user_id" json:"targetUserId"`
+	TargetUserName *string   `bun:"target_user_name" json:"targetUserName"`
+	Message        string    `bun:"message" json:"message"`
+}
+
 // Wire values of the runtime enumerations (wire-approval §4).
 const (
 	InstanceRunning    = "running"
