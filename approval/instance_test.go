@@ -26,7 +26,8 @@ var engineEvents = []string{approval.EventInstanceCreated, approval.EventInstanc
 	approval.EventInstanceRolledBack, approval.EventInstanceReturned, approval.EventInstanceResubmitted,
 	approval.EventNodeAutoPassed, approval.EventTaskCreated, approval.EventTaskApproved, approval.EventTaskHandled,
 	approval.EventTaskRejected, approval.EventTaskCanceled, approval.EventTaskTransferred, approval.EventCCNotified,
-	approval.EventTaskAssigneesAdded, approval.EventTaskAssigneesRemoved, approval.EventTaskUrged, approval.EventTaskReassigned}
+	approval.EventTaskAssigneesAdded, approval.EventTaskAssigneesRemoved, approval.EventTaskUrged, approval.EventTaskReassigned,
+	approval.EventTaskTimedOut, approval.EventTaskDeadlineWarning}
 
 // evRecorder records the engine's events delivered after commit (tx_memory).
 type evRecorder struct {
@@ -74,14 +75,14 @@ type eng struct {
 	cat string
 }
 
-func newEng(t *testing.T, kind config.DBKind) *eng {
+func newEng(t *testing.T, kind config.DBKind, opts ...svctest.Option) *eng {
 	t.Helper()
 	rec := &evRecorder{}
-	srv := svctest.New(t, svctest.WithDB(kind), svctest.WithConfig(func(c *config.Config) {
+	srv := svctest.New(t, append([]svctest.Option{svctest.WithDB(kind), svctest.WithConfig(func(c *config.Config) {
 		c.Security.Roles = map[string][]string{"admin": {"*"}}
 		c.Event.Transports.TxMemory.Enabled = true
 		c.Event.Routing = []config.EventRoute{{Pattern: "approval.*", Transports: []string{config.TransportTxMemory}}}
-	}), svctest.WithOptions(svc.WithApproval(approval.Options{}), svc.WithModule(rec.module)))
+	}), svctest.WithOptions(svc.WithApproval(approval.Options{}), svc.WithModule(rec.module))}, opts...)...)
 	e := &eng{t: t, srv: srv, rec: rec}
 	e.cat = e.ok(alice, catR, "create", `{"tenantId":"t1","code":"c","name":"C","sortOrder":0,"isActive":true}`)["id"].(string)
 	return e

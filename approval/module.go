@@ -106,6 +106,7 @@ func (s *Service) Module() app.Module {
 		Resources: []rpc.Resource{s.categoryResource(), s.delegationResource(), s.flowResource(), s.instanceResource(),
 			{Name: "approval/admin", Ops: s.AdminOps()}},
 		Messages:    Messages(),
+		Workers:     s.workers(),
 		Migrations:  Migrations(),
 		AutoMigrate: s.cfg.AutoMigrate,
 	}
