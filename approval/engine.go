@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"sync"
 	"time"
 
 	"github.com/svc-framework/svc/approval/design"
@@ -33,12 +32,9 @@ type graph struct {
 	hasFields bool
 }
 
-// graphs caches loaded graphs by version id (versions never change once deployed).
-var graphs sync.Map
-
 // loadGraph reads version id's graph (cached).
 func (s *Service) loadGraph(ctx context.Context, idb bun.IDB, versionID string) (*graph, error) {
-	if g, ok := graphs.Load(versionID); ok {
+	if g, ok := s.graphs.Load(versionID); ok {
 		return g.(*graph), nil
 	}
 	g := &graph{version: new(Version), nodes: map[string]*Node{}, out: map[string][]Edge{},
@@ -98,7 +94,7 @@ func (s *Service) loadGraph(ctx context.Context, idb bun.IDB, versionID string) 
 		}
 		g.hasFields = true
 	}
-	graphs.Store(versionID, g)
+	s.graphs.Store(versionID, g)
 	return g, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -71,6 +72,7 @@ type Service struct {
 	tables      TableInspector
 	i18n        *i18n.Catalog
 	notifier    atomic.Pointer[notifierBox]
+	graphs      sync.Map // version id → *graph (versions never change once deployed)
 }
 
 // New builds the module from svc.approval, the primary database and the event bus. It does no
