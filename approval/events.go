@@ -41,7 +41,14 @@ type FlowEvent struct {
 func (s *Service) inTx(ctx context.Context, fn func(ctx context.Context, tx bun.Tx) error) error {
 	ctx, scope := event.NewTxScope(ctx)
 	var opts *sql.TxOptions
-	if s.db.Kind == config.MySQL {
+	switch s.db.Kind {
+	case config.SQLite:
+		// One writer at a time in this process: SQLite serialises writers anyway, and a
+		// transaction waiting in BEGIN IMMEDIATE holds a pooled connection the lock holder may
+		// need for a directory read (pool starvation until busy_timeout).
+		s.writeMu.Lock()
+		defer s.writeMu.Unlock()
+	case config.MySQL:
 		// Read committed: every statement after the instance lock sees the rows committed by
 		// the command that held it before (REPEATABLE READ would keep the snapshot of the
 		// first read, taken before the lock).

@@ -72,7 +72,8 @@ type Service struct {
 	tables      TableInspector
 	i18n        *i18n.Catalog
 	notifier    atomic.Pointer[notifierBox]
-	graphs      sync.Map // version id → *graph (versions never change once deployed)
+	graphs      sync.Map   // version id → *graph (versions never change once deployed)
+	writeMu     sync.Mutex // serialises the module's transactions on SQLite
 }
 
 // New builds the module from svc.approval, the primary database and the event bus. It does no
