@@ -140,23 +140,35 @@ type run struct {
 	seq  int
 }
 
-// newRun prepares a run on inst (already locked): its flow and graph and the last visit
-// sequence.
+// newRun prepares a run on inst (already locked): its graph and the last visit sequence (0
+// for an instance created by this command). The flow row is read when a delegation lookup
+// needs its category.
 func (s *Service) newRun(ctx context.Context, tx bun.Tx, inst *Instance, op UserInfo) (*run, error) {
 	g, err := s.loadGraph(ctx, tx, inst.FlowVersionID)
 	if err != nil {
 		return nil, err
 	}
-	f := new(Flow)
-	if err := tx.NewSelect().Model(f).Where("id = ?", inst.FlowID).Scan(ctx); err != nil {
-		return nil, err
+	r := &run{s: s, ctx: ctx, tx: tx, inst: inst, g: g, op: op, now: s.clock().UTC()}
+	if inst.CurrentNodeID == nil && inst.Status == InstanceRunning {
+		return r, nil // a new instance: no visit yet
 	}
-	r := &run{s: s, ctx: ctx, tx: tx, inst: inst, flow: f, g: g, op: op, now: s.clock().UTC()}
 	if err := tx.NewSelect().Model((*Visit)(nil)).ColumnExpr("COALESCE(MAX(sequence), 0)").
 		Where("instance_id = ?", inst.ID).Scan(ctx, &r.seq); err != nil {
 		return nil, err
 	}
 	return r, nil
+}
+
+// flowRow is the instance's flow (read once per run).
+func (r *run) flowRow() (*Flow, error) {
+	if r.flow == nil {
+		f := new(Flow)
+		if err := r.tx.NewSelect().Model(f).Where("id = ?", r.inst.FlowID).Scan(r.ctx); err != nil {
+			return nil, err
+		}
+		r.flow = f
+	}
+	return r.flow, nil
 }
 
 // lockInstance reads instance id for update: the first lock of every command that changes an
@@ -485,6 +497,10 @@ func (r *run) delegate(user string) (string, error) {
 	if depth <= 0 {
 		depth = 10
 	}
+	f, err := r.flowRow()
+	if err != nil {
+		return "", err
+	}
 	seen := map[string]bool{user: true}
 	cur := user
 	for i := 0; i < depth; i++ {
@@ -492,7 +508,7 @@ func (r *run) delegate(user string) (string, error) {
 		err := r.tx.NewSelect().Model(&ds).Where("delegator_id = ?", cur).Where("is_active = ?", true).
 			Where("starts_at <= ?", crud.NewTime(r.now)).Where("ends_at > ?", crud.NewTime(r.now)).
 			WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
-				return q.Where("flow_id = ?", r.flow.ID).WhereOr("flow_category_id = ?", r.flow.CategoryID).
+				return q.Where("flow_id = ?", f.ID).WhereOr("flow_category_id = ?", f.CategoryID).
 					WhereOr("(flow_id IS NULL AND flow_category_id IS NULL)")
 			}).Order("created_at DESC").Scan(r.ctx)
 		if err != nil {

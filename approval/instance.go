@@ -315,22 +315,22 @@ func title(f *Flow, inst *Instance) (string, error) {
 // lockedTask is the task of a command with its instance locked first (fixed lock order:
 // instance row, then the task row), checked for the caller's tenant.
 func (s *Service) lockedTask(ctx context.Context, tx bun.Tx, cl caller, taskID string) (*Task, *Instance, error) {
-	var instID string
-	if err := tx.NewSelect().Model((*Task)(nil)).Column("instance_id").Where("id = ?", taskID).Scan(ctx, &instID); err != nil {
+	inst := new(Instance)
+	q := tx.NewSelect().Model(inst).Where("id = (?)", tx.NewSelect().Model((*Task)(nil)).Column("instance_id").Where("id = ?", taskID))
+	if s.db.Kind != config.SQLite {
+		q = q.For("UPDATE")
+	}
+	if err := q.Scan(ctx); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, nil, ErrTaskNotFound
 		}
-		return nil, nil, err
-	}
-	inst, err := s.lockInstance(ctx, tx, instID)
-	if err != nil {
 		return nil, nil, err
 	}
 	if !cl.sees(inst.TenantID) {
 		return nil, nil, ErrTaskNotFound
 	}
 	t := new(Task)
-	q := tx.NewSelect().Model(t).Where("id = ?", taskID)
+	q = tx.NewSelect().Model(t).Where("id = ?", taskID)
 	if s.db.Kind != config.SQLite {
 		q = q.For("UPDATE")
 	}
@@ -446,11 +446,7 @@ func (r *run) decide(n *Node, t *Task, action string, p ProcessTaskParams) error
 	if err := r.activateDependents(t); err != nil {
 		return err
 	}
-	v := new(Visit)
-	if err := r.tx.NewSelect().Model(v).Where("id = ?", t.VisitID).Scan(r.ctx); err != nil {
-		return err
-	}
-	_, err := r.evaluate(n, v, 0)
+	_, err := r.evaluate(n, &Visit{ID: t.VisitID}, 0) // evaluate closes the visit by id
 	return err
 }
 

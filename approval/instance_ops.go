@@ -297,13 +297,13 @@ func (r *run) activateDependents(t *Task) error {
 			}
 		}
 	}
+	if t.Status != TaskApproved && t.Status != TaskHandled {
+		return nil
+	}
 	var kids []Task
 	if err := r.tx.NewSelect().Model(&kids).Where("parent_task_id = ?", t.ID).Where("add_assignee_type = ?", AddAfter).
 		Where("status = ?", TaskWaiting).Scan(r.ctx); err != nil {
 		return err
-	}
-	if len(kids) == 0 || (t.Status != TaskApproved && t.Status != TaskHandled) {
-		return nil
 	}
 	for i := range kids {
 		kids[i].Deadline = r.deadline(n)
