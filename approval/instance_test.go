@@ -618,3 +618,46 @@ func TestEngineAssigneesUrgeAdmin(t *testing.T) {
 		e.wantEvents(id, approval.EventInstanceCompleted, 1)
 	})
 }
+
+// TestEngineRollbackTypes: previous (only the last node of the trail) with the clear strategy,
+// and specified (only the listed designer keys).
+func TestEngineRollbackTypes(t *testing.T) {
+	t.Parallel()
+	svctest.EachDBKind(t, func(t *testing.T, kind config.DBKind) {
+		t.Parallel()
+		e := newEng(t, kind)
+		code := e.flow("rbt", approvalNode("a", users("u1"))+`,`+
+			approvalNode("b", users("u2")+`,"rollbackType":"previous","rollbackDataStrategy":"clear"`)+`,`+
+			approvalNode("c", users("u3")+`,"rollbackType":"specified","rollbackTargetKeys":["a"]`), "s>a", "a>b", "b>c", "c>end")
+		node := map[string]string{}
+		var nodes []approval.Node
+		if err := e.srv.DB().NewSelect().Model(&nodes).Join("JOIN apv_flow_version AS v ON v.id = node.flow_version_id").
+			Join("JOIN apv_flow AS f ON f.id = v.flow_id").Where("f.code = ?", code).Scan(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range nodes {
+			node[n.Key] = n.ID
+		}
+		id := e.start(applicant, code, `{"reason":"x"}`)
+		e.must(e.decide(id, "u1", "approve", ""))
+		e.refused(approval.ErrCodeInvalidRollbackTarget, user("u2"), instR, "process_task", `{"taskId":"`+e.task(id, "u2")+`","action":"rollback","targetNodeId":"`+node["s"]+`"}`)
+		e.must(e.decide(id, "u2", "rollback", `,"targetNodeId":"`+node["a"]+`"`))
+		var form *string
+		_ = e.srv.DB().NewSelect().Table("apv_instance").Column("form_data").Where("id = ?", id).Scan(context.Background(), &form)
+		if form != nil && *form != "null" {
+			t.Errorf("clear strategy left form data %s", *form)
+		}
+		e.must(e.decide(id, "u1", "approve", ""))
+		e.must(e.decide(id, "u2", "approve", ""))
+		e.refused(approval.ErrCodeInvalidRollbackTarget, user("u3"), instR, "process_task", `{"taskId":"`+e.task(id, "u3")+`","action":"rollback","targetNodeId":"`+node["b"]+`"}`)
+		e.refused(approval.ErrCodeInvalidRollbackTarget, user("u3"), instR, "process_task", `{"taskId":"`+e.task(id, "u3")+`","action":"rollback","targetNodeId":"`+node["s"]+`"}`)
+		e.must(e.decide(id, "u3", "rollback", `,"targetNodeId":"`+node["a"]+`"`))
+		e.wantStatus(id, "running")
+		e.task(id, "u1")
+		var visits []string
+		_ = e.srv.DB().NewSelect().Table("apv_node_visit").Column("status").Where("instance_id = ?", id).Order("sequence").Scan(context.Background(), &visits)
+		if strings.Join(visits, ",") != "passed,passed,returned,passed,passed,returned,active" {
+			t.Errorf("visits %v", visits)
+		}
+	})
+}
