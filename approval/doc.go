@@ -164,7 +164,9 @@
 // apv_delegation, apv_form_snapshot, apv_urge_record, apv_form_table, apv_form_table_column,
 // with the original's unique keys, foreign keys, checks and indexes. The partial unique keys
 // (one published version per flow, one live task per person and node) are generated columns
-// with a unique index on MySQL/MariaDB.
+// with a unique index on MySQL/MariaDB. 002_assignee_kind (PostgreSQL, MySQL) widens
+// apv_flow_node_assignee.kind to VARCHAR(32): department_leader has 17 characters (SQLite does
+// not enforce the length).
 //
 // # Config keys (spec §8.3)
 //

@@ -16,6 +16,7 @@ import (
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/event"
 	"github.com/svc-framework/svc/rpc"
+	"github.com/svc-framework/svc/security"
 	"github.com/svc-framework/svc/svctest"
 )
 
@@ -659,5 +660,64 @@ func TestEngineRollbackTypes(t *testing.T) {
 		if strings.Join(visits, ",") != "passed,passed,returned,passed,passed,returned,active" {
 			t.Errorf("visits %v", visits)
 		}
+	})
+}
+
+// TestEngineDirectoryKinds: superior, department_leader, role and department assignees and
+// the transfer_superior same-applicant action resolve through the built-in directory; the
+// applicant's department is snapshotted on the instance.
+func TestEngineDirectoryKinds(t *testing.T) {
+	t.Parallel()
+	svctest.EachDBKind(t, func(t *testing.T, kind config.DBKind) {
+		t.Parallel()
+		e := newEng(t, kind)
+		ctx := context.Background()
+		st := e.srv.Security().Store()
+		ann, err := st.Create(ctx, "ann", "Ann", "long-enough-pass-1", []string{"finance", "admin"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ben, _ := st.Create(ctx, "ben", "Ben", "long-enough-pass-2", []string{"admin"})
+		dir := security.NewDirectory(e.srv.DB(), nil)
+		fin, err := dir.AddDepartment(ctx, "fin", "Finance", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, err := range []error{dir.SetLeaders(ctx, "fin", []string{"ann"}), dir.SetUserDepartment(ctx, "ben", "fin"), dir.SetSuperior(ctx, "ben", "ann")} {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		kinds := []string{`[{"kind":"superior","sortOrder":0}]`, `[{"kind":"department_leader","sortOrder":0}]`,
+			`[{"kind":"role","ids":["finance"],"sortOrder":0}]`, `[{"kind":"department","ids":["` + fin.ID + `"],"sortOrder":0}]`,
+			`[{"kind":"self","sortOrder":0}]`}
+		var nodes []string
+		edges := []string{"s>n0"}
+		for i, k := range kinds {
+			extra := ""
+			if i == len(kinds)-1 {
+				extra = `,"sameApplicantAction":"transfer_superior"`
+			}
+			nodes = append(nodes, approvalNode(fmt.Sprintf("n%d", i), `,"assignees":`+k+extra))
+			next := "end"
+			if i+1 < len(kinds) {
+				next = fmt.Sprintf("n%d", i+1)
+			}
+			edges = append(edges, fmt.Sprintf("n%d>%s", i, next))
+		}
+		code := e.flow("dir", strings.Join(nodes, ","), edges...)
+		inst := e.ok(tenantUser(ben.ID, "t1", "admin"), instR, "start", `{"tenantId":"t1","flowCode":"`+code+`","formData":{"amount":1}}`)
+		id := inst["id"].(string)
+		if inst["applicantDepartmentName"] != "Finance" || inst["applicantName"] != "Ben" {
+			t.Errorf("applicant snapshot %v / %v", inst["applicantName"], inst["applicantDepartmentName"])
+		}
+		for range kinds {
+			e.must(e.call(tenantUser(ann.ID, "t1", "admin"), instR, "process_task", `{"taskId":"`+e.task(id, ann.ID)+`","action":"approve"}`))
+		}
+		want := make([]string, len(kinds))
+		for i := range want {
+			want[i] = ann.ID + ":approved"
+		}
+		e.wantStatus(id, "approved", want...)
 	})
 }
