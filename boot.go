@@ -133,6 +133,9 @@ func (s *Server) build() error {
 		return fmt.Errorf("build module push: %w", err)
 	}
 	wirePush(sec, psh)
+	if apv != nil && s.opts.approval.Notifier == nil {
+		apv.SetNotifier(psh) // approval.task.created, urged, deadline_warning and cc.notified reach open tabs
+	}
 
 	// MCP serves /mcp when svc.mcp.enabled: the engine lists and runs the /api operations it
 	// offers as tools (svc.mcp.expose_operations) once every module has registered them.

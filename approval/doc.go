@@ -1,7 +1,9 @@
-// Package approval is the approval workflow module, part 1 (issue #22): its tables, flow
-// categories, delegations, flow design (create, deploy, publish), tenancy, permissions and the
-// directory it resolves people through. The engine (part 2: instances, tasks, approval/my and
-// approval/admin) and business binding projection and table storage (part 3) build on it. The
+// Package approval is the approval workflow module: its tables, flow categories, delegations,
+// flow design (create, deploy, publish), tenancy, permissions and the directory it resolves
+// people through (part 1, issue #22), and the workflow engine (part 2, issue #23):
+// approval/instance and the terminate_instance / reassign_task commands of approval/admin, the
+// timeout, pre-warning and cleanup scanners and push notifications. Not built yet: the
+// approval/my and approval/admin queries, business binding projection and table storage. The
 // pure design logic (flow-definition parsing and deploy rules, the form-editor projection,
 // form-data validation, field permissions, condition evaluation) is package approval/design.
 //
@@ -58,12 +60,72 @@
 // (40004); the previous published version is archived, the flow's currentVersion set; at most
 // one published version per flow is also a unique index.
 //
+// # Engine (wire-approval §6.4, §7, §8, §10, §17): approval/instance
+//
+//   - start (approval.instance.start): flow by (tenantId — empty: the caller's —, flowCode):
+//     40001 unknown or another tenant's, 40002 inactive, 40003 nothing published, 40103 the
+//     initiation rule refuses, 40107 a business flow without businessRef; form data validated
+//     (40401); the instance (number <CODE>-<yyyymmddhhmmss>-<8 hex>, title from the template,
+//     applicant and department from the directory) is inserted with action submit and
+//     approval.instance.created, and the graph is walked from the start node. Answers the
+//     Instance.
+//   - process_task (approval.task.process): approve | handle | reject | transfer | rollback by
+//     the assignee of a pending task (40201, 40202, 40203; 40102 when the instance is not
+//     running; handle on an approval node 40204; approve on a handle node handles); opinion
+//     required 40208; form data merged for editable/required fields only, required enforced on
+//     approve/handle. transfer: 40207, target blank, self or live at the node 40215. rollback:
+//     40205, targets from the visit trail by rollbackType (previous, start, any, specified),
+//     else 40213; keep restores the target's snapshot, clear nulls the form; start → returned.
+//   - withdraw (applicant, 40212; 40104 unless running or returned), resubmit (applicant; 40105
+//     unless returned or withdrawn; restarts from start on the same version), add_cc (a
+//     participant, 40701; 40209 when the current node forbids it), mark_cc_read (a recipient,
+//     40701), add_assignee (before/after/parallel; 40206, 40211, 40216 when nobody new),
+//     remove_assignee (a live peer at the caller's node; 40210, 40214 last one, 40204 own task),
+//     urge_task (the applicant or a task holder, 40701; 40601 within the node's cooldown, default
+//     30 minutes; rate limit 10/min).
+//   - approval/admin terminate_instance (approval.instance.terminate; 40702 unless running,
+//     returned or withdrawn) and reassign_task (approval.task.reassign; 40215). Exported as
+//     Service.AdminOps so the approval/admin queries can join the same resource.
+//
+// Walk: start and end pass (end → approved, approval.instance.completed); condition nodes take
+// design.EvalBranch's branch and write no visit; cc nodes deliver (dedupe per visit) and wait
+// for all reads when isReadConfirmRequired; approval/handle nodes write a form snapshot, honour
+// executionType, resolve assignees (user, role, department leaders, self, superior,
+// department_leader, form_field; dedupe), the same-applicant action per seat (self_approve,
+// auto_pass, exclude, transfer_superior), the empty-assignee action, delegation chains and
+// consecutive-approver auto-pass, and create tasks (parallel: all pending; sequential: first
+// pending, the rest waiting; deadline from timeoutHours). Pass rules all/any/ratio over live
+// outcomes with early rejection; node passed → remaining tasks canceled, always/on_approve CCs,
+// advance; rejected → always/on_reject CCs, instance rejected. Waiting tasks emit
+// approval.task.created when they become pending.
+//
+// Locking: every command reads the instance row FOR UPDATE first (PostgreSQL, MySQL — with
+// READ COMMITTED on MySQL so the reads after the lock see the previous holder's commit), then
+// its task row; SQLite transactions are BEGIN IMMEDIATE. Concurrent deciders, scanners and
+// withdrawals on one instance are serialised (TestEngineRace, TestScanners).
+//
+// Workers: approval-timeouts (svc.approval.timeout_scan_interval), approval-pre-warnings
+// (pre_warning_scan_interval), approval-cleanup (cleanup_scan_interval, with
+// form_snapshot_retention, urge_record_retention, cc_record_retention) — Service.ScanTimeouts,
+// ScanPreWarnings, Cleanup; multi-node safe (timeouts re-checked under the instance lock,
+// warnings claimed by a conditional update, idempotent deletes).
+//
+// Push: approval.task.created and approval.task.deadline_warning (to the assignee),
+// approval.task.urged (to the target) and approval.cc.notified (to the recipients) are pushed
+// with the event type as message type through Options.Notifier, else the push module's
+// (consumer group svc.approval.push).
+//
+// Deviations: condition nodes have no visit; department CC rules copy the department's
+// leaders (the directory knows no members); globals are empty and the instance number format is
+// ours (no InstanceNoGenerator/InstanceGlobalsResolver/lifecycle hooks yet); business flows keep
+// businessRef but project nothing yet.
+//
 // # Form data (wire-approval §5, §13)
 //
 // Service.ValidateFormData (start, resubmit) and ValidateGrowth (task processing) run
 // package design's checks with svc.approval.form_data_max_bytes and answer failures as 40401
 // with the approval_form_field_* / approval_form_data_too_large message and params (FormDataError);
-// the module's catalog holds design's messages (i18n.Union). The engine of part 2 calls them.
+// the module's catalog holds design's messages (i18n.Union). The engine calls them.
 //
 // # Tenancy (wire-approval §8)
 //
@@ -80,7 +142,7 @@
 //
 // # Events (wire-approval §10)
 //
-// approval.flow.created {categoryId}, approval.flow.updated, approval.flow.deployed {versionId,
+// The engine's events (InstanceEvent payloads) are listed in docs/approval.md; approval.flow.created {categoryId}, approval.flow.updated, approval.flow.deployed {versionId,
 // version}, approval.flow.toggled {isActive}, approval.flow.published {versionId}, each with
 // flowId, tenantId, code, name, occurredTime (FlowEvent), published inside the transaction of
 // the change (event.InTx with a TxScope): a rolled-back change publishes nothing.
@@ -91,7 +153,7 @@
 // Options.Directory or its parts (Assignees, Users, Departments); the composition root passes
 // the built-in directory (security.Directory: departments with leaders, each user's department
 // and superior, managed by `svc dept` and `svc user set-department|set-superior`) for every
-// part the host leaves nil. The engine of part 2 resolves through Service.Assignees, Users and
+// part the host leaves nil. The engine resolves through Service.Assignees, Users and
 // Departments.
 //
 // # Tables (wire-approval §3), migrations/{postgres,mysql,sqlite}/001_init.sql
@@ -102,17 +164,15 @@
 // apv_delegation, apv_form_snapshot, apv_urge_record, apv_form_table, apv_form_table_column,
 // with the original's unique keys, foreign keys, checks and indexes. The partial unique keys
 // (one published version per flow, one live task per person and node) are generated columns
-// with a unique index on MySQL/MariaDB.
+// with a unique index on MySQL/MariaDB. 002_assignee_kind (PostgreSQL, MySQL) widens
+// apv_flow_node_assignee.kind to VARCHAR(32): department_leader has 17 characters (SQLite does
+// not enforce the length).
 //
 // # Config keys (spec §8.3)
 //
-// svc.approval.auto_migrate and form_data_max_bytes are used here; delegation_max_depth, the
-// scan intervals, retentions and business_binding.* are validated by package config and used by
-// parts 2 and 3.
-//
-// # Workers
-//
-// None yet (the timeout, pre-warning, cleanup and projection workers belong to parts 2 and 3).
+// svc.approval.auto_migrate, form_data_max_bytes, delegation_max_depth, the three scan
+// intervals and the three retentions are used; business_binding.* is validated by package
+// config for part 3.
 //
 // # Metrics
 //

@@ -2,8 +2,11 @@ package approval
 
 import (
 	"context"
+	"database/sql"
 	"time"
 
+	"github.com/svc-framework/svc/config"
+	"github.com/svc-framework/svc/crud"
 	"github.com/svc-framework/svc/event"
 	"github.com/uptrace/bun"
 )
@@ -37,7 +40,21 @@ type FlowEvent struct {
 // outbox rows, and nothing is delivered after a rollback.
 func (s *Service) inTx(ctx context.Context, fn func(ctx context.Context, tx bun.Tx) error) error {
 	ctx, scope := event.NewTxScope(ctx)
-	if err := s.db.RunInTx(ctx, nil, fn); err != nil {
+	var opts *sql.TxOptions
+	switch s.db.Kind {
+	case config.SQLite:
+		// One writer at a time in this process: SQLite serialises writers anyway, and a
+		// transaction waiting in BEGIN IMMEDIATE holds a pooled connection the lock holder may
+		// need for a directory read (pool starvation until busy_timeout).
+		s.writeMu.Lock()
+		defer s.writeMu.Unlock()
+	case config.MySQL:
+		// Read committed: every statement after the instance lock sees the rows committed by
+		// the command that held it before (REPEATABLE READ would keep the snapshot of the
+		// first read, taken before the lock).
+		opts = &sql.TxOptions{Isolation: sql.LevelReadCommitted}
+	}
+	if err := s.db.RunInTx(ctx, opts, fn); err != nil {
 		scope.Discard()
 		return err
 	}
@@ -52,4 +69,64 @@ func (s *Service) publishFlow(ctx context.Context, tx bun.IDB, typ string, f *Fl
 		extra(&e)
 	}
 	return s.events.Publish(ctx, event.Named{Type: typ, Payload: e}, event.InTx(tx))
+}
+
+// Types of the instance, task, node and cc events (wire-approval §10), published inside the
+// transaction of the engine command that causes them.
+const (
+	EventInstanceCreated     = "approval.instance.created"
+	EventInstanceCompleted   = "approval.instance.completed"
+	EventInstanceWithdrawn   = "approval.instance.withdrawn"
+	EventInstanceRolledBack  = "approval.instance.rolled_back"
+	EventInstanceReturned    = "approval.instance.returned"
+	EventInstanceResubmitted = "approval.instance.resubmitted"
+	EventNodeAutoPassed      = "approval.node.auto_passed"
+	EventTaskCreated         = "approval.task.created"
+	EventTaskApproved        = "approval.task.approved"
+	EventTaskHandled         = "approval.task.handled"
+	EventTaskRejected        = "approval.task.rejected"
+	EventTaskCanceled        = "approval.task.canceled"
+	EventTaskTransferred     = "approval.task.transferred"
+	EventCCNotified          = "approval.cc.notified"
+)
+
+// InstanceEvent is the payload of the instance, task, node and cc events: the InstanceEventBase
+// of the original (instanceId … occurredTime), the TaskEventBase additions (taskId, nodeId,
+// nodeName) on task events, and each event's extra fields (§10), absent when they do not apply.
+type InstanceEvent struct {
+	InstanceID   string    `json:"instanceId"`
+	InstanceNo   string    `json:"instanceNo"`
+	TenantID     string    `json:"tenantId"`
+	Title        string    `json:"title"`
+	FlowID       string    `json:"flowId"`
+	FlowCode     string    `json:"flowCode"`
+	BusinessRef  *string   `json:"businessRef,omitempty"`
+	Applicant    UserInfo  `json:"applicant"`
+	OccurredTime time.Time `json:"occurredTime"`
+
+	TaskID   string `json:"taskId,omitempty"`
+	NodeID   string `json:"nodeId,omitempty"`
+	NodeName string `json:"nodeName,omitempty"`
+
+	FinalStatus  string     `json:"finalStatus,omitempty"`
+	FinishedAt   *crud.Time `json:"finishedAt,omitempty"`
+	Reason       string     `json:"reason,omitempty"`
+	Operator     *UserInfo  `json:"operator,omitempty"`
+	Opinion      string     `json:"opinion,omitempty"`
+	Assignee     *UserInfo  `json:"assignee,omitempty"`
+	Deadline     *crud.Time `json:"deadline,omitempty"`
+	From         *UserInfo  `json:"from,omitempty"`
+	To           *UserInfo  `json:"to,omitempty"`
+	FromNodeID   string     `json:"fromNodeId,omitempty"`
+	FromNodeName string     `json:"fromNodeName,omitempty"`
+	ToNodeID     string     `json:"toNodeId,omitempty"`
+	ToNodeName   string     `json:"toNodeName,omitempty"`
+	Recipients   []UserInfo `json:"recipients,omitempty"`
+	IsManual     *bool      `json:"isManual,omitempty"`
+	AddType      string     `json:"addType,omitempty"`
+	Assignees    []UserInfo `json:"assignees,omitempty"`
+	Urger        *UserInfo  `json:"urger,omitempty"`
+	Target       *UserInfo  `json:"target,omitempty"`
+	Message      string     `json:"message,omitempty"`
+	HoursLeft    *int       `json:"hoursLeft,omitempty"`
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/svc-framework/svc/app"
@@ -13,6 +15,7 @@ import (
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/db"
 	"github.com/svc-framework/svc/i18n"
+	"github.com/svc-framework/svc/push"
 	"github.com/svc-framework/svc/rpc"
 )
 
@@ -50,6 +53,10 @@ type Options struct {
 	Departments DepartmentResolver
 	// Tables inspects the host's tables for business bindings.
 	Tables TableInspector
+	// Notifier receives the pushes of approval.task.created, approval.task.urged,
+	// approval.task.deadline_warning and approval.cc.notified (docs/approval.md); the
+	// composition root sets the push module's when it is nil.
+	Notifier push.Notifier
 }
 
 // Service is the approval module.
@@ -64,6 +71,9 @@ type Service struct {
 	departments DepartmentResolver
 	tables      TableInspector
 	i18n        *i18n.Catalog
+	notifier    atomic.Pointer[notifierBox]
+	graphs      sync.Map   // version id → *graph (versions never change once deployed)
+	writeMu     sync.Mutex // serialises the module's transactions on SQLite
 }
 
 // New builds the module from svc.approval, the primary database and the event bus. It does no
@@ -87,6 +97,10 @@ func New(deps app.Deps, opts Options) (*Service, error) {
 	if s.assignees == nil || s.users == nil || s.departments == nil {
 		return nil, errors.New("approval: a directory is required (Options.Directory or each of Assignees, Users, Departments)")
 	}
+	s.SetNotifier(opts.Notifier)
+	if err := s.subscribePush(deps.Events); err != nil {
+		return nil, fmt.Errorf("approval: %w", err)
+	}
 	return s, nil
 }
 
@@ -102,9 +116,11 @@ func or[T comparable](v, fallback T) T {
 // (svc.approval.auto_migrate or `svc migrate`) and the messages.
 func (s *Service) Module() app.Module {
 	return app.Module{
-		Name:        "approval",
-		Resources:   []rpc.Resource{s.categoryResource(), s.delegationResource(), s.flowResource()},
+		Name: "approval",
+		Resources: []rpc.Resource{s.categoryResource(), s.delegationResource(), s.flowResource(), s.instanceResource(),
+			{Name: "approval/admin", Ops: s.AdminOps()}},
 		Messages:    Messages(),
+		Workers:     s.workers(),
 		Migrations:  Migrations(),
 		AutoMigrate: s.cfg.AutoMigrate,
 	}

@@ -152,13 +152,13 @@ func (c *Condition) evalExpression(env Env) (bool, error) {
 	}
 	vars := make(map[string]any, len(env.Globals)+3)
 	for k, v := range env.Globals {
-		vars[k] = v
+		vars[k] = normalize(v)
 	}
 	formData := env.FormData
 	if formData == nil {
 		formData = map[string]any{}
 	}
-	vars["formData"] = formData
+	vars["formData"] = normalize(formData) // json.Number (the /api decoder's numbers) → float64
 	vars["applicantId"] = env.ApplicantID
 	vars["applicantDepartmentId"] = env.ApplicantDepartmentID
 	out, err := expr.Run(program, vars)

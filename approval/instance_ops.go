@@ -1,0 +1,402 @@
+package approval
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/svc-framework/svc/crud"
+	"github.com/svc-framework/svc/rpc"
+	"github.com/uptrace/bun"
+)
+
+// Types of the events of the assignee, urge and admin commands (wire-approval §10).
+const (
+	EventTaskAssigneesAdded   = "approval.task.assignees_added"
+	EventTaskAssigneesRemoved = "approval.task.assignees_removed"
+	EventTaskUrged            = "approval.task.urged"
+	EventTaskReassigned       = "approval.task.reassigned"
+)
+
+// Action-log actions of these commands.
+const (
+	ActionAddAssignee    = "add_assignee"
+	ActionRemoveAssignee = "remove_assignee"
+	ActionReassign       = "reassign"
+	ActionUrge           = "urge"
+)
+
+// Add-assignee types (wire-approval §4).
+const (
+	AddBefore   = "before"
+	AddAfter    = "after"
+	AddParallel = "parallel"
+)
+
+// DefaultUrgeCooldownMinutes is the urge cooldown of nodes that set none.
+const DefaultUrgeCooldownMinutes = 30
+
+// AddAssigneeParams are add_assignee's params (§6.4).
+type AddAssigneeParams struct {
+	TaskID  string   `json:"taskId"`
+	UserIDs []string `json:"userIds"`
+	AddType string   `json:"addType"`
+}
+
+// Validate: taskId, 1–50 userIds and addType are required.
+func (p *AddAssigneeParams) Validate() error {
+	var c rpc.Check
+	c.Required("taskId", p.TaskID != "")
+	c.Required("userIds", len(p.UserIDs) > 0)
+	c.Valid("userIds", len(p.UserIDs) <= 50)
+	c.Required("addType", p.AddType != "")
+	return c.Err()
+}
+
+// TaskIDParams address a task (remove_assignee).
+type TaskIDParams struct {
+	TaskID string `json:"taskId"`
+}
+
+// Validate: taskId is required.
+func (p *TaskIDParams) Validate() error {
+	var c rpc.Check
+	c.Required("taskId", p.TaskID != "")
+	return c.Err()
+}
+
+// UrgeParams are urge_task's params.
+type UrgeParams struct {
+	TaskID  string `json:"taskId"`
+	Message string `json:"message"`
+}
+
+// Validate: taskId is required, message ≤ 500.
+func (p *UrgeParams) Validate() error {
+	var c rpc.Check
+	c.Required("taskId", p.TaskID != "")
+	c.MaxLen("message", p.Message, 500)
+	return c.Err()
+}
+
+// ReassignParams are reassign_task's params (§6.6).
+type ReassignParams struct {
+	TaskID        string `json:"taskId"`
+	NewAssigneeID string `json:"newAssigneeId"`
+	Reason        string `json:"reason"`
+}
+
+// Validate: taskId and newAssigneeId are required, reason ≤ 2000.
+func (p *ReassignParams) Validate() error {
+	var c rpc.Check
+	c.Required("taskId", p.TaskID != "")
+	c.Required("newAssigneeId", strings.TrimSpace(p.NewAssigneeID) != "")
+	c.MaxLen("reason", p.Reason, 2000)
+	return c.Err()
+}
+
+// taskOps are the task commands of approval/instance beyond process_task.
+func (s *Service) taskOps() []rpc.Op {
+	return []rpc.Op{
+		rpc.Handle("add_assignee", s.addAssignee, rpc.RequiredPermission("approval.task.add_assignee"), rpc.Audit()),
+		rpc.Handle("remove_assignee", s.removeAssignee, rpc.RequiredPermission("approval.task.remove_assignee"), rpc.Audit()),
+		rpc.Handle("urge_task", s.urgeTask, rpc.RequiredPermission("approval.task.urge"), rpc.RateLimit(10, time.Minute)),
+	}
+}
+
+// AdminOps are the admin commands of approval/admin that belong to the engine:
+// terminate_instance and reassign_task (§6.6). The approval/admin queries add their own ops
+// to the same resource.
+func (s *Service) AdminOps() []rpc.Op {
+	return []rpc.Op{
+		rpc.Handle("terminate_instance", s.terminate, rpc.RequiredPermission("approval.instance.terminate"), rpc.Audit()),
+		rpc.Handle("reassign_task", s.reassign, rpc.RequiredPermission("approval.task.reassign"), rpc.Audit()),
+	}
+}
+
+// onTask runs a task command: one transaction with the task's instance locked first, then the
+// task, and a run on the instance (saved after fn).
+func (s *Service) onTask(ctx context.Context, c rpc.Call, taskID string, fn func(r *run, cl caller, t *Task, n *Node) error) (*struct{}, error) {
+	cl, err := callerOf(c)
+	if err != nil {
+		return nil, err
+	}
+	op, err := s.operator(ctx, cl)
+	if err != nil {
+		return nil, err
+	}
+	return nil, s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+		t, inst, err := s.lockedTask(ctx, tx, cl, taskID)
+		if err != nil {
+			return err
+		}
+		if inst.Status != InstanceRunning {
+			return ErrInstanceCompleted
+		}
+		r, err := s.newRun(ctx, tx, inst, op)
+		if err != nil {
+			return err
+		}
+		if err := fn(r, cl, t, r.g.nodes[t.NodeID]); err != nil {
+			return err
+		}
+		return r.save()
+	})
+}
+
+// addAssignee adds people at the caller's pending task (§8 add_assignee): before → the task
+// waits until the new ones finish; after → the new ones wait until the task finishes;
+// parallel → the new ones are pending at once. People already live at the node are skipped.
+func (s *Service) addAssignee(ctx context.Context, c rpc.Call, p AddAssigneeParams) (*struct{}, error) {
+	return s.onTask(ctx, c, p.TaskID, func(r *run, cl caller, t *Task, n *Node) error {
+		switch {
+		case t.AssigneeID != cl.ID:
+			return ErrNotAssignee
+		case t.Status != TaskPending:
+			return ErrTaskNotPending
+		case !n.IsAddAssigneeAllowed:
+			return ErrAddAssigneeNotAllowed
+		case !slices.Contains(n.AddAssigneeTypes, p.AddType):
+			return ErrInvalidAddAssigneeType
+		}
+		live, err := r.liveAt(n)
+		if err != nil {
+			return err
+		}
+		add := slices.DeleteFunc(dedupe(p.UserIDs), func(u string) bool { return slices.Contains(live, u) })
+		if len(add) == 0 {
+			return ErrNoUsersSpecified
+		}
+		infos, err := r.s.userInfos(r.ctx, add)
+		if err != nil {
+			return err
+		}
+		typ := p.AddType
+		tasks := make([]Task, len(add))
+		added := make([]UserInfo, len(add))
+		for i, u := range add {
+			nt := &tasks[i]
+			r.fillTask(nt, n, &Visit{ID: t.VisitID}, infos[u], t.SortOrder)
+			nt.ParentTaskID, nt.AddAssigneeType = &t.ID, &typ
+			if typ == AddAfter {
+				nt.Status, nt.Deadline = TaskWaiting, crud.Time{}
+			}
+			added[i] = infos[u]
+		}
+		if typ == AddBefore {
+			t.Deadline = crud.Time{}
+			if err := r.setTask(t, TaskWaiting); err != nil {
+				return err
+			}
+		}
+		if _, err := r.tx.NewInsert().Model(&tasks).Exec(r.ctx); err != nil {
+			return err
+		}
+		if err := r.log(ActionAddAssignee, n, t, func(l *ActionLog) { l.AddAssigneeType, l.AddedAssignees = &typ, added }); err != nil {
+			return err
+		}
+		if err := r.publish(EventTaskAssigneesAdded, func(e *InstanceEvent) {
+			e.TaskID, e.NodeID, e.NodeName, e.AddType, e.Assignees = t.ID, n.ID, n.Name, typ, added
+		}); err != nil {
+			return err
+		}
+		for i := range tasks {
+			if tasks[i].Status == TaskPending {
+				if err := r.taskEvent(EventTaskCreated, &tasks[i], n, nil); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// liveAt lists the assignees with a pending or waiting task at node n of the instance.
+func (r *run) liveAt(n *Node) ([]string, error) {
+	var live []string
+	err := r.tx.NewSelect().Model((*Task)(nil)).Column("assignee_id").Where("instance_id = ?", r.inst.ID).Where("node_id = ?", n.ID).
+		Where("status IN (?)", bun.In([]string{TaskPending, TaskWaiting})).Scan(r.ctx, &live)
+	return live, err
+}
+
+// removeAssignee removes a live peer task at the caller's node visit (§8 remove_assignee): not
+// the caller's own, never the last actionable one; the node is evaluated again.
+func (s *Service) removeAssignee(ctx context.Context, c rpc.Call, p TaskIDParams) (*struct{}, error) {
+	return s.onTask(ctx, c, p.TaskID, func(r *run, cl caller, t *Task, n *Node) error {
+		if t.Status != TaskPending && t.Status != TaskWaiting {
+			return ErrTaskNotPending
+		}
+		tasks, err := r.visitTasks(t.VisitID)
+		if err != nil {
+			return err
+		}
+		mine := slices.ContainsFunc(tasks, func(x Task) bool { return x.AssigneeID == cl.ID && x.Status == TaskPending })
+		others := 0
+		for _, x := range tasks {
+			if x.ID != t.ID && (x.Status == TaskPending || x.Status == TaskWaiting) {
+				others++
+			}
+		}
+		switch {
+		case !mine:
+			return ErrNotAssignee
+		case !n.IsRemoveAssigneeAllowed:
+			return ErrRemoveAssigneeNotAllowed
+		case others == 0:
+			return ErrLastAssigneeRemoval
+		case t.AssigneeID == cl.ID:
+			return ErrInvalidTaskTransition
+		}
+		if err := r.setTask(t, TaskRemoved); err != nil {
+			return err
+		}
+		removed := []UserInfo{{ID: t.AssigneeID, Name: t.AssigneeName}}
+		if err := r.log(ActionRemoveAssignee, n, t, func(l *ActionLog) { l.RemovedAssignees = removed }); err != nil {
+			return err
+		}
+		if err := r.taskEvent(EventTaskAssigneesRemoved, t, n, func(e *InstanceEvent) { e.Assignees = removed }); err != nil {
+			return err
+		}
+		if err := r.activateDependents(t); err != nil {
+			return err
+		}
+		v := &Visit{}
+		if err := r.tx.NewSelect().Model(v).Where("id = ?", t.VisitID).Scan(r.ctx); err != nil {
+			return err
+		}
+		_, err = r.evaluate(n, v, 0)
+		return err
+	})
+}
+
+// activateDependents runs after task t finished: a "before" parent whose added people have all
+// finished is pending again; the "after" children of t become pending.
+func (r *run) activateDependents(t *Task) error {
+	n := r.g.nodes[t.NodeID]
+	if t.ParentTaskID != nil && deref(t.AddAssigneeType) == AddBefore {
+		live, err := r.tx.NewSelect().Model((*Task)(nil)).Where("parent_task_id = ?", *t.ParentTaskID).Where("add_assignee_type = ?", AddBefore).
+			Where("status IN (?)", bun.In([]string{TaskPending, TaskWaiting})).Count(r.ctx)
+		if err != nil {
+			return err
+		}
+		if live == 0 {
+			parent := new(Task)
+			if err := r.tx.NewSelect().Model(parent).Where("id = ?", *t.ParentTaskID).Scan(r.ctx); err != nil {
+				return err
+			}
+			if parent.Status == TaskWaiting {
+				parent.Deadline = r.deadline(n)
+				if err := r.setTask(parent, TaskPending); err != nil {
+					return err
+				}
+				if err := r.taskEvent(EventTaskCreated, parent, n, nil); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if t.Status != TaskApproved && t.Status != TaskHandled {
+		return nil
+	}
+	var kids []Task
+	if err := r.tx.NewSelect().Model(&kids).Where("parent_task_id = ?", t.ID).Where("add_assignee_type = ?", AddAfter).
+		Where("status = ?", TaskWaiting).Scan(r.ctx); err != nil {
+		return err
+	}
+	for i := range kids {
+		kids[i].Deadline = r.deadline(n)
+		if err := r.setTask(&kids[i], TaskPending); err != nil {
+			return err
+		}
+		if err := r.taskEvent(EventTaskCreated, &kids[i], n, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// urgeTask reminds the assignee of a pending task (§8 urge_task): the applicant or someone who
+// has or had a task on the instance; once per node cooldown per task and urger (40601).
+func (s *Service) urgeTask(ctx context.Context, c rpc.Call, p UrgeParams) (*struct{}, error) {
+	return s.onTask(ctx, c, p.TaskID, func(r *run, cl caller, t *Task, n *Node) error {
+		if t.Status != TaskPending {
+			return ErrTaskNotPending
+		}
+		if err := s.participant(r.ctx, r.tx, r.inst, cl.ID); err != nil {
+			return err
+		}
+		minutes := n.UrgeCooldownMinutes
+		if minutes <= 0 {
+			minutes = DefaultUrgeCooldownMinutes
+		}
+		recent, err := r.tx.NewSelect().Model((*UrgeRecord)(nil)).Where("task_id = ?", t.ID).Where("urger_id = ?", cl.ID).
+			Where("created_at > ?", crud.NewTime(r.now.Add(-time.Duration(minutes)*time.Minute))).Count(r.ctx)
+		if err != nil {
+			return err
+		}
+		if recent > 0 {
+			return ErrUrgeCooldown.WithArgs("minutes", strconv.Itoa(minutes))
+		}
+		msg := p.Message
+		if msg == "" {
+			msg = "Please process the task " + n.Name
+		}
+		u := &UrgeRecord{ID: crud.NewID(), CreatedAt: crud.NewTime(r.now), CreatedBy: cl.ID, InstanceID: r.inst.ID, NodeID: n.ID,
+			TaskID: &t.ID, UrgerID: r.op.ID, UrgerName: &r.op.Name, TargetUserID: t.AssigneeID, TargetUserName: &t.AssigneeName, Message: msg}
+		if _, err := r.tx.NewInsert().Model(u).Exec(r.ctx); err != nil {
+			return err
+		}
+		op := r.op
+		return r.taskEvent(EventTaskUrged, t, n, func(e *InstanceEvent) {
+			target := UserInfo{ID: t.AssigneeID, Name: t.AssigneeName}
+			e.Urger, e.Target, e.Message = &op, &target, msg
+		})
+	})
+}
+
+// terminate ends a running, returned or withdrawn instance by an administrator (§8
+// terminate_instance): live tasks canceled, status terminated with the reason.
+func (s *Service) terminate(ctx context.Context, c rpc.Call, p InstanceReasonParams) (*struct{}, error) {
+	return s.onInstance(ctx, c, p.InstanceID, func(r *run, _ caller) error {
+		if !canTransition(r.inst.Status, InstanceTerminated) {
+			return ErrTerminateNotAllowed
+		}
+		if err := r.log(ActionTerminate, nil, nil, func(l *ActionLog) { l.Opinion = optional(p.Reason) }); err != nil {
+			return err
+		}
+		return r.finish(InstanceTerminated, p.Reason)
+	})
+}
+
+// reassign hands a pending task to another user by an administrator (§8 reassign_task).
+func (s *Service) reassign(ctx context.Context, c rpc.Call, p ReassignParams) (*struct{}, error) {
+	return s.onTask(ctx, c, p.TaskID, func(r *run, _ caller, t *Task, n *Node) error {
+		if t.Status != TaskPending {
+			return ErrTaskNotPending
+		}
+		to := strings.TrimSpace(p.NewAssigneeID)
+		live, err := r.liveAt(n)
+		if err != nil {
+			return err
+		}
+		if to == t.AssigneeID || slices.Contains(live, to) {
+			return ErrInvalidTransferTarget
+		}
+		nt, err := r.handOver(n, t, to, TaskTransferred)
+		if err != nil {
+			return err
+		}
+		from, target := UserInfo{ID: t.AssigneeID, Name: t.AssigneeName}, UserInfo{ID: nt.AssigneeID, Name: nt.AssigneeName}
+		if err := r.log(ActionReassign, n, t, func(l *ActionLog) {
+			l.Opinion, l.TransferToID, l.TransferToName = optional(p.Reason), &target.ID, &target.Name
+		}); err != nil {
+			return err
+		}
+		if err := r.taskEvent(EventTaskReassigned, t, n, func(e *InstanceEvent) { e.From, e.To, e.Reason = &from, &target, p.Reason }); err != nil {
+			return err
+		}
+		return r.taskEvent(EventTaskCreated, nt, n, nil)
+	})
+}
