@@ -22,6 +22,11 @@
 // jobs' load; bench/event/ratio.sh runs the outbox and the ceiling alternately and prints the
 // medians and their ratio.
 //
+// Recorded on the idle 2-core machine (2026-11-24, load average 0.9-2.3, -benchtime 2s):
+// memory 1.90-1.99 M events/s; kvstore_stream 32 867-34 960 events/s; outbox on PostgreSQL
+// 6 036-6 317 events/s at p50 11.9-16.9 ms against a commit ceiling of 8 144-9 105/s
+// (ratio.sh, ROUNDS=3). docs/events.md has the loaded figures beside them.
+//
 // The Watermill comparison lives in bench/event/watermill, a module of its own so Watermill never
 // becomes a dependency of svc.
 package eventbench
