@@ -79,6 +79,7 @@ type InvocationError struct {
 	Err  error
 }
 
+// Error returns the failure kind and the API error's message.
 func (e *InvocationError) Error() string { return e.Kind + ": " + e.Err.Error() }
 
 // Unwrap returns the API error.
