@@ -24,7 +24,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/svc-framework/svc/app"
@@ -79,15 +78,16 @@ func run(o options) error {
 			return err
 		}
 	}
-	runCtx, stop := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	for _, n := range nodes {
-		n.run(runCtx, &wg)
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	workers := make([]*app.Workers, len(nodes))
+	for i, n := range nodes { // the module's workers, run as the server runs them
+		workers[i] = app.StartWorkers(ctx, quiet, n.svc.Module().Workers)
 	}
 	from := time.Now().Add(o.warmup)
 	time.Sleep(o.warmup + o.measure + 2*time.Second) // the load runs on the real clock
-	stop()
-	wg.Wait()
+	for _, w := range workers {
+		_ = w.Stop(ctx)
+	}
 	for _, n := range nodes {
 		_ = n.svc.Stop(ctx)
 	}
@@ -116,37 +116,6 @@ func startNodes(ctx context.Context, cfg *config.Config, ds config.DataSource, n
 		out[i] = &node{svc: s, db: d}
 	}
 	return out, nil
-}
-
-// run starts the module's workers as the server does: a worker without interval is called
-// again each time it returns, the others on their interval, until ctx ends.
-func (n *node) run(ctx context.Context, wg *sync.WaitGroup) {
-	for _, w := range n.svc.Module().Workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for w.Interval <= 0 && ctx.Err() == nil { // a loop worker: called again as soon as it returns
-				if err := w.Run(ctx); err != nil && ctx.Err() == nil {
-					log.Printf("worker %s: %v", w.Name, err)
-				}
-			}
-			if w.Interval <= 0 {
-				return
-			}
-			t := time.NewTicker(w.Interval)
-			defer t.Stop()
-			for {
-				select {
-				case <-ctx.Done():
-					return
-				case <-t.C:
-					if err := w.Run(ctx); err != nil && ctx.Err() == nil {
-						log.Printf("worker %s: %v", w.Name, err)
-					}
-				}
-			}
-		}()
-	}
 }
 
 // report prints fires/s and the lag percentiles of the runs whose logical time lies in
