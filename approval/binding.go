@@ -13,7 +13,7 @@ import (
 var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`)
 
 // InstanceStatuses are the instance statuses a statusMapping may translate (§4).
-var InstanceStatuses = []string{"running", "approved", "rejected", "withdrawn", "returned", "terminated"}
+var InstanceStatuses = []string{InstanceRunning, InstanceApproved, InstanceRejected, InstanceWithdrawn, InstanceReturned, InstanceTerminated}
 
 // checkBinding validates a business binding in the original's order (§6.3): required parts
 // (40011), identifiers (40008), one column per role (40016), the status mapping (40020), then the

@@ -14,8 +14,8 @@ import (
 )
 
 // DeployParams are deploy's params (wire-approval §6.3): the flow, the designer's definition,
-// the host's form document (optional) and the storage mode (json, the default; table is not
-// supported yet).
+// the host's form document (optional) and the storage mode (json, the default; table also writes
+// the form data into generated tables, and needs a form document).
 type DeployParams struct {
 	FlowID         string          `json:"flowId"`
 	Description    *string         `json:"description"`
@@ -35,10 +35,6 @@ func (p *DeployParams) Validate() error {
 	return c.Err()
 }
 
-// ErrTableStorageUnsupported answers deploy with storageMode "table": the physical form tables
-// of part 3 are not built yet (40014 with its own message).
-var ErrTableStorageUnsupported = ErrInvalidStorageMode.WithMessage("storage mode table is not supported yet; deploy with storageMode json")
-
 // deploy validates the definition and the form document with package design and stores a new
 // draft version: flowSchema as sent, formSchema verbatim, formFields derived, the flow's business
 // binding snapshotted, the nodes (with their assignee and cc rules) and edges materialised, and
@@ -49,10 +45,11 @@ func (s *Service) deploy(ctx context.Context, c rpc.Call, p DeployParams) (*Vers
 	if err != nil {
 		return nil, err
 	}
-	switch p.StorageMode {
-	case "", StorageJSON:
-	case StorageTable:
-		return nil, ErrTableStorageUnsupported
+	mode := p.StorageMode
+	switch mode {
+	case "":
+		mode = StorageJSON
+	case StorageJSON, StorageTable:
 	default:
 		return nil, ErrInvalidStorageMode
 	}
@@ -62,11 +59,16 @@ func (s *Service) deploy(ctx context.Context, c rpc.Call, p DeployParams) (*Vers
 			return nil, designError(ErrInvalidFormDesign, "invalid form design ", err)
 		}
 	}
+	if mode == StorageTable {
+		if err := checkTableStorage(fields); err != nil {
+			return nil, err
+		}
+	}
 	graph, err := design.ParseFlow(p.FlowDefinition, fields)
 	if err != nil {
 		return nil, designError(ErrInvalidFlowDesign, "invalid flow design ", err)
 	}
-	v := &Version{Status: VersionDraft, Description: p.Description, StorageMode: StorageJSON,
+	v := &Version{Status: VersionDraft, Description: p.Description, StorageMode: mode,
 		FlowSchema: compact(p.FlowDefinition), FormSchema: compact(p.FormSchema)}
 	if fields != nil {
 		if v.FormFields, err = json.Marshal(fields); err != nil {

@@ -271,7 +271,7 @@ func TestDeploy(t *testing.T) {
 				params:   deploy(string(def), `{"version":2,"presentations":{"pc":{"children":[{"id":"A","type":"number","key":"amount","label":"A"}]},"mobile":{"children":[{"id":"B","type":"textfield","key":"amount","label":"A"}]}}}`),
 				wantCode: approval.ErrCodeInvalidFormDesign},
 			{name: "unknown field in a permission without a form", resource: flowR, action: "deploy", params: deploy(string(def), `null`), wantCode: approval.ErrCodeInvalidFlowDesign},
-			{name: "table storage", resource: flowR, action: "deploy", params: strings.Replace(deploy(string(def), formDoc), `"description"`, `"storageMode":"table","description"`, 1), wantCode: approval.ErrCodeInvalidStorageMode},
+			{name: "table storage without a form", resource: flowR, action: "deploy", params: strings.Replace(deploy(string(def), `null`), `"description"`, `"storageMode":"table","description"`, 1), wantCode: approval.ErrCodeInvalidStorageMode},
 			{name: "bad storage", resource: flowR, action: "deploy", params: strings.Replace(deploy(string(def), formDoc), `"description"`, `"storageMode":"xml","description"`, 1), wantCode: approval.ErrCodeInvalidStorageMode},
 			{name: "cross-tenant deploy", as: bob, resource: flowR, action: "deploy", params: deploy(string(def), formDoc), wantCode: approval.ErrCodeFlowNotFound},
 			{name: "v1", resource: flowR, action: "deploy", params: deploy(string(def), formDoc), check: all(

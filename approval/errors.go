@@ -60,8 +60,6 @@ const (
 	ErrCodeUrgeCooldown                = 40601
 	ErrCodeAccessDenied                = 40701
 	ErrCodeTerminateNotAllowed         = 40702
-	// ErrCodeFormDataTooLarge is the code of ErrFormDataTooLarge and the form-field messages (40401).
-	ErrCodeFormDataTooLarge = ErrCodeFormValidationFailed
 )
 
 // Error templates of the approval module (wire-approval §13), message keys approval_*. Templates

@@ -35,11 +35,11 @@ type FlowEvent struct {
 	IsActive     *bool     `json:"isActive,omitempty"`
 }
 
-// inTx runs fn in one transaction of the primary database with an event.TxScope in its context:
-// the events fn publishes are delivered after the commit (tx_memory) or relayed from their
-// outbox rows, and nothing is delivered after a rollback.
+// inTx runs fn in one transaction of the primary database through event.RunInTx (a batching
+// TxScope: the writes fn defers and the outbox rows of its events are flushed before the
+// commit, on PostgreSQL in one round trip; nothing is delivered after a rollback), serialised
+// in-process on SQLite and at read committed on MySQL.
 func (s *Service) inTx(ctx context.Context, fn func(ctx context.Context, tx bun.Tx) error) error {
-	ctx, scope := event.NewTxScope(ctx)
 	var opts *sql.TxOptions
 	switch s.db.Kind {
 	case config.SQLite:
@@ -54,12 +54,7 @@ func (s *Service) inTx(ctx context.Context, fn func(ctx context.Context, tx bun.
 		// first read, taken before the lock).
 		opts = &sql.TxOptions{Isolation: sql.LevelReadCommitted}
 	}
-	if err := s.db.RunInTx(ctx, opts, fn); err != nil {
-		scope.Discard()
-		return err
-	}
-	scope.Commit(context.WithoutCancel(ctx))
-	return nil
+	return event.RunInTx(ctx, s.db, opts, fn)
 }
 
 // publishFlow publishes a flow event of typ inside tx.

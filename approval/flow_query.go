@@ -64,24 +64,18 @@ func (s *Service) findFlows(ctx context.Context, c rpc.Call, p FindFlowsParams) 
 	if err != nil {
 		return nil, err
 	}
-	page, size := p.bounds()
-	rows := []Flow{}
-	q := cl.tenantFilter(s.db.NewSelect().Model(&rows), "tenant_id", p.TenantID)
+	q := cl.tenantFilter(s.db.NewSelect().Model((*Flow)(nil)), "tenant_id", p.TenantID)
 	if p.CategoryID != "" {
 		q = q.Where("category_id = ?", p.CategoryID)
 	}
 	if p.Keyword != "" {
-		q = q.Where("name LIKE ? ESCAPE '!'", "%"+crud.EscapeLike(p.Keyword)+"%")
+		q = q.Where("name LIKE ? ESCAPE '!'", containsLike(p.Keyword))
 	}
 	if p.IsActive != nil {
 		q = q.Where("is_active = ?", *p.IsActive)
 	}
 	q = crud.LabelFilter(s.db.Kind, q, "labels", p.Labels)
-	total, err := q.OrderExpr("name ASC, id ASC").Limit(int64(size)).Offset(int64((page - 1) * size)).ScanAndCount(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return &crud.Page[Flow]{Page: page, Size: size, Total: int64(total), Items: rows}, nil
+	return scanPage[Flow](ctx, q, p.PageParams, func(q *bun.SelectQuery) *bun.SelectQuery { return q.OrderExpr("name ASC, id ASC") })
 }
 
 // findVersions answers the flow's versions without payloads, newest first.
@@ -173,9 +167,14 @@ func (p *VersionParams) Validate() error {
 // publishVersion publishes a draft (ErrVersionNotDraft otherwise): the published version of the
 // flow, if any, is archived, the flow's currentVersion becomes this version's number, and
 // approval.flow.published is published, all in one transaction. A version of a flow the caller
-// may not see is ErrVersionNotFound.
+// may not see is ErrVersionNotFound. A table-storage version's tables are created before the
+// transaction (provisionFormTables) and recorded inside it.
 func (s *Service) publishVersion(ctx context.Context, c rpc.Call, p VersionParams) (*struct{}, error) {
 	cl, err := callerOf(c)
+	if err != nil {
+		return nil, err
+	}
+	tables, err := s.provisionFormTables(ctx, cl, p.VersionID)
 	if err != nil {
 		return nil, err
 	}
@@ -196,6 +195,9 @@ func (s *Service) publishVersion(ctx context.Context, c rpc.Call, p VersionParam
 		}
 		if v.Status != VersionDraft {
 			return ErrVersionNotDraft
+		}
+		if err := s.recordFormTables(ctx, tx, f.ID, v.ID, cl.ID, tables); err != nil {
+			return err
 		}
 		now := crud.NewTime(s.clock())
 		if _, err := tx.NewUpdate().Model((*Version)(nil)).Set("status = ?", VersionArchived).Set("updated_at = ?", now).

@@ -1,18 +1,13 @@
 package approval
 
 import (
-	"bytes"
 	"context"
-	"crypto/rand"
 	"database/sql"
-	"encoding/hex"
 	"errors"
 	"slices"
 	"strings"
-	"text/template"
 
 	"github.com/svc-framework/svc/approval/design"
-	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/crud"
 	"github.com/svc-framework/svc/rpc"
 	"github.com/uptrace/bun"
@@ -142,7 +137,7 @@ func (s *Service) operator(ctx context.Context, cl caller) (UserInfo, error) {
 	if u.Name == cl.ID && cl.Name != "" {
 		u.Name = cl.Name
 	}
-	if u.DepartmentID == "" {
+	if u.DepartmentID == "" && !s.oneDirectory { // one directory: ResolveUsers answered the department
 		id, name, err := s.departments.UserDepartment(ctx, cl.ID)
 		if err != nil {
 			return UserInfo{}, Detail(ErrAssigneeResolveFailed, err.Error())
@@ -152,189 +147,19 @@ func (s *Service) operator(ctx context.Context, cl caller) (UserInfo, error) {
 	return u, nil
 }
 
-// start creates an instance of the flow's published version and walks it forward from the
-// start node until a node waits or the flow ends, all in one transaction (§8 Start).
-func (s *Service) start(ctx context.Context, c rpc.Call, p StartParams) (*Instance, error) {
-	cl, err := callerOf(c)
-	if err != nil {
-		return nil, err
-	}
-	tenant := p.TenantID
-	if tenant == "" {
-		tenant = cl.Tenant
-	}
-	if !cl.sees(tenant) {
-		return nil, ErrFlowNotFound
-	}
-	op, err := s.operator(ctx, cl)
-	if err != nil {
-		return nil, err
-	}
-	f := new(Flow)
-	if err := s.db.NewSelect().Model(f).Where("tenant_id = ?", tenant).Where("code = ?", p.FlowCode).Scan(ctx); err != nil {
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil, ErrFlowNotFound
-		}
-		return nil, err
-	}
-	switch {
-	case !f.IsActive:
-		return nil, ErrFlowNotActive
-	case f.CurrentVersion == 0:
-		return nil, ErrNoPublishedVersion
-	}
-	if err := s.mayInitiate(ctx, f, c.Principal, op); err != nil {
-		return nil, err
-	}
-	if f.BindingMode == BindingBusiness && strings.TrimSpace(deref(p.BusinessRef)) == "" {
-		return nil, ErrBusinessRefRequired
-	}
-	var versionID string
-	if err := s.db.NewSelect().Model((*Version)(nil)).Column("id").Where("flow_id = ?", f.ID).
-		Where("status = ?", VersionPublished).Scan(ctx, &versionID); err != nil {
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil, ErrNoPublishedVersion
-		}
-		return nil, err
-	}
-	g, err := s.loadGraph(ctx, s.db, versionID)
-	if err != nil {
-		return nil, err
-	}
-	data := nonNilMap(p.FormData)
-	if err := s.checkForm(g, data); err != nil {
-		return nil, err
-	}
-	now := crud.NewTime(s.clock())
-	inst := &Instance{TenantID: f.TenantID, FlowID: f.ID, FlowCode: f.Code, FlowVersionID: versionID,
-		InstanceNo: instanceNo(f.Code, now), ApplicantID: op.ID, ApplicantName: op.Name,
-		ApplicantDepartmentID: optional(op.DepartmentID), ApplicantDepartmentName: optional(op.DepartmentName),
-		Status: InstanceRunning, BusinessRef: p.BusinessRef, FormData: data}
-	inst.ID, inst.CreatedAt, inst.UpdatedAt, inst.CreatedBy, inst.UpdatedBy = crud.NewID(), now, now, op.ID, op.ID
-	if inst.Title, err = title(f, inst); err != nil {
-		return nil, err
-	}
-	err = s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
-		if _, err := tx.NewInsert().Model(inst).Exec(ctx); err != nil {
-			return err
-		}
-		r, err := s.newRun(ctx, tx, inst, op)
-		if err != nil {
-			return err
-		}
-		if err := r.log(ActionSubmit, r.g.start, nil, nil); err != nil {
-			return err
-		}
-		if err := r.publish(EventInstanceCreated, nil); err != nil {
-			return err
-		}
-		if err := r.enter(r.g.start, 0); err != nil {
-			return err
-		}
-		return r.save()
-	})
-	if err != nil {
-		return nil, err
-	}
-	return inst, nil
-}
-
-// checkForm validates form data against the version's fields (when the version has a form
-// document) and the size cap.
-func (s *Service) checkForm(g *graph, data map[string]any) error {
-	if g.hasFields {
-		return s.ValidateFormData(g.fields, data)
-	}
-	return s.ValidateGrowth(map[string]any{}, data)
-}
-
-// mayInitiate applies the flow's initiation rule: everyone, or a matching initiator row (user
-// id, the caller's department, one of its roles).
-func (s *Service) mayInitiate(ctx context.Context, f *Flow, p *rpc.Principal, op UserInfo) error {
-	if f.IsAllInitiationAllowed {
-		return nil
-	}
-	var rows []Initiator
-	if err := s.db.NewSelect().Model(&rows).Where("flow_id = ?", f.ID).Scan(ctx); err != nil {
-		return err
-	}
-	for _, in := range rows {
-		switch in.Kind {
-		case InitiatorUser:
-			if slices.Contains(in.IDs, op.ID) {
-				return nil
-			}
-		case InitiatorDepartment:
-			if op.DepartmentID != "" && slices.Contains(in.IDs, op.DepartmentID) {
-				return nil
-			}
-		case InitiatorRole:
-			for _, r := range p.Roles {
-				if slices.Contains(in.IDs, r) {
-					return nil
-				}
-			}
-		}
-	}
-	return ErrNotAllowedInitiate
-}
-
-// instanceNo is the default instance number: the flow code (at most 32 characters), the UTC
-// time to the second and 8 random hex digits — unique in practice; the column's unique key
-// makes a collision fail the start.
-func instanceNo(code string, now crud.Time) string {
-	if len(code) > 32 {
-		code = code[:32]
-	}
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	return strings.ToUpper(code) + "-" + now.Format("20060102150405") + "-" + hex.EncodeToString(b[:])
-}
-
-// title renders the flow's title template with flowName, flowCode, instanceNo, formData,
-// applicantId, applicantName and the nested flow.name/code and applicant.id/name.
-func title(f *Flow, inst *Instance) (string, error) {
-	t, err := template.New("title").Option("missingkey=zero").Parse(f.InstanceTitleTemplate)
-	if err != nil {
-		return "", Detail(ErrInvalidTitleTemplate, err.Error())
-	}
-	var b bytes.Buffer
-	err = t.Execute(&b, map[string]any{"flowName": f.Name, "flowCode": f.Code, "instanceNo": inst.InstanceNo,
-		"formData": inst.FormData, "applicantId": inst.ApplicantID, "applicantName": inst.ApplicantName,
-		"flow": map[string]any{"name": f.Name, "code": f.Code}, "applicant": map[string]any{"id": inst.ApplicantID, "name": inst.ApplicantName}})
-	if err != nil {
-		return "", Detail(ErrInvalidTitleTemplate, err.Error())
-	}
-	out := b.String()
-	if len(out) > 256 {
-		out = out[:256]
-	}
-	return out, nil
-}
-
 // lockedTask is the task of a command with its instance locked first (fixed lock order:
 // instance row, then the task row), checked for the caller's tenant.
 func (s *Service) lockedTask(ctx context.Context, tx bun.Tx, cl caller, taskID string) (*Task, *Instance, error) {
 	inst := new(Instance)
 	q := tx.NewSelect().Model(inst).Where("id = (?)", tx.NewSelect().Model((*Task)(nil)).Column("instance_id").Where("id = ?", taskID))
-	if s.db.Kind != config.SQLite {
-		q = q.For("UPDATE")
-	}
-	if err := q.Scan(ctx); err != nil {
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil, nil, ErrTaskNotFound
-		}
-		return nil, nil, err
+	if err := s.forUpdate(q).Scan(ctx); err != nil {
+		return nil, nil, notFoundAs(err, ErrTaskNotFound)
 	}
 	if !cl.sees(inst.TenantID) {
 		return nil, nil, ErrTaskNotFound
 	}
 	t := new(Task)
-	q = tx.NewSelect().Model(t).Where("id = ?", taskID)
-	if s.db.Kind != config.SQLite {
-		q = q.For("UPDATE")
-	}
-	if err := q.Scan(ctx); err != nil {
+	if err := s.forUpdate(tx.NewSelect().Model(t).Where("id = ?", taskID)).Scan(ctx); err != nil {
 		return nil, nil, err
 	}
 	return t, inst, nil
@@ -357,14 +182,8 @@ func (s *Service) processTask(ctx context.Context, c rpc.Call, p ProcessTaskPara
 		if err != nil {
 			return err
 		}
-		if inst.Status != InstanceRunning {
-			return ErrInstanceCompleted
-		}
-		if t.Status != TaskPending {
-			return ErrTaskNotPending
-		}
-		if t.AssigneeID != cl.ID {
-			return ErrNotAssignee
+		if err := decisionErr(inst, t, cl.ID); err != nil {
+			return err
 		}
 		r, err := s.newRun(ctx, tx, inst, op)
 		if err != nil {
@@ -374,12 +193,9 @@ func (s *Service) processTask(ctx context.Context, c rpc.Call, p ProcessTaskPara
 		if n.IsOpinionRequired && strings.TrimSpace(p.Opinion) == "" {
 			return ErrOpinionRequired
 		}
-		action := p.Action
-		switch {
-		case action == ActionApprove && n.Kind == string(design.NodeHandle):
-			action = ActionHandle
-		case action == ActionHandle && n.Kind != string(design.NodeHandle):
-			return ErrInvalidTaskTransition
+		action, err := decisionAction(n, p.Action)
+		if err != nil {
+			return err
 		}
 		if err := r.mergeForm(n, p.FormData, action == ActionApprove || action == ActionHandle); err != nil {
 			return err
@@ -453,15 +269,15 @@ func (r *run) decide(n *Node, t *Task, action string, p ProcessTaskParams) error
 // transfer hands t to another user: t becomes transferred and the target gets a pending task
 // with the same sort order, deadline and parent.
 func (r *run) transfer(n *Node, t *Task, p ProcessTaskParams) error {
-	if !n.IsTransferAllowed {
-		return ErrTransferNotAllowed
+	if err := transferErr(n); err != nil {
+		return err
 	}
 	to := strings.TrimSpace(p.TransferToID)
 	if to == "" || to == t.AssigneeID {
 		return ErrInvalidTransferTarget
 	}
 	live, err := r.tx.NewSelect().Model((*Task)(nil)).Where("instance_id = ?", r.inst.ID).Where("node_id = ?", n.ID).
-		Where("assignee_id = ?", to).Where("status IN (?)", bun.In([]string{TaskPending, TaskWaiting})).Count(r.ctx)
+		Where("assignee_id = ?", to).Where("status IN (?)", bun.In(LiveTaskStatuses)).Count(r.ctx)
 	if err != nil {
 		return err
 	}
@@ -472,10 +288,10 @@ func (r *run) transfer(n *Node, t *Task, p ProcessTaskParams) error {
 	if err != nil {
 		return err
 	}
-	from := UserInfo{ID: t.AssigneeID, Name: t.AssigneeName}
-	target := UserInfo{ID: nt.AssigneeID, Name: nt.AssigneeName}
+	from, target := t.assignee(), nt.assignee()
 	if err := r.log(ActionTransfer, n, t, func(l *ActionLog) {
-		l.Opinion, l.TransferToID, l.TransferToName = optional(p.Opinion), &target.ID, &target.Name
+		l.Opinion = optional(p.Opinion)
+		l.setTransferTo(target)
 	}); err != nil {
 		return err
 	}
@@ -494,71 +310,40 @@ func (r *run) handOver(n *Node, t *Task, to, status string) (*Task, error) {
 	if err := r.setTask(t, status); err != nil {
 		return nil, err
 	}
-	nt := &Task{}
-	r.fillTask(nt, n, &Visit{ID: t.VisitID}, infos[to], t.SortOrder)
-	nt.Deadline, nt.ParentTaskID, nt.AddAssigneeType = t.Deadline, t.ParentTaskID, t.AddAssigneeType
-	if _, err := r.tx.NewInsert().Model(nt).Exec(r.ctx); err != nil {
-		return nil, err
-	}
-	// Added people hang off the new task (a "before" parent reactivates, "after" children follow it).
-	if _, err := r.tx.NewUpdate().Model((*Task)(nil)).Set("parent_task_id = ?", nt.ID).Where("parent_task_id = ?", t.ID).Exec(r.ctx); err != nil {
-		return nil, err
-	}
-	return nt, nil
+	return r.replaceTask(n, t, infos[to], t.Deadline)
 }
 
-// rollbackTargets are the nodes n's visit may roll back to (§8 rollback), by node id: the
-// passed visits of start, approval and handle nodes before the current visit, filtered by the
-// node's rollback type.
+// replaceTask creates the pending task of u that takes closed task t's place at node n: its
+// seat (sort order, parent, add type) and deadline, and the people added to t hang off it (a
+// "before" parent reactivates, "after" children follow it). Both writes are deferred.
+func (r *run) replaceTask(n *Node, t *Task, u UserInfo, deadline crud.Time) (*Task, error) {
+	nt := &Task{}
+	r.fillTask(nt, n, &Visit{ID: t.VisitID}, u, t.SortOrder)
+	nt.Deadline, nt.ParentTaskID, nt.AddAssigneeType = deadline, t.ParentTaskID, t.AddAssigneeType
+	if err := r.later(r.tx.Tx.NewInsert().Model(nt)); err != nil {
+		return nil, err
+	}
+	reparent := r.tx.Tx.NewUpdate().Model((*Task)(nil)).Set("parent_task_id = ?", nt.ID).Where("parent_task_id = ?", t.ID)
+	return nt, r.later(reparent)
+}
+
+// rollbackTargets are the nodes n's visit current may roll back to: rollbackTrail over the
+// instance's visits before it.
 func (r *run) rollbackTargets(n *Node, current *Visit) ([]*Node, error) {
 	var visits []Visit
 	if err := r.tx.NewSelect().Model(&visits).Where("instance_id = ?", r.inst.ID).Where("sequence < ?", current.Sequence).
-		Where("status = ?", VisitPassed).Order("sequence DESC").Scan(r.ctx); err != nil {
+		Scan(r.ctx); err != nil {
 		return nil, err
 	}
-	var trail []*Node
-	seen := map[string]bool{}
-	for _, v := range visits {
-		vn := r.g.nodes[v.NodeID]
-		if vn == nil || vn.ID == n.ID || seen[vn.ID] {
-			continue
-		}
-		switch design.NodeKind(vn.Kind) {
-		case design.NodeStart, design.NodeApproval, design.NodeHandle:
-			seen[vn.ID] = true
-			trail = append(trail, vn)
-		}
-		if vn.Kind == string(design.NodeStart) {
-			break // the trail before the last start belongs to an earlier round
-		}
-	}
-	switch design.RollbackType(n.RollbackType) {
-	case design.RollbackPrevious:
-		if len(trail) > 0 {
-			return trail[:1], nil
-		}
-	case design.RollbackStart:
-		return []*Node{r.g.start}, nil
-	case design.RollbackAny:
-		return trail, nil
-	case design.RollbackSpecified:
-		var out []*Node
-		for _, vn := range trail {
-			if slices.Contains(n.RollbackTargetKeys, vn.Key) {
-				out = append(out, vn)
-			}
-		}
-		return out, nil
-	}
-	return nil, nil
+	return rollbackTrail(r.g, n, visits, current.Sequence), nil
 }
 
 // rollback returns the instance from t's node to targetNodeId: t rolled back, peers canceled,
 // the visit returned, form data per the node's data strategy (keep: the target's snapshot;
 // clear: null); the start node → instance returned, else the target is entered again.
 func (r *run) rollback(n *Node, t *Task, p ProcessTaskParams) error {
-	if !n.IsRollbackAllowed || n.RollbackType == string(design.RollbackNone) {
-		return ErrRollbackNotAllowed
+	if err := rollbackErr(n); err != nil {
+		return err
 	}
 	v := new(Visit)
 	if err := r.tx.NewSelect().Model(v).Where("id = ?", t.VisitID).Scan(r.ctx); err != nil {
@@ -607,10 +392,9 @@ func (r *run) rollback(n *Node, t *Task, p ProcessTaskParams) error {
 		e.FromNodeID, e.FromNodeName, e.ToNodeID, e.ToNodeName, e.Operator, e.Opinion = n.ID, n.Name, target.ID, target.Name, &op, p.Opinion
 	}
 	if target.Kind == string(design.NodeStart) {
-		if !canTransition(r.inst.Status, InstanceReturned) {
-			return ErrInvalidInstanceTransition
+		if err := r.transition(InstanceReturned); err != nil {
+			return err
 		}
-		r.inst.Status, r.inst.FinishedAt = InstanceReturned, crud.NewTime(r.now)
 		id := target.ID
 		r.inst.CurrentNodeID = &id
 		return r.publish(EventInstanceReturned, fill)
@@ -666,16 +450,15 @@ func (s *Service) onInstance(ctx context.Context, c rpc.Call, id string, fn func
 func (s *Service) withdraw(ctx context.Context, c rpc.Call, p InstanceReasonParams) (*struct{}, error) {
 	return s.onInstance(ctx, c, p.InstanceID, func(r *run, cl caller) error {
 		inst := r.inst
-		if inst.ApplicantID != cl.ID {
-			return ErrNotApplicant
-		}
-		if !canTransition(inst.Status, InstanceWithdrawn) {
-			return ErrWithdrawNotAllowed
+		if err := withdrawErr(inst, cl.ID); err != nil {
+			return err
 		}
 		if err := r.cancelAll("withdrawn"); err != nil {
 			return err
 		}
-		inst.Status, inst.FinishedAt = InstanceWithdrawn, crud.NewTime(r.now)
+		if err := r.transition(InstanceWithdrawn); err != nil {
+			return err
+		}
 		if err := r.log(ActionWithdraw, nil, nil, func(l *ActionLog) { l.Opinion = optional(p.Reason) }); err != nil {
 			return err
 		}
@@ -689,11 +472,8 @@ func (s *Service) withdraw(ctx context.Context, c rpc.Call, p InstanceReasonPara
 func (s *Service) resubmit(ctx context.Context, c rpc.Call, p ResubmitParams) (*struct{}, error) {
 	return s.onInstance(ctx, c, p.InstanceID, func(r *run, cl caller) error {
 		inst := r.inst
-		if inst.ApplicantID != cl.ID {
-			return ErrNotApplicant
-		}
-		if inst.Status != InstanceReturned && inst.Status != InstanceWithdrawn {
-			return ErrResubmitNotAllowed
+		if err := resubmitErr(inst, cl.ID); err != nil {
+			return err
 		}
 		data := nonNilMap(nil)
 		for k, v := range inst.FormData {
@@ -705,7 +485,13 @@ func (s *Service) resubmit(ctx context.Context, c rpc.Call, p ResubmitParams) (*
 		if err := s.checkForm(r.g, data); err != nil {
 			return err
 		}
-		inst.FormData, inst.Status, inst.FinishedAt = data, InstanceRunning, crud.Time{}
+		inst.FormData = data
+		if err := r.storeForm(); err != nil {
+			return err
+		}
+		if err := r.transition(InstanceRunning); err != nil {
+			return err
+		}
 		if err := r.log(ActionResubmit, r.g.start, nil, nil); err != nil {
 			return err
 		}
@@ -721,16 +507,14 @@ func (s *Service) resubmit(ctx context.Context, c rpc.Call, p ResubmitParams) (*
 // manual CC (records with isManual, action add_cc, approval.cc.notified with isManual).
 func (s *Service) addCC(ctx context.Context, c rpc.Call, p AddCCParams) (*struct{}, error) {
 	return s.onInstance(ctx, c, p.InstanceID, func(r *run, cl caller) error {
-		if r.inst.Status != InstanceRunning {
-			return ErrInstanceCompleted
+		var part error
+		if r.inst.Status == InstanceRunning {
+			part = s.participant(r.ctx, r.tx, r.inst, cl.ID)
 		}
-		if err := s.participant(r.ctx, r.tx, r.inst, cl.ID); err != nil {
+		if err := manualCCErr(r.inst, r.g, part); err != nil {
 			return err
 		}
 		n := r.g.nodes[deref(r.inst.CurrentNodeID)]
-		if n == nil || !n.IsManualCCAllowed {
-			return ErrManualCcNotAllowed
-		}
 		recs, err := r.insertCC(n, nil, dedupe(p.CCUserIDs), "", true)
 		if err != nil {
 			return err
@@ -744,7 +528,7 @@ func (s *Service) addCC(ctx context.Context, c rpc.Call, p AddCCParams) (*struct
 }
 
 // participant: the applicant, or someone who has or had a task on the instance.
-func (s *Service) participant(ctx context.Context, tx bun.Tx, inst *Instance, user string) error {
+func (s *Service) participant(ctx context.Context, tx bun.IDB, inst *Instance, user string) error {
 	if inst.ApplicantID == user {
 		return nil
 	}
@@ -752,10 +536,7 @@ func (s *Service) participant(ctx context.Context, tx bun.Tx, inst *Instance, us
 	if err != nil {
 		return err
 	}
-	if n == 0 {
-		return ErrAccessDenied
-	}
-	return nil
+	return participantErr(inst, user, n > 0)
 }
 
 // markCCRead marks the caller's CC records of the instance read; a cc node waiting for read

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/svc-framework/svc/approval/design"
 	"github.com/svc-framework/svc/crud"
 	"github.com/svc-framework/svc/rpc"
 	"github.com/uptrace/bun"
@@ -35,8 +36,8 @@ const (
 	AddParallel = "parallel"
 )
 
-// DefaultUrgeCooldownMinutes is the urge cooldown of nodes that set none.
-const DefaultUrgeCooldownMinutes = 30
+// DefaultUrgeCooldownMinutes is the urge cooldown of nodes that set none (design's default).
+const DefaultUrgeCooldownMinutes = design.DefaultUrgeCooldownMinutes
 
 // AddAssigneeParams are add_assignee's params (§6.4).
 type AddAssigneeParams struct {
@@ -151,15 +152,8 @@ func (s *Service) onTask(ctx context.Context, c rpc.Call, taskID string, fn func
 // parallel → the new ones are pending at once. People already live at the node are skipped.
 func (s *Service) addAssignee(ctx context.Context, c rpc.Call, p AddAssigneeParams) (*struct{}, error) {
 	return s.onTask(ctx, c, p.TaskID, func(r *run, cl caller, t *Task, n *Node) error {
-		switch {
-		case t.AssigneeID != cl.ID:
-			return ErrNotAssignee
-		case t.Status != TaskPending:
-			return ErrTaskNotPending
-		case !n.IsAddAssigneeAllowed:
-			return ErrAddAssigneeNotAllowed
-		case !slices.Contains(n.AddAssigneeTypes, p.AddType):
-			return ErrInvalidAddAssigneeType
+		if err := addAssigneeErr(t, n, cl.ID, p.AddType); err != nil {
+			return err
 		}
 		live, err := r.liveAt(n)
 		if err != nil {
@@ -191,7 +185,7 @@ func (s *Service) addAssignee(ctx context.Context, c rpc.Call, p AddAssigneePara
 				return err
 			}
 		}
-		if _, err := r.tx.NewInsert().Model(&tasks).Exec(r.ctx); err != nil {
+		if err := r.later(r.tx.Tx.NewInsert().Model(&tasks)); err != nil {
 			return err
 		}
 		if err := r.log(ActionAddAssignee, n, t, func(l *ActionLog) { l.AddAssigneeType, l.AddedAssignees = &typ, added }); err != nil {
@@ -202,14 +196,7 @@ func (s *Service) addAssignee(ctx context.Context, c rpc.Call, p AddAssigneePara
 		}); err != nil {
 			return err
 		}
-		for i := range tasks {
-			if tasks[i].Status == TaskPending {
-				if err := r.taskEvent(EventTaskCreated, &tasks[i], n, nil); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
+		return r.announcePending(tasks, n)
 	})
 }
 
@@ -217,7 +204,7 @@ func (s *Service) addAssignee(ctx context.Context, c rpc.Call, p AddAssigneePara
 func (r *run) liveAt(n *Node) ([]string, error) {
 	var live []string
 	err := r.tx.NewSelect().Model((*Task)(nil)).Column("assignee_id").Where("instance_id = ?", r.inst.ID).Where("node_id = ?", n.ID).
-		Where("status IN (?)", bun.In([]string{TaskPending, TaskWaiting})).Scan(r.ctx, &live)
+		Where("status IN (?)", bun.In(LiveTaskStatuses)).Scan(r.ctx, &live)
 	return live, err
 }
 
@@ -225,29 +212,15 @@ func (r *run) liveAt(n *Node) ([]string, error) {
 // the caller's own, never the last actionable one; the node is evaluated again.
 func (s *Service) removeAssignee(ctx context.Context, c rpc.Call, p TaskIDParams) (*struct{}, error) {
 	return s.onTask(ctx, c, p.TaskID, func(r *run, cl caller, t *Task, n *Node) error {
-		if t.Status != TaskPending && t.Status != TaskWaiting {
+		if !live(t.Status) {
 			return ErrTaskNotPending
 		}
 		tasks, err := r.visitTasks(t.VisitID)
 		if err != nil {
 			return err
 		}
-		mine := slices.ContainsFunc(tasks, func(x Task) bool { return x.AssigneeID == cl.ID && x.Status == TaskPending })
-		others := 0
-		for _, x := range tasks {
-			if x.ID != t.ID && (x.Status == TaskPending || x.Status == TaskWaiting) {
-				others++
-			}
-		}
-		switch {
-		case !mine:
-			return ErrNotAssignee
-		case !n.IsRemoveAssigneeAllowed:
-			return ErrRemoveAssigneeNotAllowed
-		case others == 0:
-			return ErrLastAssigneeRemoval
-		case t.AssigneeID == cl.ID:
-			return ErrInvalidTaskTransition
+		if err := removeAssigneeErr(tasks, t, n, cl.ID); err != nil {
+			return err
 		}
 		if err := r.setTask(t, TaskRemoved); err != nil {
 			return err
@@ -262,11 +235,7 @@ func (s *Service) removeAssignee(ctx context.Context, c rpc.Call, p TaskIDParams
 		if err := r.activateDependents(t); err != nil {
 			return err
 		}
-		v := &Visit{}
-		if err := r.tx.NewSelect().Model(v).Where("id = ?", t.VisitID).Scan(r.ctx); err != nil {
-			return err
-		}
-		_, err = r.evaluate(n, v, 0)
+		_, err = r.evaluate(n, &Visit{ID: t.VisitID}, 0) // evaluate needs the visit's id only
 		return err
 	})
 }
@@ -277,7 +246,7 @@ func (r *run) activateDependents(t *Task) error {
 	n := r.g.nodes[t.NodeID]
 	if t.ParentTaskID != nil && deref(t.AddAssigneeType) == AddBefore {
 		live, err := r.tx.NewSelect().Model((*Task)(nil)).Where("parent_task_id = ?", *t.ParentTaskID).Where("add_assignee_type = ?", AddBefore).
-			Where("status IN (?)", bun.In([]string{TaskPending, TaskWaiting})).Count(r.ctx)
+			Where("status IN (?)", bun.In(LiveTaskStatuses)).Count(r.ctx)
 		if err != nil {
 			return err
 		}
@@ -287,11 +256,7 @@ func (r *run) activateDependents(t *Task) error {
 				return err
 			}
 			if parent.Status == TaskWaiting {
-				parent.Deadline = r.deadline(n)
-				if err := r.setTask(parent, TaskPending); err != nil {
-					return err
-				}
-				if err := r.taskEvent(EventTaskCreated, parent, n, nil); err != nil {
+				if err := r.activate(parent, n); err != nil {
 					return err
 				}
 			}
@@ -306,11 +271,7 @@ func (r *run) activateDependents(t *Task) error {
 		return err
 	}
 	for i := range kids {
-		kids[i].Deadline = r.deadline(n)
-		if err := r.setTask(&kids[i], TaskPending); err != nil {
-			return err
-		}
-		if err := r.taskEvent(EventTaskCreated, &kids[i], n, nil); err != nil {
+		if err := r.activate(&kids[i], n); err != nil {
 			return err
 		}
 	}
@@ -327,12 +288,9 @@ func (s *Service) urgeTask(ctx context.Context, c rpc.Call, p UrgeParams) (*stru
 		if err := s.participant(r.ctx, r.tx, r.inst, cl.ID); err != nil {
 			return err
 		}
-		minutes := n.UrgeCooldownMinutes
-		if minutes <= 0 {
-			minutes = DefaultUrgeCooldownMinutes
-		}
+		minutes := urgeCooldown(n)
 		recent, err := r.tx.NewSelect().Model((*UrgeRecord)(nil)).Where("task_id = ?", t.ID).Where("urger_id = ?", cl.ID).
-			Where("created_at > ?", crud.NewTime(r.now.Add(-time.Duration(minutes)*time.Minute))).Count(r.ctx)
+			Where("created_at > ?", crud.NewTime(urgeSince(n, r.now))).Count(r.ctx)
 		if err != nil {
 			return err
 		}
@@ -345,12 +303,12 @@ func (s *Service) urgeTask(ctx context.Context, c rpc.Call, p UrgeParams) (*stru
 		}
 		u := &UrgeRecord{ID: crud.NewID(), CreatedAt: crud.NewTime(r.now), CreatedBy: cl.ID, InstanceID: r.inst.ID, NodeID: n.ID,
 			TaskID: &t.ID, UrgerID: r.op.ID, UrgerName: &r.op.Name, TargetUserID: t.AssigneeID, TargetUserName: &t.AssigneeName, Message: msg}
-		if _, err := r.tx.NewInsert().Model(u).Exec(r.ctx); err != nil {
+		if err := r.later(r.tx.Tx.NewInsert().Model(u)); err != nil {
 			return err
 		}
 		op := r.op
 		return r.taskEvent(EventTaskUrged, t, n, func(e *InstanceEvent) {
-			target := UserInfo{ID: t.AssigneeID, Name: t.AssigneeName}
+			target := t.assignee()
 			e.Urger, e.Target, e.Message = &op, &target, msg
 		})
 	})
@@ -388,9 +346,10 @@ func (s *Service) reassign(ctx context.Context, c rpc.Call, p ReassignParams) (*
 		if err != nil {
 			return err
 		}
-		from, target := UserInfo{ID: t.AssigneeID, Name: t.AssigneeName}, UserInfo{ID: nt.AssigneeID, Name: nt.AssigneeName}
+		from, target := t.assignee(), nt.assignee()
 		if err := r.log(ActionReassign, n, t, func(l *ActionLog) {
-			l.Opinion, l.TransferToID, l.TransferToName = optional(p.Reason), &target.ID, &target.Name
+			l.Opinion = optional(p.Reason)
+			l.setTransferTo(target)
 		}); err != nil {
 			return err
 		}

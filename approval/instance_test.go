@@ -74,16 +74,24 @@ type eng struct {
 	srv *svctest.Server
 	rec *evRecorder
 	cat string
+	// storage is added to deploy's params (`,"storageMode":"table"`).
+	storage string
 }
 
 func newEng(t *testing.T, kind config.DBKind, opts ...svctest.Option) *eng {
+	t.Helper()
+	return newEngWith(t, kind, approval.Options{}, opts...)
+}
+
+// newEngWith is newEng with the module's options.
+func newEngWith(t *testing.T, kind config.DBKind, apv approval.Options, opts ...svctest.Option) *eng {
 	t.Helper()
 	rec := &evRecorder{}
 	srv := svctest.New(t, append([]svctest.Option{svctest.WithDB(kind), svctest.WithConfig(func(c *config.Config) {
 		c.Security.Roles = map[string][]string{"admin": {"*"}}
 		c.Event.Transports.TxMemory.Enabled = true
 		c.Event.Routing = []config.EventRoute{{Pattern: "approval.*", Transports: []string{config.TransportTxMemory}}}
-	}), svctest.WithOptions(svc.WithApproval(approval.Options{}), svc.WithModule(rec.module))}, opts...)...)
+	}), svctest.WithOptions(svc.WithApproval(apv), svc.WithModule(rec.module))}, opts...)...)
 	e := &eng{t: t, srv: srv, rec: rec}
 	e.cat = e.ok(alice, catR, "create", `{"tenantId":"t1","code":"c","name":"C","sortOrder":0,"isActive":true}`)["id"].(string)
 	return e
@@ -123,10 +131,29 @@ func (e *eng) refused(code int, p *rpc.Principal, resource, action, params strin
 }
 
 // flow creates, deploys, publishes and activates a flow of nodes (designer JSON) and edges
-// (source>target[:handle] pairs) and returns its code.
+// (source>target[:handle] pairs) with the form document formDoc and returns its code.
 func (e *eng) flow(code, nodes string, edges ...string) string {
 	e.t.Helper()
-	f := e.ok(alice, flowR, "create", `{"tenantId":"t1","code":"`+code+`","name":"Flow `+code+`","categoryId":"`+e.cat+`","bindingMode":"standalone","isAllInitiationAllowed":true,"instanceTitleTemplate":"{{.applicantName}}: {{.flowName}}"}`)
+	return e.flowWith(code, `"bindingMode":"standalone"`, nodes, edges...)
+}
+
+// flowForm is flow with the form-editor document form.
+func (e *eng) flowForm(code, form, nodes string, edges ...string) string {
+	e.t.Helper()
+	return e.deployFlow(code, `"bindingMode":"standalone"`, form, nodes, edges...)
+}
+
+// flowWith is flow with the binding fields of the create params (bindingMode, businessBinding).
+func (e *eng) flowWith(code, binding, nodes string, edges ...string) string {
+	e.t.Helper()
+	return e.deployFlow(code, binding, formDoc, nodes, edges...)
+}
+
+// deployFlow creates, deploys (with e.storage), publishes and activates a flow with the binding
+// fields binding and the form document form.
+func (e *eng) deployFlow(code, binding, form, nodes string, edges ...string) string {
+	e.t.Helper()
+	f := e.ok(alice, flowR, "create", `{"tenantId":"t1","code":"`+code+`","name":"Flow `+code+`","categoryId":"`+e.cat+`",`+binding+`,"isAllInitiationAllowed":true,"instanceTitleTemplate":"{{.applicantName}}: {{.flowName}}"}`)
 	var es []string
 	for i, x := range edges {
 		st, handle, _ := strings.Cut(x, ":")
@@ -139,7 +166,7 @@ func (e *eng) flow(code, nodes string, edges ...string) string {
 	}
 	def := `{"nodes":[{"id":"s","kind":"start","position":{"x":0,"y":0},"data":{"name":"Start"}},` + nodes +
 		`,{"id":"end","kind":"end","position":{"x":0,"y":0},"data":{"name":"End"}}],"edges":[` + strings.Join(es, ",") + `]}`
-	v := e.ok(alice, flowR, "deploy", `{"flowId":"`+f["id"].(string)+`","flowDefinition":`+def+`,"formSchema":`+formDoc+`}`)
+	v := e.ok(alice, flowR, "deploy", `{"flowId":"`+f["id"].(string)+`","flowDefinition":`+def+`,"formSchema":`+form+e.storage+`}`)
 	e.ok(alice, flowR, "publish_version", `{"versionId":"`+v["id"].(string)+`"}`)
 	e.ok(alice, flowR, "toggle_active", `{"flowId":"`+f["id"].(string)+`","isActive":true}`)
 	return code
@@ -417,15 +444,7 @@ func TestEngineTransferRollbackWithdraw(t *testing.T) {
 		code := e.flow("rb", approvalNode("a", users("u1")+`,"fieldPermissions":{"reason":"editable"}`)+`,`+
 			approvalNode("b", users("u2")+`,"rollbackType":"any","rollbackDataStrategy":"keep","isTransferAllowed":true`)+`,`+
 			approvalNode("c", users("u3")+`,"isTransferAllowed":false,"rollbackType":"none","isManualCcAllowed":false`), "s>a", "a>b", "b>c", "c>end")
-		var nodes []approval.Node
-		if err := e.srv.DB().NewSelect().Model(&nodes).Join("JOIN apv_flow_version AS v ON v.id = node.flow_version_id").
-			Join("JOIN apv_flow AS f ON f.id = v.flow_id").Where("f.code = ?", code).Scan(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		node := map[string]string{}
-		for _, n := range nodes {
-			node[n.Key] = n.ID
-		}
+		node := nodeIDs(t, e, code)
 		id := e.start(applicant, code, `{"reason":"first"}`)
 		e.must(e.decide(id, "u1", "approve", `,"formData":{"reason":"changed by u1"}`))
 

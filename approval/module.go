@@ -15,7 +15,6 @@ import (
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/db"
 	"github.com/svc-framework/svc/i18n"
-	"github.com/svc-framework/svc/push"
 	"github.com/svc-framework/svc/rpc"
 )
 
@@ -56,7 +55,16 @@ type Options struct {
 	// Notifier receives the pushes of approval.task.created, approval.task.urged,
 	// approval.task.deadline_warning and approval.cc.notified (docs/approval.md); the
 	// composition root sets the push module's when it is nil.
-	Notifier push.Notifier
+	Notifier Notifier
+	// LifecycleHooks are told about every instance creation and status change, inside the
+	// command's transaction (an error rolls it back).
+	LifecycleHooks []InstanceLifecycleHook
+	// InstanceNoGenerator replaces the built-in instance number.
+	InstanceNoGenerator InstanceNoGenerator
+	// GlobalsResolver fills an instance's globals at start.
+	GlobalsResolver InstanceGlobalsResolver
+	// BusinessRefProvider supplies a business flow's businessRef when start carries none.
+	BusinessRefProvider BusinessRefProvider
 }
 
 // Service is the approval module.
@@ -72,8 +80,13 @@ type Service struct {
 	tables      TableInspector
 	i18n        *i18n.Catalog
 	notifier    atomic.Pointer[notifierBox]
-	graphs      sync.Map   // version id → *graph (versions never change once deployed)
-	writeMu     sync.Mutex // serialises the module's transactions on SQLite
+	ext         extensions
+	graphs      sync.Map // version id → *graph (versions never change once deployed)
+	published   sync.Map // publishedKey → version id (a flow's current version number never changes its version)
+	// oneDirectory: names and departments come from Options.Directory alone, so the department
+	// ResolveUsers answers is the user's department (no second lookup through UserDepartment).
+	oneDirectory bool
+	writeMu      sync.Mutex // serialises the module's transactions on SQLite
 }
 
 // New builds the module from svc.approval, the primary database and the event bus. It does no
@@ -88,7 +101,8 @@ func New(deps app.Deps, opts Options) (*Service, error) {
 	}
 	s := &Service{cfg: deps.Config.Approval, db: deps.DB, events: deps.Events, clock: deps.Clock,
 		log: deps.Logger.With(slog.String("module", "approval")), tables: opts.Tables, i18n: deps.I18n,
-		assignees: opts.Assignees, users: opts.Users, departments: opts.Departments}
+		assignees: opts.Assignees, users: opts.Users, departments: opts.Departments, ext: extensionsOf(opts)}
+	s.oneDirectory = opts.Directory != nil && opts.Users == nil && opts.Departments == nil
 	if d := opts.Directory; d != nil {
 		s.assignees = or[AssigneeService](s.assignees, d)
 		s.users = or[UserInfoResolver](s.users, d)
@@ -118,7 +132,7 @@ func (s *Service) Module() app.Module {
 	return app.Module{
 		Name: "approval",
 		Resources: []rpc.Resource{s.categoryResource(), s.delegationResource(), s.flowResource(), s.instanceResource(),
-			{Name: "approval/admin", Ops: s.AdminOps()}},
+			s.myResource(), {Name: "approval/admin", Ops: append(append(append(s.AdminOps(), s.adminQueryOps()...), s.adminDetailOp()), s.projectionOps()...)}},
 		Messages:    Messages(),
 		Workers:     s.workers(),
 		Migrations:  Migrations(),

@@ -2,11 +2,16 @@ package approval
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/svc-framework/svc/event"
-	"github.com/svc-framework/svc/push"
 )
+
+// Notifier delivers a message of type typ with payload to the open browser tabs of users. The
+// push module's Service is one (push.Service.PushToUsers); the module declares the shape so it
+// does not import another feature module (ARCHITECTURE.md, dependency direction).
+type Notifier interface {
+	PushToUsers(ctx context.Context, typ string, payload any, users ...string) error
+}
 
 // PushGroup is the consumer group of the module's push subscriptions: on a transport with
 // groups one node forwards each event, and the push relay reaches every node's connections.
@@ -40,13 +45,13 @@ func assigneeOf(e *InstanceEvent) []string {
 }
 
 // notifierBox holds the push Notifier (set after the push module is built).
-type notifierBox struct{ n push.Notifier }
+type notifierBox struct{ n Notifier }
 
 // SetNotifier sets where the module pushes approval.task.created, approval.task.urged,
 // approval.task.deadline_warning and approval.cc.notified to the recipients' open tabs. The
 // composition root passes the push module's Notifier unless Options.Notifier is set; nil stops
 // pushing.
-func (s *Service) SetNotifier(n push.Notifier) {
+func (s *Service) SetNotifier(n Notifier) {
 	if n == nil {
 		s.notifier.Store(nil)
 		return
@@ -63,44 +68,18 @@ func (s *Service) subscribePush(bus event.PubSub) error {
 			if box == nil {
 				return nil
 			}
-			e, ok := instanceEventOf(env.Payload)
-			if !ok {
-				return nil
+			e, err := event.DecodePayload[InstanceEvent](env)
+			if err != nil {
+				return nil // not an instance event: nothing to push
 			}
-			users := dedupe(who(e))
+			users := dedupe(who(&e))
 			if len(users) == 0 {
 				return nil
 			}
-			return box.n.Push(ctx, push.NewMessage(env.Type, e), push.ToUsers(users...))
+			return box.n.PushToUsers(ctx, env.Type, e, users...)
 		}, event.WithGroup(PushGroup)); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// instanceEventOf reads an InstanceEvent payload: the value itself in process (inside
-// event.Named), its JSON after an outbox or stream hop (event.RawPayload).
-func instanceEventOf(p any) (*InstanceEvent, bool) {
-	if n, ok := p.(event.Named); ok {
-		p = n.Payload
-	}
-	switch v := p.(type) {
-	case InstanceEvent:
-		return &v, true
-	case *InstanceEvent:
-		return v, true
-	case event.RawPayload:
-		var e InstanceEvent
-		if json.Unmarshal(v.Body, &e) != nil {
-			return nil, false
-		}
-		return &e, true
-	}
-	b, err := json.Marshal(p)
-	var e InstanceEvent
-	if err != nil || json.Unmarshal(b, &e) != nil {
-		return nil, false
-	}
-	return &e, true
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/svc-framework/svc"
 	"github.com/svc-framework/svc/approval"
 	"github.com/svc-framework/svc/config"
-	"github.com/svc-framework/svc/push"
 	"github.com/svc-framework/svc/svctest"
 )
 
@@ -20,12 +19,10 @@ type fakeNotifier struct {
 	got []string
 }
 
-func (f *fakeNotifier) Push(_ context.Context, m push.Message, targets ...push.Target) error {
+func (f *fakeNotifier) PushToUsers(_ context.Context, typ string, _ any, users ...string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for _, t := range targets {
-		f.got = append(f.got, m.Type+">"+strings.Join(t.Values, ","))
-	}
+	f.got = append(f.got, typ+">"+strings.Join(users, ","))
 	return nil
 }
 

@@ -95,6 +95,8 @@ type ActionLog struct {
 	Meta                   json.RawMessage `bun:"meta,type:json,nullzero" json:"meta,omitempty"`
 	TransferToID           *string         `bun:"transfer_to_id" json:"transferToId"`
 	TransferToName         *string         `bun:"transfer_to_name" json:"transferToName"`
+	TransferToDeptID       *string         `bun:"transfer_to_department_id" json:"transferToDepartmentId"`
+	TransferToDeptName     *string         `bun:"transfer_to_department_name" json:"transferToDepartmentName"`
 	RollbackToNodeID       *string         `bun:"rollback_to_node_id" json:"rollbackToNodeId"`
 	AddAssigneeType        *string         `bun:"add_assignee_type" json:"addAssigneeType"`
 	AddedAssignees         []UserInfo      `bun:"added_assignees,type:json" json:"addedAssignees"`
@@ -190,3 +192,30 @@ const (
 	ActionAddCC     = "add_cc"
 	ActionTerminate = "terminate"
 )
+
+// assignee is t's assignee as recorded on the task.
+func (t *Task) assignee() UserInfo {
+	return UserInfo{ID: t.AssigneeID, Name: t.AssigneeName, DepartmentID: deref(t.AssigneeDepartmentID),
+		DepartmentName: deref(t.AssigneeDepartmentName)}
+}
+
+// applicant is i's applicant as recorded on the instance.
+func (i *Instance) applicant() UserInfo {
+	return UserInfo{ID: i.ApplicantID, Name: i.ApplicantName, DepartmentID: deref(i.ApplicantDepartmentID),
+		DepartmentName: deref(i.ApplicantDepartmentName)}
+}
+
+// setTransferTo records u as l's transfer or reassign target.
+func (l *ActionLog) setTransferTo(u UserInfo) {
+	l.TransferToID, l.TransferToName = &u.ID, &u.Name
+	l.TransferToDeptID, l.TransferToDeptName = optional(u.DepartmentID), optional(u.DepartmentName)
+}
+
+// transferTo is l's transfer or reassign target (nil: none).
+func (l *ActionLog) transferTo() *UserInfo {
+	if l.TransferToID == nil {
+		return nil
+	}
+	return &UserInfo{ID: *l.TransferToID, Name: deref(l.TransferToName), DepartmentID: deref(l.TransferToDeptID),
+		DepartmentName: deref(l.TransferToDeptName)}
+}

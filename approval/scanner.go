@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/svc-framework/svc/app"
@@ -30,12 +31,6 @@ var systemOperator = UserInfo{ID: "system", Name: "system"}
 // timeout is processed under the instance's row lock and re-checked there, a warning is claimed
 // by a conditional update, the cleanup deletes idempotently.
 func (s *Service) workers() []app.Worker {
-	or := func(d, def time.Duration) time.Duration {
-		if d <= 0 {
-			return def
-		}
-		return d
-	}
 	logged := func(name string, fn func(context.Context) (int, error)) func(context.Context) error {
 		return func(ctx context.Context) error {
 			n, err := fn(ctx)
@@ -46,9 +41,10 @@ func (s *Service) workers() []app.Worker {
 		}
 	}
 	return []app.Worker{
-		{Name: "approval-timeouts", Interval: or(s.cfg.TimeoutScanInterval, time.Minute), Run: logged("timeouts", s.ScanTimeouts)},
-		{Name: "approval-pre-warnings", Interval: or(s.cfg.PreWarningScanInterval, 5*time.Minute), Run: logged("pre-warnings", s.ScanPreWarnings)},
-		{Name: "approval-cleanup", Interval: or(s.cfg.CleanupScanInterval, 24*time.Hour), Run: logged("cleanup", s.Cleanup)},
+		{Name: "approval-timeouts", Interval: s.cfg.TimeoutScanInterval, Run: logged("timeouts", s.ScanTimeouts)},
+		{Name: "approval-pre-warnings", Interval: s.cfg.PreWarningScanInterval, Run: logged("pre-warnings", s.ScanPreWarnings)},
+		{Name: "approval-cleanup", Interval: s.cfg.CleanupScanInterval, Run: logged("cleanup", s.Cleanup)},
+		{Name: "approval-binding", Interval: s.cfg.BusinessBinding.ScanInterval, Run: logged("binding", s.ScanProjections)},
 	}
 }
 
@@ -133,7 +129,7 @@ func (r *run) timeoutToAdmins(n *Node, t *Task) error {
 	}
 	var admins []string
 	for _, a := range dedupe(n.AdminUserIDs) {
-		if a != t.AssigneeID && !contains(live, a) {
+		if a != t.AssigneeID && !slices.Contains(live, a) {
 			admins = append(admins, a)
 		}
 	}
@@ -148,18 +144,16 @@ func (r *run) timeoutToAdmins(n *Node, t *Task) error {
 	if err := r.setTask(t, TaskTransferred); err != nil {
 		return err
 	}
-	from := UserInfo{ID: t.AssigneeID, Name: t.AssigneeName}
+	from := t.assignee()
 	for i, a := range admins {
 		nt := &Task{}
-		r.fillTask(nt, n, &Visit{ID: t.VisitID}, infos[a], t.SortOrder) // a fresh deadline
-		if i == 0 {
-			nt.ParentTaskID, nt.AddAssigneeType = t.ParentTaskID, t.AddAssigneeType
-		}
-		if _, err := r.tx.NewInsert().Model(nt).Exec(r.ctx); err != nil {
-			return err
-		}
-		if i == 0 {
-			if _, err := r.tx.NewUpdate().Model((*Task)(nil)).Set("parent_task_id = ?", nt.ID).Where("parent_task_id = ?", t.ID).Exec(r.ctx); err != nil {
+		if i == 0 { // the first admin takes the task's seat, with a fresh deadline
+			if nt, err = r.replaceTask(n, t, infos[a], r.deadline(n)); err != nil {
+				return err
+			}
+		} else {
+			r.fillTask(nt, n, &Visit{ID: t.VisitID}, infos[a], t.SortOrder)
+			if err := r.later(r.tx.Tx.NewInsert().Model(nt)); err != nil {
 				return err
 			}
 		}
@@ -172,15 +166,6 @@ func (r *run) timeoutToAdmins(n *Node, t *Task) error {
 		}
 	}
 	return nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // ScanPreWarnings warns the assignees of pending tasks that enter their node's
@@ -247,23 +232,16 @@ func (s *Service) preWarn(ctx context.Context, t *Task, now time.Time) (bool, er
 // svc.approval.form_snapshot_retention, urge_record_retention and cc_record_retention. It
 // returns how many rows it deleted.
 func (s *Service) Cleanup(ctx context.Context) (int, error) {
-	now := s.clock().UTC()
-	or := func(d, def time.Duration) time.Duration {
-		if d <= 0 {
-			return def
-		}
-		return d
-	}
-	day := 24 * time.Hour
+	now := s.clock().UTC() // the retentions are the configuration's (defaults applied at load)
 	total := 0
 	for _, c := range []struct {
 		model any
 		age   time.Duration
 		extra string
 	}{
-		{(*FormSnapshot)(nil), or(s.cfg.FormSnapshotRetention, 90*day), ""},
-		{(*UrgeRecord)(nil), or(s.cfg.UrgeRecordRetention, 30*day), ""},
-		{(*CCRecord)(nil), or(s.cfg.CCRecordRetention, 90*day), "read_at IS NOT NULL"},
+		{(*FormSnapshot)(nil), s.cfg.FormSnapshotRetention, ""},
+		{(*UrgeRecord)(nil), s.cfg.UrgeRecordRetention, ""},
+		{(*CCRecord)(nil), s.cfg.CCRecordRetention, "read_at IS NOT NULL"},
 	} {
 		q := s.db.NewDelete().Model(c.model).Where("created_at < ?", crud.NewTime(now.Add(-c.age)))
 		if c.extra != "" {

@@ -22,8 +22,8 @@ type Stats struct {
 
 // LiveTaskStatuses and OpenInstanceStatuses are the statuses Stats counts.
 var (
-	LiveTaskStatuses     = []string{"pending", "waiting"}
-	OpenInstanceStatuses = []string{"running", "returned"}
+	LiveTaskStatuses     = []string{TaskPending, TaskWaiting}
+	OpenInstanceStatuses = []string{InstanceRunning, InstanceReturned}
 )
 
 // Stats counts the open tasks and instances (two grouped queries on the primary database).

@@ -5,9 +5,9 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
-	"strings"
 	"time"
 
+	"github.com/svc-framework/svc/crud"
 	"github.com/svc-framework/svc/rpc"
 	"github.com/uptrace/bun"
 )
@@ -53,7 +53,7 @@ func (s *Service) findSchedules(ctx context.Context, c rpc.Call, p ScheduleSearc
 	var rows []scheduleRow
 	q := orderBy(s.db.NewSelect().Model(&rows), c.Meta, scheduleSortColumns, "name ASC").Limit(int64(size)).Offset(int64((page - 1) * size))
 	if p.Name != "" {
-		q = q.Where("name LIKE ? ESCAPE '!'", "%"+escapeLike(p.Name)+"%")
+		q = q.Where("name LIKE ? ESCAPE '!'", "%"+crud.EscapeLike(p.Name)+"%")
 	}
 	if p.JobName != "" {
 		q = q.Where("job_name = ?", p.JobName)
@@ -164,10 +164,4 @@ func (s *Service) findRun(ctx context.Context, _ rpc.Call, p RunSearch) (*RunJSO
 	}
 	out := s.wire.run(row.run())
 	return &out, nil
-}
-
-// escapeLike escapes LIKE wildcards in a user's search text with '!', an escape character
-// that needs no quoting in any of the three dialects (SQLite has no default one).
-func escapeLike(s string) string {
-	return strings.NewReplacer(`!`, `!!`, `%`, `!%`, `_`, `!_`).Replace(s)
 }

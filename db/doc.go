@@ -29,7 +29,12 @@
 // with sslmode from ssl_mode and sslrootcert from ssl_root_cert (verify-ca and verify-full use
 // the system pool when it is empty). The session's search_path is the schema alone, quoted so
 // its case is kept, and timezone is UTC. DB.Schema holds the schema in use. Migrate creates the
-// schema when it does not exist yet.
+// schema when it does not exist yet. Queries run in pgx's exec mode (parse, bind and execute of
+// an unnamed statement in one round trip): bun writes the values into the SQL text, so pgx's
+// default of preparing and caching each statement would cost one more round trip per query and
+// a server-side statement per distinct text. A statement without arguments goes through the
+// simple protocol (pgx's rule), so one ExecContext may carry several statements separated by
+// ";" — event.TxScope.Flush joins a transaction's deferred writes that way.
 //
 // MySQL/MariaDB: the driver is configured through mysql.Config and a connector, not a DSN
 // string, and no TLS configuration is registered globally. parseTime is on, loc and the session

@@ -108,6 +108,13 @@ func openPostgres(ds config.DataSource, schema string) (*sql.DB, error) {
 		return nil, err
 	}
 	cfg.ConnectTimeout = dialTimeout
+	// bun writes every value into the SQL text, so nearly every statement is new to pgx's
+	// statement cache, and the default mode (cache statement) would prepare each one: a
+	// Parse/Describe round trip before the execution, and a server-side prepared statement per
+	// text until the cache evicts it. Exec mode sends parse, bind and execute of an unnamed
+	// statement in one round trip. Statements with $n arguments still work: the server infers
+	// their types from the text-encoded values.
+	cfg.DefaultQueryExecMode = pgx.QueryExecModeExec
 	return stdlib.OpenDB(*cfg), nil
 }
 

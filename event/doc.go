@@ -104,6 +104,9 @@
 //     batch's successes in one XACK.
 //   - tx_memory's delivery after commit needs a TxScope in the context (RunInTx or NewTxScope),
 //     because a bun transaction has no commit hooks (ErrTxScopeRequired).
+//   - RunInTx's scope batches (TxScope.Batch): the outbox rows of the transaction's publishes are
+//     written by one INSERT at TxScope.Flush, before the commit; an owner may defer writes of
+//     its own to the same flush (TxScope.Defer), which on PostgreSQL is one round trip.
 //   - The 1 MiB body limit applies where a body is produced (outbox, stream); memory transports
 //     pass the value without encoding it. Header limits apply everywhere.
 //   - Relayed envelopes carry the outbox row's created_at as PublishedAt.

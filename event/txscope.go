@@ -12,10 +12,14 @@ import (
 // TxScope collects what must happen after a transaction commits: tx_memory deliveries and the
 // outbox relay's wake-up. The caller that owns the transaction creates it with NewTxScope (or
 // uses Bus.RunInTx) and calls Commit after a successful commit or Discard after a rollback.
+// A batching scope (Batch) also holds writes until Flush (see Defer).
 type TxScope struct {
-	mu    sync.Mutex
-	hooks []func(context.Context)
-	done  bool
+	mu     sync.Mutex
+	hooks  []func(context.Context)
+	done   bool
+	batch  bool
+	writes []Write
+	keyed  map[any]Write
 }
 
 type scopeKey struct{}
@@ -60,12 +64,25 @@ func (s *TxScope) Discard() {
 	s.mu.Unlock()
 }
 
-// RunInTx runs fn in one transaction of d with a TxScope in fn's context: publish inside fn with
-// InTx(tx) and that context. After the commit, tx_memory delivers and the local outbox relay
-// wakes at once; after a rollback (fn's error or panic) nothing is delivered. opts may be nil.
+// RunInTx is the package function RunInTx (the bus itself plays no part in it).
 func (b *Bus) RunInTx(ctx context.Context, d *db.DB, opts *sql.TxOptions, fn func(ctx context.Context, tx bun.Tx) error) error {
+	return RunInTx(ctx, d, opts, fn)
+}
+
+// RunInTx runs fn in one transaction of d with a batching TxScope in fn's context: publish
+// inside fn with InTx(tx) and that context, and defer writes with the scope's Defer. The
+// deferred writes and the outbox rows of fn's publishes are written by the scope's Flush after
+// fn returns, before the commit. After the commit, tx_memory delivers and the local outbox relay
+// wakes at once; after a rollback (fn's error or panic) nothing is delivered. opts may be nil.
+func RunInTx(ctx context.Context, d *db.DB, opts *sql.TxOptions, fn func(ctx context.Context, tx bun.Tx) error) error {
 	ctx, scope := NewTxScope(ctx)
-	err := d.RunInTx(ctx, opts, fn)
+	scope.Batch()
+	err := d.RunInTx(ctx, opts, func(ctx context.Context, tx bun.Tx) error {
+		if err := fn(ctx, tx); err != nil {
+			return err
+		}
+		return scope.Flush(ctx, tx)
+	})
 	if err != nil {
 		scope.Discard()
 		return err

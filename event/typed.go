@@ -38,8 +38,14 @@ func typeOf[T Event]() (string, error) {
 	return zero.EventType(), nil
 }
 
+// DecodePayload returns env's payload as T: the value itself in process (also inside Named), or
+// T decoded from the JSON of a payload that crossed a transport (RawPayload) or has another Go
+// type; ErrUnknownPayload when it does not decode. SubscribeTyped decodes with it; a handler
+// subscribed to several types of one payload shape calls it directly.
+func DecodePayload[T any](env *Envelope) (T, error) { return decodePayload[T](env) }
+
 // decodePayload returns env's payload as T.
-func decodePayload[T Event](env *Envelope) (T, error) {
+func decodePayload[T any](env *Envelope) (T, error) {
 	var zero T
 	switch p := env.Payload.(type) {
 	case T:

@@ -139,6 +139,13 @@ func (s *Service) Module() app.Module {
 	return m
 }
 
+// PushToUsers pushes a message of type typ with payload to the connections of users: Push with
+// NewMessage and ToUsers. It is the shape other modules declare as their notifier (the approval
+// module's approval.Notifier), so they need not import this package.
+func (s *Service) PushToUsers(ctx context.Context, typ string, payload any, users ...string) error {
+	return s.Push(ctx, NewMessage(typ, payload), ToUsers(users...))
+}
+
 // Push implements Notifier: validate, encode once, deliver locally, then relay (best effort: a
 // Redis failure is logged and local delivery stands).
 func (s *Service) Push(ctx context.Context, msg Message, targets ...Target) error {

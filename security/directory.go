@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/svc-framework/svc/crud"
 	"github.com/svc-framework/svc/db"
 	"github.com/uptrace/bun"
 )
@@ -272,7 +273,7 @@ func (d *Directory) DepartmentLeaders(ctx context.Context, deptID string) ([]str
 // RoleUsers returns the ids of the enabled users holding role, ordered by user name.
 func (d *Directory) RoleUsers(ctx context.Context, role string) ([]string, error) {
 	var rows []directoryUserRow
-	pattern := "%" + strings.NewReplacer(`!`, `!!`, `%`, `!%`, `_`, `!_`).Replace(mustJSON(role)) + "%"
+	pattern := "%" + crud.EscapeLike(mustJSON(role)) + "%"
 	err := d.db.NewSelect().Model(&rows).Column("id", "roles").Where("roles LIKE ? ESCAPE '!'", pattern).
 		Where("disabled = ?", false).Order("username").Scan(ctx)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/svc-framework/svc/db"
 	"github.com/svc-framework/svc/event"
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/schema"
 )
 
 func init() { event.RegisterTransport(config.TransportOutbox, New) }
@@ -106,22 +107,57 @@ func (o *Transport) Publish(ctx context.Context, env *event.Envelope) error {
 // inside the caller's transaction: PostgreSQL serialises the commits of notifying transactions
 // on one lock, which would cap publishing at one commit per fsync. Without a scope the row waits
 // for the next relay_interval poll.
+//
+// In a batching scope (event.TxScope.Batch) the row is held in the scope and the rows of every
+// publish of the transaction are written by one multi-row INSERT at the scope's Flush, before
+// the commit; their order (created_at, id: the relay's) is the order of the publishes.
 func (o *Transport) PublishTx(ctx context.Context, tx bun.IDB, env *event.Envelope) error {
+	scope := event.ScopeFrom(ctx)
+	if scope == nil {
+		return o.insert(ctx, tx, env)
+	}
+	if scope.Batching() {
+		row, err := o.row(env)
+		if err != nil {
+			return err
+		}
+		b, ok := scope.Defer(o, &batch{tx: tx}).(*batch)
+		if !ok { // the scope already committed or rolled back: nothing left to batch into
+			return o.insert(ctx, tx, env)
+		}
+		if len(b.rows) == 0 {
+			scope.AfterCommit(func(context.Context) { o.notify() })
+		}
+		b.rows = append(b.rows, row)
+		return nil
+	}
 	if err := o.insert(ctx, tx, env); err != nil {
 		return err
 	}
-	if scope := event.ScopeFrom(ctx); scope != nil {
-		scope.AfterCommit(func(context.Context) { o.notify() })
-	}
+	scope.AfterCommit(func(context.Context) { o.notify() })
 	return nil
 }
 
-// insert writes env's pending row through idb. An event carrying the dead-letter header is
-// refused (loop guard).
-func (o *Transport) insert(ctx context.Context, idb bun.IDB, env *event.Envelope) error {
-	if env.Headers[event.HeaderDeadLetter] != "" {
-		return fmt.Errorf("%s: %w", env.Type, event.ErrDeadLetterLoop)
+// batch is the outbox rows of one transaction held in its batching scope, written by one
+// INSERT at the scope's Flush through the transaction of the first publish (a scope belongs
+// to one transaction).
+type batch struct {
+	tx   bun.IDB
+	rows []*event.OutboxRow
+}
+
+var _ event.Write = (*batch)(nil)
+
+// AppendQuery renders the multi-row INSERT (nothing without rows).
+func (b *batch) AppendQuery(gen schema.QueryGen, dst []byte) ([]byte, error) {
+	if len(b.rows) == 0 {
+		return dst, nil
 	}
+	return b.tx.NewInsert().Model(&b.rows).Returning("NULL").AppendQuery(gen, dst)
+}
+
+// insert writes env's pending row through idb.
+func (o *Transport) insert(ctx context.Context, idb bun.IDB, env *event.Envelope) error {
 	row, err := o.row(env)
 	if err != nil {
 		return err
@@ -148,8 +184,12 @@ func (o *Transport) notify() {
 	}
 }
 
-// row maps env onto a pending outbox row.
+// row maps env onto a pending outbox row. An event carrying the dead-letter header is refused
+// (loop guard).
 func (o *Transport) row(env *event.Envelope) (*event.OutboxRow, error) {
+	if env.Headers[event.HeaderDeadLetter] != "" {
+		return nil, fmt.Errorf("%s: %w", env.Type, event.ErrDeadLetterLoop)
+	}
 	body, err := event.EncodeBody(env)
 	if err != nil {
 		return nil, err

@@ -303,7 +303,8 @@ func (o *Transport) drain(ctx context.Context, sess *relaySession) {
 	}
 }
 
-// relaySession is the connection the relay loop writes through. On PostgreSQL it is a session
+// relaySession is the connection the relay loop writes through (and the announcer notifies
+// through: a session of its own). On PostgreSQL it is a session
 // of its own with synchronous_commit off: the relay's commits (one per batch) do not wait for
 // the WAL flush, so a claim is one round trip without an fsync in the commit → handler path,
 // and the relay asks for no flushes of its own. What a database crash can lose is the last
@@ -402,19 +403,31 @@ func (o *Transport) listenOnce(ctx context.Context) error {
 
 // announce sends one NOTIFY per burst of local commits (PostgreSQL only), outside any
 // transaction, so the relays of the other nodes wake within milliseconds of a commit here. It
-// sends at most one per announceGap: a NOTIFY is a transaction with its own WAL flush, and one
-// per commit would double the commits of a busy publisher.
+// sends at most one per announceGap: a NOTIFY is a transaction of its own (PostgreSQL gives it a
+// transaction id and a commit record), and one per commit would double the commits of a busy
+// publisher. It sends through a session like the relay's, with synchronous_commit off, so the
+// NOTIFY's commit does not wait for a WAL flush either: a notification lost in a database crash
+// only leaves the other relays to their next relay_interval poll.
 func (o *Transport) announce(ctx context.Context) {
 	gap := time.NewTimer(0)
 	defer gap.Stop()
+	sess := &relaySession{o: o}
+	defer sess.drop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-o.tell:
 		}
-		if _, err := o.db.ExecContext(ctx, "SELECT pg_notify(?, ?)", o.channel, o.node); err != nil && ctx.Err() == nil {
-			o.log.Warn("event: outbox notify", "err", err)
+		idb, err := sess.get(ctx)
+		if err == nil {
+			_, err = idb.ExecContext(ctx, "SELECT pg_notify(?, ?)", o.channel, o.node)
+		}
+		if err != nil {
+			sess.drop()
+			if ctx.Err() == nil {
+				o.log.Warn("event: outbox notify", "err", err)
+			}
 		}
 		gap.Reset(announceGap)
 		select {

@@ -1,0 +1,167 @@
+package approval
+
+import (
+	"github.com/svc-framework/svc/approval/design"
+	"github.com/svc-framework/svc/crud"
+	"github.com/uptrace/bun"
+)
+
+// visitTasks are the tasks of visit id in sort order.
+func (r *run) visitTasks(visitID string) ([]Task, error) {
+	var ts []Task
+	err := r.tx.NewSelect().Model(&ts).Where("visit_id = ?", visitID).Order("sort_order", "created_at").Scan(r.ctx)
+	return ts, err
+}
+
+// setTask moves t to status (finished unless waiting or pending).
+func (r *run) setTask(t *Task, status string) error {
+	t.Status, t.UpdatedAt, t.UpdatedBy = status, crud.NewTime(r.now), r.op.ID
+	if status != TaskPending && status != TaskWaiting {
+		t.FinishedAt = crud.NewTime(r.now)
+	}
+	return r.later(r.tx.Tx.NewUpdate().Model(t).Column("status", "updated_at", "updated_by", "finished_at", "deadline").WherePK())
+}
+
+// activate makes waiting task t of node n pending (its deadline starts now) and announces it.
+func (r *run) activate(t *Task, n *Node) error {
+	t.Deadline = r.deadline(n)
+	if err := r.setTask(t, TaskPending); err != nil {
+		return err
+	}
+	return r.taskEvent(EventTaskCreated, t, n, nil)
+}
+
+// counted reports whether a task's outcome counts for the pass rule (wire-approval §8): not
+// transferred, canceled, removed, skipped or rolled back.
+func counted(status string) bool {
+	switch status {
+	case TaskTransferred, TaskCanceled, TaskRemoved, TaskSkipped, TaskRolledBack:
+		return false
+	}
+	return true
+}
+
+// outcome applies n's pass rule to the tasks of its visit: "passed", "rejected" or "".
+func outcome(n *Node, tasks []Task) string {
+	total, ok, no := 0, 0, 0
+	for _, t := range tasks {
+		if !counted(t.Status) {
+			continue
+		}
+		total++
+		switch t.Status {
+		case TaskApproved, TaskHandled:
+			ok++
+		case TaskRejected:
+			no++
+		}
+	}
+	if total == 0 {
+		return "passed"
+	}
+	switch n.PassRule {
+	case string(design.PassAny):
+		if ok > 0 {
+			return "passed"
+		}
+		if no == total {
+			return "rejected"
+		}
+	case string(design.PassRatio):
+		// Percent, as deploy accepts it ((0, 100]) and the client sends it: 1 is one percent,
+		// not the older 0..1 scale's 100 %.
+		ratio := n.PassRatio.Float()
+		if float64(ok)*100 >= ratio*float64(total) {
+			return "passed"
+		}
+		if float64(total-no)*100 < ratio*float64(total) {
+			return "rejected"
+		}
+	default: // all
+		if no > 0 {
+			return "rejected"
+		}
+		if ok == total {
+			return "passed"
+		}
+	}
+	return ""
+}
+
+// evaluate applies the pass rule to v after a change: passed → cancel the rest, fire CCs,
+// advance; rejected → cancel the rest, fire CCs, reject the instance; undecided → activate the
+// next sequential task when none is pending. It reports whether the node finished.
+func (r *run) evaluate(n *Node, v *Visit, depth int) (bool, error) {
+	tasks, err := r.visitTasks(v.ID)
+	if err != nil {
+		return false, err
+	}
+	switch outcome(n, tasks) {
+	case "passed":
+		if err := r.cancelLive(tasks, n, "node_passed"); err != nil {
+			return true, err
+		}
+		if err := r.closeVisit(v, VisitPassed); err != nil {
+			return true, err
+		}
+		if _, err := r.cc(n, v, r.timed(n, design.CCOnApprove), ""); err != nil {
+			return true, err
+		}
+		return true, r.advance(n, depth)
+	case "rejected":
+		if err := r.cancelLive(tasks, n, "node_rejected"); err != nil {
+			return true, err
+		}
+		if err := r.closeVisit(v, VisitRejected); err != nil {
+			return true, err
+		}
+		if _, err := r.cc(n, v, r.timed(n, design.CCOnReject), ""); err != nil {
+			return true, err
+		}
+		return true, r.finish(InstanceRejected, "")
+	}
+	for _, t := range tasks {
+		if t.Status == TaskPending {
+			return false, nil
+		}
+	}
+	for i := range tasks {
+		if tasks[i].Status == TaskWaiting {
+			return false, r.activate(&tasks[i], n)
+		}
+	}
+	return false, nil
+}
+
+// cancelLive cancels the pending and waiting tasks among tasks (approval.task.canceled each).
+func (r *run) cancelLive(tasks []Task, n *Node, reason string) error {
+	for i := range tasks {
+		t := &tasks[i]
+		if t.Status != TaskPending && t.Status != TaskWaiting {
+			continue
+		}
+		if err := r.setTask(t, TaskCanceled); err != nil {
+			return err
+		}
+		if err := r.taskEvent(EventTaskCanceled, t, n, func(e *InstanceEvent) { e.Reason = reason }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// cancelAll cancels every live task and active visit of the instance (withdraw, terminate).
+func (r *run) cancelAll(reason string) error {
+	var tasks []Task
+	if err := r.tx.NewSelect().Model(&tasks).Where("instance_id = ?", r.inst.ID).
+		Where("status IN (?)", bun.In(LiveTaskStatuses)).Order("sort_order").Scan(r.ctx); err != nil {
+		return err
+	}
+	for i := range tasks {
+		if err := r.cancelLive(tasks[i:i+1], r.g.nodes[tasks[i].NodeID], reason); err != nil {
+			return err
+		}
+	}
+	return r.later(r.tx.Tx.NewUpdate().Model((*Visit)(nil)).Set("status = ?", VisitCanceled).Set("finished_at = ?", crud.NewTime(r.now)).
+		Where("instance_id = ?", r.inst.ID).Where("status = ?", VisitActive))
+}

@@ -1,0 +1,151 @@
+package approval_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/svc-framework/svc"
+	"github.com/svc-framework/svc/app"
+	"github.com/svc-framework/svc/config"
+	"github.com/svc-framework/svc/rpc"
+	"github.com/svc-framework/svc/svctest"
+	"github.com/uptrace/bun"
+)
+
+// stmtCounter is a bun query hook recording the statements on the apv_* tables while on.
+type stmtCounter struct {
+	on    atomic.Bool
+	mu    sync.Mutex
+	stmts []string
+}
+
+var _ bun.QueryHook = (*stmtCounter)(nil)
+
+// BeforeQuery implements bun.QueryHook.
+func (c *stmtCounter) BeforeQuery(ctx context.Context, _ *bun.QueryEvent) context.Context { return ctx }
+
+// AfterQuery implements bun.QueryHook.
+func (c *stmtCounter) AfterQuery(_ context.Context, e *bun.QueryEvent) {
+	if c.on.Load() && strings.Contains(e.Query, "apv_") {
+		c.mu.Lock()
+		c.stmts = append(c.stmts, e.Query)
+		c.mu.Unlock()
+	}
+}
+
+// module installs the hook on the primary database before the server starts.
+func (c *stmtCounter) module(d app.Deps) (app.Module, error) {
+	d.DB.AddQueryHook(c)
+	return app.Module{Name: "stmtcounter"}, nil
+}
+
+// measure calls and answers the apv_* statements the call issued.
+func (c *stmtCounter) measure(fn func()) []string {
+	c.mu.Lock()
+	c.stmts = nil
+	c.mu.Unlock()
+	c.on.Store(true)
+	fn()
+	c.on.Store(false)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.stmts
+}
+
+// queryBound is a query and the number of statements it may issue, whatever the page holds.
+type queryBound struct {
+	resource, action, params string
+	as                       *rpc.Principal
+	stmts                    int
+	paged                    bool
+}
+
+// TestQueryStatementBounds holds issue #24 item 5: each list of approval/my and approval/admin
+// answers in the same number of statements (those stated in doc.go) with 1 row and with 25 —
+// no lookup per row. The workers are held off (long scan intervals) so only the call counts.
+func TestQueryStatementBounds(t *testing.T) {
+	t.Parallel()
+	svctest.EachDBKind(t, func(t *testing.T, kind config.DBKind) {
+		t.Parallel()
+		sc := &stmtCounter{}
+		e := newEng(t, kind, svctest.WithOptions(svc.WithModule(sc.module)), svctest.WithConfig(func(c *config.Config) {
+			c.Approval.TimeoutScanInterval, c.Approval.PreWarningScanInterval = 1000*time.Hour, 1000*time.Hour
+			c.Approval.CleanupScanInterval = 1000 * time.Hour
+		}))
+		e.flow("par", `{"id":"c","kind":"cc","position":{"x":0,"y":0},"data":{"name":"Copy","ccs":[{"kind":"user","ids":["u9"]}]}},`+
+			approvalNode("a", users("u1", "u2")), "s>c", "c>a", "a>end")
+		restrictedFlow(e, "only", `[{"kind":"user","ids":["app"]}]`)
+		e.flow("solo", approvalNode("a", users("u7")), "s>a", "a>end")
+		restrict(e, "solo", `[{"kind":"user","ids":["app2"]}]`)
+		logged := e.start(user("app2"), "solo", `{"amount":1}`)
+		more := func(n int) {
+			for range n {
+				id := e.start(user("app"), "par", `{"amount":1}`)
+				e.must(e.decide(id, "u2", "approve", ""))
+			}
+		}
+		more(1)
+		u1, page := user("u1"), `"page":1,"pageSize":25`
+		bounds := []queryBound{
+			{myR, "find_available_flows", `{` + page + `}`, u1, 2, true},
+			{myR, "find_initiated", `{` + page + `}`, user("app"), 2, true},
+			{myR, "find_pending_tasks", `{` + page + `}`, u1, 2, true},
+			{myR, "find_completed_tasks", `{` + page + `}`, user("u2"), 2, true},
+			{myR, "find_cc_records", `{` + page + `}`, user("u9"), 2, true},
+			{myR, "get_pending_counts", `{}`, u1, 2, false},
+			{myR, "get_start_form", `{"flowCode":"par"}`, u1, 1, false},
+			{adminR, "find_instances", `{"applicantId":"app",` + page + `}`, alice, 2, true},
+			{adminR, "find_tasks", `{"assigneeId":"u1",` + page + `}`, alice, 2, true},
+			{adminR, "find_action_logs", `{"instanceId":"` + logged + `",` + page + `}`, alice, 2, true},
+			{adminR, "get_metrics", `{}`, alice, 3, false},
+		}
+		checkBounds(t, e, sc, bounds, 1)
+		more(24)
+		for i := range 24 {
+			e.flow(fmt.Sprintf("f%02d", i), approvalNode("a", users("u1")), "s>a", "a>end")
+			actionLog(e, logged, i)
+		}
+		checkBounds(t, e, sc, bounds, 25)
+	})
+}
+
+// checkBounds calls each query and checks its statement count and, for lists, that the page
+// holds rows items.
+func checkBounds(t *testing.T, e *eng, sc *stmtCounter, bounds []queryBound, rows int) {
+	t.Helper()
+	for _, b := range bounds {
+		var r svctest.Response
+		stmts := sc.measure(func() { r = e.call(b.as, b.resource, b.action, b.params) })
+		if r.Code != 0 {
+			t.Fatalf("%s.%s: code %d %s", b.resource, b.action, r.Code, r.Message)
+		}
+		if len(stmts) != b.stmts {
+			t.Errorf("%s.%s with %d rows: %d statements, want %d:\n%s", b.resource, b.action, rows, len(stmts), b.stmts, strings.Join(stmts, "\n"))
+		}
+		if b.paged {
+			var p struct{ Items []json.RawMessage }
+			_ = json.Unmarshal(r.Data, &p)
+			if len(p.Items) != rows {
+				t.Errorf("%s.%s: %d items, want %d", b.resource, b.action, len(p.Items), rows)
+			}
+		}
+	}
+}
+
+// actionLog inserts a comment-like action log on the instance (the audit trail's length is
+// what find_action_logs pages over).
+func actionLog(e *eng, instance string, n int) {
+	e.t.Helper()
+	row := map[string]any{"id": fmt.Sprintf("log%s%02d", instance, n), "instance_id": instance, "action": "add_cc",
+		"operator_id": "app2", "operator_name": "app2", "created_at": time.Now().UTC(), "added_assignees": "[]",
+		"removed_assignees": "[]", "cc_users": "[]"}
+	if _, err := e.srv.DB().NewInsert().Model(&row).TableExpr("apv_action_log").Exec(context.Background()); err != nil {
+		e.t.Fatal(err)
+	}
+}
