@@ -99,6 +99,10 @@
 //     outbox without its sink fails (ErrSinkMissing, naming the rule).
 //   - With an in-process sink the relay runs the handlers and completes a row only when they
 //     succeeded (at-least-once end to end); the original hands the event to a queue.
+//   - A row published with a TxScope on a node whose relay runs is inserted already claimed by
+//     that relay (processing, retry_after its lease: wire-runtime §2.4 step 1 fused with the
+//     insert) and forwarded after the commit without a claim; the original inserts it pending.
+//     The state machine and the takeover of an expired lease are unchanged.
 //   - The stream reaper uses XAUTOCLAIM and also retries failed entries of live consumers.
 //   - Stream readers take up to 32 entries per XREADGROUP (the original: 1) and acknowledge a
 //     batch's successes in one XACK.

@@ -11,7 +11,10 @@
 //     an immediate transaction on SQLite), retries failures after 2^n s (capped at 1 h) with a
 //     redacted, truncated last_error, dead-letters to svc-dlq.<type> at max_retries (loop guard:
 //     an event carrying the svc.dlq header is refused); an in-process sink runs the handlers
-//     before the row completes;
+//     before the row completes. Rows of local commits with a scope are handed over: written
+//     already leased to this relay (processing, the claim of step 1 fused with the insert),
+//     forwarded after the commit without a claim, and left to any relay's takeover when the
+//     node dies first (Transport.PublishTx);
 //   - listener and announcer (PostgreSQL): LISTEN on svc_event_outbox[:schema], and at most one
 //     pg_notify per 10 ms of local commits, outside the publishing transaction;
 //   - cleanup: completed rows older than completed_ttl, every cleanup_interval.

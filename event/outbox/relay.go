@@ -56,8 +56,15 @@ func (o *Transport) relayBatch(ctx context.Context, idb bun.IDB, prev []string) 
 	if err != nil {
 		return 0, prev, err
 	}
-	done := make([]string, 0, len(rows))
+	done, err := o.forwardRows(ctx, idb, rows, nil)
+	return len(rows), done, err
+}
+
+// forwardRows forwards rows, leased to this relay, to the sink (steps 2–3), appending the ids
+// forwarded to done and recording each failure.
+func (o *Transport) forwardRows(ctx context.Context, idb bun.IDB, rows []event.OutboxRow, done []string) ([]string, error) {
 	var errs []error
+	forwarded := 0
 	for i := range rows {
 		row := &rows[i]
 		pctx, cancel := context.WithTimeout(ctx, o.publishTimeout)
@@ -65,6 +72,7 @@ func (o *Transport) relayBatch(ctx context.Context, idb bun.IDB, prev []string) 
 		cancel()
 		if err == nil {
 			done = append(done, row.ID)
+			forwarded++
 			continue
 		}
 		o.metrics.CountRelayFailure()
@@ -72,8 +80,8 @@ func (o *Transport) relayBatch(ctx context.Context, idb bun.IDB, prev []string) 
 			errs = append(errs, ferr)
 		}
 	}
-	o.metrics.CountRelayed(int64(len(done)))
-	return len(rows), done, errors.Join(errs...)
+	o.metrics.CountRelayed(int64(forwarded))
+	return done, errors.Join(errs...)
 }
 
 // completeQuery marks the rows done (still processing: a row whose lease was taken over is left
@@ -271,9 +279,11 @@ func (o *Transport) relayLoop(ctx context.Context) {
 	}
 }
 
-// drain relays batches until one comes back empty or ctx ends, then completes what is left. A
-// batch in flight finishes even when Stop cancels ctx: its rows would otherwise wait for their
-// lease to expire. The relay's statements go through sess.
+// drain relays batches until one comes back empty or ctx ends, then completes what is left.
+// Each round forwards a batch of the rows handed over by local commits, then completes the
+// forwarded rows and claims due ones in one claim (on PostgreSQL one statement). A batch in
+// flight finishes even when Stop cancels ctx: its rows would otherwise wait for their lease to
+// expire. The relay's statements go through sess.
 func (o *Transport) drain(ctx context.Context, sess *relaySession) {
 	run := context.WithoutCancel(ctx)
 	var done []string
@@ -281,7 +291,16 @@ func (o *Transport) drain(ctx context.Context, sess *relaySession) {
 		idb, err := sess.get(run)
 		n := 0
 		if err == nil {
-			n, done, err = o.relayBatch(run, idb, done)
+			handed := o.takeHanded()
+			var ferr error
+			done, ferr = o.forwardRows(run, idb, handed, done)
+			var claimed int
+			claimed, done, err = o.relayBatch(run, idb, done)
+			err = errors.Join(ferr, err)
+			n = claimed
+			if claimed == 0 && o.hasHanded() { // more commits came in while this round ran
+				n = 1
+			}
 		}
 		if err != nil {
 			sess.drop()
@@ -441,7 +460,11 @@ func (o *Transport) announce(ctx context.Context) {
 // startWorkers starts the relay, the PostgreSQL listener and announcer, and the cleanup, all
 // ended by ctx.
 func (o *Transport) startWorkers(ctx context.Context) {
-	o.wg.Go(func() { o.relayLoop(ctx) })
+	o.local.Store(true)
+	o.wg.Go(func() {
+		defer o.local.Store(false)
+		o.relayLoop(ctx)
+	})
 	if o.db.Kind == config.Postgres {
 		o.wg.Go(func() { o.listen(ctx) })
 		o.wg.Go(func() { o.announce(ctx) })
