@@ -249,6 +249,10 @@ func (r *run) decide(n *Node, t *Task, action string, p ProcessTaskParams) error
 	case ActionReject:
 		status, typ = TaskRejected, EventTaskRejected
 	}
+	tasks, err := r.visitTasks(t.VisitID) // before this decision's writes: settle brings it up to date
+	if err != nil {
+		return err
+	}
 	if err := r.setTask(t, status); err != nil {
 		return err
 	}
@@ -259,11 +263,7 @@ func (r *run) decide(n *Node, t *Task, action string, p ProcessTaskParams) error
 	if err := r.taskEvent(typ, t, n, func(e *InstanceEvent) { e.Operator, e.Opinion = &op, p.Opinion }); err != nil {
 		return err
 	}
-	if err := r.activateDependents(t); err != nil {
-		return err
-	}
-	_, err := r.evaluate(n, &Visit{ID: t.VisitID}, 0) // evaluate closes the visit by id
-	return err
+	return r.settle(n, t, tasks)
 }
 
 // transfer hands t to another user: t becomes transferred and the target gets a pending task

@@ -232,47 +232,58 @@ func (s *Service) removeAssignee(ctx context.Context, c rpc.Call, p TaskIDParams
 		if err := r.taskEvent(EventTaskAssigneesRemoved, t, n, func(e *InstanceEvent) { e.Assignees = removed }); err != nil {
 			return err
 		}
-		if err := r.activateDependents(t); err != nil {
-			return err
-		}
-		_, err = r.evaluate(n, &Visit{ID: t.VisitID}, 0) // evaluate needs the visit's id only
-		return err
+		return r.settle(n, t, tasks)
 	})
 }
 
-// activateDependents runs after task t finished: a "before" parent whose added people have all
-// finished is pending again; the "after" children of t become pending.
-func (r *run) activateDependents(t *Task) error {
+// settle runs the consequences of the change to task t at node n, given the tasks of t's visit
+// as read before the command's writes: t replaces its stale copy, the tasks waiting on t become
+// pending, and the pass rule evaluates the visit — with no read of its own, so the command's
+// writes wait for its final flush. The instance row is locked, so the list is the visit's.
+func (r *run) settle(n *Node, t *Task, tasks []Task) error {
+	for i := range tasks {
+		if tasks[i].ID == t.ID {
+			tasks[i] = *t
+		}
+	}
+	if err := r.activateDependents(t, tasks); err != nil {
+		return err
+	}
+	_, err := r.judge(n, &Visit{ID: t.VisitID}, 0, tasks) // judge needs the visit's id only
+	return err
+}
+
+// activateDependents runs after task t finished, over the tasks of its visit (which hold the
+// people added to t and to its parent): a "before" parent whose added people have all finished
+// is pending again; the "after" children of t become pending.
+func (r *run) activateDependents(t *Task, tasks []Task) error {
 	n := r.g.nodes[t.NodeID]
 	if t.ParentTaskID != nil && deref(t.AddAssigneeType) == AddBefore {
-		live, err := r.tx.NewSelect().Model((*Task)(nil)).Where("parent_task_id = ?", *t.ParentTaskID).Where("add_assignee_type = ?", AddBefore).
-			Where("status IN (?)", bun.In(LiveTaskStatuses)).Count(r.ctx)
-		if err != nil {
-			return err
-		}
-		if live == 0 {
-			parent := new(Task)
-			if err := r.tx.NewSelect().Model(parent).Where("id = ?", *t.ParentTaskID).Scan(r.ctx); err != nil {
-				return err
+		var parent *Task
+		pending := false
+		for i := range tasks {
+			c := &tasks[i]
+			if c.ID == *t.ParentTaskID {
+				parent = c
+			} else if c.ParentTaskID != nil && *c.ParentTaskID == *t.ParentTaskID && deref(c.AddAssigneeType) == AddBefore && live(c.Status) {
+				pending = true
 			}
-			if parent.Status == TaskWaiting {
-				if err := r.activate(parent, n); err != nil {
-					return err
-				}
+		}
+		if !pending && parent != nil && parent.Status == TaskWaiting {
+			if err := r.activate(parent, n); err != nil {
+				return err
 			}
 		}
 	}
 	if t.Status != TaskApproved && t.Status != TaskHandled {
 		return nil
 	}
-	var kids []Task
-	if err := r.tx.NewSelect().Model(&kids).Where("parent_task_id = ?", t.ID).Where("add_assignee_type = ?", AddAfter).
-		Where("status = ?", TaskWaiting).Scan(r.ctx); err != nil {
-		return err
-	}
-	for i := range kids {
-		if err := r.activate(&kids[i], n); err != nil {
-			return err
+	for i := range tasks {
+		c := &tasks[i]
+		if c.ParentTaskID != nil && *c.ParentTaskID == t.ID && deref(c.AddAssigneeType) == AddAfter && c.Status == TaskWaiting {
+			if err := r.activate(c, n); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

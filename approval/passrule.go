@@ -96,6 +96,11 @@ func (r *run) evaluate(n *Node, v *Visit, depth int) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	return r.judge(n, v, depth, tasks)
+}
+
+// judge is evaluate over tasks, the current tasks of v.
+func (r *run) judge(n *Node, v *Visit, depth int, tasks []Task) (bool, error) {
 	switch outcome(n, tasks) {
 	case "passed":
 		if err := r.cancelLive(tasks, n, "node_passed"); err != nil {
