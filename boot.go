@@ -105,7 +105,7 @@ func (s *Server) build() error {
 	// module's inspector; it checks that approval.* events route to a transactional transport.
 	var apv *approval.Service
 	if s.opts.approval != nil {
-		o := approvalOptions(*s.opts.approval, security.NewDirectory(deps.DB, s.clock), sch)
+		o := approvalOptions(*s.opts.approval, sec.Directory(), sch)
 		if apv, err = approval.New(deps, o); err != nil {
 			return fmt.Errorf("build module approval: %w", err)
 		}

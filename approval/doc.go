@@ -330,9 +330,10 @@
 //
 // Assignees (superior, department leaders, role users), user names and departments come from
 // Options.Directory or its parts (Assignees, Users, Departments); the composition root passes
-// the built-in directory (security.Directory: departments with leaders, each user's department
-// and superior, managed by `svc dept` and `svc user set-department|set-superior`) for every
-// part the host leaves nil. The engine resolves through Service.Assignees, Users and
+// the built-in directory (security.Service.Directory: departments with leaders, each user's
+// department and superior, managed by `svc dept` and `svc user set-department|set-superior`;
+// user names and departments cached per server and kept current by the security change feed)
+// for every part the host leaves nil. The engine resolves through Service.Assignees, Users and
 // Departments.
 //
 // # Tables (wire-approval §3), migrations/{postgres,mysql,sqlite}/001_init.sql

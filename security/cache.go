@@ -80,6 +80,32 @@ func (c *stateMap[V]) load(ctx context.Context, key string, read func(ctx contex
 	return v, nil
 }
 
+// generation is the change count a batch read starts from (putAll's gen); 0 without a cache.
+func (c *stateMap[V]) generation() uint64 {
+	if c == nil {
+		return 0
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.gen
+}
+
+// putAll caches the values of a batch read that started at generation gen, unless a change was
+// applied meanwhile (load's rule for many keys).
+func (c *stateMap[V]) putAll(gen uint64, vs map[string]V) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.gen != gen {
+		return
+	}
+	for k, v := range vs {
+		c.put(k, v)
+	}
+}
+
 // set stores v for key (a change this node knows the result of).
 func (c *stateMap[V]) set(key string, v V) {
 	if c == nil {

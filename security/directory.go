@@ -39,10 +39,14 @@ type DirectoryUser struct {
 // tree with leaders), each user's department and superior. It implements what the approval
 // module asks of a directory (superior, department leaders, role users, user names and
 // departments); svc adapts it. Managed with `svc dept …` and `svc user set-department|
-// set-superior`. It reads the database on every call: nothing is cached.
+// set-superior`. NewDirectory's reads the database on every call; the security module's
+// (Service.Directory) caches ResolveUsers, kept current by the change feed: every change of a
+// user — the store's, and a department assignment here — records a user change in its
+// transaction. Departments are never renamed, so a user's entry holds its department's name.
 type Directory struct {
-	db  *db.DB
-	now func() time.Time
+	db    *db.DB
+	now   func() time.Time
+	users *stateMap[*DirectoryUser] // ResolveUsers by id, nil *DirectoryUser = no such user; nil: no cache
 }
 
 // NewDirectory returns the directory over d (tables from Migrations()); now may be nil.
@@ -191,7 +195,8 @@ func (d *Directory) user(ctx context.Context, idb bun.IDB, ref string) (*directo
 // SetUserDepartment puts the user (name or id) in the department deptRef (code or id); ""
 // removes the user from any department.
 func (d *Directory) SetUserDepartment(ctx context.Context, user, deptRef string) error {
-	return d.db.InTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+	var id string
+	err := d.db.InTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		u, err := d.user(ctx, tx, user)
 		if err != nil {
 			return err
@@ -204,10 +209,19 @@ func (d *Directory) SetUserDepartment(ctx context.Context, user, deptRef string)
 			}
 			dept = &row.ID
 		}
+		now := d.now().UTC()
 		_, err = tx.NewUpdate().Model((*directoryUserRow)(nil)).Set("department_id = ?", dept).
-			Set("updated_at = ?", d.now().UTC()).Where("id = ?", u.ID).Exec(ctx)
-		return err
+			Set("updated_at = ?", now).Where("id = ?", u.ID).Exec(ctx)
+		if err != nil {
+			return err
+		}
+		id = u.ID
+		return recordChange(ctx, tx, changeUser, u.ID, now) // every server's caches forget the user
 	})
+	if err == nil {
+		d.users.forget(id) // this one's at once
+	}
+	return err
 }
 
 // SetSuperior makes superior (name or id) the superior of user; "" clears it. A chain of
@@ -290,12 +304,23 @@ func (d *Directory) RoleUsers(ctx context.Context, role string) ([]string, error
 }
 
 // ResolveUsers returns the users of ids that exist, with their display names (else user names)
-// and departments.
+// and departments: from the cache when the directory has one, the others in one query.
 func (d *Directory) ResolveUsers(ctx context.Context, ids []string) (map[string]DirectoryUser, error) {
 	out := make(map[string]DirectoryUser, len(ids))
-	if len(ids) == 0 {
+	var missing []string
+	for _, id := range ids {
+		if u, ok := d.users.get(id); ok {
+			if u != nil {
+				out[id] = *u
+			}
+			continue
+		}
+		missing = append(missing, id)
+	}
+	if len(missing) == 0 {
 		return out, nil
 	}
+	gen := d.users.generation()
 	var rows []struct {
 		ID          string  `bun:"id"`
 		Username    string  `bun:"username"`
@@ -306,17 +331,23 @@ func (d *Directory) ResolveUsers(ctx context.Context, ids []string) (map[string]
 	err := d.db.NewSelect().TableExpr("sys_security_user AS u").
 		Join("LEFT JOIN sys_security_department AS d ON d.id = u.department_id").
 		ColumnExpr("u.id, u.username, u.display_name, d.id AS dept_id, d.name AS dept_name").
-		Where("u.id IN (?)", bun.In(ids)).Scan(ctx, &rows)
+		Where("u.id IN (?)", bun.In(missing)).Scan(ctx, &rows)
 	if err != nil {
 		return nil, fmt.Errorf("security: resolve users: %w", err)
+	}
+	read := make(map[string]*DirectoryUser, len(missing))
+	for _, id := range missing {
+		read[id] = nil
 	}
 	for _, r := range rows {
 		name := r.DisplayName
 		if name == "" {
 			name = r.Username
 		}
-		out[r.ID] = DirectoryUser{ID: r.ID, Name: name, DepartmentID: deref(r.DeptID), DepartmentName: deref(r.DeptName)}
+		u := DirectoryUser{ID: r.ID, Name: name, DepartmentID: deref(r.DeptID), DepartmentName: deref(r.DeptName)}
+		out[r.ID], read[r.ID] = u, &u
 	}
+	d.users.putAll(gen, read)
 	return out, nil
 }
 

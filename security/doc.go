@@ -132,8 +132,9 @@
 //     and the bearer strategy read the same change-fed state; the bearer strategy fails open
 //     if the store is down (the signature was valid), refresh fails closed. A host
 //     TokenStateLoader has no change feed: its answers are cached 5 s (refresh asks it each time).
-//   - Caches and their bound (issue #13): users by id, token-family revocations and database
-//     sessions are served from per-node caches, so an authenticated request reads nothing from
+//   - Caches and their bound (issue #13): users by id, token-family revocations, database
+//     sessions and the directory's ResolveUsers (Service.Directory; a department assignment
+//     records a user change) are served from per-node caches, so an authenticated request reads nothing from
 //     the database in steady state. Every change (user created or changed, family revoked,
 //     database session revoked; the CLI's too) inserts a row into sys_security_change in its
 //     own transaction. Bound: a change is in force at once on the node that made it and within

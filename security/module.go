@@ -107,6 +107,7 @@ type Service struct {
 	sessions       *Sessions
 	trust          *trustGateway
 	feed           *changeFeed
+	directory      *Directory
 	keys           *signingKeys  // filled by start: configured or database secret
 	accessTTL      time.Duration // the one place the access-token lifetime is read
 	db             *db.DB
@@ -142,6 +143,12 @@ func (s *Service) PermissionChecker() rpc.PermissionChecker { return s.permissio
 // the user directory.
 func (s *Service) Store() *Store { return s.store }
 
+// Directory returns the built-in directory over the built-in user store's tables. In a server
+// on the built-in store it caches ResolveUsers, kept current by the change feed like the store's
+// own cache (a change made by any process, the CLI included, reaches every server within
+// ChangePollInterval); otherwise it reads the database on every call.
+func (s *Service) Directory() *Directory { return s.directory }
+
 // Policy returns the password policy (for host flows that set passwords).
 func (s *Service) Policy() *Policy { return s.policy }
 
@@ -171,6 +178,11 @@ func New(deps app.Deps, opts Options) (*Service, error) {
 	s.feed = newChangeFeed(deps.DB, deps.KV, deps.Config.App.Name, s.now, s.logger)
 	hasher := NewHasher(opts.Hash)
 	ext := s.extensions(deps, opts, hasher)
+	s.directory = NewDirectory(deps.DB, s.now)
+	if s.store != nil { // user changes, this server's and the feed's, go through store.forget
+		s.directory.users = newStateMap[*DirectoryUser](s.now)
+		s.store.onChange = append(s.store.onChange, s.directory.users.forget)
+	}
 	if err := s.buildTokens(deps, opts, ext); err != nil {
 		return nil, err
 	}

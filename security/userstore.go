@@ -131,8 +131,8 @@ type Store struct {
 	hasher   *Hasher
 	policy   *Policy
 	now      func() time.Time
-	users    *stateMap[*User] // by id, nil *User = no such user; nil map outside a server
-	onChange func(userID string)
+	users    *stateMap[*User]      // by id, nil *User = no such user; nil map outside a server
+	onChange []func(userID string) // caches built on users (token state, the directory)
 	feed     *changeFeed
 }
 
@@ -168,8 +168,8 @@ func (s *Store) changed(ctx context.Context, id string) {
 // forget drops user id from the caches (a change of this process or from the change feed).
 func (s *Store) forget(id string) {
 	s.users.forget(id)
-	if s.onChange != nil {
-		s.onChange(id)
+	for _, f := range s.onChange {
+		f(id)
 	}
 }
 
