@@ -13,8 +13,8 @@
 //     an event carrying the svc.dlq header is refused); an in-process sink runs the handlers
 //     before the row completes. Rows of local commits with a scope are handed over: written
 //     already leased to this relay (processing, the claim of step 1 fused with the insert),
-//     forwarded after the commit without a claim, and left to any relay's takeover when the
-//     node dies first (Transport.PublishTx);
+//     forwarded after the commit without a claim, given back (pending) when the relay stops,
+//     and left to any relay's takeover when the node dies first (Transport.PublishTx);
 //   - listener and announcer (PostgreSQL): LISTEN on svc_event_outbox[:schema], and at most one
 //     pg_notify per 10 ms of local commits, outside the publishing transaction;
 //   - cleanup: completed rows older than completed_ttl, every cleanup_interval.

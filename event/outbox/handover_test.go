@@ -175,3 +175,41 @@ func TestHandOverBehind(t *testing.T) {
 		}
 	})
 }
+
+// TestHandOverReleasedOnStop: rows still waiting in the hand-over when the relay stops are given
+// back (pending, no lease), so another node relays them at once instead of after the lease.
+func TestHandOverReleasedOnStop(t *testing.T) {
+	eachDB(t, func(t *testing.T, d *db.DB) {
+		ctx := context.Background()
+		clock := newFakeClock()
+		h := newGatedHandler(0)
+		a := handOverNode(t, d, outboxConfig(), clock.Now, h)
+		publishTx(t, a, d, testEvent{N: 0})
+		<-h.entered
+		id := publishTx(t, a, d, testEvent{N: 1}) // waits in the hand-over behind event 0
+		stopped := make(chan error, 1)
+		go func() { stopped <- a.Stop(ctx) }()
+		time.Sleep(50 * time.Millisecond) // let Stop cancel the relay while it forwards event 0
+		close(h.release)
+		if err := <-stopped; err != nil {
+			t.Fatal(err)
+		}
+		r := rowOf(t, d, id)
+		if r.Status == event.OutboxCompleted {
+			if h.count(id) != 1 {
+				t.Fatalf("event 1 completed but handled %d times", h.count(id))
+			}
+			return // the relay took the wake-up before the stop: forwarded, nothing left to release
+		}
+		if r.Status != event.OutboxPending || !r.RetryAfter.IsZero() {
+			t.Fatalf("row left %s until %v at the stop, want pending without a lease", r.Status, r.RetryAfter)
+		}
+		b := outboxBus(t, d, outboxConfig(), clock) // another node, same clock: no lease has expired
+		sink := &switchSink{failing: map[string]bool{}}
+		outboxOf(b).sink = sink
+		start(t, b)
+		if n, err := outboxOf(b).RelayOnce(ctx); n != 1 || err != nil {
+			t.Fatalf("the other node claimed %d, %v, want the released row", n, err)
+		}
+	})
+}

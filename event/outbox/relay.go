@@ -270,13 +270,46 @@ func (o *Transport) relayLoop(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
-			return
 		case <-timer.C:
 		case <-o.wake:
+		}
+		if ctx.Err() != nil { // stopping wins over a pending wake-up
+			o.local.Store(false)
+			o.releaseHanded(context.WithoutCancel(ctx), sess)
+			return
 		}
 		o.drain(ctx, sess)
 		timer.Reset(o.cfg.RelayInterval)
 	}
+}
+
+// releaseHanded gives the rows still waiting in the hand-over back to every relay (pending, no
+// lease) when the relay stops, so a restarted or another node relays them at once rather than
+// after their lease. A row handed over after this (a commit racing the stop) or not released (an
+// error) is taken over when its lease expires.
+func (o *Transport) releaseHanded(ctx context.Context, sess *relaySession) {
+	o.handMu.Lock()
+	rows := o.handed
+	o.handed = nil
+	o.handMu.Unlock()
+	if len(rows) == 0 {
+		return
+	}
+	ids := make([]string, len(rows))
+	for i := range rows {
+		ids[i] = rows[i].ID
+	}
+	idb, err := sess.get(ctx)
+	if err == nil {
+		_, err = idb.NewUpdate().Model((*event.OutboxRow)(nil)).
+			Set("status = ?", event.OutboxPending).Set("retry_after = NULL").
+			Where("id IN (?)", bun.In(ids)).Where("status = ?", event.OutboxProcessing).Exec(ctx)
+	}
+	if err != nil {
+		o.log.Warn("event: outbox relay: handed-over rows not released; their lease will expire", "rows", len(ids), "err", err)
+		return
+	}
+	o.notify()
 }
 
 // drain relays batches until one comes back empty or ctx ends, then completes what is left.
