@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/svc-framework/svc"
+	"github.com/svc-framework/svc/app"
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/security"
 	"github.com/svc-framework/svc/svctest"
@@ -31,11 +33,15 @@ func (c *userReads) AfterQuery(_ context.Context, e *bun.QueryEvent) {
 func TestDirectoryCache(t *testing.T) {
 	svctest.EachDBKind(t, func(t *testing.T, kind config.DBKind) {
 		ctx := context.Background()
-		srv := svctest.New(t, svctest.WithDB(kind))
+		reads := &userReads{}
+		// the hook goes on before the server starts: bun's AddQueryHook races with queries
+		hook := func(d app.Deps) (app.Module, error) {
+			d.DB.AddQueryHook(reads)
+			return app.Module{Name: "userreads"}, nil
+		}
+		srv := svctest.New(t, svctest.WithDB(kind), svctest.WithOptions(svc.WithModule(hook)))
 		sec := srv.Security()
 		dir, store := sec.Directory(), sec.Store()
-		reads := &userReads{}
-		srv.DB().AddQueryHook(reads)
 		ann, err := store.Create(ctx, "ann", "Ann", "correct horse battery", nil)
 		if err != nil {
 			t.Fatal(err)

@@ -59,11 +59,12 @@ func call(b *testing.B, srv *svctest.Server, as *rpc.Principal, resource, action
 func BenchmarkStartApproveEnd(b *testing.B) {
 	for _, kind := range []config.DBKind{config.SQLite, config.Postgres, config.MySQL} {
 		b.Run(string(kind), func(b *testing.B) {
+			stmts := newStmtCounter()
 			srv := svctest.New(b, svctest.WithDB(kind), svctest.WithConfig(func(c *config.Config) {
 				c.Security.Roles = map[string][]string{"admin": {"*"}}
 				c.Log.Level = "error"
 				c.API.RateLimit.Max = 1 << 30 // measure the engine, not the default limit
-			}), svctest.WithOptions(svc.WithApproval(approval.Options{})))
+			}), svctest.WithOptions(svc.WithApproval(approval.Options{}), svc.WithModule(stmts.module)))
 			admin := principal("admin")
 			cat := call(b, srv, admin, "approval/category", "create", `{"tenantId":"t1","code":"c","name":"C","sortOrder":0,"isActive":true}`)["id"]
 			f := call(b, srv, admin, "approval/flow", "create", fmt.Sprintf(`{"tenantId":"t1","code":"bench","name":"Bench","categoryId":"%s","bindingMode":"standalone","isAllInitiationAllowed":true,"instanceTitleTemplate":""}`, cat))["id"]
@@ -71,8 +72,6 @@ func BenchmarkStartApproveEnd(b *testing.B) {
 			call(b, srv, admin, "approval/flow", "publish_version", fmt.Sprintf(`{"versionId":"%s"}`, v))
 			call(b, srv, admin, "approval/flow", "toggle_active", fmt.Sprintf(`{"flowId":"%s","isActive":true}`, f))
 			applicant, approver := principal("app"), principal("u1")
-			stmts := newStmtCounter()
-			srv.DB().AddQueryHook(stmts)
 			stmts.reset()
 			var done atomic.Int64
 			b.SetParallelism(8) // 8 × GOMAXPROCS clients
