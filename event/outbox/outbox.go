@@ -41,7 +41,7 @@ type Transport struct {
 	// local is set while this process's relay loop runs: only then are rows handed over.
 	local atomic.Bool
 	// handMu guards handed: rows committed here, leased to this node's relay at their insert,
-	// waiting for it to forward them (see handOver).
+	// waiting for it to forward them (the hand-over of PublishTx).
 	handMu sync.Mutex
 	handed []event.OutboxRow
 }
