@@ -48,10 +48,7 @@ func relayedNs(t *testing.T, b *event.Bus, sink *switchSink) []int {
 func TestOutboxBatch(t *testing.T) {
 	eachDB(t, func(t *testing.T, d *db.DB) {
 		ctx := context.Background()
-		b := outboxBus(t, d, outboxConfig(), newFakeClock())
-		sink := &switchSink{failing: map[string]bool{}}
-		outboxOf(b).sink = sink
-		start(t, b)
+		b, sink := sinkBus(t, d, outboxConfig(), newFakeClock())
 		hook := &outboxInserts{}
 		d.AddQueryHook(hook)
 

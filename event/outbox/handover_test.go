@@ -94,10 +94,7 @@ func TestHandOver(t *testing.T) {
 			t.Fatalf("row 2 = %s until %v, want processing until about now + %v", r.Status, r.RetryAfter, lease)
 		}
 
-		b := outboxBus(t, d, outboxConfig(), clock) // a second node, relayed by hand
-		sink := &switchSink{failing: map[string]bool{}}
-		outboxOf(b).sink = sink
-		start(t, b)
+		b, sink := sinkBus(t, d, outboxConfig(), clock) // a second node, relayed by hand
 		if n, err := outboxOf(b).RelayOnce(ctx); n != 0 || err != nil {
 			t.Fatalf("the other relay claimed %d handed-over rows under a live lease (%v)", n, err)
 		}
@@ -204,10 +201,7 @@ func TestHandOverReleasedOnStop(t *testing.T) {
 		if r.Status != event.OutboxPending || !r.RetryAfter.IsZero() {
 			t.Fatalf("row left %s until %v at the stop, want pending without a lease", r.Status, r.RetryAfter)
 		}
-		b := outboxBus(t, d, outboxConfig(), clock) // another node, same clock: no lease has expired
-		sink := &switchSink{failing: map[string]bool{}}
-		outboxOf(b).sink = sink
-		start(t, b)
+		b, _ := sinkBus(t, d, outboxConfig(), clock) // another node, same clock: no lease has expired
 		if n, err := outboxOf(b).RelayOnce(ctx); n != 1 || err != nil {
 			t.Fatalf("the other node claimed %d, %v, want the released row", n, err)
 		}

@@ -58,6 +58,16 @@ func outboxBus(t *testing.T, d *db.DB, cfg config.Event, clock *testservice.Cloc
 	return newBus(t, cfg, event.Deps{DB: d, Clock: clock.Now, AppName: "test", ManualWorkers: true})
 }
 
+// sinkBus is a started outboxBus whose relay forwards to a switchSink, returned with it.
+func sinkBus(t *testing.T, d *db.DB, cfg config.Event, clock *testservice.Clock) (*event.Bus, *switchSink) {
+	t.Helper()
+	b := outboxBus(t, d, cfg, clock)
+	sink := &switchSink{failing: map[string]bool{}}
+	outboxOf(b).sink = sink
+	start(t, b)
+	return b, sink
+}
+
 // rowOf reads the outbox row of one event.
 func rowOf(t *testing.T, d *db.DB, eventID string) event.OutboxRow {
 	t.Helper()
@@ -102,10 +112,7 @@ func TestOutboxStates(t *testing.T) {
 		clock := newFakeClock()
 		cfg := outboxConfig()
 		cfg.Routing = append(cfg.Routing, config.EventRoute{Pattern: "svc-dlq.*", Transports: []string{"outbox", "memory"}})
-		b := outboxBus(t, d, cfg, clock)
-		sink := &switchSink{failing: map[string]bool{}}
-		outboxOf(b).sink = sink
-		start(t, b)
+		b, sink := sinkBus(t, d, cfg, clock)
 
 		// rollback: nothing written
 		_ = b.RunInTx(ctx, d, nil, func(ctx context.Context, tx bun.Tx) error {
@@ -211,10 +218,7 @@ func TestOutboxLeaseTakeover(t *testing.T) {
 		if err != nil || len(rows) != 3 {
 			t.Fatalf("claim = %d, %v", len(rows), err)
 		}
-		other := outboxBus(t, d, outboxConfig(), clock)
-		sink := &switchSink{failing: map[string]bool{}}
-		outboxOf(other).sink = sink
-		start(t, other)
+		other, sink := sinkBus(t, d, outboxConfig(), clock)
 		if n, _ := outboxOf(other).RelayOnce(ctx); n != 0 {
 			t.Fatalf("claimed %d rows under a live lease", n)
 		}
