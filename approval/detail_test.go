@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/svc-framework/svc"
 	"github.com/svc-framework/svc/approval"
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/rpc"
@@ -261,7 +260,7 @@ func TestDetailStatements(t *testing.T) {
 	svctest.EachDBKind(t, func(t *testing.T, kind config.DBKind) {
 		t.Parallel()
 		c := &stmtCounter{}
-		e := newEng(t, kind, svctest.WithOptions(svc.WithModule(c.module)), svctest.WithConfig(func(cfg *config.Config) {
+		e := newEng(t, kind, svctest.WithQueryHook(c), svctest.WithConfig(func(cfg *config.Config) {
 			cfg.Approval.TimeoutScanInterval, cfg.Approval.PreWarningScanInterval = 24*time.Hour, 24*time.Hour
 		}))
 		code := detailFlow(e)

@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/svc-framework/svc"
-	"github.com/svc-framework/svc/app"
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/rpc"
 	"github.com/svc-framework/svc/svctest"
@@ -37,12 +35,6 @@ func (c *stmtCounter) AfterQuery(_ context.Context, e *bun.QueryEvent) {
 		c.stmts = append(c.stmts, e.Query)
 		c.mu.Unlock()
 	}
-}
-
-// module installs the hook on the primary database before the server starts.
-func (c *stmtCounter) module(d app.Deps) (app.Module, error) {
-	d.DB.AddQueryHook(c)
-	return app.Module{Name: "stmtcounter"}, nil
 }
 
 // measure calls and answers the apv_* statements the call issued.
@@ -74,7 +66,7 @@ func TestQueryStatementBounds(t *testing.T) {
 	svctest.EachDBKind(t, func(t *testing.T, kind config.DBKind) {
 		t.Parallel()
 		sc := &stmtCounter{}
-		e := newEng(t, kind, svctest.WithOptions(svc.WithModule(sc.module)), svctest.WithConfig(func(c *config.Config) {
+		e := newEng(t, kind, svctest.WithQueryHook(sc), svctest.WithConfig(func(c *config.Config) {
 			c.Approval.TimeoutScanInterval, c.Approval.PreWarningScanInterval = 1000*time.Hour, 1000*time.Hour
 			c.Approval.CleanupScanInterval = 1000 * time.Hour
 		}))

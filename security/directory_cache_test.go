@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/svc-framework/svc"
-	"github.com/svc-framework/svc/app"
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/security"
 	"github.com/svc-framework/svc/svctest"
@@ -34,12 +32,7 @@ func TestDirectoryCache(t *testing.T) {
 	svctest.EachDBKind(t, func(t *testing.T, kind config.DBKind) {
 		ctx := context.Background()
 		reads := &userReads{}
-		// the hook goes on before the server starts: bun's AddQueryHook races with queries
-		hook := func(d app.Deps) (app.Module, error) {
-			d.DB.AddQueryHook(reads)
-			return app.Module{Name: "userreads"}, nil
-		}
-		srv := svctest.New(t, svctest.WithDB(kind), svctest.WithOptions(svc.WithModule(hook)))
+		srv := svctest.New(t, svctest.WithDB(kind), svctest.WithQueryHook(reads))
 		sec := srv.Security()
 		dir, store := sec.Directory(), sec.Store()
 		ann, err := store.Create(ctx, "ann", "Ann", "correct horse battery", nil)

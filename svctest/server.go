@@ -25,8 +25,10 @@ import (
 	"time"
 
 	"github.com/svc-framework/svc"
+	"github.com/svc-framework/svc/app"
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/db"
+	"github.com/uptrace/bun"
 )
 
 // TestSecret is the hex JWT secret of servers built by New, so tokens minted by As verify. It is
@@ -63,6 +65,7 @@ type setup struct {
 	mutate  []func(*config.Config)
 	clock   *Clock
 	options []svc.Option
+	hooks   []bun.QueryHook
 }
 
 // WithDB selects the kind of the primary data source (default SQLite). PostgreSQL and MySQL are
@@ -83,6 +86,13 @@ func WithOptions(opts ...svc.Option) Option {
 	return func(s *setup) { s.options = append(s.options, opts...) }
 }
 
+// WithQueryHook installs h on the primary database before the server starts (bun's AddQueryHook
+// must not race with queries, and a running server's workers query at any time): how tests and
+// benchmarks count or read the statements the server runs.
+func WithQueryHook(h bun.QueryHook) Option {
+	return func(s *setup) { s.hooks = append(s.hooks, h) }
+}
+
 // New boots a server with the default boot chain on a fresh isolated database and serves it on
 // httptest until the test ends.
 func New(t testing.TB, opts ...Option) *Server {
@@ -98,6 +108,14 @@ func New(t testing.TB, opts ...Option) *Server {
 	svcOpts := []svc.Option{svc.WithLogger(Logger())}
 	if st.clock != nil {
 		svcOpts = append(svcOpts, svc.WithClock(st.clock.Now))
+	}
+	if len(st.hooks) > 0 {
+		svcOpts = append(svcOpts, svc.WithModule(func(d app.Deps) (app.Module, error) {
+			for _, h := range st.hooks {
+				d.DB.AddQueryHook(h)
+			}
+			return app.Module{Name: "svctest.queryhooks"}, nil
+		}))
 	}
 	srv, err := svc.New(cfg, append(svcOpts, st.options...)...)
 	if err != nil {

@@ -64,7 +64,7 @@ func BenchmarkStartApproveEnd(b *testing.B) {
 				c.Security.Roles = map[string][]string{"admin": {"*"}}
 				c.Log.Level = "error"
 				c.API.RateLimit.Max = 1 << 30 // measure the engine, not the default limit
-			}), svctest.WithOptions(svc.WithApproval(approval.Options{}), svc.WithModule(stmts.module)))
+			}), svctest.WithOptions(svc.WithApproval(approval.Options{})), svctest.WithQueryHook(stmts))
 			admin := principal("admin")
 			cat := call(b, srv, admin, "approval/category", "create", `{"tenantId":"t1","code":"c","name":"C","sortOrder":0,"isActive":true}`)["id"]
 			f := call(b, srv, admin, "approval/flow", "create", fmt.Sprintf(`{"tenantId":"t1","code":"bench","name":"Bench","categoryId":"%s","bindingMode":"standalone","isAllInitiationAllowed":true,"instanceTitleTemplate":""}`, cat))["id"]

@@ -9,7 +9,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/svc-framework/svc/app"
 	"github.com/uptrace/bun"
 )
 
@@ -40,13 +39,6 @@ func (c *stmtCounter) AfterQuery(_ context.Context, e *bun.QueryEvent) {
 	c.mu.Lock()
 	c.kinds[k]++
 	c.mu.Unlock()
-}
-
-// module installs the counter on the primary database before the server starts (bun's
-// AddQueryHook must not race with queries).
-func (c *stmtCounter) module(d app.Deps) (app.Module, error) {
-	d.DB.AddQueryHook(c)
-	return app.Module{Name: "stmtcounter"}, nil
 }
 
 // reset zeroes the counts and turns counting on.

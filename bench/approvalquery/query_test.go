@@ -28,7 +28,6 @@ import (
 	"time"
 
 	"github.com/svc-framework/svc"
-	"github.com/svc-framework/svc/app"
 	"github.com/svc-framework/svc/approval"
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/rpc"
@@ -80,10 +79,7 @@ func BenchmarkMyQueries(b *testing.B) {
 		c.Security.Roles = map[string][]string{"admin": {"*"}}
 		c.Log.Level = "error"
 		c.API.RateLimit.Max = 1 << 30 // measure the queries, not the default limit
-	}), svctest.WithOptions(svc.WithApproval(approval.Options{}), svc.WithModule(func(d app.Deps) (app.Module, error) {
-		d.DB.AddQueryHook(hook)
-		return app.Module{Name: "lastquery"}, nil
-	})))
+	}), svctest.WithOptions(svc.WithApproval(approval.Options{})), svctest.WithQueryHook(hook))
 	start := time.Now()
 	seed(b, srv)
 	b.Logf("seeded %d instances in %s", instances, time.Since(start).Round(time.Millisecond))
