@@ -224,7 +224,7 @@ func (r *run) autoPass(n *Node, v *Visit, reason string, depth int) error {
 }
 
 // consecutive auto-approves the tasks of v whose assignee approved in the approval node visit
-// just before it, then evaluates the node.
+// just before it, judging the node after each.
 func (r *run) consecutive(n *Node, v *Visit, depth int) error {
 	var prev Visit
 	err := r.tx.NewSelect().Model(&prev).Join("JOIN apv_flow_node AS fn ON fn.id = visit.node_id").
@@ -242,11 +242,13 @@ func (r *run) consecutive(n *Node, v *Visit, depth int) error {
 		Where("status = ?", TaskApproved).Scan(r.ctx, &approvers); err != nil {
 		return err
 	}
+	// one read: the loop's own changes (the approvals, what judge cancels or activates) are
+	// made on the list's elements, so it stays the visit's current tasks
+	tasks, err := r.visitTasks(v.ID)
+	if err != nil {
+		return err
+	}
 	for {
-		tasks, err := r.visitTasks(v.ID)
-		if err != nil {
-			return err
-		}
 		var hit *Task
 		for i := range tasks {
 			if tasks[i].Status == TaskPending && slices.Contains(approvers, tasks[i].AssigneeID) {
@@ -271,7 +273,7 @@ func (r *run) consecutive(n *Node, v *Visit, depth int) error {
 		if err := r.taskEvent(EventTaskApproved, hit, n, func(e *InstanceEvent) { e.Operator = &self }); err != nil {
 			return err
 		}
-		done, err := r.evaluate(n, v, depth)
+		done, err := r.judge(n, v, depth, tasks)
 		if err != nil || done {
 			return err
 		}
