@@ -85,12 +85,12 @@ func (s *Service) timeoutTask(ctx context.Context, id string) (bool, error) {
 		if err != nil {
 			return err
 		}
+		if inst.Status != InstanceRunning || t.Status != TaskPending || t.IsTimeout || t.Deadline.IsZero() || t.Deadline.After(s.clock()) {
+			return nil // no longer due: no run to build
+		}
 		r, err := s.newRun(ctx, tx, inst, systemOperator)
 		if err != nil {
 			return err
-		}
-		if inst.Status != InstanceRunning || t.Status != TaskPending || t.IsTimeout || t.Deadline.IsZero() || t.Deadline.After(r.now) {
-			return nil
 		}
 		done = true
 		n := r.g.nodes[t.NodeID]
