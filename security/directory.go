@@ -39,10 +39,10 @@ type DirectoryUser struct {
 // tree with leaders), each user's department and superior. It implements what the approval
 // module asks of a directory (superior, department leaders, role users, user names and
 // departments); svc adapts it. Managed with `svc dept …` and `svc user set-department|
-// set-superior`. NewDirectory's reads the database on every call; the security module's
-// (Service.Directory) caches ResolveUsers, kept current by the change feed: every change of a
-// user — the store's, and a department assignment here — records a user change in its
-// transaction. Departments are never renamed, so a user's entry holds its department's name.
+// set-superior`. A directory from NewDirectory reads the database on every call; the security
+// module's (Service.Directory) caches ResolveUsers, kept current by the change feed: every
+// change of a user — the store's, and a department assignment here — records a user change in
+// its transaction. Departments are never renamed, so a user's entry holds its department's name.
 type Directory struct {
 	db    *db.DB
 	now   func() time.Time
