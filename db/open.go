@@ -29,10 +29,16 @@ var ErrUnsupportedDBKind = config.ErrUnsupportedDBKind
 const pingTimeout = 10 * time.Second
 
 // Pool limits for the client/server engines. database/sql's default (no limit on open
-// connections) lets a burst exhaust the server's max_connections, so the pool is capped.
+// connections) lets a burst exhaust the server's max_connections, so the pool is capped. Every
+// open connection may stay idle: database/sql closes a returned connection beyond the idle limit
+// at once, so a lower limit makes a load that keeps more connections busy than that open and
+// close them continuously — on PostgreSQL each a new backend process that rebuilds its catalog
+// caches, which cost more CPU than the queries (bench/approval/run.sh: with 10 idle of 25, 16
+// clients churned about 6 connections a second and PostgreSQL's CPU doubled). An unused pool
+// shrinks after serverConnMaxIdleTime.
 const (
 	serverMaxOpenConns    = 25
-	serverMaxIdleConns    = 10
+	serverMaxIdleConns    = serverMaxOpenConns
 	serverConnMaxIdleTime = 5 * time.Minute
 	serverConnMaxLifetime = time.Hour
 )

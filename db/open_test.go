@@ -2,6 +2,7 @@ package db_test
 
 import (
 	"context"
+
 	"errors"
 	"net"
 	"net/url"
@@ -13,6 +14,7 @@ import (
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/db"
 	"github.com/svc-framework/svc/svctest"
+	"github.com/uptrace/bun"
 )
 
 func TestOpen(t *testing.T) {
@@ -223,5 +225,37 @@ func TestOpenHonoursContext(t *testing.T) {
 	if d, err := db.Open(ctx, "cancelled", ds); err == nil {
 		_ = d.Close()
 		t.Fatal("Open with a cancelled context succeeded")
+	}
+}
+
+// TestServerPoolKeepsConnections: on the client/server engines every connection of the pool may
+// stay idle, so a burst that used many of them gives them back to the pool instead of closing
+// them (a PostgreSQL connection opened again is a new backend process rebuilding its caches).
+func TestServerPoolKeepsConnections(t *testing.T) {
+	for _, kind := range []config.DBKind{config.Postgres, config.MySQL} {
+		t.Run(string(kind), func(t *testing.T) {
+			t.Parallel()
+			d := svctest.NewDB(t, kind)
+			ctx := t.Context()
+			const held = 20
+			conns := make([]bun.Conn, held)
+			for i := range conns {
+				c, err := d.Conn(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				conns[i] = c
+			}
+			for _, c := range conns {
+				if err := c.Close(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			st := d.Stats()
+			if st.MaxIdleClosed != 0 || st.Idle != held {
+				t.Errorf("after %d connections were returned: %d idle, %d closed for the idle limit; want %d idle, none closed",
+					held, st.Idle, st.MaxIdleClosed, held)
+			}
+		})
 	}
 }
