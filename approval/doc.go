@@ -111,9 +111,10 @@
 // as find_flows. Ties in an order are broken by id.
 //
 // Statement bounds (held by TestQueryStatementBounds with 1 and 25 rows): every list answers in
-// 2 statements on the apv_* tables — a COUNT over the filtered base table (joined to
-// apv_instance only where the tenant or a filter lives there) and the page SELECT joining flow,
-// node, category and applicant names; find_available_flows: the flows, then one IN lookup of the
+// at most 2 statements on the apv_* tables — the page SELECT joining flow, node, category and
+// applicant names and, only when the page is full (or empty past the first page) and so cannot
+// give the total itself, a COUNT over the filtered base table (joined to apv_instance only where
+// the tenant or a filter lives there); find_available_flows: the flows, then one IN lookup of the
 // restricted flows' initiator rows (plus the caller's department from the directory when there
 // are any), the page cut in memory; get_start_form 1 (2 for a restricted flow; the published
 // version and its form come from the caches start fills, 6 more on a version's first read);
@@ -139,8 +140,11 @@
 // approval.task.created when they become pending.
 //
 // Locking: every command reads the instance row FOR UPDATE first (PostgreSQL, MySQL — with
-// READ COMMITTED on MySQL so the reads after the lock see the previous holder's commit), then
-// its task row; SQLite transactions are BEGIN IMMEDIATE. Concurrent deciders, scanners and
+// READ COMMITTED on MySQL so the reads after the lock see the previous holder's commit); a
+// command on a task then locks and reads, in one statement, every task of the task's visit with
+// the instance's last visit sequence (visits and tasks are only written under the instance's
+// lock, so that statement sees them all; the next visit's sequence needs no read of its own);
+// SQLite transactions are BEGIN IMMEDIATE. Concurrent deciders, scanners and
 // withdrawals on one instance are serialised (TestEngineRace, TestScanners).
 //
 // Writes: a command's inserts and updates of its visits, tasks, cc records, action logs, form
@@ -373,7 +377,7 @@
 //   - delete_many and find_all are not served on category and delegation (the client sends
 //     neither).
 //   - find_action_logs on another tenant's (or an unknown) instance answers an empty page, not an
-//     error: the tenant is checked by the join that keeps the query at two statements.
+//     error: the tenant is checked by the join that keeps the query at two statements or fewer.
 //   - The original does not define pendingBindingFailures and pendingBusinessProjections beyond
 //     the client's labels ("awaiting retry", "not converged"): failed, and not applied.
 package approval

@@ -147,22 +147,67 @@ func (s *Service) operator(ctx context.Context, cl caller) (UserInfo, error) {
 	return u, nil
 }
 
-// lockedTask is the task of a command with its instance locked first (fixed lock order:
-// instance row, then the task row), checked for the caller's tenant.
-func (s *Service) lockedTask(ctx context.Context, tx bun.Tx, cl caller, taskID string) (*Task, *Instance, error) {
+// taskLock is what a command on a task holds: the instance row, locked first (fixed lock order:
+// the instance row, then task rows), and every task of the task's visit, locked and read in one
+// statement with the instance's last visit sequence. Visits and tasks are written only under the
+// instance's lock, so that statement, which starts once the lock is held, sees all of them.
+type taskLock struct {
+	task *Task
+	inst *Instance
+	// visit is the visit's tasks in sort order as they were before the command's writes (task is
+	// a copy of one of them); lastSeq the highest visit sequence of the instance.
+	visit   []Task
+	lastSeq int
+}
+
+// lockedVisitTask is a row of the lock's task statement: a task and the instance's last visit
+// sequence.
+type lockedVisitTask struct {
+	Task    `bun:",extend"`
+	LastSeq int `bun:"last_seq,scanonly"`
+}
+
+// lockedTask locks the task of a command with its instance and visit (taskLock), checked for the
+// caller's tenant.
+func (s *Service) lockedTask(ctx context.Context, tx bun.Tx, cl caller, taskID string) (*taskLock, error) {
 	inst := new(Instance)
 	q := tx.NewSelect().Model(inst).Where("id = (?)", tx.NewSelect().Model((*Task)(nil)).Column("instance_id").Where("id = ?", taskID))
 	if err := s.forUpdate(q).Scan(ctx); err != nil {
-		return nil, nil, notFoundAs(err, ErrTaskNotFound)
+		return nil, notFoundAs(err, ErrTaskNotFound)
 	}
 	if !cl.sees(inst.TenantID) {
-		return nil, nil, ErrTaskNotFound
+		return nil, ErrTaskNotFound
 	}
-	t := new(Task)
-	if err := s.forUpdate(tx.NewSelect().Model(t).Where("id = ?", taskID)).Scan(ctx); err != nil {
-		return nil, nil, err
+	var rows []lockedVisitTask
+	q = tx.NewSelect().Model(&rows).ColumnExpr("?TableColumns").
+		ColumnExpr("(SELECT COALESCE(MAX(v.sequence), 0) FROM apv_node_visit AS v WHERE v.instance_id = ?) AS last_seq", inst.ID).
+		Where("?TableAlias.visit_id = (?)", tx.NewSelect().Model((*Task)(nil)).Column("visit_id").Where("id = ?", taskID)).
+		Order("sort_order", "created_at")
+	if err := s.forUpdate(q).Scan(ctx); err != nil {
+		return nil, err
 	}
-	return t, inst, nil
+	l := &taskLock{inst: inst, visit: make([]Task, len(rows))}
+	for i := range rows {
+		l.visit[i], l.lastSeq = rows[i].Task, rows[i].LastSeq
+		if rows[i].ID == taskID {
+			t := rows[i].Task
+			l.task = &t
+		}
+	}
+	if l.task == nil {
+		return nil, ErrTaskNotFound
+	}
+	return l, nil
+}
+
+// lockedRun is the run of a command on the task l locked: the last visit sequence is known.
+func (s *Service) lockedRun(ctx context.Context, tx bun.Tx, l *taskLock, op UserInfo) (*run, error) {
+	r, err := s.newRun(ctx, tx, l.inst, op)
+	if err != nil {
+		return nil, err
+	}
+	r.seq, r.seqRead = l.lastSeq, true
+	return r, nil
 }
 
 // processTask applies a decision of the task's assignee (§8 Decisions): approve / handle /
@@ -178,14 +223,15 @@ func (s *Service) processTask(ctx context.Context, c rpc.Call, p ProcessTaskPara
 		return nil, err
 	}
 	return nil, s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
-		t, inst, err := s.lockedTask(ctx, tx, cl, p.TaskID)
+		l, err := s.lockedTask(ctx, tx, cl, p.TaskID)
 		if err != nil {
 			return err
 		}
-		if err := decisionErr(inst, t, cl.ID); err != nil {
+		t := l.task
+		if err := decisionErr(l.inst, t, cl.ID); err != nil {
 			return err
 		}
-		r, err := s.newRun(ctx, tx, inst, op)
+		r, err := s.lockedRun(ctx, tx, l, op)
 		if err != nil {
 			return err
 		}
@@ -202,7 +248,7 @@ func (s *Service) processTask(ctx context.Context, c rpc.Call, p ProcessTaskPara
 		}
 		switch action {
 		case ActionApprove, ActionHandle, ActionReject:
-			err = r.decide(n, t, action, p)
+			err = r.decide(n, t, action, p, l.visit)
 		case ActionTransfer:
 			err = r.transfer(n, t, p)
 		case ActionRollback:
@@ -240,18 +286,15 @@ func (r *run) mergeForm(n *Node, submitted map[string]any, requireFilled bool) e
 	return nil
 }
 
-// decide records an approve, handle or reject and evaluates the node.
-func (r *run) decide(n *Node, t *Task, action string, p ProcessTaskParams) error {
+// decide records an approve, handle or reject and evaluates the node; visit is the tasks of t's
+// visit as locked, before the command's writes (settle brings it up to date).
+func (r *run) decide(n *Node, t *Task, action string, p ProcessTaskParams, visit []Task) error {
 	status, typ := TaskApproved, EventTaskApproved
 	switch action {
 	case ActionHandle:
 		status, typ = TaskHandled, EventTaskHandled
 	case ActionReject:
 		status, typ = TaskRejected, EventTaskRejected
-	}
-	tasks, err := r.visitTasks(t.VisitID) // before this decision's writes: settle brings it up to date
-	if err != nil {
-		return err
 	}
 	if err := r.setTask(t, status); err != nil {
 		return err
@@ -263,7 +306,7 @@ func (r *run) decide(n *Node, t *Task, action string, p ProcessTaskParams) error
 	if err := r.taskEvent(typ, t, n, func(e *InstanceEvent) { e.Operator, e.Opinion = &op, p.Opinion }); err != nil {
 		return err
 	}
-	return r.settle(n, t, tasks)
+	return r.settle(n, t, visit)
 }
 
 // transfer hands t to another user: t becomes transferred and the target gets a pending task

@@ -118,8 +118,8 @@ func (s *Service) AdminOps() []rpc.Op {
 }
 
 // onTask runs a task command: one transaction with the task's instance locked first, then the
-// task, and a run on the instance (saved after fn).
-func (s *Service) onTask(ctx context.Context, c rpc.Call, taskID string, fn func(r *run, cl caller, t *Task, n *Node) error) (*struct{}, error) {
+// tasks of its visit (lockedTask), and a run on the instance (saved after fn).
+func (s *Service) onTask(ctx context.Context, c rpc.Call, taskID string, fn func(r *run, cl caller, l *taskLock, n *Node) error) (*struct{}, error) {
 	cl, err := callerOf(c)
 	if err != nil {
 		return nil, err
@@ -129,18 +129,18 @@ func (s *Service) onTask(ctx context.Context, c rpc.Call, taskID string, fn func
 		return nil, err
 	}
 	return nil, s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
-		t, inst, err := s.lockedTask(ctx, tx, cl, taskID)
+		l, err := s.lockedTask(ctx, tx, cl, taskID)
 		if err != nil {
 			return err
 		}
-		if inst.Status != InstanceRunning {
+		if l.inst.Status != InstanceRunning {
 			return ErrInstanceCompleted
 		}
-		r, err := s.newRun(ctx, tx, inst, op)
+		r, err := s.lockedRun(ctx, tx, l, op)
 		if err != nil {
 			return err
 		}
-		if err := fn(r, cl, t, r.g.nodes[t.NodeID]); err != nil {
+		if err := fn(r, cl, l, r.g.nodes[l.task.NodeID]); err != nil {
 			return err
 		}
 		return r.save()
@@ -151,7 +151,8 @@ func (s *Service) onTask(ctx context.Context, c rpc.Call, taskID string, fn func
 // waits until the new ones finish; after → the new ones wait until the task finishes;
 // parallel → the new ones are pending at once. People already live at the node are skipped.
 func (s *Service) addAssignee(ctx context.Context, c rpc.Call, p AddAssigneeParams) (*struct{}, error) {
-	return s.onTask(ctx, c, p.TaskID, func(r *run, cl caller, t *Task, n *Node) error {
+	return s.onTask(ctx, c, p.TaskID, func(r *run, cl caller, l *taskLock, n *Node) error {
+		t := l.task
 		if err := addAssigneeErr(t, n, cl.ID, p.AddType); err != nil {
 			return err
 		}
@@ -211,14 +212,12 @@ func (r *run) liveAt(n *Node) ([]string, error) {
 // removeAssignee removes a live peer task at the caller's node visit (§8 remove_assignee): not
 // the caller's own, never the last actionable one; the node is evaluated again.
 func (s *Service) removeAssignee(ctx context.Context, c rpc.Call, p TaskIDParams) (*struct{}, error) {
-	return s.onTask(ctx, c, p.TaskID, func(r *run, cl caller, t *Task, n *Node) error {
+	return s.onTask(ctx, c, p.TaskID, func(r *run, cl caller, l *taskLock, n *Node) error {
+		t := l.task
 		if !live(t.Status) {
 			return ErrTaskNotPending
 		}
-		tasks, err := r.visitTasks(t.VisitID)
-		if err != nil {
-			return err
-		}
+		tasks := l.visit
 		if err := removeAssigneeErr(tasks, t, n, cl.ID); err != nil {
 			return err
 		}
@@ -292,7 +291,8 @@ func (r *run) activateDependents(t *Task, tasks []Task) error {
 // urgeTask reminds the assignee of a pending task (§8 urge_task): the applicant or someone who
 // has or had a task on the instance; once per node cooldown per task and urger (40601).
 func (s *Service) urgeTask(ctx context.Context, c rpc.Call, p UrgeParams) (*struct{}, error) {
-	return s.onTask(ctx, c, p.TaskID, func(r *run, cl caller, t *Task, n *Node) error {
+	return s.onTask(ctx, c, p.TaskID, func(r *run, cl caller, l *taskLock, n *Node) error {
+		t := l.task
 		if t.Status != TaskPending {
 			return ErrTaskNotPending
 		}
@@ -341,7 +341,8 @@ func (s *Service) terminate(ctx context.Context, c rpc.Call, p InstanceReasonPar
 
 // reassign hands a pending task to another user by an administrator (§8 reassign_task).
 func (s *Service) reassign(ctx context.Context, c rpc.Call, p ReassignParams) (*struct{}, error) {
-	return s.onTask(ctx, c, p.TaskID, func(r *run, _ caller, t *Task, n *Node) error {
+	return s.onTask(ctx, c, p.TaskID, func(r *run, _ caller, l *taskLock, n *Node) error {
+		t := l.task
 		if t.Status != TaskPending {
 			return ErrTaskNotPending
 		}

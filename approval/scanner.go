@@ -81,14 +81,15 @@ func (s *Service) ScanTimeouts(ctx context.Context) (int, error) {
 func (s *Service) timeoutTask(ctx context.Context, id string) (bool, error) {
 	done := false
 	err := s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
-		t, inst, err := s.lockedTask(ctx, tx, caller{ID: systemOperator.ID, Super: true}, id)
+		l, err := s.lockedTask(ctx, tx, caller{ID: systemOperator.ID, Super: true}, id)
 		if err != nil {
 			return err
 		}
+		t, inst := l.task, l.inst
 		if inst.Status != InstanceRunning || t.Status != TaskPending || t.IsTimeout || t.Deadline.IsZero() || t.Deadline.After(s.clock()) {
 			return nil // no longer due: no run to build
 		}
-		r, err := s.newRun(ctx, tx, inst, systemOperator)
+		r, err := s.lockedRun(ctx, tx, l, systemOperator)
 		if err != nil {
 			return err
 		}
@@ -107,9 +108,9 @@ func (s *Service) timeoutTask(ctx context.Context, id string) (bool, error) {
 			if n.Kind == string(design.NodeHandle) {
 				action = ActionHandle
 			}
-			err = r.decide(n, t, action, ProcessTaskParams{Opinion: "timeout"})
+			err = r.decide(n, t, action, ProcessTaskParams{Opinion: "timeout"}, l.visit)
 		case string(design.TimeoutAutoReject):
-			err = r.decide(n, t, ActionReject, ProcessTaskParams{Opinion: "timeout"})
+			err = r.decide(n, t, ActionReject, ProcessTaskParams{Opinion: "timeout"}, l.visit)
 		case string(design.TimeoutTransferAdmin):
 			err = r.timeoutToAdmins(n, t)
 		}
