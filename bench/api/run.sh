@@ -60,15 +60,7 @@ pids+=("$svc_pid")
 bare_pid=$!
 pids+=("$bare_pid")
 
-# wait_http waits until something answers HTTP on the port (any status).
-wait_http() {
-  for _ in $(seq 200); do
-    [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$1/healthz" || true)" != 000 ] && return 0
-    sleep 0.1
-  done
-  echo "nothing answers on port $1" >&2
-  return 1
-}
+. "$ROOT/bench/lib.sh"
 wait_http "$SVC_PORT" || { tail -n 20 "$work/svc.log" >&2; exit 1; }
 wait_http "$BARE_PORT"
 export TOKEN; TOKEN="$(cat "$work/token")"

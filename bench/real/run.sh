@@ -66,14 +66,7 @@ SVC_APP_PORT="$METRICS_PORT" SVC_METRICS_ENABLED=true SVC_ADMIN_ADDRESS="$ADMIN_
   ./svc --config application.toml serve 2>"$work/svc-metrics.log" >/dev/null &
 pids+=("$!")
 
-wait_http() {
-  for _ in $(seq 300); do
-    [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$1/healthz" || true)" != 000 ] && return 0
-    sleep 0.1
-  done
-  echo "nothing answers on port $1" >&2
-  return 1
-}
+. "$ROOT/bench/lib.sh"
 wait_http "$SVC_PORT" || { tail -n 20 "$work/svc.log" >&2; exit 1; }
 wait_http "$BARE_PORT"
 wait_http "$METRICS_PORT" || { tail -n 20 "$work/svc-metrics.log" >&2; exit 1; }
