@@ -151,7 +151,9 @@
 // snapshots and instance row are deferred (run.later) into the transaction's batching
 // event.TxScope, with the outbox rows of its events, and flushed together right before the next
 // statement the command builds on its transaction (runTx) and before the commit — on PostgreSQL
-// one round trip per flush. No statement of a command reads past a pending write. The published
+// one round trip per flush. No statement of a command reads past a pending write. Writes render
+// their rows when flushed, so start's instance insert, still waiting at the end of the command,
+// writes the final row and the instance's update is not added (TestCommandReads). The published
 // version of a flow is cached per flow id and version number (like the graph per version);
 // when names and departments both come from Options.Directory, the operator's department is
 // the one ResolveUsers answers (no UserDepartment lookup).

@@ -365,8 +365,8 @@ func (r *run) finish(status, reason string) error {
 // of the row).
 func (r *run) save() error {
 	r.inst.UpdatedAt, r.inst.UpdatedBy = crud.NewTime(r.now), r.op.ID
-	return r.later(r.tx.Tx.NewUpdate().Model(r.inst).Column("status", "current_node_id", "finished_at", "form_data", "updated_at", "updated_by").
-		WherePK())
+	return r.laterAs(instanceRow{r.inst.ID}, r.tx.Tx.NewUpdate().Model(r.inst).
+		Column("status", "current_node_id", "finished_at", "form_data", "updated_at", "updated_by").WherePK())
 }
 
 // log writes an action log row of action at node n (nil: instance level) and task t (nil: none),

@@ -58,8 +58,9 @@ func (s *Service) start(ctx context.Context, c rpc.Call, p StartParams) (*Instan
 			}
 		}
 		// Deferred like the run's other writes: flushed before any statement that follows (the
-		// rows referencing it come after it in the flush).
-		if err := r.later(tx.NewInsert().Model(inst)); err != nil {
+		// rows referencing it come after it in the flush). Keyed as the instance's row: while it
+		// waits, it writes the instance as save leaves it, and save's update is not added.
+		if err := r.laterAs(instanceRow{inst.ID}, tx.NewInsert().Model(inst)); err != nil {
 			return err
 		}
 		if err := r.storeForm(); err != nil {

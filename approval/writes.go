@@ -22,13 +22,21 @@ type deferrable interface {
 // its model when flushed, so it writes the model's values of that moment; the run mutates a
 // model only to write it. Build q on r.tx.Tx: runTx's builders flush first. Without a batching
 // scope q runs at once.
-func (r *run) later(q deferrable) error {
-	if scope := event.ScopeFrom(r.ctx); scope != nil && scope.Defer(nil, q) != nil {
+func (r *run) later(q deferrable) error { return r.laterAs(nil, q) }
+
+// laterAs is later for a write of the row key names: while a write with the same key waits for
+// the flush, q is that write — it renders the model's values of the flush — and is not added.
+func (r *run) laterAs(key any, q deferrable) error {
+	if scope := event.ScopeFrom(r.ctx); scope != nil && scope.Defer(key, q) != nil {
 		return nil
 	}
 	_, err := q.Exec(r.ctx)
 	return err
 }
+
+// instanceRow keys the writes of a run's instance row: start's insert, waiting for the flush,
+// already writes what save would update.
+type instanceRow struct{ id string }
 
 // runTx is a run's transaction. Every statement built on it first flushes the writes the run
 // deferred, so no statement of the command reads or changes rows past a pending write; a
