@@ -44,8 +44,10 @@
 // "preferred", which may fall back to plain text); verify-ca verifies the chain against
 // ssl_root_cert (or the system pool) but not the host name; verify-full verifies both.
 //
-// Network pools are capped at 25 open connections (10 idle, idle for at most 5 minutes,
-// recycled after an hour), so a burst cannot exhaust the server's max_connections.
+// Network pools are capped at 25 open connections, so a burst cannot exhaust the server's
+// max_connections; all 25 may stay idle (a lower idle limit makes a load that keeps more busy
+// open and close connections continuously), for at most 5 minutes, and are recycled after an
+// hour (TestServerPoolKeepsConnections).
 //
 // # SQLite
 //
