@@ -26,10 +26,11 @@ import (
 	"log"
 	"net/http"
 	"os"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/svc-framework/svc/bench/internal/latency"
 )
 
 // flowDef is the three-node flow; %s is the approver's user id.
@@ -262,15 +263,8 @@ func main() {
 			log.Fatalf("bench-u%d has %d pending tasks after the run", k+1, p.Total)
 		}
 	}
-	slices.Sort(inside)
-	pct := func(p float64) float64 {
-		if len(inside) == 0 {
-			return 0
-		}
-		return float64(inside[min(len(inside)-1, int(p*float64(len(inside))))].Microseconds()) / 1000
-	}
 	fmt.Printf("RESULT instances_per_s=%.1f p50_ms=%.2f p99_ms=%.2f window_s=%.0f workers=%d instances=%d approved=%d\n",
-		float64(len(inside))/dur.Seconds(), pct(0.50), pct(0.99), dur.Seconds(), *conc, len(inside), after-before)
+		float64(len(inside))/dur.Seconds(), latency.Millis(inside, 0.50), latency.Millis(inside, 0.99), dur.Seconds(), *conc, len(inside), after-before)
 	if len(inside) == 0 {
 		os.Exit(1)
 	}

@@ -21,6 +21,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/svc-framework/svc/bench/internal/latency"
 )
 
 type result struct {
@@ -125,16 +127,8 @@ func call(client *http.Client, url, token, body string) (string, error) {
 }
 
 func report(l latencies) {
-	s := slices.Clone(l.each)
-	slices.Sort(s)
-	pct := func(p float64) float64 {
-		if len(s) == 0 {
-			return 0
-		}
-		return float64(s[min(len(s)-1, int(p*float64(len(s))))].Microseconds()) / 1000
-	}
 	fmt.Printf("RESULT rps=%.0f p50_ms=%.2f p99_ms=%.2f secs=%.2f errors=%d non2xx=0\n",
-		float64(len(s))/l.wall.Seconds(), pct(0.50), pct(0.99), l.wall.Seconds(), l.errors)
+		float64(len(l.each))/l.wall.Seconds(), latency.Millis(l.each, 0.50), latency.Millis(l.each, 0.99), l.wall.Seconds(), l.errors)
 }
 
 func readLines(path string) []string {
