@@ -262,6 +262,7 @@ func TestDetailStatements(t *testing.T) {
 		c := &stmtCounter{}
 		e := newEng(t, kind, svctest.WithQueryHook(c), svctest.WithConfig(func(cfg *config.Config) {
 			cfg.Approval.TimeoutScanInterval, cfg.Approval.PreWarningScanInterval = 24*time.Hour, 24*time.Hour
+			cfg.Approval.BusinessBinding.ScanInterval = 24 * time.Hour // its scans read apv_* too
 		}))
 		code := detailFlow(e)
 		short := e.start(applicant, code, goldenForm)

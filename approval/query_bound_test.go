@@ -72,7 +72,7 @@ func TestQueryStatementBounds(t *testing.T) {
 		sc := &stmtCounter{}
 		e := newEng(t, kind, svctest.WithQueryHook(sc), svctest.WithConfig(func(c *config.Config) {
 			c.Approval.TimeoutScanInterval, c.Approval.PreWarningScanInterval = 1000*time.Hour, 1000*time.Hour
-			c.Approval.CleanupScanInterval = 1000 * time.Hour
+			c.Approval.CleanupScanInterval, c.Approval.BusinessBinding.ScanInterval = 1000*time.Hour, 1000*time.Hour
 		}))
 		e.flow("par", `{"id":"c","kind":"cc","position":{"x":0,"y":0},"data":{"name":"Copy","ccs":[{"kind":"user","ids":["u9"]}]}},`+
 			approvalNode("a", users("u1", "u2")), "s>c", "c>a", "a>end")
@@ -178,7 +178,10 @@ func TestCommandReads(t *testing.T) {
 	svctest.EachDBKind(t, func(t *testing.T, kind config.DBKind) {
 		t.Parallel()
 		sc := &stmtCounter{}
-		e := newEng(t, kind, svctest.WithQueryHook(sc))
+		e := newEng(t, kind, svctest.WithQueryHook(sc), svctest.WithConfig(func(c *config.Config) { // only the calls count
+			c.Approval.TimeoutScanInterval, c.Approval.PreWarningScanInterval = 1000*time.Hour, 1000*time.Hour
+			c.Approval.CleanupScanInterval, c.Approval.BusinessBinding.ScanInterval = 1000*time.Hour, 1000*time.Hour
+		}))
 		e.flow("hot", approvalNode("a", users("u1")), "s>a", "a>end")
 		e.start(user("app"), "hot", `{}`) // fills the caches
 		selects := func(stmts []string) []string {
