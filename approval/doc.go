@@ -142,8 +142,10 @@
 // Locking: every command reads the instance row FOR UPDATE first (PostgreSQL, MySQL — with
 // READ COMMITTED on MySQL so the reads after the lock see the previous holder's commit); a
 // command on a task then locks and reads, in one statement, every task of the task's visit with
-// the instance's last visit sequence (visits and tasks are only written under the instance's
-// lock, so that statement sees them all; the next visit's sequence needs no read of its own);
+// the instance's last visit sequence (visits and tasks are created, and tasks change status,
+// only under the instance's lock, so that statement sees them all — a flag set without it, as
+// the pre-warning's, is waited for by the row lock; the next visit's sequence needs no read of
+// its own);
 // SQLite transactions are BEGIN IMMEDIATE. Concurrent deciders, scanners and
 // withdrawals on one instance are serialised (TestEngineRace, TestScanners).
 //

@@ -149,8 +149,9 @@ func (s *Service) operator(ctx context.Context, cl caller) (UserInfo, error) {
 
 // taskLock is what a command on a task holds: the instance row, locked first (fixed lock order:
 // the instance row, then task rows), and every task of the task's visit, locked and read in one
-// statement with the instance's last visit sequence. Visits and tasks are written only under the
-// instance's lock, so that statement, which starts once the lock is held, sees all of them.
+// statement with the instance's last visit sequence. Visits and tasks are created, and tasks
+// change status, only under the instance's lock, so that statement, which starts once the lock is
+// held, sees all of them; a flag set without it (the pre-warning's) is waited for by the row lock.
 type taskLock struct {
 	task *Task
 	inst *Instance

@@ -79,7 +79,7 @@ run() {
   echo "$1: load before: $(uptime)"
   echo "$1: bare      $bare"
   local result
-  result="$("$work/load" -url "http://127.0.0.1:$SVC_PORT" -password "$PASSWORD" -approvers "$C" -c "$C" -d "$D")" ||
+  result="$("$work/load" -url "http://127.0.0.1:$SVC_PORT" -password "$PASSWORD" -c "$C" -d "$D")" ||
     { tail -n 20 "$dir/svc.log" >&2; exit 1; }
   echo "$1: approval  $result"
   kill "$svc_pid"

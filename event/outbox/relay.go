@@ -324,14 +324,11 @@ func (o *Transport) drain(ctx context.Context, sess *relaySession) {
 		idb, err := sess.get(run)
 		n := 0
 		if err == nil {
-			handed := o.takeHanded()
 			var ferr error
-			done, ferr = o.forwardRows(run, idb, handed, done)
-			var claimed int
-			claimed, done, err = o.relayBatch(run, idb, done)
+			done, ferr = o.forwardRows(run, idb, o.takeHanded(), done)
+			n, done, err = o.relayBatch(run, idb, done)
 			err = errors.Join(ferr, err)
-			n = claimed
-			if claimed == 0 && o.hasHanded() { // more commits came in while this round ran
+			if n == 0 && o.hasHanded() { // more commits came in while this round ran
 				n = 1
 			}
 		}
@@ -493,11 +490,8 @@ func (o *Transport) announce(ctx context.Context) {
 // startWorkers starts the relay, the PostgreSQL listener and announcer, and the cleanup, all
 // ended by ctx.
 func (o *Transport) startWorkers(ctx context.Context) {
-	o.local.Store(true)
-	o.wg.Go(func() {
-		defer o.local.Store(false)
-		o.relayLoop(ctx)
-	})
+	o.local.Store(true) // relayLoop clears it when it stops, before it releases the hand-over
+	o.wg.Go(func() { o.relayLoop(ctx) })
 	if o.db.Kind == config.Postgres {
 		o.wg.Go(func() { o.listen(ctx) })
 		o.wg.Go(func() { o.announce(ctx) })
