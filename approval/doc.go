@@ -112,7 +112,8 @@
 //
 // Statement bounds (held by TestQueryStatementBounds with 1 and 25 rows): every list answers in
 // at most 2 statements on the apv_* tables — the page SELECT joining flow, node, category and
-// applicant names and, only when the page is full (or empty past the first page) and so cannot
+// applicant names (a task's node name by a scalar subquery: a fourth joined table costs the
+// pending list, planned on every call, half again its plan) and, only when the page is full (or empty past the first page) and so cannot
 // give the total itself, a COUNT over the filtered base table (joined to apv_instance only where
 // the tenant or a filter lives there); find_available_flows: the flows, then one IN lookup of the
 // restricted flows' initiator rows (plus the caller's department from the directory when there
