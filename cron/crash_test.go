@@ -189,7 +189,7 @@ func startCrashChild(t *testing.T, ds config.DataSource) crashChildProc {
 	}
 	marker := filepath.Join(t.TempDir(), "started")
 	cmd := exec.Command(exe, "-test.run", "^$")
-	cmd.Env = append(os.Environ(), envCrashDS+"="+string(raw), envCrashMarker+"="+marker)
+	cmd.Env = testservice.ChildEnv(envCrashDS+"="+string(raw), envCrashMarker+"="+marker)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {

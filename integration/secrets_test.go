@@ -222,7 +222,7 @@ func TestRotateKeyKilled(t *testing.T) {
 		seedSystems(t, d, oldKey, 4)
 		raw, _ := json.Marshal(ds)
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), envRotateDS+"="+string(raw))
+		cmd.Env = testservice.ChildEnv(envRotateDS + "=" + string(raw))
 		out, err := cmd.StdoutPipe()
 		if err != nil {
 			t.Fatal(err)

@@ -431,7 +431,7 @@ func newCLIEnv(t *testing.T, ds config.DataSource, base string) *cliEnv {
 	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg, _, err := config.Load(config.LoadOptions{Path: path})
+	cfg, _, err := config.Load(config.LoadOptions{Path: path, Env: svctest.NoEnv})
 	if err != nil {
 		t.Fatalf("load %s: %v\n%s", path, err, text)
 	}
@@ -468,7 +468,7 @@ func (e *cliEnv) mustRun(stdin string, args ...string) string {
 // stderr, the error text included, and the exit status.
 func (e *cliEnv) exec(stdin io.Reader, stdout io.Writer, args ...string) (string, int) {
 	var stderr bytes.Buffer
-	root := newRoot()
+	root := newRoot(svctest.NoEnv)
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(&stderr)

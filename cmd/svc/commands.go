@@ -20,7 +20,7 @@ import (
 
 // load reads the configuration, prints its warnings (unknown keys, ...) to stderr and validates.
 func load(g *globalFlags, stderr io.Writer) (*config.Config, error) {
-	cfg, warnings, err := config.Load(config.LoadOptions{Path: g.configPath})
+	cfg, warnings, err := config.Load(config.LoadOptions{Path: g.configPath, Env: g.env})
 	for _, w := range warnings {
 		fmt.Fprintln(stderr, "warning:", w)
 	}

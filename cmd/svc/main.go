@@ -42,7 +42,7 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := newRoot().ExecuteContext(ctx); err != nil {
+	if err := newRoot(os.LookupEnv).ExecuteContext(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "svc:", err)
 		var exit exitError
 		if errors.As(err, &exit) {
@@ -64,10 +64,14 @@ func (e exitError) Unwrap() error { return e.err }
 // globalFlags are shared by every command.
 type globalFlags struct {
 	configPath string
+	// env looks up an environment variable for the configuration overlay (os.LookupEnv in the
+	// binary; tests pass a lookup that ignores the caller's SVC_* variables).
+	env func(string) (string, bool)
 }
 
-func newRoot() *cobra.Command {
-	g := &globalFlags{}
+// newRoot builds the command tree; env is the environment the configuration is read with.
+func newRoot(env func(string) (string, bool)) *cobra.Command {
+	g := &globalFlags{env: env}
 	root := &cobra.Command{
 		Use:           "svc",
 		Short:         "svc application framework service",

@@ -33,7 +33,7 @@ func runCLI(t *testing.T, toml string, args ...string) (string, string, int) {
 		t.Fatal(err)
 	}
 	var stdout, stderr bytes.Buffer
-	root := newRoot()
+	root := newRoot(svctest.NoEnv)
 	root.SetOut(&stdout)
 	root.SetErr(&stderr)
 	root.SetArgs(append(args, "--config", path))

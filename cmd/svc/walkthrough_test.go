@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/svc-framework/svc/svctest"
 )
 
 // TestIntegrationWalkthrough runs the shell blocks of docs/integration.md's walkthrough, as
@@ -71,7 +73,7 @@ func TestIntegrationWalkthrough(t *testing.T) {
 		strings.ReplaceAll(script.String(), "localhost:8080", "localhost:"+port)
 	sh := exec.CommandContext(ctx, "bash", "-c", text)
 	sh.Dir = work
-	sh.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "SVC_APP_PORT="+port)
+	sh.Env = svctest.ChildEnv("PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "SVC_APP_PORT="+port)
 	var out bytes.Buffer
 	sh.Stdout, sh.Stderr = &out, &out
 	if err := sh.Run(); err != nil {

@@ -131,7 +131,7 @@ func runChild(t *testing.T, mode string, ds config.DataSource, prefix string, bl
 	dir := t.TempDir()
 	dsJSON, _ := json.Marshal(ds)
 	cmd := exec.Command(os.Args[0]) // TestMain turns it into the crash child
-	cmd.Env = append(os.Environ(), envCrashMode+"="+mode, envCrashDS+"="+string(dsJSON), envCrashDir+"="+dir,
+	cmd.Env = testservice.ChildEnv(envCrashMode+"="+mode, envCrashDS+"="+string(dsJSON), envCrashDir+"="+dir,
 		envCrashBlock+"="+fmt.Sprint(block), envCrashPrefix+"="+prefix)
 	out := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out

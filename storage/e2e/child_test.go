@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -78,8 +79,33 @@ type child struct {
 	bin  string
 	url  string
 	cmd  *exec.Cmd
-	logs bytes.Buffer
+	done chan struct{} // closed when cmd has exited and been reaped
+	logs logBuffer
 	cfg  *config.Config
+}
+
+// logBuffer collects a child's output; the process writes it while the test may read it.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func (b *logBuffer) Reset() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf.Reset()
 }
 
 func newChild(t *testing.T, bin string, port int) *child {
@@ -89,18 +115,21 @@ func newChild(t *testing.T, bin string, port int) *child {
 // start runs the server with config path and extra environment, and waits until it is ready.
 func (c *child) start(path string, env ...string) {
 	c.t.Helper()
-	cfg, _, err := config.Load(config.LoadOptions{Path: path, Env: func(string) (string, bool) { return "", false }})
+	cfg, _, err := config.Load(config.LoadOptions{Path: path, Env: svctest.NoEnv})
 	if err != nil {
 		c.t.Fatalf("load %s: %v", path, err)
 	}
 	c.cfg = cfg
 	c.logs.Reset()
 	c.cmd = exec.Command(c.bin, "-c", path)
-	c.cmd.Env = append(os.Environ(), env...)
+	c.cmd.Env = svctest.ChildEnv(env...)
 	c.cmd.Stdout, c.cmd.Stderr = &c.logs, &c.logs
 	if err := c.cmd.Start(); err != nil {
 		c.t.Fatal(err)
 	}
+	done := make(chan struct{})
+	go func(cmd *exec.Cmd) { _ = cmd.Wait(); close(done) }(c.cmd)
+	c.done = done
 	c.t.Cleanup(c.kill)
 	deadline := time.Now().Add(60 * time.Second)
 	for {
@@ -111,20 +140,26 @@ func (c *child) start(path string, env ...string) {
 				return
 			}
 		}
-		if time.Now().After(deadline) || c.cmd.ProcessState != nil {
+		select {
+		case <-done:
+			// Exited: its output is complete, and no longer written.
+			c.t.Fatalf("server exited before it was ready: %v\n%s", err, c.logs.String())
+		default:
+		}
+		if time.Now().After(deadline) {
 			c.t.Fatalf("server did not become ready: %v\n%s", err, c.logs.String())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 }
 
-// kill ends the server with SIGKILL (no shutdown of any kind) and reaps it.
+// kill ends the server with SIGKILL (no shutdown of any kind) and waits until it is reaped.
 func (c *child) kill() {
 	if c.cmd == nil || c.cmd.Process == nil {
 		return
 	}
 	_ = c.cmd.Process.Kill()
-	_ = c.cmd.Wait()
+	<-c.done
 	c.cmd = nil
 }
 
