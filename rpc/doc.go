@@ -60,12 +60,22 @@
 //
 // # In-process calls
 //
-// Engine.Call (inprocess.go) runs steps 3 and 5 to 8 for a caller that has already
-// authenticated its principal (MCP tools, cron jobs, approval hooks): the same lookup,
+// Engine.CallAs and Engine.Call (inprocess.go) run steps 3 and 5 to 8 for a caller that has
+// already authenticated its principal (MCP tools, cron jobs, approval hooks): the same lookup,
 // permission check, rate-limit window, params decoding and validation, handler timeout, panic
 // recovery and audit record as /api, and the *Error /api would render, returned instead of
-// written. No strategy runs; a nil principal is anonymous for public operations and 401/1000
-// otherwise.
+// written. No strategy runs, but the operation's access rule is /api's (issue #31): a public
+// operation runs as the given principal (anonymous when nil); any other answers 401/1000 when
+// the principal is nil or the anonymous user, as /api answers a request without a credential —
+// an MCP caller without a token under svc.mcp.require_auth = false runs no bearer operation.
+//
+// The handler's Request is a bodiless POST /api whose only header is the caller's credential:
+// Caller.Authorization, the "Bearer <token>" the principal was verified from (Call passes none,
+// for cron jobs and hooks). An operation that reads the request's credential therefore sees
+// what it would see on /api: security/auth logout called as an MCP tool revokes the token the
+// MCP caller presented. Operations that need more of the HTTP request — multipart file parts,
+// cookies — are declared with the HTTPOnly option: in process they answer 404/1200 as if absent,
+// and OperationInfo.HTTPOnly tells the MCP endpoint not to offer them as tools.
 //
 // # The envelope
 //

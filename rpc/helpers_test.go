@@ -279,7 +279,20 @@ func testResource() Resource {
 			return map[string]int{"n": 1}, nil
 		}),
 		Handle("bad_data", func(context.Context, Call, NoParams) (any, error) { return make(chan int), nil }),
+		Handle("credential", credential),
+		Handle("http_only", echo, HTTPOnly()),
 	}}
+}
+
+// credentialSeen is what test/things credential saw of its request.
+type credentialSeen struct {
+	Authorization string
+	Files         bool
+}
+
+// credential answers the credential of the request it runs for, as security/auth logout reads it.
+func credential(_ context.Context, c Call, _ NoParams) (credentialSeen, error) {
+	return credentialSeen{Authorization: c.Request.Header.Get("Authorization"), Files: c.Files != nil}, nil
 }
 
 func readAllString(t testing.TB, r io.Reader) string {

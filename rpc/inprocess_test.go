@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -35,6 +37,14 @@ func TestCall(t *testing.T) {
 		{name: "unknown operation", p: alice, action: "nope", wantStatus: 404, wantCode: CodeNotFound},
 		{name: "unknown version", p: alice, action: "echo", version: "v9", wantStatus: 404, wantCode: CodeNotFound},
 		{name: "no principal", action: "echo", wantStatus: 401, wantCode: CodeUnauthenticated},
+		// issue #31: the anonymous user has no credential, so a bearer operation refuses it as
+		// /api refuses a request without one, even though it needs no permission.
+		{name: "anonymous principal", p: Anonymous(), action: "echo", wantStatus: 401, wantCode: CodeUnauthenticated},
+		{name: "anonymous principal, permission", p: Anonymous(), action: "read", wantStatus: 401, wantCode: CodeUnauthenticated},
+		{name: "public with the anonymous principal", p: Anonymous(), action: "public_echo", wantStatus: 200,
+			want: echoResult{Principal: AnonymousID, Meta: emptyObject, Resource: "test/things", Action: "public_echo",
+				Version: "v1", ClientIP: "10.0.0.9", RequestID: "call-1"}},
+		{name: "HTTP-only operation", p: alice, action: "http_only", wantStatus: 404, wantCode: CodeNotFound},
 		{name: "public without principal", action: "public_echo", wantStatus: 200,
 			want: echoResult{Principal: AnonymousID, Meta: emptyObject, Resource: "test/things", Action: "public_echo",
 				Version: "v1", ClientIP: "10.0.0.9", RequestID: "call-1"}},
@@ -138,5 +148,59 @@ func TestCallRequestID(t *testing.T) {
 	}
 	if id := got.(echoResult).RequestID; len(id) != 36 {
 		t.Errorf("request id = %q, want a UUID", id)
+	}
+}
+
+// TestCallCredential (issue #31): the in-process request carries the caller's credential, and
+// only it, in its Authorization header, as /api's request does; a caller without one (Call)
+// sends none. An HTTP-only operation is refused in process but served over /api.
+func TestCallCredential(t *testing.T) {
+	t.Parallel()
+	e := newEngine(t, EngineConfig{}, testResource())
+	ctx := context.Background()
+	tests := []struct {
+		name string
+		call func() (any, error)
+		want credentialSeen
+	}{
+		{"CallAs with a credential", func() (any, error) {
+			return e.CallAs(ctx, Caller{Principal: alice, Authorization: bearerAlice}, "test/things", "credential", "", nil)
+		}, credentialSeen{Authorization: bearerAlice}},
+		{"CallAs without a credential", func() (any, error) {
+			return e.CallAs(ctx, Caller{Principal: alice}, "test/things", "credential", "", nil)
+		}, credentialSeen{}},
+		{"Call", func() (any, error) { return e.Call(ctx, System(), "test/things", "credential", "", nil) }, credentialSeen{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := tt.call()
+			if err != nil {
+				t.Fatalf("call = %v, want success", err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("request seen by the handler (-want +got):\n%s", diff)
+			}
+		})
+	}
+	res := serve(t, e, post(envelopeJSON("test/things", "credential", "v1", `{}`), "Authorization", bearerAlice))
+	if want := `{"Authorization":"` + bearerAlice + `","Files":false}`; res.Code != 0 || string(res.Data) != want {
+		t.Errorf("/api credential = %d %s, want 0 %s (the same request view as in process)", res.Code, res.Data, want)
+	}
+	if res := serve(t, e, post(envelopeJSON("test/things", "http_only", "v1", `{}`), "Authorization", bearerAlice)); res.Code != 0 {
+		t.Errorf("/api http_only = %d %s, want 0: HTTPOnly restricts in-process calls only", res.Code, res.Message)
+	}
+	_, err := e.CallAs(ctx, Caller{Principal: alice, Authorization: bearerAlice}, "test/things", "http_only", "", nil)
+	if !errors.Is(err, ErrNotFound) {
+		t.Errorf("CallAs http_only = %v, want ErrNotFound", err)
+	}
+}
+
+// TestCallerLogValue: a logged Caller shows whether it has a credential, never the credential.
+func TestCallerLogValue(t *testing.T) {
+	t.Parallel()
+	var buf syncBuffer
+	slog.New(slog.NewTextHandler(&buf, nil)).Info("call", "caller", Caller{Principal: alice, Authorization: "Bearer s3cret"})
+	if out := buf.String(); strings.Contains(out, "s3cret") || !strings.Contains(out, "caller.authorization=true") {
+		t.Errorf("log line = %q, want the credential's presence without its value", out)
 	}
 }

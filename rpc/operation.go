@@ -30,6 +30,10 @@ type Op struct {
 	RateLimit  Limit
 	Timeout    time.Duration
 	Audit      bool
+	// HTTPOnly marks an operation that needs the HTTP request itself (file parts of a multipart
+	// envelope, cookies, a streamed body): Engine.Call answers it 404 and the MCP endpoint
+	// offers no tool for it.
+	HTTPOnly bool
 	// SuccessKey is the message key of the success envelope's message (translated in the
 	// server's language); empty means the engine's "ok".
 	SuccessKey   string
@@ -71,6 +75,14 @@ func Timeout(d time.Duration) Option { return func(o *Op) { o.Timeout = d } }
 
 // Audit makes the engine emit an AuditRecord for every call of the operation.
 func Audit() Option { return func(o *Op) { o.Audit = true } }
+
+// HTTPOnly declares that the operation works only over /api, because its handler reads what an
+// in-process call does not have: the file parts of a multipart envelope, cookies or other parts
+// of the HTTP request beyond its credential. Engine.Call answers such an operation 404/1200 as
+// if it did not exist, and OperationInfo.HTTPOnly tells listers (the MCP endpoint) not to offer
+// it. Operations that read only the caller's credential (Authorization) work in process: the
+// in-process request carries it (Caller.Authorization).
+func HTTPOnly() Option { return func(o *Op) { o.HTTPOnly = true } }
 
 // SuccessMessage sets the message key of the operation's success envelope, e.g. crud_created:
 // the original's client shows a mutation's message to the user (its query client's success

@@ -16,6 +16,7 @@ type OperationInfo struct {
 	Permission string       // the RequiredPermission token, "" when none
 	Strategy   string       // the resolved authentication strategy ("none" for public operations)
 	Audit      bool         // the operation emits audit records
+	HTTPOnly   bool         // served only over /api: Engine.Call answers 404 (the HTTPOnly option)
 	Params     reflect.Type // the params type (Handle's P); nil when unknown
 }
 
@@ -28,7 +29,7 @@ func (e *Engine) Operations() []OperationInfo {
 		out = append(out, OperationInfo{
 			Resource: rt.resource, Action: rt.action, Version: rt.version,
 			Public: rt.op.Public, Permission: rt.op.Permission, Strategy: rt.strategy,
-			Audit: rt.op.Audit, Params: rt.op.Params,
+			Audit: rt.op.Audit, HTTPOnly: rt.op.HTTPOnly, Params: rt.op.Params,
 		})
 	}
 	slices.SortFunc(out, func(a, b OperationInfo) int {

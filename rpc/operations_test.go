@@ -13,6 +13,7 @@ func TestOperations(t *testing.T) {
 	e := newEngine(t, EngineConfig{}, Resource{Name: "b/things", Ops: []Op{
 		Handle("read", echo, RequiredPermission("b.things.read"), Audit()),
 		Handle("read", echo, Version("v2")),
+		Handle("upload", echo, HTTPOnly()),
 	}}, Resource{Name: "a", Ops: []Op{Handle("login", echo, Public())}})
 	got := e.Operations()
 	want := []OperationInfo{
@@ -20,6 +21,8 @@ func TestOperations(t *testing.T) {
 		{Resource: "b/things", Action: "read", Version: "v1", Permission: "b.things.read", Strategy: StrategyBearer, Audit: true,
 			Params: reflect.TypeFor[echoParams]()},
 		{Resource: "b/things", Action: "read", Version: "v2", Strategy: StrategyBearer, Params: reflect.TypeFor[echoParams]()},
+		{Resource: "b/things", Action: "upload", Version: "v1", Strategy: StrategyBearer, HTTPOnly: true,
+			Params: reflect.TypeFor[echoParams]()},
 	}
 	if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b reflect.Type) bool { return a == b })); diff != "" {
 		t.Errorf("Operations() mismatch (-want +got):\n%s", diff)
