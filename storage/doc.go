@@ -18,6 +18,8 @@
 //
 // Every action has the engine default rate limit (spec §4.1, §8.1; wire-core §7.2), upload_part
 // too unless svc.storage.upload_part_rate_limit (ours) gives it its own maximum per engine period.
+// upload_part is declared rpc.HTTPOnly (its part is a multipart file): it is served over /api
+// only, never in process, so the MCP endpoint offers no tool for it (issue #31).
 // Every storage code 2200–2220 is in errors.go; each action checks them in the order of wire-core
 // §7.2 (list_parts: 1100, 2203, 2204, 2212, without the size cap 2205); all are HTTP 200.
 // Unknown and foreign claim ids both answer 403/1100, so a claim's existence is not revealed.

@@ -109,11 +109,13 @@ type CompleteUploadResult struct {
 // Resource returns sys/storage (spec §2.4, §4.1): Bearer, no permission, and the engine
 // default rate limit on every action (spec §4.1 gives storage no limit of its own; wire-core
 // §7.2). Only svc.storage.upload_part_rate_limit (our key) gives upload_part its own maximum,
-// counted over the engine period; at 0 rpc.RateLimit keeps the engine default.
+// counted over the engine period; at 0 rpc.RateLimit keeps the engine default. upload_part reads
+// its part from the multipart envelope, which an in-process call (an MCP tool) cannot send: it
+// is declared rpc.HTTPOnly and served only over /api.
 func (s *Service) Resource() rpc.Resource {
 	return rpc.Resource{Name: "sys/storage", Ops: []rpc.Op{
 		rpc.Handle("init_upload", s.handleInit),
-		rpc.Handle("upload_part", s.handleUploadPart,
+		rpc.Handle("upload_part", s.handleUploadPart, rpc.HTTPOnly(), // the part is a multipart file
 			rpc.RateLimit(s.cfg.UploadPartRateLimit, 0), rpc.Timeout(UploadPartTimeout)),
 		rpc.Handle("list_parts", s.handleListParts),
 		rpc.Handle("complete_upload", s.handleComplete, rpc.Timeout(CompleteTimeout)),
