@@ -16,10 +16,20 @@ const (
 	extraPrincipal = "principal"
 	extraClientIP  = "client_ip"
 	extraRequestID = "request_id"
+	// extraAuthorization is the credential the principal was verified from, as the
+	// Authorization header value "Bearer <token>": operation tools hand it to rpc.Engine.CallAs
+	// so that an operation reading the request's credential (logout) sees the caller's.
+	extraAuthorization = "authorization"
 )
 
-// principalKey carries the principal from authenticate to the SDK's token verifier.
+// principalKey carries the verified caller from authenticate to the SDK's token verifier.
 type principalKey struct{}
+
+// verified is a principal and the bearer token it was verified from.
+type verified struct {
+	principal *rpc.Principal
+	token     string
+}
 
 // authenticate is the endpoint's authentication (spec §5.1, wire-runtime §4): a request with an
 // "Authorization: Bearer <token>" header (exactly two fields, the scheme in any case; no query
@@ -53,10 +63,11 @@ func (s *Service) authenticate(next http.Handler) http.Handler {
 			unauthorized(w, status, msg)
 			return
 		}
-		if s.serveFast(w, r, tokenInfo(r.Context(), p)) {
+		v := verified{principal: p, token: token}
+		if s.serveFast(w, r, tokenInfo(r.Context(), v)) {
 			return
 		}
-		withToken.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, p)))
+		withToken.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, v)))
 	})
 }
 
@@ -64,20 +75,22 @@ func (s *Service) authenticate(next http.Handler) http.Handler {
 // principal to the request context; it becomes the call's TokenInfo. The UserID ties a session
 // to its user should the endpoint ever run stateful.
 func verifyBound(ctx context.Context, _ string, _ *http.Request) (*auth.TokenInfo, error) {
-	p, ok := ctx.Value(principalKey{}).(*rpc.Principal)
+	v, ok := ctx.Value(principalKey{}).(verified)
 	if !ok {
 		return nil, auth.ErrInvalidToken
 	}
-	return tokenInfo(ctx, p), nil
+	return tokenInfo(ctx, v), nil
 }
 
-// tokenInfo is the SDK's view of an authenticated call: the principal, the client IP and the
-// request id of ctx's request.
-func tokenInfo(ctx context.Context, p *rpc.Principal) *auth.TokenInfo {
+// tokenInfo is the SDK's view of an authenticated call: the principal and its credential, the
+// client IP and the request id of ctx's request.
+func tokenInfo(ctx context.Context, v verified) *auth.TokenInfo {
 	info := rpc.RequestInfoFrom(ctx)
+	p := v.principal
 	return &auth.TokenInfo{
 		UserID: string(p.Type) + ":" + p.ID,
-		Extra:  map[string]any{extraPrincipal: p, extraClientIP: info.ClientIP, extraRequestID: info.ID},
+		Extra: map[string]any{extraPrincipal: p, extraAuthorization: "Bearer " + v.token,
+			extraClientIP: info.ClientIP, extraRequestID: info.ID},
 	}
 }
 
@@ -125,6 +138,17 @@ func Principal(extra *sdk.RequestExtra) *rpc.Principal {
 		}
 	}
 	return rpc.Anonymous()
+}
+
+// caller is who runs an operation tool: the principal of Principal and the credential it was
+// verified from (none for the anonymous user, whom rpc.Engine.CallAs refuses every operation
+// that is not public, as /api refuses a request without a credential).
+func caller(extra *sdk.RequestExtra) rpc.Caller {
+	c := rpc.Caller{Principal: Principal(extra)}
+	if extra != nil && extra.TokenInfo != nil {
+		c.Authorization, _ = extra.TokenInfo.Extra[extraAuthorization].(string)
+	}
+	return c
 }
 
 // requestInfo returns the client IP and request id of the HTTP request that carried a call.

@@ -1,7 +1,6 @@
 package mcp_test
 
 import (
-	"context"
 	"io"
 	"net/http"
 	"slices"
@@ -9,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/svc-framework/svc"
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/mcp"
 	"github.com/svc-framework/svc/security"
@@ -45,19 +43,9 @@ func post(t *testing.T, url, auth string) (int, string, string) {
 func TestAuth(t *testing.T) {
 	t.Parallel()
 	clock := svctest.NewClock(time.Now())
-	srv := newServer(t, config.SQLite, svctest.WithClock(clock),
-		svctest.WithOptions(svc.WithSecurity(security.Options{Hash: security.HashParams{Memory: 256, Time: 1, Threads: 1}})))
-	ctx := context.Background()
-	if _, err := srv.Security().Store().Create(ctx, "carol", "Carol", "Correct-Horse-9-Battery", []string{"querier"}); err != nil {
-		t.Fatal(err)
-	}
-	r := srv.Call(t, security.ResourceAuth, "login", map[string]any{"type": "password", "principal": "carol", "credentials": "Correct-Horse-9-Battery"})
-	var login security.LoginResult
-	r.DataAs(t, &login)
-	if login.Tokens == nil {
-		t.Fatalf("login: %d %s", r.Code, r.Message)
-	}
-	revoked := login.Tokens.AccessToken
+	srv := newServer(t, config.SQLite, svctest.WithClock(clock), cheapHash)
+	addUser(t, srv, "carol")
+	revoked := login(t, srv, "carol")
 	if status, _, body := post(t, srv.URL+"/mcp", "Bearer "+revoked); status != http.StatusOK {
 		t.Fatalf("logged-in token before logout: %d %s", status, body)
 	}

@@ -16,9 +16,11 @@
 // shared bearer strategy of the rpc engine: the configured token type (JWT or opaque), expiry
 // and revocation apply as on /api. Failures answer a plain-text 401 with "WWW-Authenticate:
 // Bearer" (the original sends no challenge). The principal is bound to the call through the
-// SDK's auth.TokenInfo (Extra "principal", with the client IP and request id) and used by every
-// tool; Principal(req.Extra) reads it. With require_auth = false, a request without a token is
-// the anonymous user and a sent token is still verified.
+// SDK's auth.TokenInfo (Extra "principal", with the token it was verified from, the client IP
+// and the request id) and used by every tool; Principal(req.Extra) reads it. With require_auth
+// = false, a request without a token is the anonymous user and a sent token is still verified;
+// the anonymous user runs host tools and public operations only (issue #31: operation tools
+// apply /api's access rule, below).
 //
 // # Tools, prompts, resources
 //
@@ -33,8 +35,14 @@
 //     of any logged-in user cannot read the user table.
 //   - /api operations as tools (ours, svc.mcp.expose_operations): every bearer operation as
 //     <resource>.<action> ("/" written ".", ".<version>" for versions other than v1), listed to
-//     holders of its permission and run through rpc.Engine.Call (permission, rate limit,
-//     validation, timeout, audit). See operations.go for which operations are left out.
+//     holders of its permission and run through rpc.Engine.CallAs as the caller: its principal
+//     and the bearer token it presented, which the in-process request carries as its
+//     Authorization header, so security.auth.logout revokes that token (issue #31). The
+//     operation's access rule is /api's, whatever tools/list shows: the anonymous user of
+//     require_auth = false gets the 401/1000 envelope as a tool error; then permission, rate
+//     limit, validation, timeout, audit. The fast path runs the same handler. Operations
+//     declared rpc.HTTPOnly (sys/storage upload_part: a multipart file part) are not tools; see
+//     operations.go for the others left out.
 //   - naming-master prompt (wire-runtime §4): no arguments, one user message holding our naming
 //     guide (prompts/naming-master.md).
 //   - Host providers (wire-runtime §4, provider registration): Options.Tools (NewTool,

@@ -28,10 +28,11 @@ const DefaultName = "svc-mcp-server"
 const pageSize = 10000
 
 // Operations is the /api engine as the endpoint uses it: the list of registered operations and
-// the in-process call that runs one with the caller's principal. *rpc.Engine implements it.
+// the in-process call that runs one as the caller (its principal and the credential it was
+// verified from). *rpc.Engine implements it.
 type Operations interface {
 	Operations() []rpc.OperationInfo
-	Call(ctx context.Context, p *rpc.Principal, resource, action, version string, params json.RawMessage) (any, error)
+	CallAs(ctx context.Context, c rpc.Caller, resource, action, version string, params json.RawMessage) (any, error)
 	DefaultStrategy() string
 }
 

@@ -18,11 +18,19 @@ import (
 // list_tables is sys.schema.list_tables. Public operations (login, refresh, challenges) and
 // operations of other strategies (api_key, http_basic, ip) are not tools: an MCP caller is
 // already authenticated by its bearer token, and those operations are meant for other callers.
-// A tool is listed to a caller who holds its permission, and calling it runs rpc.Engine.Call
-// with the caller's principal: the permission check, the rate limit (keyed by the caller's IP
-// and id as on /api), params decoding and validation, the handler's timeout and the audit
-// record are the /api path's. File parts of multipart operations cannot be sent: such an
-// operation answers its own missing-file error.
+// Operations declared rpc.HTTPOnly are not tools either: they need the HTTP request itself
+// (sys/storage upload_part reads a multipart file part, which a tool call cannot carry).
+//
+// A tool is listed to a caller who holds its permission, and calling it runs
+// rpc.Engine.CallAs as the caller (issue #31): its principal and the bearer token it was
+// verified from, which the in-process request carries as its Authorization header, so an
+// operation reading the request's credential sees the caller's (security.auth.logout revokes
+// exactly the token the MCP caller presented). The operation's own access rule, the permission
+// check, the rate limit (keyed by the caller's IP and id as on /api), params decoding and
+// validation, the handler's timeout and the audit record are the /api path's. The anonymous
+// user of svc.mcp.require_auth = false has no credential: the engine answers every operation
+// that is not public 401/1000, as /api does, whatever tools/list shows, and the fast path
+// (fastcall.go) runs the same handler, so it cannot skip the rule.
 
 // addOperationTools adds the operation tools, once (Start).
 func (s *Service) addOperationTools() {
@@ -33,7 +41,7 @@ func (s *Service) addOperationTools() {
 		schemas := map[reflect.Type]*jsonschema.Schema{}
 		for _, op := range s.ops.Operations() {
 			name := ToolName(op.Resource, op.Action, op.Version)
-			if op.Public || op.Strategy != s.ops.DefaultStrategy() || s.names[name] {
+			if !offered(op, s.ops.DefaultStrategy()) || s.names[name] {
 				continue
 			}
 			s.names[name] = true
@@ -49,6 +57,13 @@ func (s *Service) addOperationTools() {
 			s.mu.Unlock()
 		}
 	})
+}
+
+// offered reports whether op is a tool: an operation of the default strategy (bearer), neither
+// public nor declared rpc.HTTPOnly (it needs the HTTP request itself, such as the file part of
+// sys/storage upload_part, which a tool call cannot send).
+func offered(op rpc.OperationInfo, strategy string) bool {
+	return !op.Public && !op.HTTPOnly && op.Strategy == strategy
 }
 
 // ToolName is the tool name of an /api operation: sys/schema list_tables v1 →
@@ -71,9 +86,9 @@ func operationDescription(op rpc.OperationInfo) string {
 	return d
 }
 
-// operationHandler runs op through the engine with the caller's principal. The result is the
-// operation's data as JSON text; a failure is a tool error holding the {code, message, data}
-// envelope an /api client would receive.
+// operationHandler runs op through the engine as the caller (its principal and credential).
+// The result is the operation's data as JSON text; a failure is a tool error holding the
+// {code, message, data} envelope an /api client would receive.
 func (s *Service) operationHandler(op rpc.OperationInfo) sdk.ToolHandler {
 	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		ctx = rpc.WithRequestInfo(ctx, requestInfo(req.Extra))
@@ -81,7 +96,7 @@ func (s *Service) operationHandler(op rpc.OperationInfo) sdk.ToolHandler {
 		if req.Params != nil {
 			params = req.Params.Arguments
 		}
-		data, err := s.ops.Call(ctx, Principal(req.Extra), op.Resource, op.Action, op.Version, params)
+		data, err := s.ops.CallAs(ctx, caller(req.Extra), op.Resource, op.Action, op.Version, params)
 		if err != nil {
 			return s.rpcError(err), nil
 		}
