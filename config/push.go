@@ -12,6 +12,7 @@ const (
 	defaultPingInterval           = 30 * time.Second
 	defaultWriteTimeout           = 10 * time.Second
 	defaultSendBuffer             = 32
+	defaultMaxConnectionsPerUser  = 10
 	defaultSessionRecheckInterval = 60 * time.Second
 )
 
@@ -33,8 +34,10 @@ type Push struct {
 	// SendBuffer is svc.push.send_buffer (default 32): queued frames per connection; a client too
 	// slow to drain is disconnected.
 	SendBuffer int `toml:"send_buffer"`
-	// MaxConnectionsPerUser is svc.push.max_connections_per_user (default 0 = unlimited), per user
-	// per node.
+	// MaxConnectionsPerUser is svc.push.max_connections_per_user (default 10; ours, the spec's
+	// default is 0 = unlimited): sockets per user per node, the next one closed with 4429. Unset
+	// or 0 takes the default, so a single token cannot open sockets without bound (issue #31); a
+	// negative value removes the cap.
 	MaxConnectionsPerUser int `toml:"max_connections_per_user"`
 	// SessionRecheckInterval is svc.push.session_recheck_interval (default 60s): how often
 	// opaque-token sessions of open connections are revalidated.
@@ -69,7 +72,9 @@ func (p *Push) applyDefaults() {
 	p.PingInterval = positive(p.PingInterval, defaultPingInterval)
 	p.WriteTimeout = positive(p.WriteTimeout, defaultWriteTimeout)
 	p.SendBuffer = positive(p.SendBuffer, defaultSendBuffer)
-	p.MaxConnectionsPerUser = positive(p.MaxConnectionsPerUser, 0)
+	if p.MaxConnectionsPerUser == 0 { // negative: no cap, kept as given
+		p.MaxConnectionsPerUser = defaultMaxConnectionsPerUser
+	}
 	p.SessionRecheckInterval = positive(p.SessionRecheckInterval, defaultSessionRecheckInterval)
 }
 

@@ -17,8 +17,9 @@
 //   - allowed_origins: glob patterns of Origin hosts, or of scheme://host when a pattern holds
 //     "://" (github.com/coder/websocket's rule; the request's own host is always allowed);
 //     empty allows any origin. A refused origin answers 403 before the upgrade;
-//   - after the upgrade: over max_connections_per_user connections of the user on this node →
-//     close 4429 "push: per-user connection limit reached"; a node shutting down → 1001.
+//   - after the upgrade: over max_connections_per_user connections of the user on this node
+//     (default 10) → close 4429 "push: per-user connection limit reached"; a node shutting down
+//     → 1001.
 //
 // # Frames and close codes
 //
@@ -99,7 +100,8 @@
 // # Config keys
 //
 // svc.push.enabled, path, allowed_origins, ping_interval, write_timeout, send_buffer,
-// max_connections_per_user, session_recheck_interval (spec §8.3) and bridge (ours). No tables.
+// max_connections_per_user (default 10, ours), session_recheck_interval (spec §8.3) and bridge
+// (ours). No tables.
 //
 // # Workers
 //
@@ -115,6 +117,8 @@
 //
 //   - A missing token is 401/1003 like a bad one (the original's middleware), not 1000.
 //   - JWT connections end at token expiry and family revocation (the original kept them).
+//   - max_connections_per_user defaults to 10 (the spec's 0 means unlimited): unset or 0 takes
+//     10, a negative value removes the cap, so one token cannot open sockets without bound.
 //   - The per-user cap is checked after the upgrade, so the client sees a terminal 4429 close
 //     rather than an HTTP error it would retry.
 //   - The event bridge and `svc push send` are ours; the original had neither.
