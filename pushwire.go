@@ -2,6 +2,7 @@ package svc
 
 import (
 	"context"
+	"errors"
 	"net/http"
 
 	"github.com/svc-framework/svc/push"
@@ -10,8 +11,9 @@ import (
 
 // pushBinder binds push connections to the security module's tokens: an opaque token to its
 // session (kicked on revocation, rechecked by push), a JWT to its token family (kicked when the
-// family is revoked) and its expiry. Push never imports security; this is the composition
-// root's adapter.
+// family is revoked), its issue time and its expiry. Its Recheck is the decision /api makes on
+// every request (Sessions.Get, JWTTokens.Recheck), so a socket ends when its token stops
+// working on /api. Push never imports security; this is the composition root's adapter.
 type pushBinder struct {
 	sessions *security.Sessions  // nil unless token_type is opaque_token
 	jwt      *security.JWTTokens // nil unless the built-in JWT service
@@ -36,24 +38,37 @@ func (b pushBinder) Bind(_ context.Context, r *http.Request) push.Binding {
 	if b.sessions != nil {
 		return push.Binding{Key: security.SessionID(token), Session: true}
 	}
-	if fid, exp, ok := b.jwt.Inspect(token); ok {
-		return push.Binding{Key: fid, Expires: exp}
+	if info, ok := b.jwt.Inspect(token); ok {
+		return push.Binding{Key: info.Family, IssuedAt: info.IssuedAt, Expires: info.Expires}
 	}
 	return push.Binding{}
 }
 
-// Live implements push.Binder: Sessions.Get, which does not slide the expiry.
-func (b pushBinder) Live(ctx context.Context, id string) (bool, error) {
-	if b.sessions == nil {
-		return true, nil
+// Recheck implements push.Binder: an opaque session through Sessions.Get (which does not slide
+// the expiry), a JWT through JWTTokens.Recheck. A binding without an issue time (a token Inspect
+// could not read, which cannot happen after the handshake authenticated it) is kept.
+func (b pushBinder) Recheck(ctx context.Context, userID string, bind push.Binding) ([]string, bool, error) {
+	if bind.Session {
+		s, err := b.sessions.Get(ctx, bind.Key)
+		if err != nil || s == nil || s.Principal == nil {
+			return nil, s != nil, err
+		}
+		return s.Principal.Roles, true, nil
 	}
-	s, err := b.sessions.Get(ctx, id)
-	return s != nil, err
+	if b.jwt == nil || bind.IssuedAt.IsZero() {
+		return nil, true, nil
+	}
+	roles, err := b.jwt.Recheck(ctx, userID, bind.Key, bind.IssuedAt)
+	if errors.Is(err, security.ErrTokenInvalid) {
+		return nil, false, nil
+	}
+	return roles, err == nil, err
 }
 
-// wirePush connects security's revocations to push's kicks: a revoked opaque session is kicked
-// here and relayed to the other nodes; a revoked token family reaches every node through the
-// security change feed, so each node kicks its own connections.
+// wirePush connects security's revocations and user changes to push: a revoked opaque session
+// is kicked here and relayed to the other nodes; a revoked token family and a changed user
+// (disabled, password, roles) reach every node through the security change feed, so each node
+// kicks or rechecks its own connections.
 func wirePush(sec *security.Service, p *push.Service) {
 	if s := sec.Sessions(); s != nil {
 		s.OnRevoke(func(ctx context.Context, r security.SessionRevocation) { p.Kick(ctx, r.SessionID) })
@@ -61,4 +76,5 @@ func wirePush(sec *security.Service, p *push.Service) {
 	if jwt, ok := sec.Tokens().(*security.JWTTokens); ok {
 		jwt.OnFamilyRevoked(func(fid string) { p.KickLocal(fid) })
 	}
+	sec.OnUserChanged(p.UserChanged)
 }

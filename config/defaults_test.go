@@ -76,7 +76,7 @@ func wantDefaults() *Config {
 		},
 		Push: Push{
 			Path: "/ws", PingInterval: 30 * time.Second, WriteTimeout: 10 * time.Second, SendBuffer: 32,
-			SessionRecheckInterval: 60 * time.Second,
+			MaxConnectionsPerUser: 10, SessionRecheckInterval: 60 * time.Second,
 		},
 		Event: Event{
 			DefaultTransport: "memory",
@@ -223,6 +223,30 @@ func TestBodyMemoryBudgetDefault(t *testing.T) {
 			a.applyDefaults()
 			if a.BodyMemoryBudget != tt.want {
 				t.Errorf("BodyMemoryBudget = %s, want %s", a.BodyMemoryBudget, tt.want)
+			}
+		})
+	}
+}
+
+// TestMaxConnectionsPerUserDefault: the per-user socket cap defaults to 10 (issue #31), unset
+// and 0 alike; a positive value is kept and a negative one removes the cap.
+func TestMaxConnectionsPerUserDefault(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		v, want int
+	}{
+		{"unset takes the default", 0, 10},
+		{"positive kept", 3, 3},
+		{"negative kept: no cap", -1, -1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			p := Push{MaxConnectionsPerUser: tt.v}
+			p.applyDefaults()
+			if p.MaxConnectionsPerUser != tt.want {
+				t.Errorf("MaxConnectionsPerUser = %d, want %d", p.MaxConnectionsPerUser, tt.want)
 			}
 		})
 	}

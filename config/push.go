@@ -12,6 +12,7 @@ const (
 	defaultPingInterval           = 30 * time.Second
 	defaultWriteTimeout           = 10 * time.Second
 	defaultSendBuffer             = 32
+	defaultMaxConnectionsPerUser  = 10
 	defaultSessionRecheckInterval = 60 * time.Second
 )
 
@@ -23,7 +24,9 @@ type Push struct {
 	// Path is svc.push.path (default /ws): the WebSocket route; must start with a slash.
 	Path string `toml:"path"`
 	// AllowedOrigins is svc.push.allowed_origins: origins accepted at the handshake; empty allows
-	// every origin (the handshake is token-authenticated).
+	// every origin, which is safe because only an explicit bearer token (Authorization header or
+	// __accessToken query) authenticates the handshake, never a cookie or other credential a
+	// browser attaches by itself (docs/push.md).
 	AllowedOrigins []string `toml:"allowed_origins"`
 	// PingInterval is svc.push.ping_interval (default 30s); a connection missing two consecutive
 	// pongs is dropped.
@@ -33,11 +36,15 @@ type Push struct {
 	// SendBuffer is svc.push.send_buffer (default 32): queued frames per connection; a client too
 	// slow to drain is disconnected.
 	SendBuffer int `toml:"send_buffer"`
-	// MaxConnectionsPerUser is svc.push.max_connections_per_user (default 0 = unlimited), per user
-	// per node.
+	// MaxConnectionsPerUser is svc.push.max_connections_per_user (default 10; ours, the spec's
+	// default is 0 = unlimited): sockets per user per node, the next one closed with 4429. Unset
+	// or 0 takes the default, so a single token cannot open sockets without bound (issue #31); a
+	// negative value removes the cap.
 	MaxConnectionsPerUser int `toml:"max_connections_per_user"`
-	// SessionRecheckInterval is svc.push.session_recheck_interval (default 60s): how often
-	// opaque-token sessions of open connections are revalidated.
+	// SessionRecheckInterval is svc.push.session_recheck_interval (default 60s): how often the
+	// token of every open connection is decided again as /api would (session ended, user
+	// disabled, password changed, current roles). Changes of the built-in user store and
+	// revocations reach the sockets at once; this is the net for the rest.
 	SessionRecheckInterval time.Duration `toml:"session_recheck_interval"`
 	// Bridge is svc.push.bridge (ours, not in the spec): bus events forwarded to push targets
 	// without code, one entry per event type. Empty by default.
@@ -69,7 +76,9 @@ func (p *Push) applyDefaults() {
 	p.PingInterval = positive(p.PingInterval, defaultPingInterval)
 	p.WriteTimeout = positive(p.WriteTimeout, defaultWriteTimeout)
 	p.SendBuffer = positive(p.SendBuffer, defaultSendBuffer)
-	p.MaxConnectionsPerUser = positive(p.MaxConnectionsPerUser, 0)
+	if p.MaxConnectionsPerUser == 0 { // negative: no cap, kept as given
+		p.MaxConnectionsPerUser = defaultMaxConnectionsPerUser
+	}
 	p.SessionRecheckInterval = positive(p.SessionRecheckInterval, defaultSessionRecheckInterval)
 }
 

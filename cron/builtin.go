@@ -77,9 +77,14 @@ type HTTPRequestParams struct {
 // a client that refuses destinations policy does not allow — checked on the URL, on every
 // redirect and on the resolved address at dial time — and without any proxy. A 2xx response
 // succeeds; anything else fails with the status and a bounded excerpt of the body.
+//
+// It implements ParamsChecker with the same URL check (scheme http or https, a host, the
+// allow-list and the internal ranges for an IP literal), so a schedule whose URL can only be
+// refused is refused when it is saved (2706), not at each run. A host name's resolved address
+// can only be judged when the job dials.
 func HTTPRequestJob(policy *HostPolicy) JobHandler {
 	client := newPolicyClient(policy)
-	return TypedJob(JobHTTPRequest, func(ctx context.Context, _ Execution, p HTTPRequestParams) error {
+	run := TypedJob(JobHTTPRequest, func(ctx context.Context, _ Execution, p HTTPRequestParams) error {
 		req, err := p.request(ctx, policy)
 		if err != nil {
 			return err
@@ -102,6 +107,27 @@ func HTTPRequestJob(policy *HostPolicy) JobHandler {
 		}
 		return fmt.Errorf("http.request %s %s: status %s: %s", req.Method, safeURL(req.URL), resp.Status, bodyExcerpt(excerpt))
 	})
+	return checkedJob{JobHandler: run, check: func(params json.RawMessage) error {
+		var p HTTPRequestParams
+		if err := (Execution{JobName: JobHTTPRequest, Params: params}).BindParams(&p); err != nil {
+			return err
+		}
+		_, err := p.url(policy)
+		return err
+	}}
+}
+
+// url parses the params' URL and checks it against policy: the check of every run, and of
+// every save through CheckParams.
+func (p HTTPRequestParams) url(policy *HostPolicy) (*url.URL, error) {
+	u, err := url.Parse(p.URL)
+	if err != nil {
+		return nil, fmt.Errorf("http.request: url: %w", err)
+	}
+	if err := checkURL(u, policy); err != nil {
+		return nil, err
+	}
+	return u, nil
 }
 
 // request builds the request and checks its URL.
@@ -110,11 +136,8 @@ func (p HTTPRequestParams) request(ctx context.Context, policy *HostPolicy) (*ht
 	if method == "" {
 		method = http.MethodGet
 	}
-	u, err := url.Parse(p.URL)
+	u, err := p.url(policy)
 	if err != nil {
-		return nil, fmt.Errorf("http.request: url: %w", err)
-	}
-	if err := checkURL(u, policy); err != nil {
 		return nil, err
 	}
 	var body io.Reader
@@ -206,23 +229,51 @@ type EventPublishParams struct {
 }
 
 // EventPublishJob returns the event.publish job: it publishes {type, payload} from its params
-// on pub. Types of the framework (prefix "svc.") are refused, so a schedule cannot forge
-// them.
+// on pub. Types of the framework (the reserved prefix "svc.", in any letter case:
+// event.Reserved) are refused, so a schedule cannot forge them; the check also runs when the
+// schedule is saved (ParamsChecker, 2706).
 func EventPublishJob(pub bus.Publisher) JobHandler {
-	return TypedJob(JobEventPublish, func(ctx context.Context, _ Execution, p EventPublishParams) error {
-		t := strings.TrimSpace(p.Type)
-		switch {
-		case t == "":
-			return errors.New("event.publish: params.type is required")
-		case strings.HasPrefix(t, "svc."):
-			return fmt.Errorf("event.publish: type %q: the svc. prefix is reserved for the framework", t)
-		case pub == nil:
+	run := TypedJob(JobEventPublish, func(ctx context.Context, _ Execution, p EventPublishParams) error {
+		if err := p.check(); err != nil {
+			return err
+		}
+		if pub == nil {
 			return errors.New("event.publish: the server has no event bus")
 		}
 		payload := p.Payload
 		if len(payload) == 0 {
 			payload = json.RawMessage("null")
 		}
-		return pub.Publish(ctx, bus.Named{Type: t, Payload: payload})
+		return pub.Publish(ctx, bus.Named{Type: strings.TrimSpace(p.Type), Payload: payload})
 	})
+	return checkedJob{JobHandler: run, check: func(params json.RawMessage) error {
+		var p EventPublishParams
+		if err := (Execution{JobName: JobEventPublish, Params: params}).BindParams(&p); err != nil {
+			return err
+		}
+		return p.check()
+	}}
 }
+
+// check refuses a missing type and the framework's reserved types.
+func (p EventPublishParams) check() error {
+	t := strings.TrimSpace(p.Type)
+	switch {
+	case t == "":
+		return errors.New("event.publish: params.type is required")
+	case bus.Reserved(t):
+		return fmt.Errorf("event.publish: type %q: the %s prefix is reserved for the framework", t, bus.ReservedPrefix)
+	}
+	return nil
+}
+
+// checkedJob is a built-in job with its params check (ParamsChecker).
+type checkedJob struct {
+	JobHandler
+	check func(params json.RawMessage) error
+}
+
+// CheckParams implements ParamsChecker.
+func (j checkedJob) CheckParams(params json.RawMessage) error { return j.check(params) }
+
+var _ ParamsChecker = checkedJob{}

@@ -36,6 +36,13 @@ func TestHostPolicy(t *testing.T) {
 		{"empty list: IPv6 loopback", nil, "::1", "::1", false},
 		{"empty list: mapped loopback", nil, "x", "::ffff:127.0.0.1", false},
 		{"empty list: unique local", nil, "x", "fd00:ec2::254", false},
+		{"empty list: unspecified IPv6", nil, "x", "::", false},
+		{"empty list: IPv4-compatible loopback", nil, "x", "::127.0.0.1", false},
+		{"empty list: IPv4-compatible metadata", nil, "x", "::a9fe:a9fe", false},
+		{"empty list: IPv4-compatible private", nil, "x", "::10.0.0.1", false},
+		{"empty list: IPv4-compatible public", nil, "x", "::93.184.216.34", false},
+		{"empty list: NAT64 metadata", nil, "x", "64:ff9b::a9fe:a9fe", false},
+		{"empty list: public IPv6", nil, "example.com", "2606:2800:220:1:248:1893:25c8:1946", true},
 		{"listed name, public address", []string{"api.example.com"}, "API.example.com", "93.184.216.34", true},
 		{"unlisted name", []string{"api.example.com"}, "other.example.com", "93.184.216.34", false},
 		{"wildcard subdomain", []string{"*.example.com"}, "a.b.example.com", "93.184.216.34", true},
@@ -132,6 +139,8 @@ func TestHTTPRequestJob(t *testing.T) {
 		{"redirect to a private address", local, srv.URL + "/to-private"},
 		{"redirect to another scheme", local, srv.URL + "/to-ftp"},
 		{"file scheme", local, "file:///etc/passwd"},
+		{"IPv4-compatible loopback literal", nil, "http://[::127.0.0.1]" + srv.URL[len("http://127.0.0.1"):] + "/ok"},
+		{"IPv4-compatible metadata literal", nil, "http://[::a9fe:a9fe]/latest"},
 	}
 	for _, tt := range refused {
 		if err := runHTTP(t, tt.entries, map[string]any{"url": tt.url}); !errors.Is(err, ErrHostNotAllowed) {
@@ -175,7 +184,7 @@ func TestEventPublishJob(t *testing.T) {
 	if err := run(`{"type":"app.report.due","payload":{"n":1}}`); err != nil {
 		t.Fatalf("publish: %v", err)
 	}
-	for _, bad := range []string{`{}`, `{"type":"svc.cron.run.failed"}`, `{"type":3}`} {
+	for _, bad := range []string{`{}`, `{"type":"svc.cron.run.failed"}`, `{"type":"SVC.cron.run.failed"}`, `{"type":"Svc.x"}`, `{"type":3}`} {
 		if err := run(bad); err == nil {
 			t.Errorf("params %s accepted", bad)
 		}

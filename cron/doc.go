@@ -34,13 +34,19 @@
 // With Options.Builtins (set by the ready binary cmd/svc, so `svc serve` has them; library
 // hosts opt in) the registry also holds http.request (HTTPRequestJob: method, url, headers,
 // body, timeout; 2xx succeeds, otherwise the status and a 512-byte body excerpt are the run's
-// error) and event.publish (EventPublishJob: {type, payload} on the server's bus; "svc."
-// types refused). http.request obeys svc.cron.store.http_allowed_hosts (ours, HostPolicy):
-// host names, "*.domain", IPs, CIDRs; empty allows public addresses only; loopback, private,
-// link-local, CGNAT, reserved and metadata addresses need an IP/CIDR entry. The check runs on
-// the URL, on each redirect and, through the dialer's Control hook, on the resolved address of
-// every connection, so DNS rebinding cannot bypass it; proxies from the environment are not
-// used. Risk: whoever holds cron.schedule.manage picks the URLs the server calls (docs/cron.md).
+// error) and event.publish (EventPublishJob: {type, payload} on the server's bus; types with
+// the framework's prefix refused in any letter case, event.Reserved). http.request obeys
+// svc.cron.store.http_allowed_hosts (ours, HostPolicy): host names, "*.domain", IPs, CIDRs;
+// empty allows public addresses only; loopback, private, link-local, CGNAT, reserved and
+// metadata addresses, and IPv6 forms embedding an IPv4 address (mapped, IPv4-compatible ::/96,
+// NAT64), need an IP/CIDR entry. The check runs on the URL, on each redirect and, through the
+// dialer's Control hook, on the resolved address of every connection, so DNS rebinding cannot
+// bypass it; proxies from the environment are not used. Both built-ins also check their params
+// when a schedule is saved (ParamsChecker: create, update, preview, default schedules): the
+// same URL check (scheme, host, an IP literal's range, the allow-list) and the same event-type
+// check, refused with 2706, so a schedule that could only fail is not stored. A host name's
+// resolved address is judged at run time only (DNS may change). Risk: whoever holds
+// cron.schedule.manage picks the URLs the server calls (docs/cron.md).
 //
 // # Wiring
 //

@@ -15,11 +15,16 @@ var ErrHostNotAllowed = errors.New("cron store: http.request destination not all
 // allow-list covers them: loopback, private (RFC 1918, unique local), link-local (which holds
 // the 169.254.169.254 metadata service), shared CGNAT space (100.100.100.200 metadata), the
 // IETF protocol block (192.0.0.192 metadata), "this network", benchmarking, reserved and
-// multicast ranges.
+// multicast ranges. IPv6 forms that embed an IPv4 address are refused as a whole, since a stack
+// or a translator may deliver them to that IPv4 address: IPv4-mapped (::ffff:0:0/96) by
+// unmapping before the check, IPv4-compatible (::/96, deprecated by RFC 4291; it holds :: and ::1
+// too, so ::127.0.0.1 and ::a9fe:a9fe are refused) and NAT64 (64:ff9b::/96) by range. This is the
+// only such list in svc: http.request is the only outbound call to a URL a user chooses that
+// the framework guards.
 var internalRanges = mustPrefixes(
 	"0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16", "172.16.0.0/12",
 	"192.0.0.0/24", "192.168.0.0/16", "198.18.0.0/15", "224.0.0.0/4", "240.0.0.0/4",
-	"::/128", "::1/128", "fc00::/7", "fe80::/10", "ff00::/8", "64:ff9b::/96", "2001:db8::/32",
+	"::/96", "fc00::/7", "fe80::/10", "ff00::/8", "64:ff9b::/96", "2001:db8::/32",
 )
 
 func mustPrefixes(ss ...string) []netip.Prefix {

@@ -67,6 +67,15 @@ func TypedJob[P any](name string, fn func(ctx context.Context, e Execution, p P)
 	}}
 }
 
+// ParamsChecker is implemented by a JobHandler that can tell, from a schedule's params alone,
+// that every run would fail (the built-in jobs: a URL the host policy refuses, a reserved event
+// type). Create, update, preview_fires and default schedules call it after the other checks;
+// its error refuses the schedule with 2706 and is the error's reason. params is nil when the
+// schedule has none.
+type ParamsChecker interface {
+	CheckParams(params json.RawMessage) error
+}
+
 type funcJob struct {
 	name string
 	fn   func(ctx context.Context, e Execution) error

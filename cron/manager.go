@@ -33,13 +33,14 @@ type Spec struct {
 }
 
 // check validates spec in the original's order (name, job, trigger, policies, timeout,
-// window) and returns its timing anchored at anchor, with defaults applied to spec.
+// window), then the params when the job checks them (ParamsChecker), and returns its timing anchored at anchor, with defaults applied to spec.
 func (s *Service) check(spec *Spec, anchor time.Time) (*Timing, error) {
 	spec.Name = strings.TrimSpace(spec.Name)
 	if err := checkName(spec.Name); err != nil {
 		return nil, err
 	}
-	if s.jobs.Get(spec.JobName) == nil {
+	job := s.jobs.Get(spec.JobName)
+	if job == nil {
 		return nil, ErrJobNotRegistered.WithArgs("job", spec.JobName)
 	}
 	tm, err := Compile(spec.Trigger, spec.Window, anchor)
@@ -59,6 +60,11 @@ func (s *Service) check(spec *Spec, anchor time.Time) (*Timing, error) {
 	}
 	if t := strings.TrimSpace(string(spec.Params)); t == "" || t == "null" {
 		spec.Params = nil
+	}
+	if pc, ok := job.(ParamsChecker); ok {
+		if err := pc.CheckParams(spec.Params); err != nil {
+			return nil, invalidSchedule(err)
+		}
 	}
 	return tm, nil
 }

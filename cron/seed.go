@@ -2,6 +2,7 @@ package cron
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 )
@@ -26,9 +27,18 @@ type seededJob struct {
 
 func (j seededJob) DefaultSchedule() Spec { return j.spec }
 
+// CheckParams forwards to the wrapped handler's ParamsChecker, if it has one.
+func (j seededJob) CheckParams(params json.RawMessage) error {
+	if c, ok := j.JobHandler.(ParamsChecker); ok {
+		return c.CheckParams(params)
+	}
+	return nil
+}
+
 var (
 	_ JobHandler       = seededJob{}
 	_ defaultScheduler = seededJob{}
+	_ ParamsChecker    = seededJob{}
 )
 
 // seed creates the default schedules that do not exist yet; it runs at start, after the

@@ -407,3 +407,27 @@ func TestNamed(t *testing.T) {
 		}
 	}
 }
+
+// TestReserved: the framework's prefix is reserved in any letter case (issue #31 item 13);
+// look-alikes that only contain it, or lack its dot, are not.
+func TestReserved(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		typ  string
+		want bool
+	}{
+		{"svc.cron.run.failed", true},
+		{"SVC.cron.run.failed", true},
+		{"Svc.x", true},
+		{"sVc.", true},
+		{"svc", false},
+		{"svcx.y", false},
+		{"app.svc.x", false},
+		{"", false},
+	}
+	for _, tt := range tests {
+		if got := Reserved(tt.typ); got != tt.want {
+			t.Errorf("Reserved(%q) = %t, want %t", tt.typ, got, tt.want)
+		}
+	}
+}

@@ -93,6 +93,10 @@
 // # Choices where the original is silent or differs
 //
 //   - Names use svc.: dead-letter topics svc-dlq.<type>, header svc.dlq, stream prefix svc:.
+//   - The prefix "svc." (ReservedPrefix) names the framework's events. The bus does not know who
+//     publishes, so it does not refuse it; code that publishes a type a user chose (the cron
+//     module's event.publish job) refuses it with Reserved, in any letter case ("SVC.x" and
+//     "Svc.x" too), so such a user cannot forge a framework event or a look-alike of one.
 //   - Subscribe takes an exact event type (a stream key is prefix + type), not a pattern.
 //   - A rule listing the outbox and its sink publishes only to the outbox; the sink gets the
 //     event from the relay, so it is not delivered twice. A subscription on a rule that lists the

@@ -3,6 +3,7 @@ package event
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -135,6 +136,20 @@ const (
 	// DeadLetterPrefix prefixes the event type of a dead-lettered event.
 	DeadLetterPrefix = "svc-dlq."
 )
+
+// ReservedPrefix begins the event types of the framework (svc.storage.*, svc.cron.*,
+// svc.security.*, ...). Code that publishes types chosen by a user rather than by the program
+// (the cron module's event.publish job) refuses them with Reserved, so such a user cannot forge
+// the framework's events.
+const ReservedPrefix = "svc."
+
+// Reserved reports whether typ is a framework event type: it begins with ReservedPrefix in any
+// letter case ("SVC.x" and "Svc.x" included), since subscribers, routing patterns and
+// case-insensitive consumers downstream (a SQL collation, a log search) must not be given a
+// look-alike of a framework type.
+func Reserved(typ string) bool {
+	return len(typ) >= len(ReservedPrefix) && strings.EqualFold(typ[:len(ReservedPrefix)], ReservedPrefix)
+}
 
 // publishOptions are the settings of one Publish call.
 type publishOptions struct {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -38,17 +39,15 @@ const readLimit = 4096
 // reads (and discards) inbound frames so that pongs and close frames are seen; a writer
 // goroutine exists only while frames are queued, so idle connections stay small.
 type conn struct {
-	id      uint64 // registration order, unique in the hub
-	ws      *websocket.Conn
-	raw     net.Conn // the hijacked connection under ws: write deadlines
-	hub     *hub
-	user    string
-	roles   []string
-	key     string    // revocation key: opaque session id or JWT token family; "" none
-	session bool      // key is an opaque session, rechecked every session_recheck_interval
-	expires time.Time // the token's expiry (JWT); zero = none
+	id   uint64 // registration order, unique in the hub
+	ws   *websocket.Conn
+	raw  net.Conn // the hijacked connection under ws: write deadlines
+	hub  *hub
+	user string
+	bind Binding // revocation key, issue time and expiry of the token
 
-	active  atomic.Bool // delivery allowed: false until an opaque session passed its recheck
+	roles   atomic.Pointer[[]string] // the principal's roles: the handshake's, then each recheck's
+	active  atomic.Bool              // delivery allowed: false until the first recheck passed
 	pinging atomic.Bool
 
 	mu      sync.Mutex
@@ -190,9 +189,16 @@ func (c *conn) read() {
 	}
 }
 
-// hasRole reports whether the principal held one of roles at the handshake.
+// setRoles replaces the principal's roles (a recheck after a change of the user).
+func (c *conn) setRoles(roles []string) {
+	r := slices.Clone(roles)
+	c.roles.Store(&r)
+}
+
+// hasRole reports whether the principal holds one of roles: those of the handshake, or of the
+// latest recheck.
 func (c *conn) hasRole(roles []string) bool {
-	for _, r := range c.roles {
+	for _, r := range *c.roles.Load() {
 		for _, want := range roles {
 			if r == want {
 				return true

@@ -16,9 +16,17 @@
 //     module's own 401 error (1002 expired, 1003 invalid, ...);
 //   - allowed_origins: glob patterns of Origin hosts, or of scheme://host when a pattern holds
 //     "://" (github.com/coder/websocket's rule; the request's own host is always allowed);
-//     empty allows any origin. A refused origin answers 403 before the upgrade;
-//   - after the upgrade: over max_connections_per_user connections of the user on this node →
-//     close 4429 "push: per-user connection limit reached"; a node shutting down → 1001.
+//     empty allows any origin. A refused origin answers 403 before the upgrade. The open default
+//     is safe because nothing a browser sends by itself authenticates the handshake: only the
+//     bearer strategy is asked, which reads an Authorization header with the Bearer scheme
+//     (browsers never attach one on their own, unlike cookies or cached Basic credentials) or
+//     the __accessToken query parameter (which a page must already know). No cookie is read, so
+//     a cross-site page cannot open a socket as a logged-in user (cross-site WebSocket
+//     hijacking). A host that registers a bearer strategy reading a cookie must set
+//     allowed_origins;
+//   - after the upgrade: over max_connections_per_user connections of the user on this node
+//     (default 10) → close 4429 "push: per-user connection limit reached"; a node shutting down
+//     → 1001.
 //
 // # Frames and close codes
 //
@@ -29,18 +37,20 @@
 // 1009). The server pings every ping_interval; a pong missing for two intervals drops the
 // connection. Writes are bounded by write_timeout.
 //
-// Close codes: 4401 CloseSessionInvalid ("session revoked" from kicks, "session invalid" from
-// the recheck, "token expired" at a JWT's expiry), 4429 CloseTooManyConnections, 1001 going
-// away ("server shutting down"). The real client treats 4401 and 4429 as terminal.
+// Close codes: 4401 CloseSessionInvalid ("session revoked" from kicks, "session invalid" when a
+// recheck finds the token refused, "token expired" at a JWT's expiry), 4429
+// CloseTooManyConnections, 1001 going away ("server shutting down"). The real client treats
+// 4401 and 4429 as terminal.
 //
 // # Delivery
 //
-// Targets (Target): users (principal ids), roles (the principal's roles at the handshake) and
-// broadcast; the union of a push's targets, each connection at most once. Each connection has
-// send_buffer slots; a push is queued without blocking and a full buffer drops that connection
-// at once without a close frame (the client reconnects), so a slow client never delays the
-// others. A writer goroutine exists only while a connection has queued frames; an idle
-// connection holds one reading goroutine and small buffers (bench/push).
+// Targets (Target): users (principal ids), roles (the principal's current roles: the
+// handshake's, replaced by every recheck, see below) and broadcast; the union of a push's
+// targets, each connection at most once. Each connection has send_buffer slots; a push is
+// queued without blocking and a full buffer drops that connection at once without a close frame
+// (the client reconnects), so a slow client never delays the others. A writer goroutine exists
+// only while a connection has queued frames; an idle connection holds one reading goroutine and
+// small buffers (bench/push).
 //
 // # Notifier
 //
@@ -53,22 +63,34 @@
 // # Sessions and kicks
 //
 // The composition root binds each connection through Options.Binder (package svc, over the
-// security module; push never imports security):
+// security module; push never imports security). A socket lives exactly as long as /api
+// accepts its token: Binder.Recheck is /api's own decision (the session or family still live,
+// the principal not disabled, the token issued after the last password change, and the
+// principal's current roles), asked again whenever something may have changed it:
 //
 //   - opaque tokens: the session id (hex SHA-256 of the token). The security module's
 //     revocation hook (logout, forced logout, session-limit eviction) calls Kick: its
 //     connections close with 4401 "session revoked" here and, through the relay, on every
-//     node. A new connection is quarantined (no delivery) until its session is rechecked right
-//     after registration, which closes the race with a revocation during the handshake. The
-//     push-recheck worker looks every session up every session_recheck_interval without
-//     extending it and closes ended ones with 4401 "session invalid" (revocations by another
-//     process, such as `svc session revoke`); a store error keeps the connection (fail open).
-//   - JWTs (beyond the original, where JWT connections lived until closed): the token family
-//     and expiry. The push-expiry worker (every second, on the server's clock) closes a
-//     connection with 4401 "token expired" when its token expires; a revoked family (logout,
-//     refresh-token reuse) closes its connections with 4401 "session revoked" on every node
-//     through the security change feed (KickLocal; within its one-second bound). Tokens minted
-//     without a family (tools) are only bound to their expiry.
+//     node.
+//   - JWTs (beyond the original, where JWT connections lived until closed): the token family,
+//     issue time and expiry. The push-expiry worker (every second, on the server's clock)
+//     closes a connection with 4401 "token expired" when its token expires; a revoked family
+//     (logout, refresh-token reuse) closes its connections with 4401 "session revoked" on every
+//     node through the security change feed (KickLocal; within its one-second bound). Tokens
+//     minted without a family (tools) are bound to their expiry and their user's changes.
+//   - a change of a built-in user (disabled, password changed, roles, ...), made on any node or
+//     by the CLI, reaches every node through the security change feed within its one-second
+//     bound, which calls UserChanged: the user's connections on that node are rechecked. Those
+//     /api now refuses close with 4401 "session invalid"; the others take the user's current
+//     roles. A role change re-evaluates rather than closes, because /api keeps accepting the
+//     token with the new roles: role-targeted pushes follow the roles exactly as permissions do.
+//   - a new connection is quarantined (no delivery) until its first recheck right after
+//     registration, which closes the race with a revocation or a user change during the
+//     handshake.
+//   - the push-recheck worker rechecks every connection every session_recheck_interval: the net
+//     for what no hook reports (a revocation by another process without the relay, such as
+//     `svc session revoke`; a host user store, which has no change feed). A store error keeps
+//     the connection (fail open, like /api's token-state check).
 //
 // # Relay
 //
@@ -99,7 +121,8 @@
 // # Config keys
 //
 // svc.push.enabled, path, allowed_origins, ping_interval, write_timeout, send_buffer,
-// max_connections_per_user, session_recheck_interval (spec §8.3) and bridge (ours). No tables.
+// max_connections_per_user (default 10, ours), session_recheck_interval (spec §8.3; here every
+// connection's token, not only opaque sessions) and bridge (ours). No tables.
 //
 // # Workers
 //
@@ -115,6 +138,11 @@
 //
 //   - A missing token is 401/1003 like a bad one (the original's middleware), not 1000.
 //   - JWT connections end at token expiry and family revocation (the original kept them).
+//   - Every connection ends, on every node within a second, when its user is disabled or its
+//     password changed, and follows its user's current roles (the original kept the
+//     handshake's principal until the socket closed).
+//   - max_connections_per_user defaults to 10 (the spec's 0 means unlimited): unset or 0 takes
+//     10, a negative value removes the cap, so one token cannot open sockets without bound.
 //   - The per-user cap is checked after the upgrade, so the client sees a terminal 4429 close
 //     rather than an HTTP error it would retry.
 //   - The event bridge and `svc push send` are ours; the original had neither.

@@ -66,7 +66,8 @@ func headerHas(h http.Header, name, token string) bool {
 // serve registers the connection and reads until it ends.
 func (s *Service) serve(ws *websocket.Conn, raw net.Conn, p *rpc.Principal, b Binding) {
 	ws.SetReadLimit(readLimit)
-	c := &conn{ws: ws, raw: raw, hub: s.hub, user: p.ID, roles: p.Roles, key: b.Key, session: b.Session, expires: b.Expires}
+	c := &conn{ws: ws, raw: raw, hub: s.hub, user: p.ID, bind: b}
+	c.setRoles(p.Roles)
 	switch err := s.hub.add(c); {
 	case errors.Is(err, errTooMany):
 		_ = ws.Close(CloseTooManyConnections, ReasonTooMany)
@@ -76,23 +77,24 @@ func (s *Service) serve(ws *websocket.Conn, raw net.Conn, p *rpc.Principal, b Bi
 		return
 	}
 	defer c.drop()
-	if !c.session || s.quarantine(c) {
+	if s.opts.Binder == nil {
 		c.activate()
+	} else {
+		s.quarantine(c)
 	}
 	c.read()
 }
 
-// quarantine rechecks an opaque session right after registration: a revocation that landed
-// between the handshake's authentication and the registration found no connection to kick, so
-// the connection gets no delivery until the session is known live (wire-runtime §3.3). A store
+// quarantine rechecks the token right after registration, before the first delivery: a
+// revocation or a change of the user (disable, password, roles) that landed between the
+// handshake's authentication and the registration found no connection to kick or recheck, so
+// the connection gets no delivery until its token is known good (wire-runtime §3.3). A store
 // error fails open.
-func (s *Service) quarantine(c *conn) bool {
+func (s *Service) quarantine(c *conn) { s.recheckWithin([]*conn{c}) }
+
+// recheckWithin rechecks conns off any request, bounded by write_timeout.
+func (s *Service) recheckWithin(conns []*conn) {
 	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.WriteTimeout)
 	defer cancel()
-	live, err := s.opts.Binder.Live(ctx, c.key)
-	if err == nil && !live {
-		c.closeWith(CloseSessionInvalid, ReasonSessionInvalid)
-		return false
-	}
-	return true
+	s.recheck(ctx, conns)
 }

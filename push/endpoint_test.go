@@ -200,6 +200,23 @@ func TestPerUserCap(t *testing.T) {
 	connections(t, srv, 3)
 }
 
+// TestDefaultPerUserCap (issue #31 item 9): with the shipped configuration one user may hold 10
+// sockets on a node; the 11th is closed with 4429, and another user is not affected.
+func TestDefaultPerUserCap(t *testing.T) {
+	srv := pushServer(t)
+	if got := srv.Config().Push.MaxConnectionsPerUser; got != 10 {
+		t.Fatalf("max_connections_per_user = %d, want the default 10", got)
+	}
+	tok := srv.Token(t, svctest.User("alice"))
+	for range 10 {
+		dial(t, srv, tok)
+	}
+	connections(t, srv, 10)
+	dial(t, srv, tok).wantClose(t, wait, push.CloseTooManyConnections, push.ReasonTooMany)
+	dial(t, srv, srv.Token(t, svctest.User("bob")))
+	connections(t, srv, 11)
+}
+
 // TestShutdown: stopping the module closes connections with 1001.
 func TestShutdown(t *testing.T) {
 	srv := pushServer(t)

@@ -73,9 +73,9 @@ func (h *hub) add(c *conn) error {
 	c.id = h.nextID.Add(1)
 	s.users[c.user] = append(s.users[c.user], c)
 	s.mu.Unlock()
-	if c.key != "" {
+	if c.bind.Key != "" {
 		h.kmu.Lock()
-		h.keys[c.key] = append(h.keys[c.key], c)
+		h.keys[c.bind.Key] = append(h.keys[c.bind.Key], c)
 		h.kmu.Unlock()
 	}
 	return nil
@@ -98,12 +98,12 @@ func (h *hub) remove(c *conn) {
 	if c.active.Load() {
 		h.count.Add(-1)
 	}
-	if c.key != "" {
+	if c.bind.Key != "" {
 		h.kmu.Lock()
-		if keyed, _ := without(h.keys[c.key], c); len(keyed) == 0 {
-			delete(h.keys, c.key)
+		if keyed, _ := without(h.keys[c.bind.Key], c); len(keyed) == 0 {
+			delete(h.keys, c.bind.Key)
 		} else {
-			h.keys[c.key] = keyed
+			h.keys[c.bind.Key] = keyed
 		}
 		h.kmu.Unlock()
 	}
@@ -175,6 +175,14 @@ func (h *hub) collect(dst []*conn, match func(*conn) bool) []*conn {
 	return dst
 }
 
+// ofUser returns a snapshot of the connections of user.
+func (h *hub) ofUser(user string) []*conn {
+	s := h.shard(user)
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return slices.Clone(s.users[user])
+}
+
 // byKeys returns the connections of the revocation keys.
 func (h *hub) byKeys(keys []string) []*conn {
 	var out []*conn
@@ -183,17 +191,6 @@ func (h *hub) byKeys(keys []string) []*conn {
 		out = append(out, h.keys[k]...)
 	}
 	h.kmu.Unlock()
-	return out
-}
-
-// keyed returns a snapshot of the revocation keys and their connections.
-func (h *hub) keyed() map[string][]*conn {
-	h.kmu.Lock()
-	defer h.kmu.Unlock()
-	out := make(map[string][]*conn, len(h.keys))
-	for k, list := range h.keys {
-		out[k] = slices.Clone(list)
-	}
 	return out
 }
 

@@ -30,9 +30,11 @@ type Binding struct {
 	// Key is the revocation key Kick matches: the opaque session id, or the JWT token family;
 	// "" when nothing can revoke the token.
 	Key string
-	// Session marks Key as an opaque session: rechecked right after registration and every
-	// session_recheck_interval.
+	// Session marks Key as an opaque session.
 	Session bool
+	// IssuedAt is when the token was issued (JWT iat), for Binder.Recheck: a password change or
+	// disable after it refuses the token. Zero for opaque sessions (the session knows it).
+	IssuedAt time.Time
 	// Expires is when the token expires (JWT); the connection is closed with 4401 then. Zero
 	// means never.
 	Expires time.Time
@@ -43,15 +45,18 @@ type Binding struct {
 type Binder interface {
 	// Bind returns the binding of the access token of a handshake that authenticated.
 	Bind(ctx context.Context, r *http.Request) Binding
-	// Live reports whether an opaque session is still live, without extending it. An error
-	// keeps the connection (fail open).
-	Live(ctx context.Context, sessionID string) (bool, error)
+	// Recheck decides again, as /api would decide now, whether the token of a connection of
+	// userID bound to b is accepted: live is false once /api refuses it (session ended, principal
+	// disabled, password changed after the token was issued, family revoked); roles are the
+	// principal's current roles (nil: keep the handshake's). It must not extend a session. An
+	// error keeps the connection as it is (fail open).
+	Recheck(ctx context.Context, userID string, b Binding) (roles []string, live bool, err error)
 }
 
 // Options are what the composition root plugs into the module. Every field is optional.
 type Options struct {
-	// Binder binds connections to sessions and token expiry; nil: connections live until they
-	// close (no kicks, no recheck, no expiry).
+	// Binder binds connections to sessions, token families and expiry and rechecks them; nil:
+	// connections live until they close (no kicks, no recheck, no expiry).
 	Binder Binder
 	// NodeID names this node in relay frames; default a random id.
 	NodeID string
@@ -184,8 +189,23 @@ func (s *Service) KickLocal(keys ...string) {
 	}
 }
 
-// Connections returns the number of connections open on this node that receive pushes (an
-// opaque session's connection counts once its session was rechecked).
+// UserChanged re-decides the connections of userID on this node through Binder.Recheck: those
+// whose token /api now refuses (user disabled, password changed) close with 4401 "session
+// invalid", the others take the user's current roles, so role-targeted pushes follow a role
+// change as /api's permissions do. The security module calls it for every change of a user, on
+// every node through its change feed (each node handles its own connections, like KickLocal).
+// It never blocks: the recheck runs on its own goroutine.
+func (s *Service) UserChanged(userID string) {
+	if s.opts.Binder == nil {
+		return
+	}
+	if conns := s.hub.ofUser(userID); len(conns) > 0 {
+		go s.recheckWithin(conns)
+	}
+}
+
+// Connections returns the number of connections open on this node that receive pushes (with a
+// binder, a connection counts once its token passed the recheck right after registration).
 func (s *Service) Connections() int { return int(s.hub.count.Load()) }
 
 // Dropped returns how many connections this node dropped because their send buffer was full.

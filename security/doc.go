@@ -217,7 +217,15 @@
 //     by another process reach push through its session recheck (Sessions.Get).
 //     JWTTokens.OnFamilyRevoked runs for every revoked token family (logout, reuse detection)
 //     on this node and, through the change feed, on every other; JWTTokens.Inspect gives a
-//     token's family and expiry. Push closes a JWT's connections with them.
+//     token's family, issue time and expiry. Push closes a JWT's connections with them.
+//   - Long-lived connections end with /api's decision (issue #31): Service.OnUserChanged runs
+//     for every change of a built-in user (disabled, password, roles, ...) on this node and,
+//     through the change feed, on every other (CLI changes included); JWTTokens.Recheck (the
+//     revocable half of Verify: token state and family) and Sessions.Get (no slide; the
+//     principal with the user's current roles, like verify's) are the check to run again. Push
+//     closes the refused connections with 4401 and gives the others the current roles. A host
+//     user store has no change feed: the hook never runs and push's periodic recheck is the
+//     bound.
 //   - Trust login: the gateway checks, in order, rate limit (per app id and client IP; unknown
 //     app ids share one bucket per IP), app known, parameters present, timestamp within ±5
 //     minutes, HMAC-SHA256 signature over TrustRequest.Payload with the app's hex secret (the

@@ -8,7 +8,7 @@ import (
 	"github.com/svc-framework/svc/svctest"
 )
 
-// TestFamilyHookAndInspect: Inspect returns a login token's family and expiry (and refuses a
+// TestFamilyHookAndInspect: Inspect returns a login token's family, issue time and expiry (and refuses a
 // bad token); logout runs the OnFamilyRevoked hooks with that family.
 func TestFamilyHookAndInspect(t *testing.T) {
 	e := newEnv(t)
@@ -21,11 +21,12 @@ func TestFamilyHookAndInspect(t *testing.T) {
 	jt.OnFamilyRevoked(func(fid string) { mu.Lock(); got = append(got, fid); mu.Unlock() })
 
 	tok := e.access(t, e.freshUser(t))
-	fid, exp, ok := jt.Inspect(tok)
-	if !ok || fid == "" || !exp.After(e.clock.Now()) {
-		t.Fatalf("Inspect = %q, %v, %v; want a family and a future expiry", fid, exp, ok)
+	info, ok := jt.Inspect(tok)
+	fid := info.Family
+	if !ok || fid == "" || !info.Expires.After(e.clock.Now()) || info.IssuedAt.After(e.clock.Now()) {
+		t.Fatalf("Inspect = %+v, %v; want a family, a past issue time and a future expiry", info, ok)
 	}
-	if _, _, ok := jt.Inspect("not-a-token"); ok {
+	if _, ok := jt.Inspect("not-a-token"); ok {
 		t.Error("Inspect accepted a malformed token")
 	}
 	want(t, e.call(t, "logout", nil, svctest.WithToken(tok)), 200, 0)

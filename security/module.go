@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/svc-framework/svc/app"
@@ -111,6 +112,9 @@ type Service struct {
 	keys           *signingKeys  // filled by start: configured or database secret
 	accessTTL      time.Duration // the one place the access-token lifetime is read
 	db             *db.DB
+
+	hookMu    sync.RWMutex
+	userHooks []func(userID string)
 }
 
 // accessTokenTTL is the lifetime of access tokens for cfg: svc.security.access_token_expires
@@ -134,6 +138,32 @@ func (s *Service) Tokens() TokenService { return s.tokens }
 // Sessions returns the opaque sessions (forced logout, revocation hooks), or nil unless
 // svc.security.token_type is opaque_token with the built-in token service.
 func (s *Service) Sessions() *Sessions { return s.sessions }
+
+// OnUserChanged registers h, called with the id of every built-in user that changed (roles,
+// disabled, password, display name, TOTP, department): on the changing node at once, after its
+// caches dropped the user, and on every other server when its change feed applies the change
+// (within the bound of doc.go; a change made by the CLI included). The push module re-decides
+// the user's WebSocket connections with it, so they end (or change roles) when /api's decision
+// on their token does. h must not block: it runs on the changing request or the feed. With a
+// host user store there is no change feed and h is never called.
+func (s *Service) OnUserChanged(h func(userID string)) {
+	if h == nil {
+		return
+	}
+	s.hookMu.Lock()
+	s.userHooks = append(s.userHooks, h)
+	s.hookMu.Unlock()
+}
+
+// userChanged runs the OnUserChanged hooks (a handler of the built-in store's changes).
+func (s *Service) userChanged(id string) {
+	s.hookMu.RLock()
+	hooks := s.userHooks
+	s.hookMu.RUnlock()
+	for _, h := range hooks {
+		h(id)
+	}
+}
 
 // PermissionChecker returns the checker the composition root installs in the engine: the
 // host's Options.Permissions, else the role-based checker of svc.security.roles.
@@ -185,6 +215,9 @@ func New(deps app.Deps, opts Options) (*Service, error) {
 	}
 	if err := s.buildTokens(deps, opts, ext); err != nil {
 		return nil, err
+	}
+	if s.store != nil { // after the caches' own handlers: a hook reads the user afresh
+		s.store.onChange = append(s.store.onChange, s.userChanged)
 	}
 	s.buildAuthenticators(opts, ext, hasher)
 	if err := s.buildTrustLogin(deps, opts, ext); err != nil {

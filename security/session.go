@@ -183,19 +183,24 @@ func (s *Sessions) List(ctx context.Context, userID string) ([]Session, error) {
 }
 
 // Get returns the session with id while it is live, or nil once it expired, was revoked or was
-// created before its principal's password change or disable. It does not slide the expiry (for
-// rechecks of long-lived connections).
+// created before its principal's password change or disable: the decision of verify, which
+// /api makes on every request. Its principal carries a built-in user's current roles, as
+// verify's does. It does not slide the expiry (for rechecks of long-lived connections).
 func (s *Sessions) Get(ctx context.Context, id string) (*Session, error) {
 	now := s.now()
 	sess, err := s.load(ctx, id, now)
 	if err != nil || sess == nil || !now.Before(sess.ExpiresAt) {
 		return nil, err
 	}
-	if _, err := s.state.check(ctx, sess.UserID, sess.CreatedAt, false); err != nil {
+	roles, err := s.state.check(ctx, sess.UserID, sess.CreatedAt, false)
+	if err != nil {
 		return nil, nil
 	}
 	c := *sess
 	c.Principal = clonePrincipal(sess.Principal)
+	if roles != nil && c.Principal != nil {
+		c.Principal.Roles = withRoles(roles)
+	}
 	return &c, nil
 }
 

@@ -165,14 +165,27 @@ func (t *JWTTokens) Verify(ctx context.Context, accessToken string) (*rpc.Princi
 		v = verifiedToken{principal: p, family: c.Family, issuedAt: c.IssuedAt.Time, expires: c.Expires.Time}
 		t.verified.put(accessToken, v, t.signer.now())
 	}
-	roles, err := t.state.check(ctx, v.principal.ID, v.issuedAt, false)
+	roles, err := t.Recheck(ctx, v.principal.ID, v.family, v.issuedAt)
 	if err != nil {
 		return nil, err
 	}
-	if err := t.familyLive(ctx, v.family); err != nil {
+	return v.principalWith(roles), nil
+}
+
+// Recheck is the part of Verify that a change can revoke after a token was issued: the
+// principal's token state (disabled, or the token issued before a password change → 1003) and
+// the token's family (revoked → 1003). It returns the principal's current roles (nil: keep the
+// token's). Long-lived connections (push) call it again when the principal changes, so they end
+// exactly when /api starts refusing the token. Store errors fail open, as in Verify.
+func (t *JWTTokens) Recheck(ctx context.Context, principalID, family string, issuedAt time.Time) ([]string, error) {
+	roles, err := t.state.check(ctx, principalID, issuedAt, false)
+	if err != nil {
 		return nil, err
 	}
-	return v.principalWith(roles), nil
+	if err := t.familyLive(ctx, family); err != nil {
+		return nil, err
+	}
+	return roles, nil
 }
 
 // familyLive refuses the tokens of a revoked family (1003). Tokens without a family (minted by
@@ -218,18 +231,28 @@ func (t *JWTTokens) OnFamilyRevoked(h func(fid string)) {
 	t.hookMu.Unlock()
 }
 
-// Inspect returns the token family and expiry of an access token with a valid signature (for
-// binding long-lived connections to what can end them); ok is false for a token that does not
-// verify. It does not check revocation: call Verify for that.
-func (t *JWTTokens) Inspect(accessToken string) (family string, expires time.Time, ok bool) {
+// TokenInfo binds a long-lived connection to a JWT: what can end it later.
+type TokenInfo struct {
+	// Family is the token family ("" for tokens minted without one, such as tools').
+	Family string
+	// IssuedAt is the token's iat: a password change or disable after it refuses the token.
+	IssuedAt time.Time
+	// Expires is the token's exp.
+	Expires time.Time
+}
+
+// Inspect returns the family, issue time and expiry of an access token with a valid signature
+// (for binding long-lived connections to what can end them); ok is false for a token that does
+// not verify. It does not check revocation: call Verify or Recheck for that.
+func (t *JWTTokens) Inspect(accessToken string) (info TokenInfo, ok bool) {
 	if v, hit := t.verified.get(accessToken); hit {
-		return v.family, v.expires, true
+		return TokenInfo{Family: v.family, IssuedAt: v.issuedAt, Expires: v.expires}, true
 	}
 	c, err := t.signer.parse(accessToken, typAccess)
 	if err != nil {
-		return "", time.Time{}, false
+		return TokenInfo{}, false
 	}
-	return c.Family, c.Expires.Time, true
+	return TokenInfo{Family: c.Family, IssuedAt: c.IssuedAt.Time, Expires: c.Expires.Time}, true
 }
 
 // Refresh implements TokenService with rotation and reuse detection.
