@@ -51,7 +51,7 @@ func wantDefaults() *Config {
 			DeleteLeaseWindow:    5 * time.Minute,
 		},
 		Monitor: Monitor{SampleInterval: 10 * time.Second, SampleDuration: 2 * time.Second},
-		MCP:     MCP{Query: MCPQuery{Permission: DefaultMCPQueryPermission, MaxRows: 1000, Timeout: 10 * time.Second}},
+		MCP:     MCP{Query: MCPQuery{Permission: DefaultMCPQueryPermission, MaxRows: 1000, MaxBytes: 4 * MiB, Timeout: 10 * time.Second, DataSource: PrimaryDataSource}},
 		Approval: Approval{
 			TimeoutScanInterval:    time.Minute,
 			PreWarningScanInterval: 5 * time.Minute,

@@ -1,13 +1,18 @@
 package config
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // Defaults of svc.mcp.query (ours).
 const (
 	// DefaultMCPQueryPermission is svc.mcp.query.permission's default.
 	DefaultMCPQueryPermission = "sys.mcp.database_query"
-	defaultMCPQueryMaxRows    = 1000
-	defaultMCPQueryTimeout    = 10 * time.Second
+	// DefaultMCPQueryMaxBytes is svc.mcp.query.max_bytes's default.
+	DefaultMCPQueryMaxBytes = 4 * MiB
+	defaultMCPQueryMaxRows  = 1000
+	defaultMCPQueryTimeout  = 10 * time.Second
 )
 
 // MCP is the svc.mcp section (spec §5.1, §8.3).
@@ -33,9 +38,19 @@ type MCPQuery struct {
 	// MaxRows is svc.mcp.query.max_rows (default 1000): rows returned at most; the rest of the
 	// result is dropped and the tool says so.
 	MaxRows int `toml:"max_rows"`
+	// MaxBytes is svc.mcp.query.max_bytes (default 4mib): the bytes of values one call reads
+	// at most (text and binary values by length, other values 8 bytes), counted while the rows
+	// are read; past it the statement is stopped and the tool answers an error.
+	MaxBytes Size `toml:"max_bytes"`
 	// Timeout is svc.mcp.query.timeout (default 10s): the statement timeout the database
-	// enforces on the query.
+	// enforces on the query; the whole call, encoding of the result included, ends a few
+	// seconds after it.
 	Timeout time.Duration `toml:"timeout"`
+	// DataSource is svc.mcp.query.data_source (default "primary"): the entry of
+	// svc.data_sources the tool queries. On PostgreSQL and MySQL its login must not be a
+	// superuser nor hold the server-file privileges (the tool refuses to run otherwise): name a
+	// data source with a login that has only SELECT grants (docs/mcp.md).
+	DataSource string `toml:"data_source"`
 }
 
 // AuthRequired reports whether /mcp requires Bearer authentication: true unless require_auth is
@@ -48,4 +63,14 @@ func (m *MCP) applyDefaults() {
 	m.Query.Permission = orDefault(m.Query.Permission, DefaultMCPQueryPermission)
 	m.Query.MaxRows = positive(m.Query.MaxRows, defaultMCPQueryMaxRows)
 	m.Query.Timeout = positive(m.Query.Timeout, defaultMCPQueryTimeout)
+	m.Query.MaxBytes = positive(m.Query.MaxBytes, DefaultMCPQueryMaxBytes)
+	m.Query.DataSource = orDefault(m.Query.DataSource, PrimaryDataSource)
+}
+
+// validate checks that svc.mcp.query.data_source names a data source (when the endpoint is on).
+func (m *MCP) validate(sources map[string]DataSource) []error {
+	if _, ok := sources[m.Query.DataSource]; m.Enabled && !ok {
+		return []error{fmt.Errorf("svc.mcp.query.data_source %q: no such entry in svc.data_sources: %w", m.Query.DataSource, ErrInvalidDataSource)}
+	}
+	return nil
 }

@@ -23,6 +23,7 @@ func (c *Config) Validate() error {
 		c.Cron.Store.validate(),
 		c.Integration.validate(),
 		c.Push.validate(),
+		c.MCP.validate(c.DataSources),
 		c.Event.validate(c.KVStore.Enabled),
 		c.validateAdmin(),
 	} {

@@ -561,3 +561,35 @@ func TestPublicSecretsRefused(t *testing.T) {
 		t.Errorf("Validate(fresh 32-byte secret) = %v, want nil", err)
 	}
 }
+
+// TestMCPQueryDataSource: svc.mcp.query.data_source must name an entry of svc.data_sources when
+// the endpoint is on, and defaults to the primary.
+func TestMCPQueryDataSource(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		enabled bool
+		source  string
+		want    error
+	}{
+		{"default is the primary", true, "", nil},
+		{"an existing entry", true, "reader", nil},
+		{"a missing entry", true, "nope", ErrInvalidDataSource},
+		{"a missing entry while off", false, "nope", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c := validConfig()
+			c.DataSources["reader"] = c.DataSources[PrimaryDataSource]
+			c.MCP.Enabled = tt.enabled
+			if tt.source != "" {
+				c.MCP.Query.DataSource = tt.source
+			}
+			err := c.Validate()
+			if !errors.Is(err, tt.want) || (tt.want == nil && err != nil) {
+				t.Errorf("Validate() = %v, want %v", err, tt.want)
+			}
+		})
+	}
+}

@@ -84,6 +84,46 @@
 //   - IsUniqueViolation and IsForeignKeyViolation classify driver errors of all three kinds,
 //     through any %w wrapping.
 //
+// # Read-only queries
+//
+// ReadOnly (OpenReadOnly) runs SQL someone else wrote — MCP's database_query, the integration
+// scripts' read_only data sources — on connections of its own, never the application's pool.
+// Read-only is enforced by the engine and the driver, not by reading the SQL (issue #31: a text
+// guard that treated \ in a literal as an escape let four statements through on SQLite):
+//
+//   - one statement per call, decided by the engine after preparing: SQLite's tail pointer
+//     (what follows must prepare to nothing, i.e. be white space or comments), PostgreSQL's
+//     extended protocol (the server refuses several commands in one prepared statement),
+//     MySQL's server-side prepared statement (the same; multiStatements is off);
+//   - SQLite: SQLITE_OPEN_READONLY through the C API (modernc.org/sqlite/lib), an authorizer
+//     that allows only SQLITE_SELECT, SQLITE_READ, SQLITE_RECURSIVE and SQLITE_FUNCTION (not
+//     load_extension nor fts3_tokenizer) and denies everything else at prepare time (writes,
+//     DDL, ATTACH, DETACH, every PRAGMA, VACUUM INTO, transactions), SQLITE_LIMIT_ATTACHED 0,
+//     defensive mode, extension loading off, SQLITE_LIMIT_LENGTH at the byte cap,
+//     sqlite3_stmt_readonly, and a progress handler plus sqlite3_interrupt when the context
+//     ends;
+//   - PostgreSQL: sessions with default_transaction_read_only, each call BEGIN READ ONLY with
+//     SET LOCAL statement_timeout, always rolled back, then DISCARD ALL (session settings,
+//     advisory locks, prepared statements); ? placeholders become $n (bun's reading of ?), so
+//     values are bind parameters; pgx refuses a protocol message longer than the byte cap
+//     before reading its body;
+//   - MySQL/MariaDB: a fresh session per call (nothing a statement leaves in a session reaches
+//     another call), SET SESSION TRANSACTION READ ONLY, max_statement_time/max_execution_time,
+//     START TRANSACTION READ ONLY, a server-side prepared statement, rolled back; on plain
+//     connections packetGuard follows the protocol's framing and fails a packet longer than
+//     the byte cap before the driver allocates for it;
+//   - PostgreSQL and MySQL: CheckLogin refuses (ErrPrivilegedLogin, on every call) a login
+//     that is a superuser, has CREATEROLE, is a member of pg_read_server_files,
+//     pg_write_server_files or pg_execute_server_program, or holds FILE, SUPER or ALL on *.*:
+//     a read-only transaction does not stop those from reading or writing server files;
+//   - a statement that returns no columns (SET, COMMIT, PREPARE) ran harmlessly and is then
+//     refused as ErrNotReadOnly;
+//   - every value is charged to the byte cap as it is read (ErrResultTooLarge; SQLite before
+//     copying, by sqlite3_column_bytes), rows past maxRows are not fetched (Truncated), and the
+//     timeout is the database's statement timeout (ErrQueryTimeout).
+//
+// ScanRows is the same row and byte-capped scanning for callers that run their own statements.
+//
 // # Migrations
 //
 // A module embeds its migrations as a tree with one directory per dialect:

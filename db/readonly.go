@@ -3,46 +3,205 @@ package db
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
-	"net/url"
-	"strings"
+	"sync"
+	"time"
 
+	"github.com/go-sql-driver/mysql"
 	"github.com/svc-framework/svc/config"
-	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/dialect/sqlitedialect"
 )
 
-// sqliteReadOnlyMaxOpenConns bounds the read-only handle's connections.
-const sqliteReadOnlyMaxOpenConns = 2
+// ReadOnly runs SQL written by someone else — the MCP database_query tool, the integration
+// scripts' read_only data sources — so that the database engine and the driver, not a text
+// guard, keep it to one read (issue #31). See doc.go, "Read-only queries", for what each
+// dialect enforces.
+type ReadOnly struct {
+	name   string
+	kind   config.DBKind
+	lim    ReadOnlyLimits
+	sem    chan struct{}
+	sqlite *sqliteSource // SQLite: the read-only connections
+	pg     *sql.DB       // PostgreSQL: a pool of its own
+	my     *mysql.Config // MySQL: the settings of a fresh session per call
+	login  loginCheck    // PostgreSQL and MySQL: the privilege check, run once
+	flavor mysqlFlavor   // MySQL: MariaDB or MySQL, asked once
+}
 
-// OpenSQLiteReadOnly opens a second handle on the SQLite data source ds whose connections cannot
-// write: the file is opened read-only (URI mode=ro, so no statement, PRAGMA query_only = OFF
-// included, can make it writable) and every connection also runs PRAGMA query_only. It is for
-// code that runs SQL it did not write (the MCP database_query tool). The caller closes it. Other
-// kinds fail with ErrUnsupportedDBKind.
-func OpenSQLiteReadOnly(ctx context.Context, name string, ds config.DataSource) (*DB, error) {
-	if ds.Type != config.SQLite {
+// ReadOnlyLimits bound every call of a ReadOnly runner.
+type ReadOnlyLimits struct {
+	// MaxBytes is the most bytes of values one call reads (text and binary values by length,
+	// other values 8 bytes); more stops the statement with ErrResultTooLarge. No single value
+	// larger than MaxBytes is built or received either (SQLite's length limit, the wire
+	// guards), so memory stays within a small multiple of it.
+	MaxBytes int64
+	// Timeout is the statement timeout the database enforces; the call's context is cancelled
+	// a little later (at Timeout on SQLite, where the interrupt is the timeout).
+	Timeout time.Duration
+}
+
+// readOnlyMaxConns bounds the connections (and so the concurrent calls) of one runner.
+const readOnlyMaxConns = 4
+
+// timeoutGrace is how long past the statement timeout a server call's context ends: the
+// database should stop the statement first and say why.
+const timeoutGrace = 2 * time.Second
+
+// OpenReadOnly opens a read-only runner on the data source ds (named name in errors, which never
+// hold its password): its own connections, never the application's pool. A SQLite file must
+// exist. The login's privileges are checked at the first call (CheckLogin). Other kinds fail
+// with ErrUnsupportedDBKind.
+func OpenReadOnly(ctx context.Context, name string, ds config.DataSource, lim ReadOnlyLimits) (*ReadOnly, error) {
+	if lim.MaxBytes <= 0 || lim.Timeout <= 0 {
+		return nil, fmt.Errorf("db: data source %q (read-only): the byte cap and the timeout must be positive", name)
+	}
+	r := &ReadOnly{name: name, kind: ds.Type, lim: lim, sem: make(chan struct{}, readOnlyMaxConns)}
+	var err error
+	switch ds.Type {
+	case config.SQLite:
+		err = r.openSQLite(ds)
+	case config.Postgres:
+		err = r.openPostgres(ctx, ds)
+	case config.MySQL:
+		err = r.openMySQL(ctx, ds)
+	default:
 		return nil, ErrUnsupportedDBKind
 	}
-	if ds.Path == "" || strings.ContainsAny(ds.Path, "?#") {
-		return nil, fmt.Errorf("db: data source %q: path %q cannot be opened read-only", name, ds.Path)
-	}
-	q := url.Values{}
-	q.Set("mode", "ro")
-	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", sqliteBusyTimeoutMS))
-	q.Add("_pragma", "query_only(1)")
-	q.Set("_time_format", "sqlite")
-	sqldb, err := sql.Open("sqlite", "file:"+strings.ReplaceAll(ds.Path, "%", "%25")+"?"+q.Encode())
 	if err != nil {
-		return nil, fmt.Errorf("db: data source %q (read-only): %w", name, err)
+		return nil, redact(fmt.Errorf("db: data source %q (%s, read-only): %w", name, ds.Type, err), ds.Password)
 	}
-	sqldb.SetMaxOpenConns(sqliteReadOnlyMaxOpenConns)
-	sqldb.SetMaxIdleConns(sqliteReadOnlyMaxOpenConns)
-	pingCtx, cancel := context.WithTimeout(ctx, pingTimeout)
+	return r, nil
+}
+
+func (r *ReadOnly) openSQLite(ds config.DataSource) error {
+	if ds.Path == "" {
+		return errors.New("path is required")
+	}
+	r.sqlite = &sqliteSource{path: ds.Path, maxBytes: r.lim.MaxBytes}
+	c, err := r.sqlite.get() // the file must exist and open read-only
+	if err != nil {
+		return err
+	}
+	r.sqlite.put(c)
+	return nil
+}
+
+// Kind is the dialect of the runner's data source.
+func (r *ReadOnly) Kind() config.DBKind { return r.kind }
+
+// Limits are the runner's limits.
+func (r *ReadOnly) Limits() ReadOnlyLimits { return r.lim }
+
+// Query runs text — exactly one statement — with args bound to its placeholders (? in order;
+// on PostgreSQL ? is turned into $n before the statement is sent) and returns at most maxRows
+// rows (Truncated when more matched). Failures wrap ErrNotReadOnly, ErrMultipleStatements,
+// ErrEmptyStatement, ErrResultTooLarge, ErrQueryTimeout (or context.Canceled when ctx ended
+// first), ErrPrivilegedLogin, or are the database's own error.
+func (r *ReadOnly) Query(ctx context.Context, text string, args []any, maxRows int) (*Rows, error) {
+	limit := r.lim.Timeout
+	if r.kind != config.SQLite {
+		limit += timeoutGrace
+	}
+	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
-	if err := sqldb.PingContext(pingCtx); err != nil {
-		_ = sqldb.Close()
-		return nil, fmt.Errorf("db: data source %q (read-only): ping: %w", name, err)
+	select {
+	case r.sem <- struct{}{}:
+	case <-ctx.Done():
+		return nil, r.classify(ctx, ctx.Err())
 	}
-	return &DB{DB: bun.NewDB(sqldb, sqlitedialect.New()), Name: name, Kind: config.SQLite}, nil
+	defer func() { <-r.sem }()
+	cap := &byteCap{max: r.lim.MaxBytes}
+	var (
+		res *Rows
+		err error
+	)
+	switch r.kind {
+	case config.SQLite:
+		res, err = r.sqlite.query(ctx, text, args, max(maxRows, 0), cap)
+	case config.Postgres:
+		res, err = r.queryPostgres(ctx, text, args, max(maxRows, 0), cap)
+	default:
+		res, err = r.queryMySQL(ctx, text, args, max(maxRows, 0), cap)
+	}
+	if err != nil {
+		return nil, r.classify(ctx, err)
+	}
+	if len(res.Columns) == 0 { // SET, COMMIT, PREPARE…: ran harmlessly (rolled back), still refused
+		return nil, fmt.Errorf("%w: the statement is not a query (it returns no columns)", ErrNotReadOnly)
+	}
+	return res, nil
+}
+
+// CheckLogin runs (once) the check that the data source's login holds none of the privileges
+// that reach past the database (ErrPrivilegedLogin); SQLite has none to check. A failure to
+// ask is returned and asked again next time.
+func (r *ReadOnly) CheckLogin(ctx context.Context) error {
+	switch r.kind {
+	case config.Postgres:
+		return r.login.run(ctx, r.name, func(ctx context.Context) (string, error) { return postgresPrivilege(ctx, r.pg) })
+	case config.MySQL:
+		conn, _, done, err := r.mysqlSession(ctx)
+		if err != nil {
+			return err
+		}
+		defer done()
+		return r.checkMySQLLogin(ctx, conn)
+	}
+	return nil
+}
+
+// Close closes the runner's connections.
+func (r *ReadOnly) Close() error {
+	if r.sqlite != nil {
+		r.sqlite.close()
+	}
+	if r.pg != nil {
+		return r.pg.Close()
+	}
+	return nil
+}
+
+// classify names why a call failed: the byte cap, the timeout, the caller gone, or the
+// database's own error.
+func (r *ReadOnly) classify(ctx context.Context, err error) error {
+	switch {
+	case errors.Is(err, ErrResultTooLarge) || isBodyTooLarge(err):
+		if !errors.Is(err, ErrResultTooLarge) {
+			err = fmt.Errorf("%w of %d bytes: %w", ErrResultTooLarge, r.lim.MaxBytes, err)
+		}
+		return err
+	case errors.Is(ctx.Err(), context.Canceled):
+		return fmt.Errorf("%w: %w", context.Canceled, err)
+	case ctx.Err() != nil || isStatementTimeout(err) || errors.Is(err, errInterrupted):
+		return fmt.Errorf("%w after %s: %w", ErrQueryTimeout, r.lim.Timeout, err)
+	}
+	return serverError(err)
+}
+
+// loginCheck remembers the verdict of the privilege check once it was obtained.
+type loginCheck struct {
+	mu   sync.Mutex
+	done bool
+	err  error
+}
+
+// run asks probe for the privilege that disqualifies the login ("" when none) unless a verdict
+// is known.
+func (l *loginCheck) run(ctx context.Context, name string, probe func(context.Context) (string, error)) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.done {
+		return l.err
+	}
+	priv, err := probe(ctx)
+	if err != nil {
+		return fmt.Errorf("db: data source %q: checking the login's privileges: %w", name, err)
+	}
+	l.done = true
+	if priv != "" {
+		l.err = fmt.Errorf("%w: data source %q logs in with %s, which reads or writes server files "+
+			"whatever the transaction mode; give read-only queries a data source whose login has "+
+			"only SELECT grants (docs/mcp.md, \"A least-privileged login\")", ErrPrivilegedLogin, name, priv)
+	}
+	return l.err
 }

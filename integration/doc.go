@@ -99,13 +99,14 @@
 // envelope; non-2xx is not an exception; every attempt is in the trace. Outbound auth: none,
 // http_basic, bearer, header, query, signature (appId, hex secret: x-timestamp, x-nonce,
 // x-signature over the URL path — verified by another svc's inbound signature scheme), script
-// (zero-IO runtime per request; returned object = headers). sql: queryList/queryOne in a
-// read-only transaction the database enforces (BEGIN READ ONLY on PostgreSQL, START
-// TRANSACTION READ ONLY on MySQL/MariaDB, PRAGMA query_only on SQLite, where PRAGMA,
-// ATTACH/DETACH and stacked statements are refused since the pragma is connection state),
-// execute → {rowsAffected} in read_write mode only, "?" placeholders, 1000 rows at most
-// (more is an error). One pool per system, reopened when its data source changes, closed at
-// shutdown. codes: toExternal/toCanonical(codeSet, value, {fallback}|{passthrough:true}|
+// (zero-IO runtime per request; returned object = headers). sql: queryList/queryOne on a
+// read_only data source through db.ReadOnly, the runner MCP's database_query uses (one
+// statement decided by the engine, the engine refusing anything but a read, a superuser or
+// file-privileged login refused, statement timeout svc.integration.run_timeout); on a
+// read_write one in a read-only transaction of the system's pool (PRAGMA query_only on
+// SQLite); execute → {rowsAffected} in read_write mode only, "?" placeholders, 1000 rows and
+// 4 MiB of values at most, counted while reading (more is an error). One runner or pool per
+// system, reopened when its data source changes, closed at shutdown. codes: toExternal/toCanonical(codeSet, value, {fallback}|{passthrough:true}|
 // {reject:true}) and entries(codeSet), one snapshot per run; unmapped under reject is 2628
 // (kind script), a missing or disabled map 2627 (kind config).
 //

@@ -12,6 +12,7 @@ import (
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/db"
 	"github.com/svc-framework/svc/integration"
+	"github.com/svc-framework/svc/internal/testservice"
 	"github.com/svc-framework/svc/svctest"
 )
 
@@ -169,16 +170,9 @@ func TestSQLLibrary(t *testing.T) {
 	svctest.EachDBKind(t, func(t *testing.T, kind config.DBKind) {
 		t.Parallel()
 		srv := newServer(t, kind)
-		target := svctest.DataSource(t, kind)
-		d := openTarget(t, target)
+		target, d := patientsTarget(t, kind)
 		ctx := context.Background()
-		for _, q := range []string{"CREATE TABLE patients (id INTEGER PRIMARY KEY, name VARCHAR(50))",
-			"INSERT INTO patients (id, name) VALUES (1, 'ann'), (2, 'bob')"} {
-			if _, err := d.ExecContext(ctx, q); err != nil {
-				t.Fatal(err)
-			}
-		}
-		define(t, srv, "ro", map[string]any{"dataSource": dataSourceParams(target, "")}, nil, "outbound", `
+		define(t, srv, "ro", map[string]any{"dataSource": dataSourceParams(testservice.ReadOnlyLogin(t, target), "")}, nil, "outbound", `
 const all = sql.queryList('SELECT id, name FROM patients ORDER BY id');
 const one = sql.queryOne('SELECT name FROM patients WHERE id = ?', input.id);
 const none = sql.queryOne('SELECT name FROM patients WHERE id = ?', 99);
@@ -202,7 +196,7 @@ return {n: all.length, first: all[0].name, one: one.name, none, write, exec}`)
 		if err != nil || out["rowsAffected"] != float64(1) {
 			t.Errorf("read_write execute: %v %v", out, err)
 		}
-		define(t, srv, "cap", map[string]any{"dataSource": dataSourceParams(target, "")}, nil, "outbound",
+		define(t, srv, "cap", map[string]any{"dataSource": dataSourceParams(target, "read_write")}, nil, "outbound",
 			`return sql.queryList('WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1001) SELECT i FROM n').length`)
 		_, err = srv.Integration().Invoke(ctx, "cap.op", nil, integration.WithSystem("cap"))
 		if ie := (*integration.InvocationError)(nil); !errors.As(err, &ie) || ie.Kind != "script" || !strings.Contains(err.Error(), "") {
@@ -214,6 +208,81 @@ return {n: all.length, first: all[0].name, one: one.name, none, write, exec}`)
 			t.Errorf("undialable data source: %v", err)
 		}
 	})
+}
+
+// sqlAttacks are statements a read_only data source must refuse, per database (the issue's
+// SQLite trick among them); {{path}} is the target database file.
+var sqlAttacks = map[config.DBKind][]string{
+	config.SQLite: {
+		`SELECT '\' WHERE 0; DELETE FROM patients; -- '`,
+		"ATTACH DATABASE '{{path}}' AS w",
+		"PRAGMA query_only = 0",
+	},
+	config.Postgres: {"SELECT 1; DELETE FROM patients", "WITH d AS (DELETE FROM patients RETURNING id) SELECT * FROM d", "SELECT pg_read_file('/etc/passwd')"},
+	config.MySQL:    {"SELECT 1; DELETE FROM patients", "SELECT * FROM patients INTO OUTFILE '/tmp/patients.txt'", "DELETE FROM patients"},
+}
+
+// TestSQLLibraryReadOnlyRunner: a read_only data source runs on db.ReadOnly: the attack
+// statements are refused or harmless with the rows unchanged, a value over the 4 MiB byte cap is
+// a script error, and on PostgreSQL and MySQL a superuser login is refused with the fix named.
+func TestSQLLibraryReadOnlyRunner(t *testing.T) {
+	t.Parallel()
+	svctest.EachDBKind(t, func(t *testing.T, kind config.DBKind) {
+		t.Parallel()
+		srv := newServer(t, kind)
+		target, d := patientsTarget(t, kind)
+		ctx := context.Background()
+		attacks, _ := json.Marshal(sqlAttacks[kind])
+		huge := map[config.DBKind]string{config.SQLite: "SELECT zeroblob(50000000) AS v", config.Postgres: "SELECT repeat('x', 50000000) AS v",
+			config.MySQL: "SELECT repeat('x', 8000000) AS v"}[kind]
+		define(t, srv, "hostile", map[string]any{"dataSource": dataSourceParams(testservice.ReadOnlyLogin(t, target), "read_only")}, nil, "outbound", `
+const ran = [];
+for (const q of `+strings.ReplaceAll(string(attacks), "{{path}}", target.Path)+`) {
+  try { sql.queryList(q); ran.push(q) } catch (e) {}
+}
+let big = 'answered';
+try { sql.queryOne(`+"`"+huge+"`"+`) } catch (e) { big = String(e) }
+return {ran, big}`)
+		out, err := integration.Call[map[string]any](ctx, srv.Integration(), "hostile.op", nil, integration.WithSystem("hostile"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ran, _ := out["ran"].([]any); len(ran) != 0 {
+			t.Errorf("attacks that ran: %v", ran)
+		}
+		if big, _ := out["big"].(string); !strings.Contains(big, "byte cap") {
+			t.Errorf("a value over the byte cap = %q, want the byte-cap error", big)
+		}
+		var first, last string
+		var n int
+		if err := d.QueryRowContext(ctx, "SELECT MIN(name), MAX(name), COUNT(*) FROM patients").Scan(&first, &last, &n); err != nil || first != "ann" || last != "bob" || n != 2 {
+			t.Errorf("patients after the attacks = %s..%s (%d rows, %v), want ann..bob (2)", first, last, n, err)
+		}
+		if kind == config.SQLite {
+			return
+		}
+		define(t, srv, "super", map[string]any{"dataSource": dataSourceParams(target, "read_only")}, nil, "outbound",
+			`try { return sql.queryOne('SELECT 1 AS one') } catch (e) { return String(e) }`)
+		refusal, err := integration.Call[any](ctx, srv.Integration(), "super.op", nil, integration.WithSystem("super"))
+		if text, _ := refusal.(string); err != nil || !strings.Contains(text, "only SELECT grants") {
+			t.Errorf("read_only as the superuser = %v (%v), want the privileged-login refusal", refusal, err)
+		}
+	})
+}
+
+// patientsTarget is a system's test database of kind holding the patients ann (1) and bob (2),
+// and its handle.
+func patientsTarget(t *testing.T, kind config.DBKind) (config.DataSource, *db.DB) {
+	t.Helper()
+	target := svctest.DataSource(t, kind)
+	d := openTarget(t, target)
+	for _, q := range []string{"CREATE TABLE patients (id INTEGER PRIMARY KEY, name VARCHAR(50))",
+		"INSERT INTO patients (id, name) VALUES (1, 'ann'), (2, 'bob')"} {
+		if _, err := d.ExecContext(context.Background(), q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return target, d
 }
 
 // openTarget opens a test data source as a system's database, closed when the test ends.

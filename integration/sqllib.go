@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -15,7 +14,6 @@ import (
 	"github.com/dop251/goja"
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/db"
-	"github.com/uptrace/bun"
 )
 
 // Data-source access modes (wire-integration §4).
@@ -27,7 +25,12 @@ const (
 // defaultSQLRowCap is the most rows one query may answer (more is an error, not a truncation).
 const defaultSQLRowCap = 1000
 
-// ErrTooManyRows: a query of the sql library answered more rows than the cap.
+// defaultSQLByteCap is the most bytes of values one query may read (text and binary values by
+// length, other values 8 bytes), counted while the rows are read: the same 4 MiB as
+// svc.mcp.query.max_bytes's default. More stops the query with a script error.
+const defaultSQLByteCap = 4 << 20
+
+// ErrTooManyRows: a query of the sql library answered more rows than the row cap.
 var ErrTooManyRows = errors.New("sql: the query answers more rows than the row cap")
 
 // systemDBs keeps one pool per system with a data source, reopened when the system's data
@@ -37,9 +40,21 @@ type systemDBs struct {
 	dbs map[string]systemDB // by system id
 }
 
+// systemDB is a system's handle: the read-only runner of a read_only data source, or the pool
+// of a read_write one.
 type systemDB struct {
 	hash [32]byte
 	db   *db.DB
+	ro   *db.ReadOnly
+}
+
+func (e systemDB) close() {
+	if e.ro != nil {
+		_ = e.ro.Close()
+	}
+	if e.db != nil {
+		_ = e.db.Close()
+	}
 }
 
 // dataSourceOf maps a system's data source (password decrypted) to the platform's shape.
@@ -52,33 +67,40 @@ func (s *Service) dataSourceOf(ds *DataSourceConfig) (config.DataSource, error) 
 		Database: ds.Database, Schema: ds.Schema, Path: ds.Path, SSLMode: config.SSLMode(ds.SSLMode), SSLRootCert: ds.SSLRootCert}, nil
 }
 
-// systemDB returns the pool of sys's data source, opening it (or reopening it after a change)
-// as needed. A data source that cannot be dialed is a transport failure.
-func (s *Service) systemDB(ctx context.Context, sys *System) (*db.DB, error) {
+// systemDB returns the handle of sys's data source, opening it (or reopening it after a change)
+// as needed: db.ReadOnly for read_only (the default), a pool for read_write. A data source that
+// cannot be dialed is a transport failure.
+func (s *Service) systemDB(ctx context.Context, sys *System) (systemDB, error) {
 	raw, _ := json.Marshal(sys.DataSource)
 	h := sha256.Sum256(raw)
 	s.sqlDBs.mu.Lock()
 	defer s.sqlDBs.mu.Unlock()
 	if e, ok := s.sqlDBs.dbs[sys.ID]; ok {
 		if e.hash == h {
-			return e.db, nil
+			return e, nil
 		}
-		e.db.Close()
+		e.close()
 		delete(s.sqlDBs.dbs, sys.ID)
 	}
 	ds, err := s.dataSourceOf(sys.DataSource)
 	if err != nil {
-		return nil, err
+		return systemDB{}, err
 	}
-	d, err := db.Open(ctx, "integration:"+sys.Code, ds)
+	e := systemDB{hash: h}
+	name := "integration:" + sys.Code
+	if sys.DataSource.Mode == modeReadWrite {
+		e.db, err = db.Open(ctx, name, ds)
+	} else {
+		e.ro, err = db.OpenReadOnly(ctx, name, ds, db.ReadOnlyLimits{MaxBytes: defaultSQLByteCap, Timeout: s.cfg.RunTimeout})
+	}
 	if err != nil {
 		if errors.Is(err, db.ErrUnsupportedDBKind) {
-			return nil, &kindError{kind: KindConfig, err: detail(ErrInvalidDataSource, "unsupported kind "+sys.DataSource.Kind)}
+			return systemDB{}, &kindError{kind: KindConfig, err: detail(ErrInvalidDataSource, "unsupported kind "+sys.DataSource.Kind)}
 		}
-		return nil, &transportError{err: err}
+		return systemDB{}, &transportError{err: err}
 	}
-	s.sqlDBs.dbs[sys.ID] = systemDB{hash: h, db: d}
-	return d, nil
+	s.sqlDBs.dbs[sys.ID] = e
+	return e, nil
 }
 
 // closeSystemDBs closes every system pool (module stop).
@@ -86,24 +108,26 @@ func (s *Service) closeSystemDBs(context.Context) error {
 	s.sqlDBs.mu.Lock()
 	defer s.sqlDBs.mu.Unlock()
 	for id, e := range s.sqlDBs.dbs {
-		e.db.Close()
+		e.close()
 		delete(s.sqlDBs.dbs, id)
 	}
 	return nil
 }
 
 // bindSQL installs the scoped sql library when the system has a data source (wire-integration
-// §8): queryList and queryOne in a read-only transaction the database enforces, execute only
-// in read_write mode, "?" placeholders, a row cap.
+// §8): queryList and queryOne with "?" placeholders under a row and a byte cap — on a read_only
+// data source through db.ReadOnly (one statement, the database refusing anything but a read),
+// on a read_write one in a read-only transaction of its pool —, and execute only in read_write
+// mode.
 func (s *Service) bindSQL(r *run, sys *System) error {
 	if sys.DataSource == nil {
 		return nil
 	}
-	d, err := s.systemDB(r.ctx, sys)
+	h, err := s.systemDB(r.ctx, sys)
 	if err != nil {
 		return err
 	}
-	lib := &sqlLib{r: r, db: d, writable: sys.DataSource.Mode == modeReadWrite, cap: s.sqlRowCap}
+	lib := &sqlLib{r: r, h: h, cap: s.sqlRowCap}
 	o := r.vm.NewObject()
 	o.Set("queryList", func(c goja.FunctionCall) goja.Value { return lib.query(c, false) })
 	o.Set("queryOne", func(c goja.FunctionCall) goja.Value { return lib.query(c, true) })
@@ -112,10 +136,9 @@ func (s *Service) bindSQL(r *run, sys *System) error {
 }
 
 type sqlLib struct {
-	r        *run
-	db       *db.DB
-	writable bool
-	cap      int
+	r   *run
+	h   systemDB
+	cap int
 }
 
 func (l *sqlLib) args(c goja.FunctionCall) (string, []any) {
@@ -127,29 +150,22 @@ func (l *sqlLib) args(c goja.FunctionCall) (string, []any) {
 	return q, args
 }
 
-// sqliteUnsafe are what a read-only SQLite query may not contain: SQLite's read-only
-// transaction is advisory, so query_only is set on the connection, and these could undo it
-// or reach another file.
-var sqliteUnsafe = regexp.MustCompile(`(?i)\b(pragma|attach|detach)\b|;\s*\S`)
-
-// query runs a read-only query: every row (queryList, [] when none) or the first (queryOne,
-// null when none).
+// query runs a read: every row (queryList, [] when none; more than the row cap is
+// ErrTooManyRows) or the first (queryOne, null when none).
 func (l *sqlLib) query(c goja.FunctionCall, one bool) goja.Value {
 	q, args := l.args(c)
-	ctx := l.r.ctx
-	var rows []map[string]any
-	err := l.readOnly(ctx, q, func(tx bun.Tx) error {
-		res, err := tx.QueryContext(ctx, q, args...)
-		if err != nil {
-			return err
-		}
-		defer res.Close()
-		rows, err = scanRows(res, l.cap, one)
-		return err
-	})
+	limit := l.cap
+	if one {
+		limit = 1
+	}
+	res, err := l.read(l.r.ctx, q, args, limit)
+	if err == nil && res.Truncated && !one {
+		err = fmt.Errorf("%w (%d)", ErrTooManyRows, l.cap)
+	}
 	if err != nil {
 		l.r.rethrow(fmt.Errorf("sql: %w", err))
 	}
+	rows := rowMaps(res)
 	if one {
 		if len(rows) == 0 {
 			return goja.Null()
@@ -157,82 +173,47 @@ func (l *sqlLib) query(c goja.FunctionCall, one bool) goja.Value {
 		raw, _ := json.Marshal(rows[0])
 		return l.r.fromJSON(raw)
 	}
-	if rows == nil {
-		rows = []map[string]any{}
-	}
 	raw, _ := json.Marshal(rows)
 	return l.r.fromJSON(raw)
 }
 
-// readOnly runs fn in a transaction the database keeps read-only: BEGIN READ ONLY on
-// PostgreSQL, START TRANSACTION READ ONLY on MySQL/MariaDB, PRAGMA query_only on SQLite.
-func (l *sqlLib) readOnly(ctx context.Context, q string, fn func(tx bun.Tx) error) error {
-	if l.db.Kind != config.SQLite {
-		tx, err := l.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
-		if err != nil {
-			return err
-		}
-		defer tx.Rollback()
-		return fn(tx)
+// read runs q on the read-only runner, or on a read_write pool in a read-only transaction
+// (PostgreSQL, MySQL) or with PRAGMA query_only (SQLite), which the script could lift with
+// execute anyway.
+func (l *sqlLib) read(ctx context.Context, q string, args []any, limit int) (*db.Rows, error) {
+	if l.h.ro != nil {
+		return l.h.ro.Query(ctx, q, args, limit)
 	}
-	if sqliteUnsafe.MatchString(q) {
-		return errors.New("PRAGMA, ATTACH, DETACH and stacked statements are not allowed")
-	}
-	conn, err := l.db.Conn(ctx)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, "PRAGMA query_only = 1"); err != nil {
-		return err
-	}
-	defer conn.ExecContext(context.WithoutCancel(ctx), "PRAGMA query_only = 0")
-	tx, err := conn.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	return fn(tx)
-}
-
-// execute runs a statement in read_write mode and answers {rowsAffected}; read_only refuses.
-func (l *sqlLib) execute(c goja.FunctionCall) goja.Value {
-	if !l.writable {
-		panic(l.r.vm.NewTypeError("sql.execute: the data source is read_only"))
-	}
-	q, args := l.args(c)
-	res, err := l.db.ExecContext(l.r.ctx, q, args...)
-	if err != nil {
-		l.r.rethrow(fmt.Errorf("sql: %w", err))
-	}
-	n, _ := res.RowsAffected()
-	o := l.r.vm.NewObject()
-	o.Set("rowsAffected", n)
-	return o
-}
-
-// scanRows reads rows as column → value maps (bytes as strings, times as RFC 3339); more than
-// cap rows is ErrTooManyRows. one stops after the first row.
-func scanRows(rows *sql.Rows, cap int, one bool) ([]map[string]any, error) {
-	cols, err := rows.Columns()
+	d := l.h.db
+	conn, err := d.Conn(ctx)
 	if err != nil {
 		return nil, err
 	}
-	var out []map[string]any
-	for rows.Next() {
-		if len(out) >= cap {
-			return nil, fmt.Errorf("%w (%d)", ErrTooManyRows, cap)
-		}
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
+	defer conn.Close()
+	if d.Kind == config.SQLite {
+		if _, err := conn.ExecContext(ctx, "PRAGMA query_only = 1"); err != nil {
 			return nil, err
 		}
-		m := make(map[string]any, len(cols))
-		for i, c := range cols {
+		defer conn.ExecContext(context.WithoutCancel(ctx), "PRAGMA query_only = 0")
+	}
+	tx, err := conn.BeginTx(ctx, &sql.TxOptions{ReadOnly: true}) // on SQLite a deferred BEGIN, not IMMEDIATE
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	rows, err := tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	return db.ScanRows(rows, limit, defaultSQLByteCap)
+}
+
+// rowMaps turns rows into column → value maps: bytes as strings, times as RFC 3339.
+func rowMaps(res *db.Rows) []map[string]any {
+	out := make([]map[string]any, 0, len(res.Values))
+	for _, vals := range res.Values {
+		m := make(map[string]any, len(res.Columns))
+		for i, c := range res.Columns {
 			switch v := vals[i].(type) {
 			case []byte:
 				m[c] = string(v)
@@ -243,11 +224,24 @@ func scanRows(rows *sql.Rows, cap int, one bool) ([]map[string]any, error) {
 			}
 		}
 		out = append(out, m)
-		if one {
-			break
-		}
 	}
-	return out, rows.Err()
+	return out
+}
+
+// execute runs a statement in read_write mode and answers {rowsAffected}; read_only refuses.
+func (l *sqlLib) execute(c goja.FunctionCall) goja.Value {
+	if l.h.db == nil {
+		panic(l.r.vm.NewTypeError("sql.execute: the data source is read_only"))
+	}
+	q, args := l.args(c)
+	res, err := l.h.db.ExecContext(l.r.ctx, q, args...)
+	if err != nil {
+		l.r.rethrow(fmt.Errorf("sql: %w", err))
+	}
+	n, _ := res.RowsAffected()
+	o := l.r.vm.NewObject()
+	o.Set("rowsAffected", n)
+	return o
 }
 
 // probeDatabase opens a throwaway connection to the system's data source and reads the

@@ -24,15 +24,19 @@
 //
 // # Tools, prompts, resources
 //
-//   - database_query {sql, params?} (wire-runtime §4): one read-only statement on the primary
-//     database with ? placeholders, answered as one text content with a JSON array of row
-//     objects (UTF-8 bytes as strings, other bytes base64) and, when svc.mcp.query.max_rows
-//     cut the result, a second text content saying so. Read-only is enforced by the database
-//     (readonly.go: PostgreSQL and MySQL read-only transactions with a statement timeout, the
-//     MySQL session read-only too; SQLite a mode=ro handle); a text guard (guard.go) refuses
-//     earlier with a clear reason. Visible to and callable by holders of
+//   - database_query {sql, params?} (wire-runtime §4): exactly one read on the data source
+//     svc.mcp.query.data_source (default the primary) with ? placeholders, answered as one text
+//     content with a JSON array of row objects (UTF-8 bytes as strings, other bytes base64)
+//     and, when svc.mcp.query.max_rows cut the result, a second text content saying so. It runs
+//     on db.ReadOnly (readonly.go), where the database engine and the driver, not a text guard,
+//     refuse a second statement and anything but a read, bound the bytes read
+//     (svc.mcp.query.max_bytes, counted while reading) and stop the statement at
+//     svc.mcp.query.timeout or when the caller leaves; the deadline covers the encoding too. On
+//     PostgreSQL and MySQL a login that could reach server files (superuser, FILE, …) is refused
+//     on every call and logged at start. Visible to and callable by holders of
 //     svc.mcp.query.permission only (default sys.mcp.database_query): ours, so that the agent
-//     of any logged-in user cannot read the user table.
+//     of any logged-in user cannot read the user table. docs/mcp.md lists what it can and
+//     cannot do on each database.
 //   - /api operations as tools (ours, svc.mcp.expose_operations): every bearer operation as
 //     <resource>.<action> ("/" written ".", ".<version>" for versions other than v1), listed to
 //     holders of its permission and run through rpc.Engine.CallAs as the caller: its principal
@@ -56,8 +60,9 @@
 // # Configuration keys
 //
 // svc.mcp.enabled, svc.mcp.require_auth (spec §8.3); ours: svc.mcp.expose_operations,
-// svc.mcp.query.permission, svc.mcp.query.max_rows (default 1000), svc.mcp.query.timeout
-// (default 10s). Tables: none. Workers: none. Migrations: none.
+// svc.mcp.query.permission, svc.mcp.query.data_source (default primary),
+// svc.mcp.query.max_rows (default 1000), svc.mcp.query.max_bytes (default 4mib),
+// svc.mcp.query.timeout (default 10s). Tables: none. Workers: none. Migrations: none.
 //
 // # Spec-compatibility choices
 //
@@ -75,8 +80,11 @@
 //     language (English equals the original's texts); codes 2800–2804 identify them.
 //   - The database's own error text is returned in "Query execution failed: …", as the
 //     original does: it is the caller's own query.
-//   - MySQL and MariaDB allow LOCK IN SHARE MODE in a read-only transaction; only the guard
-//     refuses it (its locks would end with the rollback).
+//   - Error texts: a statement the database refused as not one read is "Only read-only (SELECT)
+//     queries are permitted: …"; MariaDB reports a second statement and a write its grants do
+//     not allow as a syntax error and "command denied", which arrive as "Query execution
+//     failed: …". A result over the byte cap has its own text (2805). MySQL and MariaDB allow
+//     LOCK IN SHARE MODE in a read-only transaction; its locks end with the rollback.
 //
 // # Performance (issue #18)
 //

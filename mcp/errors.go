@@ -14,22 +14,28 @@ const (
 	ErrCodeNotReadOnly      = 2802
 	ErrCodeQueryFailed      = 2803
 	ErrCodeEncodeFailed     = 2804
+	ErrCodeResultTooLarge   = 2805
 )
 
 // Tool error templates of database_query (wire-runtime §4). The {{reason}} placeholder carries
-// the parser's, the guard's or the database's explanation.
+// the parser's or the database's explanation.
 var (
 	// ErrArgumentsInvalid: the arguments are not {sql, params?} JSON.
 	ErrArgumentsInvalid = rpc.NewError(ErrCodeArgumentsInvalid, http.StatusOK, "mcp_arguments_invalid")
 	// ErrSQLRequired: sql is missing or blank.
 	ErrSQLRequired = rpc.NewError(ErrCodeSQLRequired, http.StatusOK, "mcp_sql_required")
-	// ErrNotReadOnly: the read-only guard refused the statement.
+	// ErrNotReadOnly: the database refused the statement as not exactly one read (a write, DDL,
+	// ATTACH, a PRAGMA, a second statement, a denied function).
 	ErrNotReadOnly = rpc.NewError(ErrCodeNotReadOnly, http.StatusOK, "mcp_sql_not_read_only")
 	// ErrQueryFailed: the database refused or failed the query (a write in the read-only
 	// transaction, the statement timeout, a syntax error).
 	ErrQueryFailed = rpc.NewError(ErrCodeQueryFailed, http.StatusOK, "mcp_query_failed")
-	// ErrEncodeFailed: the rows could not be encoded as JSON.
+	// ErrEncodeFailed: the rows could not be encoded as JSON, or the deadline passed while they
+	// were.
 	ErrEncodeFailed = rpc.NewError(ErrCodeEncodeFailed, http.StatusOK, "mcp_encode_failed")
+	// ErrResultTooLarge: the values read passed svc.mcp.query.max_bytes; the statement was
+	// stopped. Its template takes {{bytes}}, the cap.
+	ErrResultTooLarge = rpc.NewError(ErrCodeResultTooLarge, http.StatusOK, "mcp_result_too_large")
 )
 
 // msgTruncated is the note added when rows past svc.mcp.query.max_rows were dropped.

@@ -1,16 +1,15 @@
 package mcp
 
-import "context"
+import (
+	"context"
 
-// RunReadOnly runs sql through the read-only executor without the text guard, so tests can show
-// that the database itself refuses writes.
-func (s *Service) RunReadOnly(ctx context.Context, sql string, args ...any) ([]map[string]any, bool, error) {
-	res, err := s.runReadOnly(ctx, sql, args)
-	return res.Rows, res.Truncated, err
+	"github.com/svc-framework/svc/db"
+)
+
+// RunReadOnly runs sql on the tool's read-only runner, as database_query does.
+func (s *Service) RunReadOnly(ctx context.Context, sql string, args ...any) (*db.Rows, error) {
+	return s.runReadOnly(ctx, sql, args)
 }
-
-// GuardReadOnly is the text guard.
-var GuardReadOnly = guardReadOnly
 
 // SetFastPath turns the tools/call fast path on or off, so tests and benchmarks can compare it
 // with the SDK's own handling of the same request.

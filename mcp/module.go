@@ -65,8 +65,8 @@ type Service struct {
 	auth     app.Authenticator
 	perms    app.PermissionChecker
 	db       *db.DB
-	source   config.DataSource // the primary data source's settings
-	ro       *db.DB            // SQLite only: the read-only handle of database_query, from Start
+	source   config.DataSource // the settings of svc.mcp.query.data_source
+	ro       *db.ReadOnly      // database_query's runner on source, from Start
 	ops      Operations
 	server   *sdk.Server
 	impl     *sdk.Implementation // the server identity
@@ -77,7 +77,6 @@ type Service struct {
 	visible map[string]visibility // by tool name; absent: every caller sees the tool
 	names   map[string]bool       // tool names taken by the built-in and host tools
 	opsOnce sync.Once
-	mysql   mysqlFlavor
 
 	fast       map[string]sdk.ToolHandler // operation tools by name, for serveFast (under mu)
 	versions   []string                   // protocol versions serveFast answers (fastVersions)
@@ -97,7 +96,7 @@ func New(deps app.Deps, ops Operations, opts Options) (*Service, error) {
 	}
 	s := &Service{
 		cfg: deps.Config.MCP, log: deps.Logger.With(slog.String("module", "mcp")), msgs: deps.I18n,
-		auth: deps.Auth, perms: deps.Permissions, db: deps.DB, ops: ops, source: deps.Config.DataSources[deps.DB.Name], visible: map[string]visibility{}, names: map[string]bool{}, fast: map[string]sdk.ToolHandler{}, versions: fastVersions(),
+		auth: deps.Auth, perms: deps.Permissions, db: deps.DB, ops: ops, source: deps.Config.DataSources[deps.Config.MCP.Query.DataSource], visible: map[string]visibility{}, names: map[string]bool{}, fast: map[string]sdk.ToolHandler{}, versions: fastVersions(),
 	}
 	if s.msgs == nil {
 		s.msgs = i18n.MustNew(i18n.Default, Messages())
@@ -126,7 +125,8 @@ func New(deps app.Deps, ops Operations, opts Options) (*Service, error) {
 
 // Module lists what the module adds to the server: the /mcp route (all methods) when
 // svc.mcp.enabled, its messages, a Start that adds the operation tools when
-// svc.mcp.expose_operations and opens the read-only SQLite handle, and a Stop that closes it.
+// svc.mcp.expose_operations and opens database_query's read-only runner, and a Stop that closes
+// it.
 func (s *Service) Module() app.Module {
 	m := app.Module{Name: "mcp", Messages: Messages()}
 	if !s.cfg.Enabled {

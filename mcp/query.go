@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"strconv"
 	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/svc-framework/svc/db"
 	"github.com/svc-framework/svc/rpc"
 )
 
@@ -22,7 +24,7 @@ type queryArgs struct {
 
 // querySchema is the input schema of database_query.
 var querySchema = json.RawMessage(`{"type":"object","properties":{` +
-	`"sql":{"type":"string","description":"One read-only SELECT (or WITH … SELECT) statement; ? marks a parameter."},` +
+	`"sql":{"type":"string","description":"Exactly one read-only statement (SELECT, or WITH … SELECT); ? marks a parameter."},` +
 	`"params":{"type":"array","description":"Values bound to the ? placeholders, in order.","items":{}}},` +
 	`"required":["sql"]}`)
 
@@ -31,10 +33,10 @@ var querySchema = json.RawMessage(`{"type":"object","properties":{` +
 func (s *Service) addQueryTool() {
 	s.server.AddTool(&sdk.Tool{
 		Name: QueryTool,
-		Description: "Runs one read-only SQL query on the primary database (" + string(s.db.Kind) +
-			") and returns the rows as a JSON array of objects. Writes are refused by the database; at most " +
-			strconv.Itoa(s.cfg.Query.MaxRows) + " rows are returned and the query is stopped after " +
-			s.cfg.Query.Timeout.String() + ".",
+		Description: "Runs one read-only SQL statement on the " + string(s.source.Type) + " database " +
+			"and returns the rows as a JSON array of objects. The database refuses writes and more than one statement; at most " +
+			strconv.Itoa(s.cfg.Query.MaxRows) + " rows and " + strconv.FormatInt(int64(s.cfg.Query.MaxBytes), 10) +
+			" bytes of values are returned and the query is stopped after " + s.cfg.Query.Timeout.String() + ".",
 		InputSchema: querySchema,
 		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false)},
 	}, s.query)
@@ -57,15 +59,14 @@ func (s *Service) query(ctx context.Context, req *sdk.CallToolRequest) (*sdk.Cal
 	if strings.TrimSpace(args.SQL) == "" {
 		return s.failure(ErrSQLRequired, ""), nil
 	}
-	if err := guardReadOnly(args.SQL); err != nil {
-		return s.failure(ErrNotReadOnly, err.Error()), nil
-	}
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.Query.Timeout+encodeGrace)
+	defer cancel()
 	res, err := s.runReadOnly(ctx, args.SQL, bindable(args.Params))
 	if err != nil {
 		s.log.Info("mcp: database_query failed", "principal", p.ID, "error", err)
-		return s.failure(ErrQueryFailed, err.Error()), nil
+		return s.queryFailure(err), nil
 	}
-	b, err := json.Marshal(res.Rows)
+	b, err := encodeRows(ctx, res)
 	if err != nil {
 		return s.failure(ErrEncodeFailed, err.Error()), nil
 	}
@@ -75,6 +76,18 @@ func (s *Service) query(ctx context.Context, req *sdk.CallToolRequest) (*sdk.Cal
 			map[string]string{"rows": strconv.Itoa(s.cfg.Query.MaxRows)})})
 	}
 	return out, nil
+}
+
+// queryFailure is the tool error of a failed query: a statement the database refused as not
+// one read, the byte cap, or the database's own error (timeouts and a refused login included).
+func (s *Service) queryFailure(err error) *sdk.CallToolResult {
+	switch {
+	case errors.Is(err, db.ErrNotReadOnly), errors.Is(err, db.ErrMultipleStatements), errors.Is(err, db.ErrEmptyStatement):
+		return s.failure(ErrNotReadOnly, err.Error())
+	case errors.Is(err, db.ErrResultTooLarge):
+		return toolError(s.msgs.T(ErrResultTooLarge.Key, map[string]string{"bytes": strconv.FormatInt(int64(s.cfg.Query.MaxBytes), 10)}))
+	}
+	return s.failure(ErrQueryFailed, err.Error())
 }
 
 // bindable turns JSON numbers into int64 or float64 so the formatter writes them as numbers.

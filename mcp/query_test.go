@@ -3,11 +3,14 @@ package mcp_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/svc-framework/svc/config"
+	"github.com/svc-framework/svc/internal/testservice"
 	"github.com/svc-framework/svc/mcp"
 	"github.com/svc-framework/svc/svctest"
 )
@@ -29,12 +32,18 @@ var endless = map[config.DBKind]string{
 }
 
 // probeServer boots a server on kind with a 1 s query timeout, a 3-row cap and the probe table
-// holding rows 1..4 (a, b, c, d; row 1 has non-UTF-8 data).
-func probeServer(t *testing.T, kind config.DBKind) *svctest.Server {
+// holding rows 1..4 (a, b, c, d; row 1 has non-UTF-8 data). database_query runs on the data
+// source "mcp_query": the primary database through a login with only SELECT grants
+// (testservice.ReadOnlyLogin; the same file on SQLite). It returns the primary's settings too.
+func probeServer(t *testing.T, kind config.DBKind) (*svctest.Server, config.DataSource) {
 	t.Helper()
+	var primary config.DataSource
 	srv := newServer(t, kind, svctest.WithConfig(func(c *config.Config) {
 		c.MCP.Query.Timeout = time.Second
 		c.MCP.Query.MaxRows = 3
+		primary = c.DataSources[config.PrimaryDataSource]
+		c.DataSources["mcp_query"] = testservice.ReadOnlyLogin(t, primary)
+		c.MCP.Query.DataSource = "mcp_query"
 	}))
 	ctx := context.Background()
 	for _, stmt := range probeDDL[kind] {
@@ -46,7 +55,7 @@ func probeServer(t *testing.T, kind config.DBKind) *svctest.Server {
 		[]byte{0xff, 0x00}); err != nil {
 		t.Fatal(err)
 	}
-	return srv
+	return srv, primary
 }
 
 // probeUnchanged fails unless the probe table still holds a, b, c, d and, on PostgreSQL, the
@@ -78,13 +87,13 @@ func probeUnchanged(t *testing.T, srv *svctest.Server, kind config.DBKind) {
 	}
 }
 
-// TestDatabaseQuery: database_query through the SDK client on every database: parameters,
-// bytes, the row cap, the statement timeout, and every write attempt refused with the data
-// unchanged afterwards.
+// TestDatabaseQuery: database_query through the SDK client on every database, on a login with
+// only SELECT grants: parameters, bytes, the row cap, the statement timeout, and every write
+// attempt refused with the data unchanged afterwards.
 func TestDatabaseQuery(t *testing.T) {
 	svctest.EachDBKind(t, func(t *testing.T, kind config.DBKind) {
 		t.Parallel()
-		srv := probeServer(t, kind)
+		srv, primary := probeServer(t, kind)
 		cs := session(t, srv, svctest.User("ada", "querier"))
 
 		rows := query(t, cs, "SELECT id, name FROM mcp_probe WHERE id = ? AND name = ?", 2, "b")
@@ -99,10 +108,12 @@ func TestDatabaseQuery(t *testing.T) {
 			t.Errorf("4 rows with max_rows 3 = %q, want 3 rows and the truncation note", text)
 		}
 		text, isErr = call(t, cs, mcp.QueryTool, map[string]any{"sql": endless[kind]})
-		if !isErr || !strings.HasPrefix(text, "Query execution failed: ") {
+		if !isErr || !strings.HasPrefix(text, "Query execution failed: ") || !strings.Contains(text, "timed out") {
 			t.Errorf("endless query = %q (error %t), want stopped by the statement timeout", text, isErr)
 		}
-		for _, bad := range attacks {
+		evil := t.TempDir()
+		for _, bad := range attacks[kind] {
+			bad = strings.NewReplacer("{{path}}", primary.Path, "{{evil}}", evil).Replace(bad)
 			text, isErr := call(t, cs, mcp.QueryTool, map[string]any{"sql": bad})
 			if !isErr {
 				t.Errorf("%q was not refused: %s", bad, text)
@@ -114,80 +125,91 @@ func TestDatabaseQuery(t *testing.T) {
 		}{
 			{map[string]any{"sql": "  "}, "Sql parameter is required and must not be empty"},
 			{map[string]any{"sql": 1}, "Failed to parse arguments: "},
-			{map[string]any{"sql": "DELETE FROM mcp_probe"}, "Only read-only (SELECT) queries are permitted: "},
+			{map[string]any{"sql": "SELECT 1; DELETE FROM mcp_probe"}, refusal[kind]},
+			{map[string]any{"sql": "INSERT INTO mcp_probe (id, name) VALUES (9, 'x')"}, refusal[kind]},
+			{map[string]any{"sql": "SELECT zeroblob(100000000)"}, map[config.DBKind]string{config.SQLite: "The result exceeds"}[kind]},
 			{map[string]any{"sql": "SELECT nope FROM mcp_probe"}, "Query execution failed: "},
 		} {
-			if text, isErr := call(t, cs, mcp.QueryTool, tt.args); !isErr || !strings.HasPrefix(text, tt.want) {
-				t.Errorf("database_query %v = %q (error %t), want a tool error starting %q", tt.args, text, isErr, tt.want)
+			want := tt.want
+			if want == "" { // a function this database does not have
+				want = "Query execution failed: "
 			}
+			if text, isErr := call(t, cs, mcp.QueryTool, tt.args); !isErr || !strings.HasPrefix(text, want) {
+				t.Errorf("database_query %v = %q (error %t), want a tool error starting %q", tt.args, text, isErr, want)
+			}
+		}
+		if entries, _ := os.ReadDir(evil); len(entries) != 0 {
+			t.Errorf("files appeared in the directory the attacks wrote to: %v", entries)
 		}
 		probeUnchanged(t, srv, kind)
 	})
 }
 
-// attacks are write attempts the tool must refuse (the guard answers most of them first).
-var attacks = []string{
+// notReadOnly starts the tool error of a statement the database refused as not one read.
+const notReadOnly = "Only read-only (SELECT) queries are permitted: "
+
+// refusal is how each database refuses a second statement or a write: MariaDB's parser answers a
+// plain syntax error for the first, its privilege check "command denied" for the second.
+var refusal = map[config.DBKind]string{config.SQLite: notReadOnly, config.Postgres: notReadOnly, config.MySQL: "Query execution failed: "}
+
+// attacks are statements the tool must refuse on each database, the issue's among them. {{path}}
+// is the primary database file, {{evil}} a directory the statement tries to write into.
+var attacks = map[config.DBKind][]string{
+	config.SQLite: append([]string{
+		// issue #31: one literal to the old guard, which read \ as an escape; four statements
+		// to SQLite: reopen the primary writable, write, copy it out.
+		`SELECT '\' WHERE 0; ATTACH DATABASE '{{path}}' AS w; UPDATE w.mcp_probe SET name = 'x'; -- '`,
+		`SELECT '\' WHERE 0; VACUUM INTO '{{evil}}/copy.db'; -- '`,
+		"ATTACH DATABASE '{{path}}' AS w",
+		"ATTACH (SELECT file FROM pragma_database_list WHERE name = 'main') AS w",
+		"PRAGMA query_only = OFF",
+		"PRAGMA writable_schema = ON",
+		"VACUUM INTO '{{evil}}/copy.db'",
+		"SELECT load_extension('{{evil}}/x.so')",
+	}, commonAttacks...),
+	config.Postgres: append([]string{
+		"WITH d AS (DELETE FROM mcp_probe RETURNING id) SELECT * FROM d",
+		"SELECT * FROM mcp_probe FOR UPDATE",
+		"SELECT nextval('mcp_seq')",
+		"SELECT pg_sleep(3)",
+		"SELECT pg_read_file('/etc/passwd')",
+		"COPY mcp_probe TO '{{evil}}/copy.csv'",
+		"SELECT lo_import('/etc/passwd')",
+		"SELECT query_to_xml('DELETE FROM mcp_probe', true, true, '')",
+		`SELECT E'\''; DELETE FROM mcp_probe; --'`,
+	}, commonAttacks...),
+	config.MySQL: append([]string{
+		"SELECT SLEEP(3)",
+		"SELECT * FROM mcp_probe INTO OUTFILE '{{evil}}/out.txt'",
+		"LOAD DATA INFILE '/etc/hostname' INTO TABLE mcp_probe",
+		"SELECT /*!50000 1; DELETE FROM mcp_probe */",
+		`SELECT '\\'; DELETE FROM mcp_probe; -- '`,
+	}, commonAttacks...),
+}
+
+// commonAttacks are refused on every database.
+var commonAttacks = []string{
 	"INSERT INTO mcp_probe (id, name) VALUES (9, 'x')",
 	"UPDATE mcp_probe SET name = 'x'",
 	"DELETE FROM mcp_probe",
 	"DROP TABLE mcp_probe",
 	"CREATE TABLE mcp_evil (id INT)",
-	"TRUNCATE TABLE mcp_probe",
-	"WITH d AS (DELETE FROM mcp_probe RETURNING id) SELECT * FROM d",
-	"SELECT * FROM mcp_probe FOR UPDATE",
-	"SELECT * FROM mcp_probe LOCK IN SHARE MODE",
 	"SELECT 1; DELETE FROM mcp_probe",
 	"SELECT 1;\nDELETE FROM mcp_probe;",
-	"SELECT pg_sleep(3)",
-	"SELECT SLEEP(3)",
-	"SELECT nextval('mcp_seq')",
-	"SELECT set_config('search_path', 'x', false)",
-	"SELECT pg_advisory_lock(1)",
-	"SELECT GET_LOCK('x', 0)",
-	"SELECT * INTO mcp_copy FROM mcp_probe",
-	"SELECT * FROM mcp_probe INTO OUTFILE '/tmp/x'",
-	"SELECT /*!50000 1; DELETE FROM mcp_probe */",
-	"SELECT @x := 1",
-	"PRAGMA query_only = OFF",
-	"ATTACH DATABASE '/tmp/evil.db' AS evil",
-	"SELECT query_to_xml('DELETE FROM mcp_probe', true, true, '')",
 	"/* comment */ DELETE FROM mcp_probe",
 	"SELECT 'it''s' AS s; DELETE FROM mcp_probe",
 }
 
-// dbAttacks are writes run past the guard: the database itself must refuse them.
-var dbAttacks = map[config.DBKind][]string{
-	config.Postgres: {
-		"WITH d AS (DELETE FROM mcp_probe RETURNING id) SELECT * FROM d",
-		"SELECT * FROM mcp_probe FOR UPDATE",
-		"SELECT nextval('mcp_seq')",
-		"SELECT pg_sleep(3)",
-	},
-	// LOCK IN SHARE MODE is allowed in a read-only transaction: the guard refuses it, and its
-	// locks end with the rollback.
-	config.MySQL:  {"SELECT 1; DELETE FROM mcp_probe", "SELECT * FROM mcp_probe FOR UPDATE"},
-	config.SQLite: {"SELECT 1; DELETE FROM mcp_probe", "PRAGMA query_only = OFF; DELETE FROM mcp_probe"},
-}
-
-// TestReadOnlyByDatabase: past the text guard, writes, DDL, writable CTEs, locking reads,
-// nextval and statements past the timeout fail in the database itself; the data is unchanged
-// and the pooled connections still write afterwards (the session state was restored).
+// TestReadOnlyByDatabase: the tool's runner (what database_query calls) refuses writes, DDL and
+// statements past the timeout; the data is unchanged and the application's pool still writes.
 func TestReadOnlyByDatabase(t *testing.T) {
 	svctest.EachDBKind(t, func(t *testing.T, kind config.DBKind) {
 		t.Parallel()
-		srv := probeServer(t, kind)
+		srv, _ := probeServer(t, kind)
 		ctx := context.Background()
-		common := []string{
-			"INSERT INTO mcp_probe (id, name) VALUES (9, 'x')",
-			"UPDATE mcp_probe SET name = 'x'",
-			"DELETE FROM mcp_probe",
-			"CREATE TABLE mcp_evil (id INT)",
-			"DROP TABLE mcp_probe",
-			endless[kind],
-		}
-		for _, stmt := range append(common, dbAttacks[kind]...) {
-			if rows, _, err := srv.MCP().RunReadOnly(ctx, stmt); err == nil {
-				t.Errorf("%q ran in the read-only executor: %v", stmt, rows)
+		for _, stmt := range append(commonAttacks, endless[kind]) {
+			if rows, err := srv.MCP().RunReadOnly(ctx, stmt); err == nil {
+				t.Errorf("%q ran in the read-only runner: %v", stmt, rows)
 			}
 		}
 		probeUnchanged(t, srv, kind)
@@ -199,27 +221,41 @@ func TestReadOnlyByDatabase(t *testing.T) {
 	})
 }
 
-// TestGuard: statements the guard lets through and refuses, including words hidden in strings,
-// identifiers and comments.
-func TestGuard(t *testing.T) {
-	t.Parallel()
-	for _, ok := range []string{
-		"SELECT 1", "select * from t;", "(SELECT 1) UNION (SELECT 2)", "WITH a AS (SELECT 1) SELECT * FROM a",
-		"SELECT 'delete from t; drop table t' AS s", `SELECT "update" FROM t`, "SELECT `insert` FROM t",
-		"SELECT 1 -- ; DELETE FROM t\n", "SELECT /* ; drop */ 1", "SELECT $$ ; delete $$", "SELECT start, comment, replace(a, 'x', 'y') FROM t",
-		"SELECT truncate(1.5, 0)",
-	} {
-		if err := mcp.GuardReadOnly(ok); err != nil {
-			t.Errorf("guard refused %q: %v", ok, err)
-		}
+// TestDatabaseQueryByteCap: the issue's SELECT zeroblob(100000000) answers the byte-cap tool
+// error, and the server allocates far less than the value's size while refusing it. Not
+// parallel, so the allocation count is this call's.
+func TestDatabaseQueryByteCap(t *testing.T) {
+	srv := newServer(t, config.SQLite)
+	cs := session(t, srv, svctest.User("ada", "querier"))
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	text, isErr := call(t, cs, mcp.QueryTool, map[string]any{"sql": "SELECT zeroblob(100000000)"})
+	runtime.ReadMemStats(&after)
+	if !isErr || !strings.Contains(text, "svc.mcp.query.max_bytes") || !strings.Contains(text, "4194304") {
+		t.Errorf("zeroblob(100000000) = %q (error %t), want the byte-cap tool error", text, isErr)
 	}
-	for _, bad := range append([]string{
-		"", ";", "EXPLAIN ANALYZE DELETE FROM t", "SELECT 'unterminated", "SELECT 1 /* open",
-		"SELECT * FROM t FOR SHARE", "SELECT * FROM t FOR NO KEY UPDATE", "SELECT lo_import('/etc/passwd')",
-		"SELECT public.pg_sleep(1)", "SELECT dblink_exec('x', 'y')", "VALUES (1)", "SHOW TABLES",
-	}, attacks...) {
-		if err := mcp.GuardReadOnly(bad); err == nil {
-			t.Errorf("guard let %q through", bad)
-		}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 25_000_000 {
+		t.Errorf("the refused call allocated %d bytes, want far below the value's 100000000", alloc)
+	}
+	if rows := query(t, cs, "SELECT length(zeroblob(1000000)) AS n"); len(rows) != 1 || rows[0]["n"] != 1e6 {
+		t.Errorf("a query under the cap = %v", rows)
+	}
+}
+
+// TestDatabaseQueryRefusesSuperuser: on PostgreSQL and MySQL, with the default data source (the
+// primary, whose test login is the superuser), the tool refuses every call and tells the
+// operator to give it a least-privileged login.
+func TestDatabaseQueryRefusesSuperuser(t *testing.T) {
+	for _, kind := range []config.DBKind{config.Postgres, config.MySQL} {
+		t.Run(string(kind), func(t *testing.T) {
+			t.Parallel()
+			srv := newServer(t, kind)
+			cs := session(t, srv, svctest.User("ada", "querier"))
+			text, isErr := call(t, cs, mcp.QueryTool, map[string]any{"sql": "SELECT 1 AS one"})
+			if !isErr || !strings.HasPrefix(text, "Query execution failed: ") || !strings.Contains(text, "only SELECT grants") {
+				t.Errorf("database_query as the superuser = %q (error %t), want the refusal naming the fix", text, isErr)
+			}
+		})
 	}
 }

@@ -1,152 +1,46 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
-	"database/sql"
-	"database/sql/driver"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 
-	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/db"
-	"github.com/uptrace/bun"
 )
 
-// Read-only execution of database_query (issue #18): the database itself refuses writes, so
-// nothing the text guard misses can change data.
-//
-//   - PostgreSQL: a READ ONLY transaction (BEGIN READ ONLY) with SET LOCAL statement_timeout,
-//     always rolled back. Writes, DDL, writable CTEs, FOR UPDATE and nextval() fail in it.
-//   - MySQL and MariaDB: START TRANSACTION READ ONLY on a dedicated connection whose session is
-//     made read-only (SET SESSION TRANSACTION READ ONLY, so DDL, which commits implicitly and
-//     runs outside the transaction, is refused too) with a statement timeout (MariaDB
-//     max_statement_time, MySQL max_execution_time) for the query, both reset afterwards;
-//     always rolled back. Multi-statements are off in the driver.
-//   - SQLite: a second handle on the database file opened read-only (mode=ro, with PRAGMA
-//     query_only on every connection), so even a statement list that switches query_only off
-//     cannot write; the query's context deadline interrupts it.
-//
-// A connection whose session state cannot be restored is closed instead of going back to the
-// pool. Every query also runs under a context deadline a little past the statement timeout.
+// database_query runs on db.ReadOnly (issue #31): the database engine and the driver keep the
+// call to one read of the data source svc.mcp.query.data_source, within svc.mcp.query.max_rows,
+// max_bytes and timeout. There is no text guard: see db/doc.go, "Read-only queries", for what
+// each dialect enforces, and docs/mcp.md for what the tool can and cannot do.
 
-// timeoutGrace is how long past the statement timeout the context deadline falls: the database
-// should stop the query first and report why.
-const timeoutGrace = 2 * time.Second
+// encodeGrace is how long past the statement timeout the whole call, encoding included, may
+// take: the runner's own deadline on PostgreSQL and MySQL ends 2 s past the timeout.
+const encodeGrace = 3 * time.Second
 
-// restoreTimeout bounds restoring a connection's session state.
-const restoreTimeout = 5 * time.Second
+// errEncodeTimeout: the call's deadline passed while the rows were being encoded.
+var errEncodeTimeout = errors.New("the query timed out while its result was encoded")
 
-// errTimedOut is the cause when the context deadline stopped a query.
-var errTimedOut = errors.New("query timed out")
-
-// rowSet is a query result: rows as JSON objects, and whether rows past the cap were dropped.
-type rowSet struct {
-	Rows      []map[string]any
-	Truncated bool
-}
-
-// runReadOnly runs query with args (? placeholders, bound by bun's formatter as the original
-// does) read-only on the primary database.
-func (s *Service) runReadOnly(ctx context.Context, query string, args []any) (rowSet, error) {
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.Query.Timeout+timeoutGrace)
-	defer cancel()
-	if s.db.Kind == config.SQLite {
-		return s.runSQLite(ctx, query, args)
-	}
-	conn, err := s.db.Conn(ctx)
-	if err != nil {
-		return rowSet{}, err
-	}
-	defer conn.Close()
-	var res rowSet
-	switch s.db.Kind {
-	case config.Postgres:
-		res, err = s.runPostgres(ctx, conn, query, args)
-	case config.MySQL:
-		res, err = s.runMySQL(ctx, conn, query, args)
-	default:
-		err = fmt.Errorf("unsupported database type %q", s.db.Kind)
-	}
-	if err != nil && ctx.Err() != nil {
-		err = fmt.Errorf("%w after %s: %w", errTimedOut, s.cfg.Query.Timeout, err)
-	}
-	return res, err
-}
-
-func (s *Service) runPostgres(ctx context.Context, conn bun.Conn, query string, args []any) (rowSet, error) {
-	tx, err := conn.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
-	if err != nil {
-		return rowSet{}, err
-	}
-	defer func() { _ = tx.Rollback() }()
-	if _, err := tx.ExecContext(ctx, fmt.Sprintf("SET LOCAL statement_timeout = %d", s.cfg.Query.Timeout.Milliseconds())); err != nil {
-		return rowSet{}, err
-	}
-	rows, err := tx.QueryContext(ctx, query, args...)
-	if err != nil {
-		return rowSet{}, err
-	}
-	return collect(rows, s.cfg.Query.MaxRows)
-}
-
-func (s *Service) runMySQL(ctx context.Context, conn bun.Conn, query string, args []any) (rowSet, error) {
-	set, reset, err := s.mysql.sessionStatements(ctx, conn, s.cfg.Query.Timeout)
-	if err != nil {
-		return rowSet{}, err
-	}
-	defer s.restore(conn, reset...)
-	for _, stmt := range set {
-		if _, err := conn.ExecContext(ctx, stmt); err != nil {
-			return rowSet{}, err
-		}
-	}
-	tx, err := conn.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
-	if err != nil {
-		return rowSet{}, err
-	}
-	defer func() { _ = tx.Rollback() }()
-	rows, err := tx.QueryContext(ctx, query, args...)
-	if err != nil {
-		return rowSet{}, err
-	}
-	return collect(rows, s.cfg.Query.MaxRows)
-}
-
-func (s *Service) runSQLite(ctx context.Context, query string, args []any) (rowSet, error) {
-	if s.ro == nil {
-		return rowSet{}, errors.New("the read-only database handle is not open (module not started)")
-	}
-	qctx, cancel := context.WithTimeout(ctx, s.cfg.Query.Timeout)
-	defer cancel()
-	rows, err := s.ro.QueryContext(qctx, query, args...)
-	if err != nil {
-		if qctx.Err() != nil {
-			err = fmt.Errorf("%w after %s: %w", errTimedOut, s.cfg.Query.Timeout, err)
-		}
-		return rowSet{}, err
-	}
-	return collect(rows, s.cfg.Query.MaxRows)
-}
-
-// openReadOnly opens the read-only SQLite handle (Start); other databases need none.
+// openReadOnly opens the runner on the query data source (Start) and warns when its login is
+// one the runner refuses, so the operator learns it at start rather than from the first caller.
 func (s *Service) openReadOnly(ctx context.Context) error {
-	if s.db.Kind != config.SQLite {
-		return nil
-	}
-	ro, err := db.OpenSQLiteReadOnly(ctx, s.db.Name, s.source)
+	ro, err := db.OpenReadOnly(ctx, s.cfg.Query.DataSource, s.source, db.ReadOnlyLimits{
+		MaxBytes: int64(s.cfg.Query.MaxBytes), Timeout: s.cfg.Query.Timeout})
 	if err != nil {
-		return err
+		return fmt.Errorf("mcp: svc.mcp.query.data_source: %w", err)
 	}
 	s.ro = ro
+	if err := ro.CheckLogin(ctx); errors.Is(err, db.ErrPrivilegedLogin) {
+		s.log.Warn("mcp: database_query will refuse every call", "error", err)
+	}
 	return nil
 }
 
-// closeReadOnly closes the read-only SQLite handle (Stop).
+// closeReadOnly closes the runner (Stop).
 func (s *Service) closeReadOnly(context.Context) error {
 	if s.ro == nil {
 		return nil
@@ -154,49 +48,39 @@ func (s *Service) closeReadOnly(context.Context) error {
 	return s.ro.Close()
 }
 
-// restore runs stmts to put the connection's session state back; when one fails the
-// connection is closed rather than returned to the pool in the query's state.
-func (s *Service) restore(conn bun.Conn, stmts ...string) {
-	ctx, cancel := context.WithTimeout(context.Background(), restoreTimeout)
-	defer cancel()
-	for _, stmt := range stmts {
-		if _, err := conn.ExecContext(ctx, stmt); err != nil {
-			s.log.Warn("mcp: closing a connection whose session state could not be restored", "error", err)
-			_ = conn.Raw(func(any) error { return driver.ErrBadConn })
-			return
-		}
+// runReadOnly runs query with args on the runner.
+func (s *Service) runReadOnly(ctx context.Context, query string, args []any) (*db.Rows, error) {
+	if s.ro == nil {
+		return nil, errors.New("the read-only runner is not open (module not started)")
 	}
+	return s.ro.Query(ctx, query, args, s.cfg.Query.MaxRows)
 }
 
-// collect reads at most limit rows as JSON objects keyed by column name and closes rows.
-func collect(rows *sql.Rows, limit int) (rowSet, error) {
-	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		return rowSet{}, err
+// encodeRows writes rows as a JSON array of objects keyed by column name, checking ctx between
+// rows so that the statement timeout covers the encoding too.
+func encodeRows(ctx context.Context, rows *db.Rows) ([]byte, error) {
+	var buf bytes.Buffer
+	buf.WriteByte('[')
+	obj := make(map[string]any, len(rows.Columns))
+	for i, vals := range rows.Values {
+		if ctx.Err() != nil {
+			return nil, errEncodeTimeout
+		}
+		clear(obj)
+		for j, c := range rows.Columns {
+			obj[c] = jsonValue(vals[j])
+		}
+		b, err := json.Marshal(obj)
+		if err != nil {
+			return nil, err
+		}
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		buf.Write(b)
 	}
-	res := rowSet{Rows: []map[string]any{}}
-	vals := make([]any, len(cols))
-	ptrs := make([]any, len(cols))
-	for rows.Next() {
-		if len(res.Rows) == limit {
-			res.Truncated = true
-			return res, nil
-		}
-		for i := range vals {
-			vals[i] = nil
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			return rowSet{}, err
-		}
-		row := make(map[string]any, len(cols))
-		for i, c := range cols {
-			row[c] = jsonValue(vals[i])
-		}
-		res.Rows = append(res.Rows, row)
-	}
-	return res, rows.Err()
+	buf.WriteByte(']')
+	return buf.Bytes(), nil
 }
 
 // jsonValue converts a scanned value for the JSON result (wire-runtime §4): UTF-8 bytes become a
@@ -210,35 +94,4 @@ func jsonValue(v any) any {
 		return string(b)
 	}
 	return base64.StdEncoding.EncodeToString(b)
-}
-
-// mysqlFlavor remembers whether the MySQL-protocol server is MariaDB, which names its statement
-// timeout differently.
-type mysqlFlavor struct {
-	mu      sync.Mutex
-	known   bool
-	mariaDB bool
-}
-
-// sessionStatements returns the statements that make the session read-only with a statement
-// timeout, and those that undo it, asking the server for its flavour on first use.
-func (f *mysqlFlavor) sessionStatements(ctx context.Context, conn bun.Conn, d time.Duration) (set, reset []string, err error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if !f.known {
-		var version string
-		if err := conn.QueryRowContext(ctx, "SELECT VERSION()").Scan(&version); err != nil {
-			return nil, nil, err
-		}
-		f.known, f.mariaDB = true, strings.Contains(strings.ToLower(version), "mariadb")
-	}
-	// The session, not only the transaction, is read-only: DDL commits the open transaction
-	// implicitly and would then run in the session's default access mode.
-	set, reset = []string{"SET SESSION TRANSACTION READ ONLY"}, []string{"SET SESSION TRANSACTION READ WRITE"}
-	if f.mariaDB {
-		set = append(set, fmt.Sprintf("SET SESSION max_statement_time = %.3f", d.Seconds()))
-		return set, append(reset, "SET SESSION max_statement_time = DEFAULT"), nil
-	}
-	set = append(set, fmt.Sprintf("SET SESSION max_execution_time = %d", d.Milliseconds()))
-	return set, append(reset, "SET SESSION max_execution_time = DEFAULT"), nil
 }

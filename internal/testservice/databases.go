@@ -74,14 +74,7 @@ func DataSource(t testing.TB, kind config.DBKind) config.DataSource {
 // For PostgreSQL admin carries the new schema, which is harmless: both statements name it fully.
 func isolate(t testing.TB, admin config.DataSource, create, drop string) {
 	t.Helper()
-	if err := adminExec(admin, create); err != nil {
-		t.Fatalf("testservice: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := adminExec(admin, drop); err != nil {
-			t.Errorf("testservice: %v", err)
-		}
-	})
+	isolateAll(t, admin, []string{create}, []string{drop})
 }
 
 // adminExec runs one statement on a short-lived connection to ds.
