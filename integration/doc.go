@@ -132,7 +132,11 @@
 // masked. The ready binary registers svc.echo, a handler answering its input (docs/integration.md).
 //
 // Validation and codes in the original's order: contract schemas compile as JSON Schema
-// draft 2020-12 (santhosh-tekuri/jsonschema/v6; 2615), labels (2626); system outbound scheme
+// draft 2020-12 (santhosh-tekuri/jsonschema/v6; 2615) with a closed loader (jsonschema.go:
+// only the schema itself and the drafts' embedded metaschemas resolve; a file:, http(s):,
+// urn: or relative $ref or $schema is refused unread, the same answer for a target that
+// exists and one that does not, so a schema is no oracle for the server's files; the same
+// compiler checks stored schemas at run time), labels (2626); system outbound scheme
 // known (2614), auth shapes (2617), "******" keeps the stored secret (none stored: 2617, or
 // 2620 for the data-source password), absolute baseUrl (2619), data source kind/mode (2620),
 // envelope needs baseUrl and a script (2625), kept secrets must open with the configured key
