@@ -60,6 +60,7 @@ func (s *Server) build() error {
 		Auth:        engine,
 		Permissions: engine,
 		Errors:      engine,
+		Bodies:      engine,
 		Metrics:     tel.Registerer(),
 	}
 
