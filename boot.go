@@ -60,6 +60,7 @@ func (s *Server) build() error {
 		Auth:        engine,
 		Permissions: engine,
 		Errors:      engine,
+		Bodies:      engine,
 		Metrics:     tel.Registerer(),
 	}
 
@@ -275,6 +276,8 @@ func (s *Server) newHandler(engine *rpc.Engine, mods []app.Module) (http.Handler
 		Ready:               s.ready,
 		BodyLimit:           int64(s.cfg.App.BodyLimit),
 		BodyReadIdleTimeout: s.cfg.App.BodyReadIdleTimeout,
+		BodyMinRate:         int64(s.cfg.App.BodyMinRate),
+		BodyMinRateGrace:    s.cfg.App.BodyMinRateGrace,
 		Proxies:             proxies,
 		CORSEnabled:         s.cfg.CORS.Enabled,
 		CORSOrigins:         s.cfg.CORS.AllowOrigins,

@@ -17,7 +17,8 @@ import (
 const defaultCacheControl = "no-store, no-cache, must-revalidate, max-age=0"
 
 // outer wraps every route with the middlewares of wire-core §1.6 in one function, so their order
-// is visible in one place: request id and client IP → body read-idle timeout → panic recovery →
+// is visible in one place: request id and client IP → body pace (read-idle timeout and minimum
+// rate) → panic recovery →
 // security headers → CORS → handler, with the access log written when the response is done.
 type outer struct {
 	next    http.Handler
@@ -28,7 +29,7 @@ type outer struct {
 	clock   func() time.Time
 	errors  func(w http.ResponseWriter, r *http.Request, err error) // renders the panic envelope
 	gzip    bool                                                    // compress responses (compress.go)
-	idle    time.Duration                                           // body read-idle timeout (bodyidle.go); 0 disables
+	pace    bodyPace                                                // body read-idle timeout and minimum rate (bodyidle.go)
 }
 
 var recorders = sync.Pool{New: func() any { return new(recorder) }}
@@ -50,7 +51,7 @@ func (o *outer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	id := requestID(r)
 	info := rpc.RequestInfo{ID: id, ClientIP: o.proxies.ClientIP(r)}
 	r = r.WithContext(rpc.WithRequestInfo(r.Context(), info))
-	withIdleBody(w, r, o.idle)
+	withIdleBody(w, r, o.pace)
 
 	rec := recorders.Get().(*recorder)
 	rec.reset(w)

@@ -92,6 +92,11 @@ type Deps struct {
 	Permissions PermissionChecker
 	// Errors renders any error as the {code, message, data} envelope (the engine's renderer).
 	Errors ErrorRenderer
+	// Bodies reads a request body into memory under the body memory budget
+	// (svc.app.body_memory_budget) that /api's bodies share: the engine owns the one budget of
+	// the process, and a route outside /api that holds its body in memory (the integration
+	// gateway) reads it here rather than with io.ReadAll.
+	Bodies BodyReader
 	// Metrics is where a module registers its Prometheus collectors (issue #19; names start
 	// with svc_<module>_, labels bounded: no ids, no user names). The composition root sets a
 	// registerer that is served on svc.metrics.path, or with metrics off one that nothing
@@ -128,7 +133,18 @@ type ErrorRenderer interface {
 	WriteError(w http.ResponseWriter, r *http.Request, err error)
 }
 
+// BodyReader reads a request's body whole, at most limit bytes, into memory paid from the
+// process's body memory budget, with copies more times its size reserved for other forms of it
+// the caller will hold; release returns it all once they are no longer referenced. Refusals
+// are rpc errors ready to render (413 over the limit, 503 when the budget has no room in time,
+// 400 for a failed read), with their headers already set on w. *rpc.Engine implements it
+// (rpc.Engine.ReadBody).
+type BodyReader interface {
+	ReadBody(w http.ResponseWriter, r *http.Request, limit int64, copies int) (body []byte, release func(), err error)
+}
+
 var (
+	_ BodyReader        = (*rpc.Engine)(nil)
 	_ Authenticator     = (*rpc.Engine)(nil)
 	_ PermissionChecker = (*rpc.Engine)(nil)
 	_ ErrorRenderer     = (*rpc.Engine)(nil)

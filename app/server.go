@@ -27,6 +27,12 @@ type HandlerConfig struct {
 	// any route, must receive data within it, else the read fails and the connection closes
 	// (bodyidle.go). Zero disables it.
 	BodyReadIdleTimeout time.Duration
+	// BodyMinRate (bytes per second) and BodyMinRateGrace are svc.app.body_min_rate and
+	// body_min_rate_grace: once the grace has passed, a body must have averaged the rate over
+	// the time the server waited for it, else its read fails and the connection closes
+	// (bodyidle.go). A zero rate leaves only the idle timeout; they apply only with it.
+	BodyMinRate      int64
+	BodyMinRateGrace time.Duration
 	// Proxies decides whose X-Forwarded-For is trusted.
 	Proxies Proxies
 	// CORSEnabled and CORSOrigins are svc.cors.
@@ -113,7 +119,7 @@ func NewHandler(cfg HandlerConfig) (h http.Handler, err error) {
 		logger:  logger,
 		access:  cfg.AccessLog,
 		clock:   clock,
-		idle:    cfg.BodyReadIdleTimeout,
+		pace:    bodyPace{idle: cfg.BodyReadIdleTimeout, rate: cfg.BodyMinRate, grace: cfg.BodyMinRateGrace},
 	}, nil
 }
 

@@ -13,6 +13,8 @@ const (
 	// minBodyMemoryBudget is the floor of body_memory_budget's default (twice body_limit).
 	minBodyMemoryBudget        = 64 * MiB
 	defaultBodyReadIdleTimeout = 30 * time.Second
+	defaultBodyMinRate         = 1 * KiB
+	defaultBodyMinRateGrace    = 10 * time.Second
 )
 
 // App is the svc.app section (spec §8.3).
@@ -27,16 +29,30 @@ type App struct {
 	// Non-positive selects the default.
 	BodyLimit Size `toml:"body_limit"`
 	// BodyMemoryBudget is svc.app.body_memory_budget (default twice body_limit, at least
-	// 64mib): the request-body bytes all /api requests together may hold in memory (JSON bodies,
-	// decoded bodies, multipart fields and spooled parts; file parts streamed to storage do not
-	// count). A request that would exceed it waits for room up to body_read_idle_timeout, then
+	// 64mib): the request-body bytes all /api requests and inbound integration deliveries
+	// together may hold in memory (JSON bodies, decoded bodies, multipart fields and spooled
+	// parts, delivery bodies with their script copies; file parts streamed to storage do not
+	// count). The rpc engine owns the one budget; modules read through app.Deps.Bodies. A request that would exceed it waits for room up to body_read_idle_timeout, then
 	// answers 503. Non-positive selects the default; a budget below body_limit fails Validate
 	// with ErrInvalidBodyMemoryBudget, since one maximal body must fit.
 	BodyMemoryBudget Size `toml:"body_memory_budget"`
 	// BodyReadIdleTimeout is svc.app.body_read_idle_timeout (default 30s): every read of a
-	// request body must receive data within it, else the connection is closed; it also bounds
-	// the wait for room in body_memory_budget. Non-positive selects the default.
+	// request body must receive data within it, else the connection is closed (body_min_rate
+	// bounds a body that keeps each read within it); it also bounds the wait for room in
+	// body_memory_budget. Non-positive selects the default.
 	BodyReadIdleTimeout time.Duration `toml:"body_read_idle_timeout"`
+	// BodyMinRate is svc.app.body_min_rate (default 1kib, bytes per second): once
+	// body_min_rate_grace has passed, a request body must have arrived at this average rate,
+	// counting only the time the server spent waiting for it (a handler busy elsewhere, or
+	// waiting for room in body_memory_budget, does not count against the client); a body
+	// behind it has its read fail and its connection closed. It bounds a body that trickles in
+	// just fast enough to beat body_read_idle_timeout: at most grace + size / rate. Applied to
+	// every route's body in one place (app/bodyidle.go). Non-positive selects the default.
+	BodyMinRate Size `toml:"body_min_rate"`
+	// BodyMinRateGrace is svc.app.body_min_rate_grace (default 10s): the waiting time a body
+	// may spend before body_min_rate applies (a slow start, a first byte late). Non-positive
+	// selects the default.
+	BodyMinRateGrace time.Duration `toml:"body_min_rate_grace"`
 	// TrustedProxies is svc.app.trusted_proxies: IPs or CIDRs whose X-Forwarded-For is believed.
 	// Empty means forwarded headers are ignored and the peer address is the client IP.
 	TrustedProxies []string `toml:"trusted_proxies"`
@@ -47,6 +63,8 @@ func (a *App) applyDefaults() {
 	a.BodyLimit = positive(a.BodyLimit, defaultBodyLimit)
 	a.BodyMemoryBudget = positive(a.BodyMemoryBudget, max(2*a.BodyLimit, minBodyMemoryBudget))
 	a.BodyReadIdleTimeout = positive(a.BodyReadIdleTimeout, defaultBodyReadIdleTimeout)
+	a.BodyMinRate = positive(a.BodyMinRate, defaultBodyMinRate)
+	a.BodyMinRateGrace = positive(a.BodyMinRateGrace, defaultBodyMinRateGrace)
 }
 
 func (a *App) validate() []error {

@@ -12,7 +12,8 @@ import (
 // §5.4, §6.1 and §8.3, keys without a default left zero.
 func wantDefaults() *Config {
 	return &Config{
-		App:     App{Name: "svc-app", BodyLimit: 32 * MiB, BodyMemoryBudget: 64 * MiB, BodyReadIdleTimeout: 30 * time.Second},
+		App: App{Name: "svc-app", BodyLimit: 32 * MiB, BodyMemoryBudget: 64 * MiB, BodyReadIdleTimeout: 30 * time.Second,
+			BodyMinRate: 1 * KiB, BodyMinRateGrace: 10 * time.Second},
 		KVStore: KVStore{Host: "127.0.0.1", Port: 6379, Network: NetworkTCP},
 		API: API{
 			RateLimit:    RateLimit{Max: 100, Period: 5 * time.Minute},
@@ -131,6 +132,8 @@ port = 8080
 body_limit = 0
 body_memory_budget = 0
 body_read_idle_timeout = "-1s"
+body_min_rate = 0
+body_min_rate_grace = "-1s"
 [svc.api.rate_limit]
 max = -1
 period = "-5m"

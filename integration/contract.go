@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/svc-framework/svc/crud"
 	"github.com/svc-framework/svc/rpc"
 	"github.com/uptrace/bun"
@@ -81,22 +80,15 @@ func buildContract(p *ContractParams) (*Contract, error) {
 		InputSchema: in, OutputSchema: out, IsEnabled: enabled(p.IsEnabled)}, nil
 }
 
-// compileSchema compiles a JSON Schema (draft 2020-12 unless it names another) and returns it
-// compacted; null or empty is no schema. Failure is 2615.
+// compileSchema compiles a JSON Schema (compileJSONSchema: draft 2020-12 unless it names
+// another, no external reference) and returns it compacted; null or empty is no schema.
+// Failure is 2615.
 func compileSchema(name string, raw json.RawMessage) (json.RawMessage, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
 		return nil, nil
 	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-	if err == nil {
-		c := jsonschema.NewCompiler()
-		c.DefaultDraft(jsonschema.Draft2020)
-		if err = c.AddResource("mem:///"+name+".json", doc); err == nil {
-			_, err = c.Compile("mem:///" + name + ".json")
-		}
-	}
-	if err != nil {
+	if _, err := compileJSONSchema(raw); err != nil {
 		return nil, detail(ErrInvalidSchema, fmt.Sprintf("%s: %v", name, err))
 	}
 	var b bytes.Buffer

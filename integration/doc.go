@@ -31,14 +31,15 @@
 // # Route (spec §4.2, wire-integration §6), outside /api
 //
 // POST /integration/inbound/{systemCode}/{contractCode}, no Bearer: the system's own
-// inboundAuth. Pipeline: rate limit per (system code, client IP) (svc.integration.inbound.
-// rate_limit, sliding window per node; 429/1401 with Retry-After) → system (unknown or disabled)
-// and verification: every failure the same 401/2622, reason logged server-side, counted in
+// inboundAuth. Pipeline: system resolved → rate limit per (system, client IP), every unknown
+// code sharing one bucket per client IP (svc.integration.inbound.rate_limit, sliding window per
+// node; 429/1401 with Retry-After) → system (unknown or disabled) and verification: every
+// failure the same 401/2622, reason logged server-side, counted in
 // statistics under (system, "", inbound) as auth or config (missing/undecryptable params,
 // unknown scheme, no inboundAuth, a failing auth script), never written to the log; unknown
 // system codes are not counted (a counter per guessed code would grow without bound) →
 // contract and inbound adapter (missing/disabled: 404, counted as config) → registered
-// handler (none: 501/2623, kind config) → the script with timeout = adapter timeoutMs or run_timeout → statistics and
+// handler (none: 501/2623, kind config) → the body → the script with timeout = adapter timeoutMs or run_timeout → statistics and
 // log → the reply. Schemes: none; ip (whitelist of IPs/CIDRs; empty is a config fault, an
 // unparsable entry denies everyone); http_basic and bearer (scheme word case-insensitive,
 // constant-time); header and query (every configured pair must match, a blank value never
@@ -52,6 +53,18 @@
 // anything else → 200 JSON. Pipeline errors are the {code, message, data} envelope with the
 // status remapped for external callers: non-200 statuses kept (401, 429, 501), contract/adapter
 // missing or disabled 404, 2608 → 400, every other business error 500.
+//
+// The body is read only when the pipeline needs it (issue #31 item 6): the built-in schemes but
+// script look at headers, query and client address only (signature signs method, path, nonce
+// and timestamp), so they verify before it, and every refusal up to the missing handler
+// answers without reading it; the script scheme and host schemes (InboundScheme.Verify gets
+// the whole request) read it before verification. It is read through app.Deps.Bodies (the
+// /api engine's rpc.Engine.ReadBody) under the process's one body memory budget
+// (svc.app.body_memory_budget), at most 16 MiB and svc.app.body_limit, with twice its size
+// reserved besides for the script's string of it (bindRequest: a Go string, goja's UTF-16 form
+// for non-ASCII text; the body no longer goes through JSON, which multiplied it); over the
+// limit 413, no room within svc.app.body_read_idle_timeout 503 with Retry-After: 1, a failed
+// read 400. A refusal before the body is logged (config kinds) without it.
 //
 // # Runtime (wire-integration §8, §14)
 //
@@ -133,7 +146,11 @@
 // masked. The ready binary registers svc.echo, a handler answering its input (docs/integration.md).
 //
 // Validation and codes in the original's order: contract schemas compile as JSON Schema
-// draft 2020-12 (santhosh-tekuri/jsonschema/v6; 2615), labels (2626); system outbound scheme
+// draft 2020-12 (santhosh-tekuri/jsonschema/v6; 2615) with a closed loader (jsonschema.go:
+// only the schema itself and the drafts' embedded metaschemas resolve; a file:, http(s):,
+// urn: or relative $ref or $schema is refused unread, the same answer for a target that
+// exists and one that does not, so a schema is no oracle for the server's files; the same
+// compiler checks stored schemas at run time), labels (2626); system outbound scheme
 // known (2614), auth shapes (2617), "******" keeps the stored secret (none stored: 2617, or
 // 2620 for the data-source password), absolute baseUrl (2619), data source kind/mode (2620),
 // envelope needs baseUrl and a script (2625), kept secrets must open with the configured key

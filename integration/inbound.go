@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"log/slog"
 	"math"
 	"net/http"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/dop251/goja"
+	"github.com/svc-framework/svc/app"
 	"github.com/svc-framework/svc/rpc"
 )
 
@@ -56,7 +56,7 @@ func (s *Service) runInbound(ctx context.Context, c *Contract, sys *System, scri
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	out, err := s.engine.runBody(rctx, "inbound.js", script, func(r *run) error {
-		if err := r.vm.Set("request", r.fromJSON(req.scriptView())); err != nil {
+		if err := req.bindRequest(r); err != nil {
 			return err
 		}
 		if err := s.bindSystem(r, sys); err != nil {
@@ -120,20 +120,46 @@ func (s *Service) dispatch(r *run, c *Contract, v goja.Value, handle handleFunc)
 	return in, out, nil
 }
 
-// ServeHTTP is the inbound gateway (wire-integration §6): rate limit per (system, client IP),
-// then the pipeline in its order; every verification failure answers the same 401/2622.
+// serveInbound is the inbound gateway (wire-integration §6). What the headers decide is
+// decided before the body is read: the system is resolved, the rate limit counted per (system,
+// client IP) — unknown codes share one bucket per client — and a scheme that needs no body
+// (every built-in but script) verified; an unknown or disabled system, failed credentials and a
+// missing contract, adapter or handler answer without reading it, so a caller without
+// credentials never makes the server hold a body. Then the body is read under the process's
+// body memory budget (app.Deps.Bodies, shared with /api) and released when the answer is
+// written. Every verification failure answers the same 401/2622.
 func (s *Service) serveInbound(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	req := &InboundRequest{SystemCode: r.PathValue("systemCode"), ContractCode: r.PathValue("contractCode"), Protocol: "http",
-		Method: r.Method, Path: r.URL.Path, Headers: map[string]string{}, Query: map[string]string{},
-		ClientAddr: rpc.RequestInfoFrom(ctx).ClientIP}
-	if req.ClientAddr == "" {
-		req.ClientAddr = clientHost(r.RemoteAddr)
+	req := inboundRequest(r)
+	sys, err := s.loadSystem(ctx, req.SystemCode, true)
+	if err != nil && !errors.Is(err, ErrSystemNotFound) {
+		s.errors.WriteError(w, r, err)
+		return
 	}
-	if d := s.limiter.Allow(req.SystemCode+":"+req.ClientAddr, s.limit); !d.Allowed {
+	if d := s.limiter.Allow(limitKey(sys, req.ClientAddr), s.limit); !d.Allowed {
 		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(d.RetryAfter.Seconds()))))
 		s.errors.WriteError(w, r, rpc.ErrTooManyRequests)
 		return
+	}
+	body := &inboundBody{w: w, r: r, req: req, bodies: s.bodies}
+	defer body.release()
+	reply, err := s.deliver(ctx, sys, req, body.read)
+	if err != nil {
+		s.errors.WriteError(w, r, externalStatus(err))
+		return
+	}
+	if err := renderReply(w, reply); err != nil {
+		s.errors.WriteError(w, r, externalStatus(err))
+	}
+}
+
+// inboundRequest is a delivery without its body: path codes, headers, query and client IP.
+func inboundRequest(r *http.Request) *InboundRequest {
+	req := &InboundRequest{SystemCode: r.PathValue("systemCode"), ContractCode: r.PathValue("contractCode"), Protocol: "http",
+		Method: r.Method, Path: r.URL.Path, Headers: map[string]string{}, Query: map[string]string{},
+		ClientAddr: rpc.RequestInfoFrom(r.Context()).ClientIP}
+	if req.ClientAddr == "" {
+		req.ClientAddr = clientHost(r.RemoteAddr)
 	}
 	for k, v := range r.Header {
 		req.Headers[strings.ToLower(k)] = strings.Join(v, ", ")
@@ -141,19 +167,52 @@ func (s *Service) serveInbound(w http.ResponseWriter, r *http.Request) {
 	for k, v := range r.URL.Query() {
 		req.Query[k] = v[0]
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxInboundBody+1))
-	if err != nil || len(body) > maxInboundBody {
-		s.errors.WriteError(w, r, rpc.ErrBadRequest.WithMessage("the request body could not be read"))
-		return
+	return req
+}
+
+// limitKey is a delivery's rate-limit bucket: (system, client IP) for a known system, and one
+// bucket per client IP for every unknown code, so guessing codes neither escapes the limit nor
+// adds a bucket per guess. System ids never contain '|' and are never empty.
+func limitKey(sys *System, client string) string {
+	if sys == nil {
+		return "|" + client
 	}
-	req.Body = body
-	reply, err := s.deliver(ctx, req)
-	if err != nil {
-		s.errors.WriteError(w, r, externalStatus(err))
-		return
+	return sys.ID + "|" + client
+}
+
+// scriptCopies is what a delivery's body costs again once a script sees it (bindRequest): a
+// Go string of it, and goja's form of that string, up to twice its bytes for non-ASCII text
+// (UTF-16). Every delivery read reaches a script (the script scheme's or the adapter's), so the
+// budget reserves them with the body.
+const scriptCopies = 2
+
+// inboundBody reads a delivery's body at most once, when the pipeline first needs it, into
+// budgeted memory (at most maxInboundBody, and svc.app.body_limit).
+type inboundBody struct {
+	w      http.ResponseWriter
+	r      *http.Request
+	req    *InboundRequest
+	bodies app.BodyReader
+	done   bool
+	free   func()
+}
+
+// read fills req.Body; a refusal (413, 503, 400) is an rpc error with its headers set.
+func (b *inboundBody) read() error {
+	if b.done {
+		return nil
 	}
-	if err := renderReply(w, reply); err != nil {
-		s.errors.WriteError(w, r, externalStatus(err))
+	b.done = true
+	body, free, err := b.bodies.ReadBody(b.w, b.r, maxInboundBody, scriptCopies)
+	b.free = free
+	b.req.Body = body
+	return err
+}
+
+// release returns the body's memory once the answer is written.
+func (b *inboundBody) release() {
+	if b.free != nil {
+		b.free()
 	}
 }
 
@@ -164,13 +223,11 @@ func clientHost(addr string) string {
 	return addr
 }
 
-// deliver runs the pipeline after the rate limit: system, verification (refusals counted as
-// auth or config, never logged), contract and adapter, handler, script, then stats and log.
-func (s *Service) deliver(ctx context.Context, req *InboundRequest) (json.RawMessage, error) {
-	sys, err := s.loadSystem(ctx, req.SystemCode, true)
-	if err != nil && !errors.Is(err, ErrSystemNotFound) {
-		return nil, err
-	}
+// deliver runs the pipeline after the rate limit: verification of the resolved system (nil:
+// unknown; refusals counted as auth or config, never logged), contract, adapter and handler,
+// then the body (readBody), the script, stats and log. The body is read before verification
+// only for a scheme that looks at it (needsBody).
+func (s *Service) deliver(ctx context.Context, sys *System, req *InboundRequest, readBody func() error) (json.RawMessage, error) {
 	var refusal *authFailure
 	switch {
 	case sys == nil:
@@ -178,6 +235,11 @@ func (s *Service) deliver(ctx context.Context, req *InboundRequest) (json.RawMes
 	case !sys.IsEnabled:
 		refusal = denied("system disabled")
 	default:
+		if s.needsBody(sys) {
+			if err := readBody(); err != nil {
+				return nil, err
+			}
+		}
 		refusal = s.verifyInbound(ctx, sys, req)
 	}
 	if refusal != nil {
@@ -214,6 +276,9 @@ func (s *Service) deliver(ctx context.Context, req *InboundRequest) (json.RawMes
 	if h == nil {
 		record(inboundOutcome{kind: KindConfig, err: ErrInboundHandlerMissing})
 		return nil, ErrInboundHandlerMissing
+	}
+	if err := readBody(); err != nil {
+		return nil, err
 	}
 	timeout := s.cfg.RunTimeout
 	if ad.TimeoutMs > 0 {

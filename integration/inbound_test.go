@@ -257,13 +257,18 @@ return dispatch(body)`})
 	})
 }
 
-// TestInboundRateLimit: per (system, client IP), 429/1401 with Retry-After past the limit.
+// TestInboundRateLimit: per (system, client IP), 429/1401 with Retry-After past the limit;
+// every unknown system code shares one bucket per client (issue #31 item 6: guessing codes
+// neither escapes the limit nor adds a bucket per guess).
 func TestInboundRateLimit(t *testing.T) {
 	t.Parallel()
 	var calls atomic.Int64
 	srv := inboundServer(t, config.SQLite, &calls, func(c *config.Config) {
 		c.Integration.Inbound.RateLimit = config.RateLimit{Max: 2, Period: time.Minute}
 	})
+	for _, code := range []string{"HIS", "LIS"} {
+		create(t, srv, systemR, map[string]any{"code": code, "name": code, "inboundAuth": map[string]any{"scheme": "bearer", "params": map[string]any{"token": "t"}}})
+	}
 	for i := 0; i < 3; i++ {
 		status, _, code := deliver(t, srv.URL, "HIS", "x", "", `{}`, nil)
 		if i < 2 && status != 401 || i == 2 && (status != 429 || code != rpc.CodeTooManyRequests) {
@@ -272,6 +277,12 @@ func TestInboundRateLimit(t *testing.T) {
 	}
 	if status, _, _ := deliver(t, srv.URL, "LIS", "x", "", `{}`, nil); status != 401 {
 		t.Errorf("another system shares the bucket: %d", status)
+	}
+	for i, code := range []string{"guess-1", "guess-2", "guess-3", "guess-4"} {
+		status, _, c := deliver(t, srv.URL, code, "x", "", `{}`, nil)
+		if i < 2 && status != 401 || i >= 2 && (status != 429 || c != rpc.CodeTooManyRequests) {
+			t.Errorf("unknown system %s (delivery %d of unknown codes): %d/%d, want 401 for two, then 429", code, i, status, c)
+		}
 	}
 }
 

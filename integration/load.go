@@ -106,16 +106,8 @@ func (c *schemas) check(schema, value json.RawMessage) error {
 	sch := c.m[key]
 	c.mu.Unlock()
 	if sch == nil {
-		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema))
-		if err != nil {
-			return fmt.Errorf("schema: %v", err)
-		}
-		comp := jsonschema.NewCompiler()
-		comp.DefaultDraft(jsonschema.Draft2020)
-		if err := comp.AddResource("mem:///schema.json", doc); err != nil {
-			return fmt.Errorf("schema: %v", err)
-		}
-		if sch, err = comp.Compile("mem:///schema.json"); err != nil {
+		var err error
+		if sch, err = compileJSONSchema(schema); err != nil {
 			return fmt.Errorf("schema: %v", err)
 		}
 		c.mu.Lock()

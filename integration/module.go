@@ -80,6 +80,7 @@ type Service struct {
 	limiter    *rpc.RateLimiter
 	limit      rpc.Limit
 	errors     app.ErrorRenderer
+	bodies     app.BodyReader // reads inbound bodies under the shared body memory budget
 	msgs       *i18n.Catalog
 	sqlDBs     systemDBs
 	sqlRowCap  int
@@ -88,8 +89,8 @@ type Service struct {
 // New builds the module from svc.integration and the primary database. It does no I/O. A
 // malformed secret key or an unknown algorithm fails (spec §7).
 func New(deps app.Deps, opts Options) (*Service, error) {
-	if deps.Config == nil || deps.DB == nil {
-		return nil, errors.New("integration: the configuration and the primary database are required")
+	if deps.Config == nil || deps.DB == nil || deps.Bodies == nil {
+		return nil, errors.New("integration: the configuration, the primary database and the body reader are required")
 	}
 	cfg := deps.Config.Integration
 	secrets, err := NewSecrets(cfg.SecretKey, cfg.SecretAlgorithm)
@@ -123,6 +124,7 @@ func New(deps app.Deps, opts Options) (*Service, error) {
 	s.limiter = rpc.NewRateLimiter(deps.Clock)
 	s.limit = rpc.Limit{Max: cfg.Inbound.RateLimit.Max, Period: cfg.Inbound.RateLimit.Period}
 	s.errors = deps.Errors
+	s.bodies = deps.Bodies
 	s.msgs = deps.I18n
 	s.sqlDBs.dbs = map[string]systemDB{}
 	s.sqlRowCap = defaultSQLRowCap

@@ -69,15 +69,16 @@ func (e *Engine) readBody(q *request) error {
 	return nil
 }
 
-// bodyFailed adds the headers of a body refusal: past the limit or out of budget the rest of the
-// body is not worth reading, so the connection closes; a busy server asks for a retry in 1s.
-func bodyFailed(q *request, err error) {
+// bodyFailed adds the headers of a body refusal to h: past the limit or out of budget the rest
+// of the body is not worth reading, so the connection closes; a busy server asks for a retry in
+// 1s.
+func bodyFailed(h http.Header, err error) {
 	switch {
 	case errors.Is(err, ErrServiceBusy):
-		q.w.Header()["Retry-After"] = retryAfterOne
-		q.w.Header()["Connection"] = connectionClose
+		h["Retry-After"] = retryAfterOne
+		h["Connection"] = connectionClose
 	case errors.Is(err, ErrBodyTooLarge):
-		q.w.Header()["Connection"] = connectionClose
+		h["Connection"] = connectionClose
 	}
 }
 
@@ -96,29 +97,39 @@ const (
 )
 
 // readAll reads a plain JSON body of declared length n (-1 when unknown), at most limit bytes,
-// into budgeted memory: a declared length is allocated at once (net/http ends such a body after
-// n bytes), an unknown one grows with the data that arrives.
+// into the request's budgeted memory (bodyMemory.readAll).
 func (e *Engine) readAll(q *request, r io.Reader, n, limit int64) ([]byte, error) {
-	if r == nil || n == 0 {
-		return nil, nil
+	return q.mem.readAll(q.ctx, r, n, limit, 0, e.cfg.BodyMemoryWait)
+}
+
+// ReadBody reads r's body whole into memory paid from the engine's body memory budget
+// (svc.app.body_memory_budget), the one budget /api's bodies are read under, so a route outside
+// /api that needs its body in memory (the integration gateway) shares the process's bound
+// instead of adding its own. copies is how many more times the body's size the caller will
+// hold in other forms while it is referenced (a script's string of it): they are reserved with
+// the body, so the budget bounds them too. At most limit bytes (BodyLimit when limit is not
+// positive or larger): a declared length over it answers ErrBodyTooLarge before anything is
+// read or reserved, more bytes arriving answer it too; no room in the budget within
+// BodyMemoryWait answers ErrServiceBusy; a failed read ErrInvalidRequestBody. On a refusal the
+// headers of /api's refusals are set on w (Connection: close, and Retry-After: 1 when busy) and
+// the caller renders the error. release returns the memory to the budget: call it once the
+// body and its copies are no longer referenced (it is never nil, also after an error).
+func (e *Engine) ReadBody(w http.ResponseWriter, r *http.Request, limit int64, copies int) (body []byte, release func(), err error) {
+	if limit <= 0 || limit > e.cfg.BodyLimit {
+		limit = e.cfg.BodyLimit
 	}
-	if err := q.mem.admit(q.ctx, estimate(n, unknownBodyEstimate), e.cfg.BodyMemoryWait); err != nil {
-		return nil, err
+	mem := &bodyMemory{budget: e.budget}
+	if r.ContentLength > limit {
+		err = ErrBodyTooLarge
+	} else {
+		body, err = mem.readAll(r.Context(), r.Body, r.ContentLength, limit, int64(max(copies, 0)), e.cfg.BodyMemoryWait)
 	}
-	if n > 0 {
-		// Admission reserved n: allocating it at once costs no more of the budget, and growing
-		// a buffer instead would leave as much again behind as garbage.
-		if err := q.mem.take(n); err != nil {
-			return nil, err
-		}
-		buf := make([]byte, n)
-		if _, err := io.ReadFull(r, buf); err != nil {
-			return nil, bodyReadError(err)
-		}
-		return buf, nil
+	if err != nil {
+		mem.release()
+		bodyFailed(w.Header(), err)
+		return nil, func() {}, err
 	}
-	buf, err := fill(r, 512, limit, q.mem.take)
-	return fillResult(buf, err, bodyReadError)
+	return body, mem.release, nil
 }
 
 // fillResult maps the outcome of fill: more than the limit is 413, a full budget stays 503, and

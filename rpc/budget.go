@@ -163,6 +163,34 @@ func (m *bodyMemory) release() {
 	m.held, m.used = 0, 0
 }
 
+// readAll reads a body of declared length n (-1 when unknown), at most limit bytes, into memory
+// paid from the budget, each byte paid 1+copies times (copies: other forms of the body its
+// reader will hold). A declared length is admitted and allocated at once (net/http ends such a
+// body after n bytes); an unknown one is admitted at unknownBodyEstimate and grows with the
+// data that arrives (fill). Admission waits up to wait.
+func (m *bodyMemory) readAll(ctx context.Context, r io.Reader, n, limit, copies int64, wait time.Duration) ([]byte, error) {
+	if r == nil || n == 0 {
+		return nil, nil
+	}
+	if err := m.admit(ctx, estimate(n, unknownBodyEstimate)*(1+copies), wait); err != nil {
+		return nil, err
+	}
+	if n > 0 {
+		// Admission reserved n: allocating it at once costs no more of the budget, and growing
+		// a buffer instead would leave as much again behind as garbage.
+		if err := m.take(n * (1 + copies)); err != nil {
+			return nil, err
+		}
+		buf := make([]byte, n)
+		if _, err := io.ReadFull(r, buf); err != nil {
+			return nil, bodyReadError(err)
+		}
+		return buf, nil
+	}
+	buf, err := fill(r, 512, limit, func(k int64) error { return m.take(k * (1 + copies)) })
+	return fillResult(buf, err, bodyReadError)
+}
+
 // fill reads r to its end into a buffer that grows with the data that actually arrives: from
 // start bytes, doubling, up to limit, each new buffer paid for whole with take (so a body that
 // grew to n bytes has taken about 2n). More than limit bytes

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -211,5 +212,49 @@ func TestGzipBombStopsAtLimit(t *testing.T) {
 	}
 	if body.n >= limit/2 {
 		t.Errorf("read %d of %d encoded bytes before answering 413, want a small prefix", body.n, len(bomb))
+	}
+}
+
+// TestReadBodySharesBudget: ReadBody (the integration gateway's reader) pays from the engine's
+// one budget, copies included: while its body is held, /api finds no room and answers 503, and
+// once released /api passes; a declared length over the limit is refused before any read, and
+// refusals carry /api's headers.
+func TestReadBodySharesBudget(t *testing.T) {
+	t.Parallel()
+	e := newEngine(t, EngineConfig{BodyLimit: 64 << 10, BodyMemoryBudget: 96 << 10, BodyMemoryWait: 20 * time.Millisecond}, testResource())
+	body := strings.Repeat("x", 32<<10)
+	r := httptest.NewRequest(http.MethodPost, "/in", strings.NewReader(body))
+	got, release, err := e.ReadBody(httptest.NewRecorder(), r, 0, 2)
+	if err != nil || string(got) != body {
+		t.Fatalf("ReadBody = %d bytes, %v; want the body", len(got), err)
+	}
+	if e.budget.used != 96<<10 {
+		t.Errorf("budget used = %d, want %d (the body and two copies)", e.budget.used, 96<<10)
+	}
+	env := envelopeJSON("test/things", "public_echo", "v1", `{"id":7}`)
+	if res := serve(t, e, post(env)); res.Status != http.StatusServiceUnavailable {
+		t.Errorf("/api while ReadBody holds the budget: %d, want 503", res.Status)
+	}
+	w := httptest.NewRecorder()
+	if _, rel, err := e.ReadBody(w, httptest.NewRequest(http.MethodPost, "/in", strings.NewReader("{}")), 0, 0); !errors.Is(err, ErrServiceBusy) || w.Header().Get("Retry-After") != "1" {
+		t.Errorf("second ReadBody with no room = %v, Retry-After %q; want ErrServiceBusy, 1", err, w.Header().Get("Retry-After"))
+	} else {
+		rel()
+	}
+	release()
+	if res := serve(t, e, post(env)); res.Status != 200 {
+		t.Errorf("/api after release: %d, want 200", res.Status)
+	}
+	big := &countingReader{r: strings.NewReader(strings.Repeat("x", 100))}
+	r = httptest.NewRequest(http.MethodPost, "/in", big)
+	r.ContentLength = 100
+	w = httptest.NewRecorder()
+	if _, rel, err := e.ReadBody(w, r, 50, 0); !errors.Is(err, ErrBodyTooLarge) || big.n != 0 || w.Header().Get("Connection") != "close" {
+		t.Errorf("declared 100 over a limit of 50 = %v after reading %d bytes, Connection %q; want ErrBodyTooLarge, 0, close", err, big.n, w.Header().Get("Connection"))
+	} else {
+		rel()
+	}
+	if e.budget.used != 0 {
+		t.Errorf("budget used at the end = %d, want 0", e.budget.used)
 	}
 }

@@ -206,7 +206,10 @@
 // as read, decoded bodies, the decrypted text of the protected transport, multipart fields and
 // memory spools, and each multipart request's read buffers (264 KiB). File parts streamed to a
 // handler are not held and do not count. Each request returns its share when its answer is
-// written.
+// written. The engine is the budget's one owner: routes outside /api that hold a body in memory
+// read it with Engine.ReadBody (app.Deps.Bodies; the integration gateway), paying from the same
+// budget under the same rules, with any other forms of the body they keep (copies) reserved
+// too.
 //
 // Only admission waits: before reading, a request reserves what its body will need as far as it
 // can be known (the declared length; 64 KiB for an unknown one; ¾ of it for base64, 16 times

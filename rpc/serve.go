@@ -64,12 +64,12 @@ func (e *Engine) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := e.readBody(q); err != nil {
-		bodyFailed(q, err)
+		bodyFailed(q.w.Header(), err)
 		e.fail(q, err)
 		return
 	}
 	if err := e.decodeEnvelope(q); err != nil {
-		bodyFailed(q, err)
+		bodyFailed(q.w.Header(), err)
 		e.fail(q, err)
 		return
 	}

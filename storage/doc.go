@@ -76,7 +76,8 @@
 // uploader sent the part again) supersedes that transfer at once (backend.Transfers): the newer
 // one never waits on the stalled body, and the older one writes nothing more, records nothing
 // and answers ErrUploadPartSuperseded (HTTP 409, code 1900; the original has no such case). A
-// stalled body itself ends with svc.app.body_read_idle_timeout. complete_upload rebuilds the
+// stalled body itself ends with svc.app.body_read_idle_timeout, a trickled one with
+// svc.app.body_min_rate (app/bodyidle.go). complete_upload rebuilds the
 // manifest from the records, checks the summed size first (2218 changes nothing), asks the
 // backend to assemble, then in one transaction marks the claim uploaded, clears the parts and
 // registers the file; a repeat answers the same object. abort_upload deletes the claim and queues
