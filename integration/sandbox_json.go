@@ -147,7 +147,7 @@ func (j *jsonCount) pick(v goja.Value) goja.Value {
 // indentation, the key, and the value (an object's brackets; its members come as their own
 // calls).
 func (j *jsonCount) charge(holder, key, v goja.Value) {
-	h, _ := holder.(*goja.Object)
+	h, _ := holder.(*goja.Object) // always an object: the builtin's holder
 	for len(j.stack) > 0 && j.stack[len(j.stack)-1] != h {
 		j.stack = j.stack[:len(j.stack)-1]
 	}
@@ -157,7 +157,7 @@ func (j *jsonCount) charge(holder, key, v goja.Value) {
 	}
 	depth := int64(len(j.stack))
 	n = add(n, 1+mul(j.gap, depth+1)+1) // comma, newline and indentation
-	if !isArray(h) {
+	if !isArray(holder) {
 		n = add(n, strLen(key)+4) // "key":<space>
 	}
 	if o, ok := v.(*goja.Object); ok {
