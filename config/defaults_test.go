@@ -74,6 +74,7 @@ func wantDefaults() *Config {
 			MaxResponseBody: 8 * MiB,
 			Log:             InvocationLog{Mode: InvocationLogErrors, CaptureLimit: 4096},
 			Inbound:         Inbound{RateLimit: RateLimit{Max: 120, Period: time.Minute}},
+			ScriptCache:     ScriptCache{MaxBytes: 32 * MiB, TTL: time.Hour},
 		},
 		Push: Push{
 			Path: "/ws", PingInterval: 30 * time.Second, WriteTimeout: 10 * time.Second, SendBuffer: 32,

@@ -32,6 +32,8 @@ const (
 	defaultCaptureLimit           = 4096
 	defaultInboundRateLimitMax    = 120
 	defaultInboundRateLimitPeriod = time.Minute
+	defaultScriptCacheMaxBytes    = 32 * MiB
+	defaultScriptCacheTTL         = time.Hour
 )
 
 // Integration is the svc.integration section (spec §8.3). Non-positive numbers and durations
@@ -56,6 +58,20 @@ type Integration struct {
 	Log InvocationLog `toml:"log"`
 	// Inbound is svc.integration.inbound: the inbound gateway.
 	Inbound Inbound `toml:"inbound"`
+	// ScriptCache is svc.integration.script_cache: the cache binding every script shares.
+	ScriptCache ScriptCache `toml:"script_cache"`
+}
+
+// ScriptCache is svc.integration.script_cache. Its entries are held apart from the scripts'
+// memory budget (the heap watchdog does not count them) and bounded here instead.
+type ScriptCache struct {
+	// MaxBytes is svc.integration.script_cache.max_bytes (default 32 MiB): the most all entries
+	// (keys, JSON values and a fixed overhead each) hold together in this process; a set over it
+	// evicts the least recently used entries.
+	MaxBytes Size `toml:"max_bytes"`
+	// TTL is svc.integration.script_cache.ttl (default 1h): the longest an entry lives; a set
+	// without a ttl, or with a longer one, gets this one.
+	TTL time.Duration `toml:"ttl"`
 }
 
 // InvocationLog is svc.integration.log.
@@ -93,6 +109,8 @@ func (i *Integration) applyDefaults() []error {
 	i.Log.CaptureLimit = positive(i.Log.CaptureLimit, defaultCaptureLimit)
 	i.Log.Retention = positive(i.Log.Retention, 0)
 	i.Inbound.RateLimit = i.Inbound.RateLimit.withDefaults(defaultInboundRateLimitMax, defaultInboundRateLimitPeriod)
+	i.ScriptCache.MaxBytes = positive(i.ScriptCache.MaxBytes, defaultScriptCacheMaxBytes)
+	i.ScriptCache.TTL = positive(i.ScriptCache.TTL, defaultScriptCacheTTL)
 	return errs
 }
 

@@ -9,15 +9,13 @@ import (
 	"embed"
 	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"hash"
 	"log/slog"
+	"math"
 	"net/url"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/dop251/goja"
 	"github.com/emmansun/gmsm/sm3"
@@ -26,8 +24,9 @@ import (
 
 // installBaseline adds the bindings every surface has (wire-integration §8): console, crypto,
 // cache, URL and URLSearchParams and the standard bundle (each evaluated on first use), and the
-// size checks on the builtins that build large strings from small calls.
+// size checks on the builtins that build large values from small calls (sandbox.go).
 func (r *run) installBaseline(logAttrs []any) {
+	r.installGuards() // first: it puts in place the global object the bindings are defined on
 	r.lazyValue("console", func() goja.Value { return r.consoleLib(logAttrs) })
 	r.lazyValue("crypto", func() goja.Value { return r.cryptoLib() })
 	r.lazyValue("cache", func() goja.Value { return r.cacheLib() })
@@ -35,7 +34,6 @@ func (r *run) installBaseline(logAttrs []any) {
 	for _, lib := range stdBundle {
 		r.lazyGlobals(lib, lib.all[0])
 	}
-	r.limitStringBuilders()
 }
 
 // lazyValue defines the global name as built by make on first access (then a plain writable
@@ -50,14 +48,20 @@ func (r *run) lazyValue(name string, make func() goja.Value) {
 	global.DefineAccessorProperty(name, getter, nil, goja.FLAG_TRUE, goja.FLAG_FALSE)
 }
 
-// consoleLib is console: log, info, warn, error to the server log.
+// consoleLib is console: log, info, warn, error to the server log, masked as the invocation
+// log is (issue #31 item 11): a script may print its system's credentials, which the server
+// log must not keep.
 func (r *run) consoleLib(logAttrs []any) goja.Value {
 	console := r.vm.NewObject()
 	logAt := func(level slog.Level) func(goja.FunctionCall) goja.Value {
 		return func(c goja.FunctionCall) goja.Value {
+			m := r.mask
+			if m == nil {
+				m = newMasker(nil, math.MaxInt, nil)
+			}
 			parts := make([]string, len(c.Arguments))
 			for i, a := range c.Arguments {
-				parts[i] = consoleText(r, a)
+				parts[i] = m.body(consoleText(r, a))
 			}
 			r.e.log.Log(r.ctx, level, "integration script: "+strings.Join(parts, " "), logAttrs...)
 			return goja.Undefined()
@@ -85,33 +89,6 @@ func consoleText(r *run, v goja.Value) string {
 		}
 	}
 	return v.String()
-}
-
-// limitStringBuilders refuses repeat/padStart/padEnd results over MaxStringBytes before they
-// are allocated (the first memory layer; the heap watchdog is the second).
-func (r *run) limitStringBuilders() {
-	proto := r.vm.Get("String").ToObject(r.vm).Get("prototype").ToObject(r.vm)
-	max := int64(r.e.limits.MaxStringBytes)
-	wrap := func(name string, size func(c goja.FunctionCall) int64) {
-		orig, _ := goja.AssertFunction(proto.Get(name))
-		proto.Set(name, func(c goja.FunctionCall) goja.Value {
-			if size(c) > max {
-				r.vm.Interrupt(errMemoryLimit)
-				panic(r.vm.NewTypeError("memory limit exceeded"))
-			}
-			v, err := orig(c.This, c.Arguments...)
-			if err != nil {
-				r.rethrow(err)
-			}
-			return v
-		})
-	}
-	wrap("repeat", func(c goja.FunctionCall) int64 {
-		return int64(len(c.This.String())) * c.Argument(0).ToInteger()
-	})
-	pad := func(c goja.FunctionCall) int64 { return c.Argument(0).ToInteger() * 2 }
-	wrap("padStart", pad)
-	wrap("padEnd", pad)
 }
 
 // lazyGlobals defines names as globals computed on first access by running the script src,
@@ -254,103 +231,6 @@ func (r *run) cryptoLib() goja.Value {
 		return string(b)
 	})
 	o.Set("uuid", func() string { return uuid.NewString() })
-	return o
-}
-
-// scriptCacheMax bounds the cache binding (entries) and one value's JSON size.
-const (
-	scriptCacheMax      = 10000
-	scriptCacheMaxValue = 1 << 20
-)
-
-// scriptCache backs the cache binding: one in-process map shared by every run, keys prefixed
-// "js:", values stored as JSON so no script object outlives its runtime.
-type scriptCache struct {
-	clock func() time.Time
-	mu    sync.Mutex
-	items map[string]cacheItem
-}
-
-type cacheItem struct {
-	value   string
-	expires time.Time // zero: never
-}
-
-func newScriptCache(clock func() time.Time) *scriptCache {
-	return &scriptCache{clock: clock, items: map[string]cacheItem{}}
-}
-
-func (c *scriptCache) get(key string) (string, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	it, ok := c.items["js:"+key]
-	if ok && !it.expires.IsZero() && !c.clock().Before(it.expires) {
-		delete(c.items, "js:"+key)
-		return "", false
-	}
-	return it.value, ok
-}
-
-func (c *scriptCache) set(key, value string, ttl time.Duration) error {
-	if len(value) > scriptCacheMaxValue {
-		return fmt.Errorf("cache.set: value over %d bytes", scriptCacheMaxValue)
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	now := c.clock()
-	if len(c.items) >= scriptCacheMax {
-		for k, it := range c.items {
-			if !it.expires.IsZero() && !now.Before(it.expires) {
-				delete(c.items, k)
-			}
-		}
-		if len(c.items) >= scriptCacheMax {
-			return fmt.Errorf("cache.set: the cache holds %d entries", scriptCacheMax)
-		}
-	}
-	it := cacheItem{value: value}
-	if ttl > 0 {
-		it.expires = now.Add(ttl)
-	}
-	c.items["js:"+key] = it
-	return nil
-}
-
-func (c *scriptCache) delete(key string) {
-	c.mu.Lock()
-	delete(c.items, "js:"+key)
-	c.mu.Unlock()
-}
-
-// cacheLib is cache: get(key) (undefined when absent), set(key, value, ttlMs?), has, delete.
-func (r *run) cacheLib() goja.Value {
-	c := r.e.cache
-	o := r.vm.NewObject()
-	o.Set("get", func(key string) goja.Value {
-		v, ok := c.get(key)
-		if !ok {
-			return goja.Undefined()
-		}
-		return r.fromJSON([]byte(v))
-	})
-	o.Set("has", func(key string) bool { _, ok := c.get(key); return ok })
-	o.Set("delete", func(key string) { c.delete(key) })
-	o.Set("set", func(key string, v goja.Value, ttl goja.Value) {
-		raw, err := r.toJSON(v)
-		if err == nil && !json.Valid(raw) {
-			err = errors.New("cache.set: value is not JSON")
-		}
-		if err == nil {
-			var ms int64
-			if ttl != nil && !goja.IsUndefined(ttl) && !goja.IsNull(ttl) {
-				ms = ttl.ToInteger()
-			}
-			err = c.set(key, string(raw), time.Duration(ms)*time.Millisecond)
-		}
-		if err != nil {
-			panic(r.vm.NewTypeError(err.Error()))
-		}
-	})
 	return o
 }
 

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/url"
 	"slices"
@@ -227,10 +228,20 @@ func (s *Service) bindOutbound(r *run, sys *System, in json.RawMessage, trace *w
 	return s.bindSQL(r, sys)
 }
 
-// bindSystem binds system: {code, name, params} — never credentials.
+// bindSystem binds system: {code, name, params} — never credentials — and has the run's
+// console output masked as the invocation log is: the system's secrets scrubbed, credential
+// and log.mask_fields fields masked.
 func (s *Service) bindSystem(r *run, sys *System) error {
+	r.mask = s.consoleMask(sys)
 	raw, _ := json.Marshal(map[string]any{"code": sys.Code, "name": sys.Name, "params": orEmpty(sys.Params)})
 	return r.vm.Set("system", r.fromJSON(raw))
+}
+
+// consoleMask is the masker of a run's console output for sys: its secrets (those that cannot
+// be opened cannot be printed either), the credential fields and log.mask_fields; nothing cut.
+func (s *Service) consoleMask(sys *System) *masker {
+	secrets, _ := s.secrets.OpenSystem(sys)
+	return newMasker(s.cfg.Log.MaskFields, math.MaxInt, secrets)
 }
 
 func orEmpty(m map[string]string) map[string]string {

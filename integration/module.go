@@ -37,8 +37,8 @@ const pruneInterval = time.Hour
 type Options struct {
 	// CodeSets is the host's canonical code catalog; nil answers supported:false.
 	CodeSets CodeSetCatalog
-	// ScriptLimits bound each adapter script run (call depth, string size, process heap); zero
-	// fields take their defaults (see Limits).
+	// ScriptLimits bound each adapter script run (call depth, one builtin call's allocation,
+	// process heap); zero fields take their defaults (see Limits).
 	ScriptLimits Limits
 	// Routes replaces the default route resolver (itg_route rows).
 	Routes RouteResolver
@@ -100,7 +100,7 @@ func New(deps app.Deps, opts Options) (*Service, error) {
 	log := deps.Logger.With(slog.String("module", "integration"))
 	s := &Service{cfg: cfg, db: deps.DB, clock: deps.Clock, log: log, secrets: secrets, codeSets: opts.CodeSets, stats: NewStats(deps.Clock)}
 	s.recorder = NewRecorder(deps.DB, cfg.Log, deps.Clock, log)
-	s.engine = NewEngine(opts.ScriptLimits, log, deps.Clock)
+	s.engine = NewEngine(opts.ScriptLimits, cfg.ScriptCache, log, deps.Clock)
 	s.routes = opts.Routes
 	if s.routes == nil {
 		s.routes = dbRoutes{s}

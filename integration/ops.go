@@ -289,6 +289,7 @@ func (s *Service) probeHTTP(ctx context.Context, sys *System, method, path strin
 	req, err := http.NewRequestWithContext(pctx, strings.ToUpper(method), u.String(), http.NoBody)
 	if err == nil && auth != nil {
 		r := s.engine.newRun(pctx)
+		r.mask = s.consoleMask(sys)
 		err = auth(r, req, nil)
 		r.close()
 		if err != nil {

@@ -144,6 +144,7 @@ func (s *Service) scriptAuth(script string, params map[string]string) outboundAu
 			"query": q, "headers": flatHeaders(req.Header), "body": string(body)})
 		pj, _ := json.Marshal(params)
 		out, err := s.engine.runBody(r.ctx, "outbound-auth.js", script, func(ar *run) error {
+			ar.mask = r.mask // the adapter's run: the system's secrets, these params among them
 			if err := ar.vm.Set("request", ar.fromJSON(in)); err != nil {
 				return err
 			}

@@ -14,24 +14,32 @@ import (
 	"github.com/dop251/goja"
 	"github.com/dop251/goja/ast"
 	"github.com/dop251/goja/parser"
+	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/rpc"
 )
 
 // Limits bound what one script run may use so that a hostile or broken script cannot take the
-// process down (issue #21). goja has no allocation hook, so memory is bounded in two layers:
-// the builtins that build a large value from a small call (String.prototype.repeat, padStart,
-// padEnd) refuse a result over MaxStringBytes before allocating it, and a heap watchdog stops
-// every run in flight once the process's live heap passes HeapLimit (growth by concatenation or
-// array pushes is only visible that way). Call depth is goja's own frame limit.
+// process down (issues #21, #31). goja has no allocation hook, so memory is bounded in two
+// layers. First, every builtin that can build a value in proportion to a number the script
+// controls, in one native call the VM cannot interrupt (Array(n), fill, join, Array.from,
+// spread, repeat, replaceAll, typed arrays, JSON.stringify, Function.prototype.apply…), checks
+// the size before allocating and throws a RangeError over MaxAllocBytes (sandbox.go). Second, a
+// heap watchdog stops every run in flight once the process's live heap passes HeapLimit (growth
+// one VM step at a time — concatenation in a loop, pushes — is only visible that way). Call
+// depth is goja's own frame limit.
 type Limits struct {
 	// MaxCallDepth is the deepest JavaScript call stack (frames); deeper is a RangeError the
 	// script cannot catch. Default 1000.
 	MaxCallDepth int
-	// MaxStringBytes is the largest string repeat/padStart/padEnd may build. Default 64 MiB.
-	MaxStringBytes int
-	// HeapLimit is the process's live heap (bytes) above which every running script is stopped
-	// with kind script ("memory limit exceeded"). Default 1 GiB; the watchdog samples every
-	// HeapSampleEvery while at least one script runs.
+	// MaxAllocBytes is the most one builtin call may allocate: a string's bytes, an array's
+	// elements at 16 bytes each (one value slot), a typed array's or ArrayBuffer's bytes.
+	// Larger is a RangeError "allocation of N bytes exceeds the script memory limit", thrown
+	// before anything is allocated. Default 64 MiB (so arrays of up to 4 Mi elements).
+	MaxAllocBytes int64
+	// HeapLimit is the process's live heap (bytes, the script cache's bytes excluded) above
+	// which every running script is stopped with kind script ("memory limit exceeded"). Default
+	// 1 GiB; the watchdog samples every HeapSampleEvery while at least one script runs and
+	// confirms a reading over the limit with a collection, so garbage is never judged live.
 	HeapLimit uint64
 	// HeapSampleEvery is the watchdog's sampling period. Default 5ms.
 	HeapSampleEvery time.Duration
@@ -41,8 +49,8 @@ func (l Limits) withDefaults() Limits {
 	if l.MaxCallDepth <= 0 {
 		l.MaxCallDepth = 1000
 	}
-	if l.MaxStringBytes <= 0 {
-		l.MaxStringBytes = 64 << 20
+	if l.MaxAllocBytes <= 0 {
+		l.MaxAllocBytes = 64 << 20
 	}
 	if l.HeapLimit == 0 {
 		l.HeapLimit = 1 << 30
@@ -88,12 +96,14 @@ type Engine struct {
 	order    [][32]byte // insertion order, for eviction
 }
 
-// NewEngine returns an engine with limits (zero fields take their defaults); log receives
+// NewEngine returns an engine with limits (zero fields take their defaults) and the cache
+// binding's bounds (svc.integration.script_cache; zero fields: 32 MiB, 1h); log receives
 // console output, clock stamps the cache binding's expiries.
-func NewEngine(limits Limits, log *slog.Logger, clock func() time.Time) *Engine {
+func NewEngine(limits Limits, cache config.ScriptCache, log *slog.Logger, clock func() time.Time) *Engine {
 	limits = limits.withDefaults()
-	return &Engine{limits: limits, log: log, cache: newScriptCache(clock), heap: newHeapWatch(limits),
-		programs: map[[32]byte]*goja.Program{}}
+	e := &Engine{limits: limits, log: log, cache: newScriptCache(cache, clock), programs: map[[32]byte]*goja.Program{}}
+	e.heap = newHeapWatch(limits, e.cache.bytes)
+	return e
 }
 
 // Compile compiles a script of the given shape, from the cache when the same content was
@@ -216,9 +226,13 @@ func returnTrailing(head, body string) string {
 // run is one script execution: a fresh goja runtime bound to a context. Its context's end and
 // the heap watchdog interrupt the VM; host calls take ctx so they stop too.
 type run struct {
-	e    *Engine
-	ctx  context.Context
-	vm   *goja.Runtime
+	e     *Engine
+	ctx   context.Context
+	vm    *goja.Runtime
+	guard *guard
+	// mask scrubs console output (nil: only the always-masked field names); set by the
+	// surface that binds a system's secrets, before the script runs.
+	mask *masker
 	stop func() bool
 	done func()
 }
@@ -316,8 +330,7 @@ func (r *run) toJSON(v goja.Value) (out []byte, err error) {
 	if v == nil || goja.IsUndefined(v) || goja.IsNull(v) {
 		return []byte("null"), nil
 	}
-	stringify, _ := goja.AssertFunction(r.vm.Get("JSON").ToObject(r.vm).Get("stringify"))
-	s, err := stringify(goja.Undefined(), v)
+	s, err := r.guard.stringify(v)
 	if err != nil {
 		return nil, fmt.Errorf("the result is not serializable: %w", err)
 	}

@@ -1,0 +1,137 @@
+package integration_test
+
+import (
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/metrics"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/svc-framework/svc"
+	"github.com/svc-framework/svc/config"
+	"github.com/svc-framework/svc/integration"
+	"github.com/svc-framework/svc/svctest"
+)
+
+// gatewayHeapLimit is the script heap limit of the sandbox gateway tests: low enough that the
+// garbage below is over it, far above what the server and a delivery use.
+const gatewayHeapLimit = 384 << 20
+
+// sandboxServer is an inbound server whose scripts run under gatewayHeapLimit, logging to log.
+func sandboxServer(t *testing.T, calls *atomic.Int64, log *slog.Logger) *svctest.Server {
+	t.Helper()
+	opts := []svc.Option{svc.WithIntegration(integration.Options{InboundHandlers: handlers(calls),
+		ScriptLimits: integration.Limits{HeapLimit: gatewayHeapLimit}})}
+	if log != nil {
+		opts = append(opts, svc.WithLogger(log))
+	}
+	return svctest.New(t, svctest.WithDB(config.SQLite), svctest.WithConfig(func(c *config.Config) {
+		c.Security.Roles = map[string][]string{"admin": {"*"}}
+		c.Integration.SecretKey = testKey
+	}), svctest.WithOptions(opts...))
+}
+
+// TestScriptSandboxThroughGateway (issue #31 item 7): a delivery whose script makes one huge
+// allocation in one builtin call fails at once with the RangeError; right after it, a benign
+// delivery of a partner succeeds. Then the process's heap is filled with garbage past the
+// script heap limit, and a delivery still succeeds: the watchdog judges live memory only.
+func TestScriptSandboxThroughGateway(t *testing.T) {
+	// Not parallel: the heap limit is judged on the whole process.
+	var calls atomic.Int64
+	srv := sandboxServer(t, &calls, nil)
+	contract := create(t, srv, contractR, map[string]any{"code": "patient.sync", "name": "p"})
+	partner := create(t, srv, systemR, map[string]any{"code": "PARTNER", "name": "p", "inboundAuth": map[string]any{"scheme": "none"}})
+	// The partner's script works for a while (tens of milliseconds, more under -race), so the
+	// watchdog samples the heap while it runs.
+	create(t, srv, adapterR, map[string]any{"systemId": partner, "contractId": contract, "direction": "inbound",
+		"script": "let n = 0; for (let i = 0; i < 1e6; i++) n += i % 7; " + dispatchScript})
+
+	benign := func(t *testing.T) {
+		t.Helper()
+		before := calls.Load()
+		if status, body, _ := deliver(t, srv.URL, "PARTNER", "patient.sync", "", `{"id":"p1"}`, nil); status != 200 || !strings.Contains(body, `"stored":"p1"`) || calls.Load() != before+1 {
+			t.Errorf("benign delivery: %d %s", status, body)
+		}
+	}
+	for i, script := range []string{
+		"return Array(3e7).fill({}).length",
+		"return new Uint8Array(1.5e9).length",
+		"const a = []; a.length = 1e9; return a.join('x').length",
+	} {
+		code := "EVIL" + string(rune('A'+i))
+		evil := create(t, srv, systemR, map[string]any{"code": code, "name": code, "inboundAuth": map[string]any{"scheme": "none"}})
+		create(t, srv, adapterR, map[string]any{"systemId": evil, "contractId": contract, "direction": "inbound", "script": script})
+		t.Run(script, func(t *testing.T) {
+			status, body, _ := deliver(t, srv.URL, code, "patient.sync", "", `{}`, nil)
+			if status != 500 || !strings.Contains(body, "exceeds the script memory limit") {
+				t.Errorf("hostile delivery: %d %s, want 500 with the RangeError", status, body)
+			}
+			benign(t)
+		})
+	}
+
+	t.Run("garbage over the limit", func(t *testing.T) {
+		fillWithGarbage(t, gatewayHeapLimit+64<<20)
+		benign(t)
+	})
+}
+
+// garbage keeps allocations reachable until fillWithGarbage drops them.
+var garbage [][]byte
+
+// fillWithGarbage leaves n bytes of garbage in the heap, not yet collected: the heap metric the
+// watchdog samples reads over n when it returns.
+func fillWithGarbage(t *testing.T, n uint64) {
+	t.Helper()
+	runtime.GC()
+	for i := uint64(0); i < n>>20; i++ {
+		garbage = append(garbage, make([]byte, 1<<20))
+	}
+	garbage = nil
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Uint64() < n {
+		t.Fatalf("heap reads %d MiB after the garbage, want over %d MiB", s[0].Value.Uint64()>>20, n>>20)
+	}
+}
+
+// TestConsoleMasked (issue #31 item 11): a script printing its system's credential — the
+// bearer token its partner authenticates with — and credential fields writes the mask to the
+// server log, as the invocation log does, never the values.
+func TestConsoleMasked(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int64
+	logs, err := os.Create(filepath.Join(t.TempDir(), "server.log")) // an *os.File takes concurrent writes
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := sandboxServer(t, &calls, slog.New(slog.NewTextHandler(logs, nil)))
+	const token = "tok-8c1f2e9a77"
+	contract := create(t, srv, contractR, map[string]any{"code": "patient.sync", "name": "p"})
+	sys := create(t, srv, systemR, map[string]any{"code": "HIS", "name": "h",
+		"inboundAuth": map[string]any{"scheme": "bearer", "params": map[string]any{"token": token}}})
+	create(t, srv, adapterR, map[string]any{"systemId": sys, "contractId": contract, "direction": "inbound", "script": `
+		console.log('auth header', request.headers.authorization)
+		console.warn({password: 'pw-5d0c3b', user: 'u', nested: {token: 'nt-41aa'}})
+		console.error(new Error('failed with ' + request.headers.authorization))
+		return dispatch(JSON.parse(request.body))`})
+	if status, body, _ := deliver(t, srv.URL, "HIS", "patient.sync", "", `{"id":"p1"}`, map[string]string{"Authorization": "Bearer " + token}); status != 200 {
+		t.Fatalf("delivery: %d %s", status, body)
+	}
+	raw, _ := os.ReadFile(logs.Name())
+	out := string(raw)
+	for _, secret := range []string{token, "pw-5d0c3b", "nt-41aa"} {
+		if strings.Contains(out, secret) {
+			t.Errorf("server log holds %q:\n%s", secret, out)
+		}
+	}
+	if n := strings.Count(out, integration.MaskedSecret); n < 4 {
+		t.Errorf("server log has %d masks, want 4 (header, error, password, token):\n%s", n, out)
+	}
+	if !strings.Contains(out, "auth header") || !strings.Contains(out, `\"user\":\"u\"`) {
+		t.Errorf("server log lacks the console output:\n%s", out)
+	}
+}
