@@ -153,7 +153,7 @@ func (s *Service) verifyInbound(ctx context.Context, sys *System, req *InboundRe
 		}
 		return s.verifySignature(ctx, sys.Code, p["secret"], req)
 	case "script":
-		return s.verifyScript(ctx, a.Script, p, req)
+		return s.verifyScript(ctx, sys, a.Script, p, req)
 	}
 	return misconfigured("unknown inbound scheme %q", a.Scheme)
 }
@@ -223,11 +223,12 @@ func (s *Service) verifySignature(ctx context.Context, systemCode, secret string
 
 // verifyScript runs the inbound auth script in a zero-IO runtime with request and params; a
 // truthy result grants. A script that fails is a configuration fault.
-func (s *Service) verifyScript(ctx context.Context, script string, params map[string]string, req *InboundRequest) *authFailure {
+func (s *Service) verifyScript(ctx context.Context, sys *System, script string, params map[string]string, req *InboundRequest) *authFailure {
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.RunTimeout)
 	defer cancel()
 	pj, _ := json.Marshal(params)
 	out, err := s.engine.runBody(ctx, "inbound-auth.js", script, func(r *run) error {
+		r.mask = s.consoleMask(sys) // console output as the adapter's: the system's secrets masked
 		if err := req.bindRequest(r); err != nil {
 			return err
 		}

@@ -134,4 +134,19 @@ func TestConsoleMasked(t *testing.T) {
 	if !strings.Contains(out, "auth header") || !strings.Contains(out, `\"user\":\"u\"`) {
 		t.Errorf("server log lacks the console output:\n%s", out)
 	}
+
+	// The inbound authentication script of a system logs with the same masker.
+	const key = "sk-7e21b9c04d"
+	scripted := create(t, srv, systemR, map[string]any{"code": "SCRIPTED", "name": "s",
+		"inboundAuth": map[string]any{"scheme": "script", "params": map[string]any{"k": key},
+			"script": "console.log('inbound key', params.k); return request.headers['x-k'] === params.k"}})
+	create(t, srv, adapterR, map[string]any{"systemId": scripted, "contractId": contract, "direction": "inbound",
+		"script": "return dispatch(JSON.parse(request.body))"})
+	if status, body, _ := deliver(t, srv.URL, "SCRIPTED", "patient.sync", "", `{"id":"p2"}`, map[string]string{"X-K": key}); status != 200 {
+		t.Fatalf("scripted delivery: %d %s", status, body)
+	}
+	raw, _ = os.ReadFile(logs.Name())
+	if out := string(raw); strings.Contains(out, key) || !strings.Contains(out, "inbound key") {
+		t.Errorf("server log holds the inbound key or lacks the auth script's line:\n%s", out)
+	}
 }
