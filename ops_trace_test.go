@@ -103,7 +103,7 @@ func wantAttrs(t *testing.T, attrs []attribute.KeyValue, want map[attribute.Key]
 	t.Helper()
 	have := map[attribute.Key]string{}
 	for _, kv := range attrs {
-		have[kv.Key] = kv.Value.Emit()
+		have[kv.Key] = kv.Value.String()
 	}
 	for k, v := range want {
 		if have[k] != v {

@@ -26,7 +26,7 @@ const runnableRequest = `EXISTS (SELECT 1 FROM crn_fire_request r WHERE r.schedu
 func requestSchedules(ctx context.Context, d *db.DB, tx bun.Tx, jobs []string, limit int) ([]scheduleRow, error) {
 	var rows []scheduleRow
 	q := tx.NewSelect().Model(&rows).
-		Where("is_enabled = ?", true).Where("job_name IN (?)", bun.In(jobs)).
+		Where("is_enabled = ?", true).Where("job_name IN (?)", bun.List(jobs)).
 		Where(runnableRequest).
 		OrderExpr("(SELECT MIN(r.scheduled_at_unix_ms) FROM crn_fire_request r WHERE r.schedule_id = crn_schedule.id) ASC, id ASC").
 		Limit(int64(limit))
@@ -39,11 +39,11 @@ func requestSchedules(ctx context.Context, d *db.DB, tx bun.Tx, jobs []string, l
 func dueSchedules(ctx context.Context, d *db.DB, tx bun.Tx, jobs []string, now time.Time, limit int, skip []string) ([]scheduleRow, error) {
 	var rows []scheduleRow
 	q := tx.NewSelect().Model(&rows).
-		Where("is_enabled = ?", true).Where("job_name IN (?)", bun.In(jobs)).
+		Where("is_enabled = ?", true).Where("job_name IN (?)", bun.List(jobs)).
 		Where("next_fire_at_unix_ms IS NOT NULL").Where("next_fire_at_unix_ms <= ?", now.UnixMilli()).
 		OrderExpr("next_fire_at_unix_ms ASC, id ASC").Limit(int64(limit))
 	if len(skip) > 0 {
-		q = q.Where("id NOT IN (?)", bun.In(skip))
+		q = q.Where("id NOT IN (?)", bun.List(skip))
 	}
 	err := d.ForUpdateSkipLocked(q).Scan(ctx)
 	return rows, err
@@ -56,7 +56,7 @@ func dueSchedules(ctx context.Context, d *db.DB, tx bun.Tx, jobs []string, now t
 func runningRuns(ctx context.Context, _ *db.DB, tx bun.Tx, scheduleIDs []string) ([]runRow, error) {
 	var rows []runRow
 	err := tx.NewSelect().Model(&rows).
-		Where("schedule_id IN (?)", bun.In(scheduleIDs)).Where("status = ?", StatusRunning).
+		Where("schedule_id IN (?)", bun.List(scheduleIDs)).Where("status = ?", StatusRunning).
 		OrderExpr("id ASC").Scan(ctx)
 	return rows, err
 }
@@ -65,7 +65,7 @@ func runningRuns(ctx context.Context, _ *db.DB, tx bun.Tx, scheduleIDs []string)
 func pendingRequests(ctx context.Context, d *db.DB, tx bun.Tx, scheduleIDs []string) ([]fireRequest, error) {
 	var rows []fireRequest
 	q := tx.NewSelect().Model(&rows).
-		Where("schedule_id IN (?)", bun.In(scheduleIDs)).
+		Where("schedule_id IN (?)", bun.List(scheduleIDs)).
 		OrderExpr("scheduled_at_unix_ms ASC, id ASC")
 	err := d.ForUpdateSkipLocked(q).Scan(ctx)
 	return rows, err
@@ -95,7 +95,7 @@ func deleteRequests(ctx context.Context, tx bun.IDB, ids []string) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	_, err := tx.NewDelete().Model((*fireRequest)(nil)).Where("id IN (?)", bun.In(ids)).Exec(ctx)
+	_, err := tx.NewDelete().Model((*fireRequest)(nil)).Where("id IN (?)", bun.List(ids)).Exec(ctx)
 	return err
 }
 
@@ -126,7 +126,7 @@ func moveCursors(ctx context.Context, tx bun.IDB, moves []cursorMove) error {
 	_, err := tx.NewUpdate().Model((*scheduleRow)(nil)).
 		Set("next_fire_at_unix_ms = CASE id "+when+"ELSE next_fire_at_unix_ms END", next...).
 		Set("last_fire_at_unix_ms = CASE id "+when+"ELSE last_fire_at_unix_ms END", last...).
-		Where("id IN (?)", bun.In(ids)).Exec(ctx)
+		Where("id IN (?)", bun.List(ids)).Exec(ctx)
 	return err
 }
 
@@ -162,7 +162,7 @@ func finishRun(ctx context.Context, tx bun.IDB, id string, status Status, msg st
 func heartbeat(ctx context.Context, tx bun.IDB, ids []string, now time.Time) error {
 	_, err := tx.NewUpdate().Model((*runRow)(nil)).
 		Set("heartbeat_at_unix_ms = ?", now.UnixMilli()).
-		Where("id IN (?)", bun.In(ids)).Where("status = ?", StatusRunning).Exec(ctx)
+		Where("id IN (?)", bun.List(ids)).Where("status = ?", StatusRunning).Exec(ctx)
 	return err
 }
 
@@ -182,7 +182,7 @@ func staleScheduleIDs(ctx context.Context, tx bun.IDB, cutoff time.Time, limit i
 // lockSchedules locks the schedules of ids that no other transaction holds.
 func lockSchedules(ctx context.Context, d *db.DB, tx bun.Tx, ids []string) ([]scheduleRow, error) {
 	var rows []scheduleRow
-	q := tx.NewSelect().Model(&rows).Where("id IN (?)", bun.In(ids)).OrderExpr("id ASC")
+	q := tx.NewSelect().Model(&rows).Where("id IN (?)", bun.List(ids)).OrderExpr("id ASC")
 	err := d.ForUpdateSkipLocked(q).Scan(ctx)
 	return rows, err
 }

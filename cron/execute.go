@@ -204,7 +204,7 @@ func (s *Service) abandonOrphans(ctx context.Context, tx bun.Tx, ids []string, l
 		return nil, nil
 	}
 	var n int
-	if err := tx.NewSelect().Model((*scheduleRow)(nil)).ColumnExpr("COUNT(*)").Where("id IN (?)", bun.In(gone)).Scan(ctx, &n); err != nil {
+	if err := tx.NewSelect().Model((*scheduleRow)(nil)).ColumnExpr("COUNT(*)").Where("id IN (?)", bun.List(gone)).Scan(ctx, &n); err != nil {
 		return nil, err
 	}
 	if n > 0 {

@@ -36,7 +36,7 @@ func (s *Service) loop(ctx context.Context) error {
 func (s *Service) nextWait(ctx context.Context) (time.Duration, error) {
 	var next sql.NullInt64
 	err := s.db.NewSelect().Model((*scheduleRow)(nil)).ColumnExpr("MIN(next_fire_at_unix_ms)").
-		Where("is_enabled = ?", true).Where("job_name IN (?)", bun.In(s.jobs.Names())).
+		Where("is_enabled = ?", true).Where("job_name IN (?)", bun.List(s.jobs.Names())).
 		Scan(ctx, &next)
 	if err != nil || !next.Valid {
 		return s.cfg.PollInterval, err

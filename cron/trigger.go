@@ -29,7 +29,7 @@ const maxIntervalMs = math.MaxInt64 / int64(time.Millisecond)
 
 // cronParser reads 5- or 6-field expressions (the optional leading field is seconds) and the
 // @ descriptors (@daily, @every 90m, …), as the original's robfig/cron v3 configuration did.
-var cronParser = gocron.NewParser(gocron.Minute | gocron.Hour | gocron.Dom | gocron.Month | gocron.Dow | gocron.Descriptor).WithSecondOptional()
+var cronParser = gocron.MustNewParser(gocron.Minute | gocron.Hour | gocron.Dom | gocron.Month | gocron.Dow | gocron.Descriptor).WithSecondOptional()
 
 // Trigger is the timing rule of a schedule. Only the fields of its Kind may be set: Expr and
 // Timezone for cron, Every for interval, At for once (others are ErrTriggerFieldsConflict).

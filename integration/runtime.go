@@ -353,12 +353,6 @@ func (r *run) fromJSON(raw []byte) goja.Value {
 	return v
 }
 
-// throw raises err in the script as a catchable Error whose Go error is kept (errors.As
-// finds the markers through the exception).
-func (r *run) throw(err error) {
-	panic(r.vm.NewGoError(err))
-}
-
 // Run-level classification (wire-integration §7): the first match wins.
 type (
 	// upstreamError is errors.upstream(message).

@@ -228,6 +228,7 @@ func TestRuntimeHostPanic(t *testing.T) {
 	e := testEngine()
 	ctx := context.Background()
 	_, err := e.runBody(ctx, "p.js", "return broken()", func(r *run) error {
+		//lint:ignore SA5000 the host function's runtime panic is the point of the test
 		return r.vm.Set("broken", func() { var m map[string]int; m["x"] = 1 })
 	})
 	if kind, apiErr := classify(ctx, err); err == nil || kind != KindScript || !errors.Is(apiErr, ErrScriptFailed) {

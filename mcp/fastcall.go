@@ -329,6 +329,7 @@ func (c toolCall) matches(h http.Header, version string) bool {
 	}
 	var caps struct {
 		sdk.ClientCapabilities
+		//lint:ignore SA1019 clients may still declare roots; the SDK's own decoding accepts them
 		Roots *sdk.RootCapabilities `json:"roots,omitempty"`
 	}
 	if !decodesObject(m.ClientCapabilities, &caps) {

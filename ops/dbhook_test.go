@@ -19,7 +19,7 @@ func TestDBHook(t *testing.T) {
 	testservice.EachDB(t, func(t *testing.T, d *db.DB) {
 		exp := tracetest.NewInMemoryExporter()
 		tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
-		d.AddQueryHook(NewDBHook(tp, "test", "primary"))
+		d.DB = d.WithQueryHook(NewDBHook(tp, "test", "primary"))
 		var n int
 		if err := d.NewSelect().ColumnExpr("1").Scan(context.Background(), &n); err != nil {
 			t.Fatal(err)

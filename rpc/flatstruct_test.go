@@ -33,9 +33,12 @@ type flatAll struct {
 	D     time.Duration `json:"d"`
 	Named namedString   `json:"named"`
 	Skip  string        `json:"-"`
-	Dash  string        `json:"-,"`    // named "-"
-	Space string        `json:"a b"`   // a valid tag name
-	Quote string        `json:"bad\""` // an invalid tag name: its Go name
+	//lint:ignore SA5008 deliberate: tags encoding/json reads in its own way, which the flat encoder must match
+	Dash  string `json:"-,"`  // named "-"
+	Space string `json:"a b"` // a valid tag name
+	//lint:ignore SA5008 deliberate: tags encoding/json reads in its own way, which the flat encoder must match
+	Quote string `json:"bad\""` // an invalid tag name: its Go name
+	//lint:ignore U1000 an unexported field the encoder must skip
 	lower string
 }
 
@@ -223,24 +226,25 @@ func BenchmarkParams(b *testing.B) {
 
 // flatOut has every kind flatStruct encodes, with and without omitempty.
 type flatOut struct {
-	S     string        `json:"s"`
-	SE    string        `json:"se,omitempty"`
-	B     bool          `json:"b"`
-	BE    bool          `json:"be,omitempty"`
-	I     int           `json:"i"`
-	I8    int8          `json:"i8,omitempty"`
-	I64   int64         `json:"id"`
-	U16   uint16        `json:"u16,omitempty"`
-	U64   uint64        // untagged: its Go name
-	Up    uintptr       `json:"up"`
-	F32   float32       `json:"f32"`
-	F32E  float32       `json:"f32e,omitempty"`
-	F64   float64       `json:"f64"`
-	F64E  float64       `json:"f64e,omitempty"`
-	D     time.Duration `json:",omitempty"`
-	N     namedString   `json:"n"`
-	Skip  string        `json:"-"`
-	Dash  string        `json:"-,"`
+	S    string        `json:"s"`
+	SE   string        `json:"se,omitempty"`
+	B    bool          `json:"b"`
+	BE   bool          `json:"be,omitempty"`
+	I    int           `json:"i"`
+	I8   int8          `json:"i8,omitempty"`
+	I64  int64         `json:"id"`
+	U16  uint16        `json:"u16,omitempty"`
+	U64  uint64        // untagged: its Go name
+	Up   uintptr       `json:"up"`
+	F32  float32       `json:"f32"`
+	F32E float32       `json:"f32e,omitempty"`
+	F64  float64       `json:"f64"`
+	F64E float64       `json:"f64e,omitempty"`
+	D    time.Duration `json:",omitempty"`
+	N    namedString   `json:"n"`
+	Skip string        `json:"-"`
+	//lint:ignore SA5008 deliberate: tags encoding/json reads in its own way, which the flat encoder must match
+	Dash  string `json:"-,"`
 	lower string
 }
 

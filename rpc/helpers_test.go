@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -293,13 +292,4 @@ type credentialSeen struct {
 // credential answers the credential of the request it runs for, as security/auth logout reads it.
 func credential(_ context.Context, c Call, _ NoParams) (credentialSeen, error) {
 	return credentialSeen{Authorization: c.Request.Header.Get("Authorization"), Files: c.Files != nil}, nil
-}
-
-func readAllString(t testing.TB, r io.Reader) string {
-	t.Helper()
-	b, err := io.ReadAll(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test.sh is the project's one test command (CI runs it through .ci/run):
-# start the real services, then gofmt, go vet and the race-enabled test suite
+# start the real services, then gofmt, go vet, staticcheck and the race-enabled test suite
 # with SVC_TEST_REQUIRE_SERVICES=1, so a missing service fails instead of
 # skipping. Optional arguments replace the package pattern ./... for vet and
 # test, e.g. `scripts/test.sh ./db/...`.
@@ -42,6 +42,15 @@ fi
 
 section "go vet ${pkgs[*]}"
 if go vet "${pkgs[@]}"; then echo "ok"; else failed+=("go vet"); fi
+
+section "staticcheck ${pkgs[*]} (pinned in tools/staticcheck)"
+# Built from the pinned tools module; go's build cache makes a rebuild take seconds.
+if (cd tools/staticcheck && GOWORK=off go build -o "$ROOT/.cache/bin/staticcheck" honnef.co/go/tools/cmd/staticcheck) &&
+	"$ROOT/.cache/bin/staticcheck" "${pkgs[@]}"; then
+	echo "ok"
+else
+	failed+=("staticcheck")
+fi
 
 section "go test -race -count=1 -timeout $timeout ${pkgs[*]}"
 if go test -race -count=1 -timeout "$timeout" "${pkgs[@]}"; then

@@ -188,7 +188,7 @@ func (f *changeFeed) poll(ctx context.Context) error {
 	for {
 		q := f.db.NewSelect().Model((*changeRow)(nil)).Column("seq", "kind", "ref").Where("seq > ?", f.cursor.high)
 		if gaps := f.cursor.missing(); len(gaps) > 0 {
-			q = q.WhereOr("seq IN (?)", bun.In(gaps))
+			q = q.WhereOr("seq IN (?)", bun.List(gaps))
 		}
 		var rows []changeRow
 		if err := q.Order("seq").Limit(changeBatch).Scan(ctx, &rows); err != nil {

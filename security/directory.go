@@ -331,7 +331,7 @@ func (d *Directory) ResolveUsers(ctx context.Context, ids []string) (map[string]
 	err := d.db.NewSelect().TableExpr("sys_security_user AS u").
 		Join("LEFT JOIN sys_security_department AS d ON d.id = u.department_id").
 		ColumnExpr("u.id, u.username, u.display_name, d.id AS dept_id, d.name AS dept_name").
-		Where("u.id IN (?)", bun.In(missing)).Scan(ctx, &rows)
+		Where("u.id IN (?)", bun.List(missing)).Scan(ctx, &rows)
 	if err != nil {
 		return nil, fmt.Errorf("security: resolve users: %w", err)
 	}

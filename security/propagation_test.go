@@ -26,15 +26,6 @@ func (e *env) refusedWithin(t *testing.T, token string) {
 	}, "token still accepted after the propagation bound")
 }
 
-// callWithin waits until action answers status/code on e with token, within the bound.
-func (e *env) callWithin(t *testing.T, action, token string, status, code int) {
-	t.Helper()
-	svctest.Eventually(t, propagation, func() bool {
-		r := e.call(t, action, nil, svctest.WithToken(token))
-		return r.Status == status && r.Code == code
-	}, action+" did not reach the wanted answer within the propagation bound")
-}
-
 // cli is what `svc user …` and `svc session …` do: the store and sessions of a separate
 // process, opened on the same database (security.OpenStore, security.OpenSessions), on e's
 // clock so that e's sessions are live for it.

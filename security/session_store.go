@@ -95,7 +95,7 @@ func (s *dbSessions) create(ctx context.Context, sess Session, limit sessionLimi
 					ids[i] = live[i].ID
 					evicted = append(evicted, Session{ID: live[i].ID, UserID: live[i].PrincipalID})
 				}
-				if _, err := tx.NewDelete().Model((*sessionRow)(nil)).Where("id IN (?)", bun.In(ids)).Exec(ctx); err != nil {
+				if _, err := tx.NewDelete().Model((*sessionRow)(nil)).Where("id IN (?)", bun.List(ids)).Exec(ctx); err != nil {
 					return err
 				}
 				for _, id := range ids {

@@ -82,7 +82,7 @@ func (s *familyStore) revokeAll(ctx context.Context, ids []string, reason string
 	err := s.db.InTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		_, err := tx.NewUpdate().Model((*family)(nil)).
 			Set("revoked_at = ?", now.UTC()).Set("revoke_reason = ?", reason).
-			Where("id IN (?)", bun.In(ids)).Where("revoked_at IS NULL").
+			Where("id IN (?)", bun.List(ids)).Where("revoked_at IS NULL").
 			Exec(ctx)
 		if err != nil {
 			return err

@@ -112,6 +112,9 @@ func New(t testing.TB, opts ...Option) *Server {
 	if len(st.hooks) > 0 {
 		svcOpts = append(svcOpts, svc.WithModule(func(d app.Deps) (app.Module, error) {
 			for _, h := range st.hooks {
+				// The hook must reach every module's handle, which share this *bun.DB; bun's
+				// replacement (WithQueryHook) returns a copy. TODO(#32): hooks given at open.
+				//lint:ignore SA1019 see above
 				d.DB.AddQueryHook(h)
 			}
 			return app.Module{Name: "svctest.queryhooks"}, nil

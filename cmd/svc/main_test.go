@@ -51,11 +51,11 @@ func runCLI(t *testing.T, toml string, args ...string) (string, string, int) {
 }
 
 func TestConfigCheckPrintsEffectiveValuesRedacted(t *testing.T) {
-	out, errOut, code := runCLI(t, base+"\n[svc.data_sources.primary]\n", "config", "check")
+	out, _, code := runCLI(t, base+"\n[svc.data_sources.primary]\n", "config", "check")
 	if code == 0 {
 		t.Fatalf("a duplicate table should fail to parse; got exit 0, out=%s", out)
 	}
-	out, errOut, code = runCLI(t, base+"\n[svc.storage]\nmax_uplod_size = \"1mib\"\n", "config", "check")
+	out, errOut, code := runCLI(t, base+"\n[svc.storage]\nmax_uplod_size = \"1mib\"\n", "config", "check")
 	if code != 0 {
 		t.Fatalf("config check exit = %d, want 0; stderr: %s", code, errOut)
 	}
