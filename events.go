@@ -2,6 +2,7 @@ package svc
 
 import (
 	"context"
+	"log/slog"
 
 	"github.com/svc-framework/svc/app"
 	"github.com/svc-framework/svc/config"
@@ -29,6 +30,25 @@ func (s *Server) newBus(cfg config.Event, tel *ops.Telemetry) (*event.Bus, error
 		RequestID: func(ctx context.Context) string { return rpc.RequestInfoFrom(ctx).ID },
 		Tracer:    tel.TracerProvider(),
 	})
+}
+
+// busAuditSink is the /api engine's audit sink onto the bus: it publishes each record as
+// rpc.EventRequestAudit (its rpc.AuditEvent) asynchronously. It never fails the request: a full
+// async queue makes the bus publish synchronously, and a publish error is only logged. It lives
+// here, not in rpc, so that the /api engine depends on no bus, database or Redis.
+type busAuditSink struct {
+	bus    event.Publisher
+	logger *slog.Logger
+}
+
+var _ rpc.AuditSink = busAuditSink{}
+
+// Audit implements rpc.AuditSink.
+func (b busAuditSink) Audit(ctx context.Context, rec rpc.AuditRecord) {
+	err := b.bus.Publish(ctx, event.Named{Type: rpc.EventRequestAudit, Payload: rec.Event()}, event.Async())
+	if err != nil {
+		b.logger.ErrorContext(ctx, "svc: publish audit event", slog.String("request_id", rec.RequestID), slog.Any("err", err))
+	}
 }
 
 // eventModule is the bus (built from cfg) as the first module of the boot chain: its migrations (the outbox and
