@@ -149,7 +149,7 @@ func TestNewErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := defaultConfig()
 			tt.cfg(&cfg)
-			_, err := New(cfg, Deps{})
+			_, err := New(cfg, withTransports(Deps{}))
 			if !errors.Is(err, ErrTransportNotFound) || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("err = %v, want ErrTransportNotFound naming %s", err, tt.want)
 			}
@@ -224,7 +224,7 @@ type fakeIDB struct{ bun.IDB }
 func TestAsync(t *testing.T) {
 	cfg := defaultConfig()
 	cfg.AsyncQueueSize, cfg.AsyncWorkers = 1, 1
-	b, err := New(cfg, Deps{})
+	b, err := New(cfg, withTransports(Deps{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,7 +262,7 @@ func TestAsync(t *testing.T) {
 
 // TestShutdownTimeout: Stop fails with ErrShutdownTimeout when a handler does not finish.
 func TestShutdownTimeout(t *testing.T) {
-	b, err := New(defaultConfig(), Deps{})
+	b, err := New(defaultConfig(), withTransports(Deps{}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -93,11 +93,11 @@ func TestInboxRetentionStartupError(t *testing.T) {
 	cfg.Middleware.Inbox = true
 	cfg.Transports.Outbox.MaxRetries = 10
 	cfg.Inbox.Retention = config.OutboxRetryHorizon(10) // 2046 s: equal is too short
-	if _, err := New(cfg, Deps{DB: d}); !errors.Is(err, config.ErrInboxRetentionTooShort) {
+	if _, err := New(cfg, withTransports(Deps{DB: d})); !errors.Is(err, config.ErrInboxRetentionTooShort) {
 		t.Errorf("New = %v, want ErrInboxRetentionTooShort", err)
 	}
 	cfg.Inbox.Retention += time.Second
-	if _, err := New(cfg, Deps{DB: d}); err != nil {
+	if _, err := New(cfg, withTransports(Deps{DB: d})); err != nil {
 		t.Errorf("New = %v, want nil above the horizon", err)
 	}
 }

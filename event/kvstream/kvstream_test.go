@@ -96,7 +96,7 @@ func TestStreamRedeliveryAndPoison(t *testing.T) {
 	cfg := streamConfig(prefix)
 	cfg.Transports.KVStoreStream.HandlerTimeout = time.Second
 	ctx := context.Background()
-	b := newBus(t, cfg, event.Deps{Redis: rdb, ManualWorkers: true})
+	b := newBus(t, cfg, event.Deps{Redis: rdb})
 	var calls atomic.Int64
 	var deadline atomic.Bool
 	if _, err := b.Subscribe("svc.test.happened", func(ctx context.Context, _ *event.Envelope) error {
@@ -110,7 +110,7 @@ func TestStreamRedeliveryAndPoison(t *testing.T) {
 	}, event.WithGroup("g")); err != nil {
 		t.Fatal(err)
 	}
-	start(t, b)
+	startBus(t, b) // the test reaps and sweeps by hand
 	key := prefix + "svc.test.happened"
 	_ = b.Publish(ctx, testEvent{N: 1})
 	eventually(t, 5*time.Second, func() bool { return calls.Load() == 1 }, "first attempt")
@@ -179,10 +179,10 @@ func TestStreamInspectAndSweep(t *testing.T) {
 	ctx := context.Background()
 	cfg := streamConfig(prefix)
 	cfg.Transports.KVStoreStream.IdleGroupRetention = 50 * time.Millisecond
-	b := newBus(t, cfg, event.Deps{Redis: rdb, ManualWorkers: true})
+	b := newBus(t, cfg, event.Deps{Redis: rdb})
 	rec := newRecorder()
 	_, _ = b.Subscribe("svc.test.happened", rec.Handle, event.WithGroup("live"))
-	start(t, b)
+	startBus(t, b) // the test reaps and sweeps by hand
 	_ = b.Publish(ctx, testEvent{})
 	eventually(t, 5*time.Second, func() bool { return rec.Count() == 1 }, "delivered")
 	key := prefix + "svc.test.happened"

@@ -22,7 +22,7 @@ func TestOutboxInboxRedelivery(t *testing.T) {
 		if _, err := b.Subscribe("svc.test.happened", rec.Handle, event.WithGroup("g")); err != nil {
 			t.Fatal(err)
 		}
-		start(t, b)
+		startBus(t, b)
 		id := publishTx(t, b, d, testEvent{N: 1})
 		rows, err := outboxOf(b).claim(ctx)
 		if err != nil || len(rows) != 1 {

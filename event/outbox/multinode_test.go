@@ -2,13 +2,13 @@ package outbox
 
 import (
 	"context"
-	"github.com/svc-framework/svc/event"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/db"
+	"github.com/svc-framework/svc/event"
 	"github.com/uptrace/bun"
 )
 
@@ -29,12 +29,13 @@ func TestTwoRelays(t *testing.T) {
 			return nil
 		}
 		var nodes []*event.Bus
+		var stops []func() error
 		for range 2 {
 			b := newBus(t, cfg, event.Deps{DB: d})
 			if _, err := b.Subscribe("svc.test.happened", handle, event.WithGroup("g")); err != nil {
 				t.Fatal(err)
 			}
-			start(t, b)
+			stops = append(stops, start(t, b))
 			nodes = append(nodes, b)
 		}
 		var wg sync.WaitGroup
@@ -53,8 +54,8 @@ func TestTwoRelays(t *testing.T) {
 		}
 		wg.Wait()
 		eventually(t, 30*time.Second, func() bool { mu.Lock(); defer mu.Unlock(); return len(seen) == 2*perNode }, "every event delivered")
-		for _, b := range nodes {
-			if err := b.Stop(context.Background()); err != nil {
+		for _, stop := range stops {
+			if err := stop(); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -86,8 +87,8 @@ func TestNotifyWakesOtherNode(t *testing.T) {
 		_ = d.NewRaw("SELECT count(*) FROM pg_stat_activity WHERE query = ?", `LISTEN "`+outboxOf(receiver).channel+`"`).Scan(ctx, &n)
 		return n > 0
 	}, "the receiver listens")
-	sender := newBus(t, cfg, event.Deps{DB: d, ManualWorkers: true}) // no relay of its own: only the receiver can deliver
-	start(t, sender)
+	sender := newBus(t, cfg, event.Deps{DB: d}) // its workers do not run: only the receiver's relay can deliver
+	startBus(t, sender)
 	actx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go outboxOf(sender).announce(actx)

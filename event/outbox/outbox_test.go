@@ -30,6 +30,7 @@ func (s *switchSink) Subscribe(*event.Subscription) error { return nil }
 func (s *switchSink) Unsubscribe(*event.Subscription)     {}
 func (s *switchSink) Start(context.Context) error         { return nil }
 func (s *switchSink) Stop(context.Context) error          { return nil }
+func (s *switchSink) Workers() []event.Worker             { return nil }
 func (s *switchSink) setFailing(typ string, on bool)      { s.mu.Lock(); s.failing[typ] = on; s.mu.Unlock() }
 func (s *switchSink) Publish(_ context.Context, env *event.Envelope) error {
 	s.mu.Lock()
@@ -52,10 +53,11 @@ func outboxConfig() config.Event {
 	return cfg
 }
 
-// outboxBus is a started bus on d whose relay is driven by hand, with a fake clock.
+// outboxBus is a bus on d whose relay is driven by hand (startBus: its workers do not run), with
+// a fake clock.
 func outboxBus(t *testing.T, d *db.DB, cfg config.Event, clock *testservice.Clock) *event.Bus {
 	t.Helper()
-	return newBus(t, cfg, event.Deps{DB: d, Clock: clock.Now, AppName: "test", ManualWorkers: true})
+	return newBus(t, cfg, event.Deps{DB: d, Clock: clock.Now, AppName: "test"})
 }
 
 // sinkBus is a started outboxBus whose relay forwards to a switchSink, returned with it.
@@ -64,7 +66,7 @@ func sinkBus(t *testing.T, d *db.DB, cfg config.Event, clock *testservice.Clock)
 	b := outboxBus(t, d, cfg, clock)
 	sink := &switchSink{failing: map[string]bool{}}
 	outboxOf(b).sink = sink
-	start(t, b)
+	startBus(t, b)
 	return b, sink
 }
 
@@ -210,7 +212,7 @@ func TestOutboxLeaseTakeover(t *testing.T) {
 		ctx := context.Background()
 		clock := newFakeClock()
 		crashed := outboxBus(t, d, outboxConfig(), clock)
-		start(t, crashed)
+		startBus(t, crashed)
 		for i := range 3 {
 			publishTx(t, crashed, d, testEvent{N: i})
 		}
@@ -297,7 +299,7 @@ func TestOutboxMemorySinkHandlerFailure(t *testing.T) {
 		}
 		return nil
 	}, event.WithGroup("g"))
-	start(t, b)
+	startBus(t, b)
 	id := publishTx(t, b, d, testEvent{N: 1})
 	ctx := context.Background()
 	_, _ = outboxOf(b).RelayOnce(ctx)
