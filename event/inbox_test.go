@@ -15,6 +15,7 @@ import (
 // lease answers in progress; an expired lease is taken over; a failed handler releases the lease
 // so the next delivery runs; cleanup removes completed rows past the retention.
 func TestInboxStates(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, d *db.DB) {
 		ctx := context.Background()
 		clock := newFakeClock()
@@ -88,6 +89,7 @@ func TestInboxStates(t *testing.T) {
 // TestInboxRetentionStartupError: with the inbox and the outbox on, a retention not above the
 // retry horizon fails New with config.ErrInboxRetentionTooShort (spec §6.1, §7).
 func TestInboxRetentionStartupError(t *testing.T) {
+	t.Parallel()
 	d := migratedDB(t, config.SQLite)
 	cfg := outboxConfig()
 	cfg.Middleware.Inbox = true

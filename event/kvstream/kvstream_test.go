@@ -19,6 +19,7 @@ import (
 // TestStreamDelivery: the frame format, delivery to every group, one member per group, and the
 // group requirement.
 func TestStreamDelivery(t *testing.T) {
+	t.Parallel()
 	rdb, prefix := testRedis(t)
 	cfg := streamConfig(prefix)
 	ctx := context.Background()
@@ -92,6 +93,7 @@ func TestStreamDelivery(t *testing.T) {
 // same live consumer (beyond the original); a poison entry is acked and dropped; handler_timeout
 // bounds the handler.
 func TestStreamRedeliveryAndPoison(t *testing.T) {
+	t.Parallel()
 	rdb, prefix := testRedis(t)
 	cfg := streamConfig(prefix)
 	cfg.Transports.KVStoreStream.HandlerTimeout = time.Second
@@ -145,6 +147,7 @@ func TestStreamRedeliveryAndPoison(t *testing.T) {
 // TestStreamOptions: start_id "$" skips the backlog of a new group; max_len_approx trims; a
 // frame over 1 MiB is refused.
 func TestStreamOptions(t *testing.T) {
+	t.Parallel()
 	rdb, prefix := testRedis(t)
 	ctx := context.Background()
 	cfg := streamConfig(prefix)
@@ -175,6 +178,7 @@ func TestStreamOptions(t *testing.T) {
 // TestStreamInspectAndSweep: the get_event_streams report, and the idle-group sweep destroying
 // only an orphaned group.
 func TestStreamInspectAndSweep(t *testing.T) {
+	t.Parallel()
 	rdb, prefix := testRedis(t)
 	ctx := context.Background()
 	cfg := streamConfig(prefix)

@@ -211,6 +211,7 @@ func restartAndCheck(t *testing.T, cfg config.Event, deps event.Deps, ids []stri
 // TestCrashOutboxRelay (a): the relaying process is killed by SIGKILL inside a handler in the
 // middle of a relay batch; after a restart every committed event reaches its subscriber once.
 func TestCrashOutboxRelay(t *testing.T) {
+	t.Parallel()
 	for _, kind := range testservice.DBKinds {
 		t.Run(string(kind), func(t *testing.T) {
 			ds, d := crashDB(t, kind)
@@ -243,6 +244,7 @@ func publishCommitted(t *testing.T, cfg config.Event, deps event.Deps, d *db.DB,
 // TestCrashStreamConsumer (b): a stream consumer is killed by SIGKILL inside a handler; another
 // process's reaper claims the entry, it is handled once (inbox), nothing is lost.
 func TestCrashStreamConsumer(t *testing.T) {
+	t.Parallel()
 	rdb, prefix := testRedis(t)
 	ds, d := crashDB(t, config.SQLite)
 	cfg := crashConfig("stream", prefix)
@@ -285,6 +287,7 @@ func lastStreamID(t *testing.T, rdb *redis.Client, prefix string) string {
 // TestCrashRollback (c): a process killed inside its transaction, after publishing to the outbox
 // and tx_memory, delivers nothing: no outbox row survives and a restarted node handles nothing.
 func TestCrashRollback(t *testing.T) {
+	t.Parallel()
 	for _, kind := range testservice.DBKinds {
 		t.Run(string(kind), func(t *testing.T) {
 			ds, d := crashDB(t, kind)

@@ -93,6 +93,7 @@ func leasedNow(r event.OutboxRow, now time.Time, lease time.Duration) bool {
 // a node that dies between the commit and the forward (its hand-over lost) leaves the row to
 // any relay once the lease expires — the event is still delivered, once.
 func TestHandOver(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, d *db.DB) {
 		ctx := context.Background()
 		clock := newFakeClock()
@@ -152,6 +153,7 @@ func TestHandOver(t *testing.T) {
 // TestHandOverBehind: while maxHanded batches wait for a busy relay, further commits write
 // pending rows for the claim path; every event is still delivered once.
 func TestHandOverBehind(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, d *db.DB) {
 		clock := newFakeClock()
 		cfg := outboxConfig()
@@ -197,6 +199,7 @@ func TestHandOverBehind(t *testing.T) {
 // TestHandOverReleasedOnStop: rows still waiting in the hand-over when the relay stops are given
 // back (pending, no lease), so another node relays them at once instead of after the lease.
 func TestHandOverReleasedOnStop(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, d *db.DB) {
 		ctx := context.Background()
 		clock := newFakeClock()

@@ -12,6 +12,7 @@ import (
 // TestOutboxInboxRedelivery: an event relayed twice (the relay crashed after forwarding, before
 // completing) is handled once by a group with the inbox.
 func TestOutboxInboxRedelivery(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, d *db.DB) {
 		ctx := context.Background()
 		clock := newFakeClock()

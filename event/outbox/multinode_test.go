@@ -15,6 +15,7 @@ import (
 // TestTwoRelays: two buses (two nodes) on one database relay one outbox; with events published
 // from both nodes, each event reaches its group exactly once across the two nodes.
 func TestTwoRelays(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, d *db.DB) {
 		const perNode = 100
 		cfg := outboxConfig()
@@ -77,6 +78,7 @@ func TestTwoRelays(t *testing.T) {
 // TestNotifyWakesOtherNode: on PostgreSQL a commit on one node wakes the relay of another node
 // through LISTEN/NOTIFY, although its relay_interval is an hour.
 func TestNotifyWakesOtherNode(t *testing.T) {
+	t.Parallel()
 	d := migratedDB(t, config.Postgres)
 	cfg := outboxConfig()
 	cfg.Transports.Outbox.RelayInterval = time.Hour

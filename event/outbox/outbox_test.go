@@ -109,6 +109,7 @@ func publishTx(t *testing.T, b *event.Bus, d *db.DB, evt event.Event) string {
 // completed; failed → retried after 2^n s → dead through the DLQ; DLQ failure keeps it failed
 // with the old count; rollback writes nothing; the loop guard; cleanup.
 func TestOutboxStates(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, d *db.DB) {
 		ctx := context.Background()
 		clock := newFakeClock()
@@ -208,6 +209,7 @@ func TestOutboxStates(t *testing.T) {
 // TestOutboxLeaseTakeover: rows claimed by a relay that then crashed are taken over by another
 // relay once their lease expires, not before.
 func TestOutboxLeaseTakeover(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, d *db.DB) {
 		ctx := context.Background()
 		clock := newFakeClock()
@@ -237,6 +239,7 @@ func TestOutboxLeaseTakeover(t *testing.T) {
 // TestOutboxWake: with a relay interval of an hour, a commit wakes the local relay at once, and
 // the event reaches a memory subscriber of the sink.
 func TestOutboxWake(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, d *db.DB) {
 		cfg := outboxConfig()
 		cfg.Transports.Outbox.RelayInterval = time.Hour
@@ -257,6 +260,7 @@ func TestOutboxWake(t *testing.T) {
 // TestCleanError: secrets and addresses are redacted, the text cut to 256 bytes on a rune
 // boundary.
 func TestCleanError(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct{ in, bad string }{
 		{"dial tcp 192.168.1.2:5432: refused", "192.168.1.2"},
 		{`login failed: password=s3cret`, "s3cret"},
@@ -278,6 +282,7 @@ func TestCleanError(t *testing.T) {
 
 // TestBackoff: 2^n seconds, capped at one hour.
 func TestBackoff(t *testing.T) {
+	t.Parallel()
 	for n, want := range map[int]time.Duration{1: 2 * time.Second, 3: 8 * time.Second, 11: 2048 * time.Second, 12: time.Hour, 40: time.Hour} {
 		if got := backoff(n); got != want {
 			t.Errorf("backoff(%d) = %s, want %s", n, got, want)
@@ -288,6 +293,7 @@ func TestBackoff(t *testing.T) {
 // TestOutboxMemorySinkHandlerFailure: with the memory sink the relay runs the handler; its
 // failure makes the row failed and the retry completes it.
 func TestOutboxMemorySinkHandlerFailure(t *testing.T) {
+	t.Parallel()
 	d := migratedDB(t, config.SQLite)
 	clock := newFakeClock()
 	b := outboxBus(t, d, outboxConfig(), clock)
@@ -316,6 +322,7 @@ func TestOutboxMemorySinkHandlerFailure(t *testing.T) {
 // TestOutboxStreamSink: the outbox relays to the kvstore_stream sink, whose group consumer
 // handles the event.
 func TestOutboxStreamSink(t *testing.T) {
+	t.Parallel()
 	rdb, prefix := testRedis(t)
 	d := migratedDB(t, config.SQLite)
 	cfg := streamConfig(prefix)
@@ -339,6 +346,7 @@ func TestOutboxStreamSink(t *testing.T) {
 // TestOutboxColumns: the RETURNING list of the PostgreSQL claim names every column of
 // OutboxRow, in order, so a column added to the model is not silently left zero.
 func TestOutboxColumns(t *testing.T) {
+	t.Parallel()
 	d := migratedDB(t, config.SQLite)
 	var names []string
 	for _, f := range d.Dialect().Tables().Get(reflect.TypeFor[event.OutboxRow]()).Fields {
@@ -352,6 +360,7 @@ func TestOutboxColumns(t *testing.T) {
 // TestRelaySession: on PostgreSQL the relay writes through a session with synchronous_commit
 // off, and a dropped session's connection never returns to the pool with that setting.
 func TestRelaySession(t *testing.T) {
+	t.Parallel()
 	d := migratedDB(t, config.Postgres)
 	d.SetMaxOpenConns(1) // the pool's only connection: a pooled session would be seen below
 	b := newBus(t, outboxConfig(), event.Deps{DB: d})
