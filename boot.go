@@ -231,7 +231,7 @@ func (s *Server) newEngine(catalog *i18n.Catalog, bus *event.Bus, tel *ops.Telem
 	if err != nil {
 		return nil, fmt.Errorf("svc.api.body_encoding.key: %w", err)
 	}
-	audit := rpc.AuditSinks(rpc.BusAuditSink(bus, s.logger), s.opts.audit)
+	audit := rpc.AuditSinks(busAuditSink{bus: bus, logger: s.logger}, s.opts.audit)
 	return rpc.NewEngine(rpc.EngineConfig{
 		BodyLimit:        int64(s.cfg.App.BodyLimit),
 		BodyMemoryBudget: int64(s.cfg.App.BodyMemoryBudget),

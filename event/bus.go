@@ -36,9 +36,11 @@ type Deps struct {
 	// (svc.event.middleware.tracing) when OpenTelemetry tracing is on; nil makes none, and the
 	// envelope's trace ids still continue any span the publishing context carries.
 	Tracer trace.TracerProvider
-	// ManualWorkers leaves the background workers (outbox relay and cleanup, inbox cleanup,
-	// stream reaper and sweeper) unstarted: tests and tools drive them by hand.
-	ManualWorkers bool
+	// Transports are the transport factories by name (config.Transport*): memory.New,
+	// memory.NewTx, outbox.New and kvstream.New of the subpackages, which import this package.
+	// New builds the transports svc.event enables from them; an enabled one without a factory
+	// fails New with ErrTransportNotFound.
+	Transports map[string]Factory
 }
 
 // Bus states.
@@ -49,8 +51,9 @@ const (
 )
 
 // Bus is the event bus of svc.event (spec §6.1, wire-runtime §2): routing over the memory,
-// tx_memory, outbox and kvstore_stream transports, the middleware chain and the background
-// workers (outbox relay and cleanup, inbox cleanup, stream reaper and group sweeper).
+// tx_memory, outbox and kvstore_stream transports, the middleware chain and the inbox. Its
+// background jobs (outbox relay and cleanup, inbox cleanup, stream reaper and group sweeper) are
+// listed by Workers for the caller's worker runtime; Start does not run them.
 type Bus struct {
 	cfg        config.Event
 	deps       Deps
@@ -67,9 +70,6 @@ type Bus struct {
 	asyncMu sync.RWMutex // held for reading while enqueueing; Stop closes async under the lock
 	async   chan asyncJob
 	asyncWG sync.WaitGroup
-
-	workers      sync.WaitGroup
-	cancelWorker context.CancelFunc
 }
 
 var _ PubSub = (*Bus)(nil)
@@ -107,23 +107,8 @@ func New(cfg config.Event, deps Deps) (*Bus, error) {
 		}
 		b.inbox = &inboxStore{db: deps.DB, ids: b.ids}
 	}
-	b.transports = map[string]Transport{}
-	// Order matters: the outbox looks its sink up among the transports built before it.
-	for _, name := range []string{config.TransportMemory, config.TransportTxMemory, config.TransportKVStoreStream, config.TransportOutbox} {
-		enabled := map[string]bool{config.TransportMemory: true, config.TransportTxMemory: t.TxMemory.Enabled,
-			config.TransportKVStoreStream: t.KVStoreStream.Enabled, config.TransportOutbox: t.Outbox.Enabled}[name]
-		if !enabled {
-			continue
-		}
-		f, err := factory(name)
-		if err != nil {
-			return nil, err
-		}
-		tr, err := f(b.host(name))
-		if err != nil {
-			return nil, err
-		}
-		b.transports[name] = tr
+	if err := b.buildTransports(); err != nil {
+		return nil, err
 	}
 	r, err := newRouter(cfg, b.transports)
 	if err != nil {
@@ -133,8 +118,9 @@ func New(cfg config.Event, deps Deps) (*Bus, error) {
 	return b, nil
 }
 
-// Start starts the transports, the async workers and the background workers. Subscriptions made
-// before Start begin receiving now. A failure stops what was started.
+// Start starts the transports and the async publish workers. Subscriptions made before Start
+// begin receiving now. The background jobs of Workers are the caller's to run, after Start. A
+// failure stops what was started.
 func (b *Bus) Start(ctx context.Context) error {
 	if !b.state.CompareAndSwap(stateNew, stateStarted) {
 		return ErrBusAlreadyStarted
@@ -150,17 +136,12 @@ func (b *Bus) Start(ctx context.Context) error {
 	for range b.cfg.AsyncWorkers {
 		b.asyncWG.Go(b.drainAsync)
 	}
-	workerCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	b.cancelWorker = cancel
-	if !b.deps.ManualWorkers {
-		b.startWorkers(workerCtx)
-	}
 	return nil
 }
 
-// Stop refuses new publishes, flushes the async queue, stops the background workers and the
-// transports (their queues drained, consumers and relays finished) within ctx; past it,
-// ErrShutdownTimeout.
+// Stop refuses new publishes, flushes the async queue and stops the transports (their queues
+// drained, consumers finished) within ctx; past it, ErrShutdownTimeout. The caller stops the
+// Workers first (the server stops every worker before any module).
 func (b *Bus) Stop(ctx context.Context) error {
 	if !b.state.CompareAndSwap(stateStarted, stateStopped) {
 		return nil
@@ -170,8 +151,6 @@ func (b *Bus) Stop(ctx context.Context) error {
 	b.asyncMu.Unlock()
 	var errs []error
 	errs = append(errs, Wait(ctx, &b.asyncWG))
-	b.cancelWorker()
-	errs = append(errs, Wait(ctx, &b.workers))
 	errs = append(errs, b.stopTransports(ctx))
 	return errors.Join(errs...)
 }
@@ -191,10 +170,9 @@ func (b *Bus) stopTransports(ctx context.Context) error {
 }
 
 // host is what the bus hands the factory of transport name.
-func (b *Bus) host(name string) Host {
+func (b *Bus) host(name string, lookup func(string) (Transport, error)) Host {
 	return Host{Name: name, Config: b.cfg, DB: b.deps.DB, Redis: b.deps.Redis, Logger: b.log, Now: b.now,
-		NewID: b.ids.uuid, Metrics: b.metrics, ManualWorkers: b.deps.ManualWorkers,
-		Lookup: func(n string) (Transport, bool) { t, ok := b.transports[n]; return t, ok }}
+		NewID: b.ids.uuid, Metrics: b.metrics, Lookup: lookup}
 }
 
 // Transport returns the transport name when svc.event enables it (tests and tools drive the

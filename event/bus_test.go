@@ -18,6 +18,7 @@ type ctxKey struct{}
 // TestPublishEnvelope: the envelope gets a UUIDv7 id, the type, the app name as source, the
 // clock's times, the request id as correlation id, the headers and the original payload.
 func TestPublishEnvelope(t *testing.T) {
+	t.Parallel()
 	clock := newFakeClock()
 	b := newBus(t, defaultConfig(), Deps{Clock: clock.Now, AppName: "shop",
 		RequestID: func(ctx context.Context) string { s, _ := ctx.Value(ctxKey{}).(string); return s }})
@@ -58,6 +59,7 @@ func TestPublishEnvelope(t *testing.T) {
 
 // TestErrors: every sentinel of wire-runtime §2.1 that a call can return.
 func TestErrors(t *testing.T) {
+	t.Parallel()
 	big := strings.Repeat("x", MaxBodyBytes+1)
 	tooMany := map[string]string{}
 	for i := range MaxHeaders + 1 {
@@ -130,6 +132,7 @@ func started(fn func(*Bus) error) func(*Bus) error {
 // TestNewErrors: an unknown transport in a rule or as default, and a stream transport without a
 // client, fail New naming the key.
 func TestNewErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		cfg  func(*config.Event)
@@ -149,7 +152,7 @@ func TestNewErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := defaultConfig()
 			tt.cfg(&cfg)
-			_, err := New(cfg, Deps{})
+			_, err := New(cfg, withTransports(Deps{}))
 			if !errors.Is(err, ErrTransportNotFound) || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("err = %v, want ErrTransportNotFound naming %s", err, tt.want)
 			}
@@ -160,6 +163,7 @@ func TestNewErrors(t *testing.T) {
 // TestRouting: first matching rule wins, fan-out reaches every transport of the rule, unmatched
 // types take the default transport.
 func TestRouting(t *testing.T) {
+	t.Parallel()
 	cfg := defaultConfig()
 	cfg.Transports.TxMemory.Enabled = true
 	cfg.Routing = []config.EventRoute{
@@ -195,6 +199,7 @@ func TestRouting(t *testing.T) {
 // TestSinkMissingAndGroupRequired: subscribing to a route that lists the outbox without its sink
 // fails naming the rule; an at-least-once route needs a group.
 func TestSinkMissingAndGroupRequired(t *testing.T) {
+	t.Parallel()
 	d := migratedDB(t, config.SQLite)
 	cfg := defaultConfig()
 	cfg.Transports.Outbox.Enabled = true
@@ -222,9 +227,10 @@ type fakeIDB struct{ bun.IDB }
 // TestAsync: async publishes are delivered and flushed by Stop; a full queue falls back to a
 // synchronous publish.
 func TestAsync(t *testing.T) {
+	t.Parallel()
 	cfg := defaultConfig()
 	cfg.AsyncQueueSize, cfg.AsyncWorkers = 1, 1
-	b, err := New(cfg, Deps{})
+	b, err := New(cfg, withTransports(Deps{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,7 +268,8 @@ func TestAsync(t *testing.T) {
 
 // TestShutdownTimeout: Stop fails with ErrShutdownTimeout when a handler does not finish.
 func TestShutdownTimeout(t *testing.T) {
-	b, err := New(defaultConfig(), Deps{})
+	t.Parallel()
+	b, err := New(defaultConfig(), withTransports(Deps{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,6 +290,7 @@ func TestShutdownTimeout(t *testing.T) {
 // TestSubscribeTyped: the handler gets the published value in-process and a decoded value from a
 // raw payload; an undecodable payload is ErrUnknownPayload.
 func TestSubscribeTyped(t *testing.T) {
+	t.Parallel()
 	b := newBus(t, defaultConfig(), Deps{})
 	got := make(chan int, 4)
 	if _, err := SubscribeTyped(b, func(_ context.Context, _ *Envelope, e testEvent) error { got <- e.N; return nil }); err != nil {
@@ -318,6 +326,7 @@ func TestSubscribeTyped(t *testing.T) {
 
 // TestUnsubscribe: after Unsubscribe no more deliveries; calling it twice is safe.
 func TestUnsubscribe(t *testing.T) {
+	t.Parallel()
 	b := newBus(t, defaultConfig(), Deps{})
 	rec := newRecorder()
 	unsub, err := b.Subscribe("svc.test.happened", rec.handle)
@@ -341,6 +350,7 @@ func TestUnsubscribe(t *testing.T) {
 // TestAsyncQueueFull: when the async queue is full and the synchronous fallback fails too, the
 // publish fails with ErrAsyncQueueFull wrapping the cause.
 func TestAsyncQueueFull(t *testing.T) {
+	t.Parallel()
 	cfg := defaultConfig()
 	cfg.AsyncQueueSize, cfg.AsyncWorkers = 1, 1
 	cfg.Transports.Memory.QueueSize = 1
@@ -376,6 +386,7 @@ func TestAsyncQueueFull(t *testing.T) {
 
 // TestValidType: the shape ^[a-zA-Z0-9._-]+$.
 func TestValidType(t *testing.T) {
+	t.Parallel()
 	for typ, want := range map[string]bool{
 		"svc.storage.file.claimed": true, "svc-dlq.a_b-C9": true, "": false, "a b": false, "a/b": false, "é": false, "a*": false,
 	} {
@@ -395,6 +406,7 @@ func (fileClaimed) EventType() string { return "svc.storage.file.claimed" }
 // TestNamed: a (name, value) event publishes the value's JSON and typed subscribers get the
 // value, in-process and after the outbox (RawPayload).
 func TestNamed(t *testing.T) {
+	t.Parallel()
 	e := Named{Type: "svc.storage.file.claimed", Payload: fileClaimed{FileKey: "k"}}
 	body, err := EncodeBody(&Envelope{Type: e.Type, Payload: e})
 	if err != nil || string(body) != `{"fileKey":"k"}` {

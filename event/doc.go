@@ -23,11 +23,14 @@
 // # In the server
 //
 // Package svc builds one bus per server from config.Event.Effective (which gives svc.storage.*
-// a transactional route when no rule covers it), as the first module of the boot chain: its
-// migrations run with the modules' (at startup when the outbox or inbox is on, always under
-// svc migrate), it starts before and stops after every other module, and modules get it as
-// app.Deps.Events. Storage publishes with InTx inside its transactions; security and the /api
-// audit record publish with Async; sys/monitor get_event_streams reads InspectStreams.
+// a transactional route when no rule covers it) and the four transport factories, as the first
+// module of the boot chain: its migrations run with the modules' (at startup when the outbox or
+// inbox is on, always under svc migrate), it starts before and stops after every other module,
+// its Workers are the module's workers (run by app.Workers like every module's: panic recovery,
+// logging, stopped before any module stops), and modules get it as app.Deps.Events. Storage
+// publishes with InTx inside its transactions; security and the /api audit record (through
+// package svc's audit sink: rpc imports no bus) publish with Async; sys/monitor
+// get_event_streams reads InspectStreams.
 // docs/events.md lists every event of the modules.
 //
 // # Packages and the transport SPI
@@ -35,22 +38,24 @@
 // This package is the bus: the API above, the envelope, routing, middleware, the inbox, the
 // event tables' migrations (sys_event_outbox and sys_event_inbox, one migration set since
 // existing databases record it under "event") and the transport SPI of transport.go: a
-// Transport (Capabilities, Publish, Subscribe, Unsubscribe, Start, Stop), a TxTransport
+// Transport (Capabilities, Publish, Subscribe, Unsubscribe, Start, Stop, Workers), a TxTransport
 // (PublishTx), the optional Deliverer (run handlers in the caller, for the outbox's in-process
-// sink) and StreamInspector (get_event_streams), and the Host a Factory receives (config, DB,
-// Redis, logger, clock, id source, Metrics with its Count* hooks, ManualWorkers, Lookup of the
-// transports built before). The transports are subpackages, as shared/ARCHITECTURE.md plans:
+// sink) and StreamInspector (get_event_streams), the Host a Factory receives (config, DB, Redis,
+// logger, clock, id source, Metrics with its Count* hooks, Lookup of another transport) and the
+// Worker spec. The transports are subpackages, as shared/ARCHITECTURE.md plans:
 //
 //   - event/memory: memory and tx_memory;
 //   - event/outbox: the outbox, its relay, PostgreSQL LISTEN/NOTIFY wake-ups and cleanup;
 //   - event/kvstream: kvstore_stream (Redis Streams), its reaper and idle-group sweeper.
 //
-// Each registers its Factory with RegisterTransport from init, and New builds the transports
-// svc.event enables from the registered factories (memory, tx_memory, kvstore_stream, then the
-// outbox, which looks its sink up), so this package imports none of them. A program links a
-// transport by importing its package: package svc imports all three; a tool or test that calls
-// New directly imports those it enables, or New fails with ErrTransportNotFound naming the
-// package to import. Test helpers the transports' tests share are in event/internal/eventtest.
+// They import this package and this package imports none of them; nothing registers itself.
+// Whoever calls New passes their factories by name in Deps.Transports (memory.New, memory.NewTx,
+// outbox.New, kvstream.New; package svc passes all four), and New builds the transports
+// svc.event enables, each once; a factory's Host.Lookup builds the transport it asks for first
+// (the outbox's sink). An enabled transport without a factory fails New with
+// ErrTransportNotFound naming it. Test helpers the transports' tests share are in
+// event/internal/eventtest; package event's own tests get the factories from the external test
+// file transports_test.go.
 //
 // # Config keys
 //
@@ -72,23 +77,34 @@
 // sys_event_outbox (statuses pending, processing, completed, failed, dead) and sys_event_inbox
 // (processing, completed), per dialect in migrations/{postgres,mysql,sqlite}.
 //
-// # Workers (started by Start, ended by Stop; each transport runs its own)
+// # Workers
 //
-//   - outbox relay (event/outbox): every relay_interval and when woken by a local commit or, on
+// The bus runs no background job of its own accord: Bus.Workers lists them as Worker specs
+// (the inbox's and each transport's Transport.Workers, named <transport>.<job>) and package svc
+// hands them to app.Workers as the event module's workers, which runs them from after every
+// module started until before any stops, with panic recovery and logging. A bus built without
+// running them (tools, tests) relays and reaps only when the caller calls RelayOnce, Reap or
+// Cleanup. The jobs:
+//
+//   - outbox.relay (event/outbox, a loop): at once, then every relay_interval and when woken by a local commit or, on
 //     PostgreSQL, a NOTIFY from another node; claims with FOR UPDATE SKIP LOCKED (PostgreSQL, MySQL/MariaDB)
 //     or an immediate transaction (SQLite) and leases; on PostgreSQL the claim is one UPDATE …
 //     RETURNING that also completes the previous batch (one round trip and one commit per
 //     batch), sent through a session of its own with synchronous_commit off (relaySession: a
 //     database crash can make an event be delivered again, never lose one); it claims again
-//     while batches come back non-empty; a batch in flight finishes on Stop;
-//   - outbox announcer (PostgreSQL): at most one pg_notify per 10 ms of local commits, outside
-//     the publishing transaction (a NOTIFY inside it serialises commits on PostgreSQL's notify
-//     lock, and each NOTIFY is a commit of its own); and the LISTEN connection;
-//   - outbox cleanup (cleanup_interval), inbox cleanup (inbox.cleanup_interval, this package);
-//   - stream readers of event/kvstream (per subscription × concurrency), reaper
-//     (claim_interval), idle-group sweep (idle_group_sweep_interval, when idle_group_retention
-//     > 0);
-//   - async publish workers (async_workers).
+//     while batches come back non-empty; a batch in flight finishes when the worker stops, and
+//     the rows still waiting in its hand-over are given back (pending);
+//   - outbox.announcer (PostgreSQL, a loop): at most one pg_notify per 10 ms of local commits,
+//     outside the publishing transaction (a NOTIFY inside it serialises commits on PostgreSQL's
+//     notify lock, and each NOTIFY is a commit of its own); outbox.listener (PostgreSQL, a
+//     loop): the LISTEN connection, run again after the runtime's back-off when it fails;
+//   - outbox.cleanup (cleanup_interval), inbox.cleanup (inbox.cleanup_interval, this package);
+//   - kvstore_stream.reaper (claim_interval), kvstore_stream.group_sweep
+//     (idle_group_sweep_interval, when idle_group_retention > 0).
+//
+// Delivery goroutines are not workers: the async publish workers (async_workers) and the
+// transports' subscription handlers (memory queues, stream readers per subscription ×
+// concurrency) run from Start to Stop.
 //
 // # Choices where the original is silent or differs
 //

@@ -33,10 +33,24 @@ func newFakeClock() *testservice.Clock {
 // defaultConfig is svc.event with every default applied.
 func defaultConfig() config.Event { return config.Default().Event }
 
-// newBus builds a bus and stops it when the test ends (not started).
+// TestTransports are the transport factories of the tests' buses (withTransports). The
+// transports import this package, so its own test files cannot import them: the external test
+// file transports_test.go sets this in TestMain, before any test runs.
+var TestTransports map[string]Factory
+
+// withTransports is deps with the factories of every transport, unless it has factories.
+func withTransports(deps Deps) Deps {
+	if deps.Transports == nil {
+		deps.Transports = TestTransports
+	}
+	return deps
+}
+
+// newBus builds a bus with every transport's factory and stops it when the test ends (not
+// started).
 func newBus(t testing.TB, cfg config.Event, deps Deps) *Bus {
 	t.Helper()
-	b, err := New(cfg, deps)
+	b, err := New(cfg, withTransports(deps))
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}

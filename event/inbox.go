@@ -160,15 +160,9 @@ func (b *Bus) inboxMiddleware(h Handler, group string) Handler {
 	}
 }
 
-// startWorkers starts the bus's own background worker, the inbox cleanup, ended by ctx; the
-// transports start theirs in Start.
-func (b *Bus) startWorkers(ctx context.Context) {
-	if b.inbox != nil {
-		b.workers.Go(func() {
-			Every(ctx, b.cfg.Inbox.CleanupInterval, b.log, "inbox cleanup", func(ctx context.Context) error {
-				_, err := b.inbox.cleanup(ctx, DBTime(b.now().Add(-b.cfg.Inbox.Retention)))
-				return err
-			})
-		})
-	}
+// cleanupInbox is the body of the inbox.cleanup worker: it deletes the completed rows older
+// than inbox.retention.
+func (b *Bus) cleanupInbox(ctx context.Context) error {
+	_, err := b.inbox.cleanup(ctx, DBTime(b.now().Add(-b.cfg.Inbox.Retention)))
+	return err
 }

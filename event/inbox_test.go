@@ -15,6 +15,7 @@ import (
 // lease answers in progress; an expired lease is taken over; a failed handler releases the lease
 // so the next delivery runs; cleanup removes completed rows past the retention.
 func TestInboxStates(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, d *db.DB) {
 		ctx := context.Background()
 		clock := newFakeClock()
@@ -88,16 +89,17 @@ func TestInboxStates(t *testing.T) {
 // TestInboxRetentionStartupError: with the inbox and the outbox on, a retention not above the
 // retry horizon fails New with config.ErrInboxRetentionTooShort (spec §6.1, §7).
 func TestInboxRetentionStartupError(t *testing.T) {
+	t.Parallel()
 	d := migratedDB(t, config.SQLite)
 	cfg := outboxConfig()
 	cfg.Middleware.Inbox = true
 	cfg.Transports.Outbox.MaxRetries = 10
 	cfg.Inbox.Retention = config.OutboxRetryHorizon(10) // 2046 s: equal is too short
-	if _, err := New(cfg, Deps{DB: d}); !errors.Is(err, config.ErrInboxRetentionTooShort) {
+	if _, err := New(cfg, withTransports(Deps{DB: d})); !errors.Is(err, config.ErrInboxRetentionTooShort) {
 		t.Errorf("New = %v, want ErrInboxRetentionTooShort", err)
 	}
 	cfg.Inbox.Retention += time.Second
-	if _, err := New(cfg, Deps{DB: d}); err != nil {
+	if _, err := New(cfg, withTransports(Deps{DB: d})); err != nil {
 		t.Errorf("New = %v, want nil above the horizon", err)
 	}
 }

@@ -16,6 +16,7 @@ import (
 // stamps ids and the traceparent header and continues the trace in handlers, strict tracing
 // parks the incoming id, metrics count, logging logs failures.
 func TestMiddleware(t *testing.T) {
+	t.Parallel()
 	var logs bytes.Buffer
 	cfg := defaultConfig()
 	cfg.Middleware = config.EventMiddleware{Recover: true, Tracing: true, Metrics: true, Logging: true}
@@ -67,6 +68,7 @@ func TestMiddleware(t *testing.T) {
 // TestRecoverWithoutMiddleware: with recover off a panic is not caught by the bus; the recover
 // middleware alone returns ErrHandlerPanic.
 func TestRecoverMiddleware(t *testing.T) {
+	t.Parallel()
 	h := recoverMiddleware(func(context.Context, *Envelope) error { panic("x") })
 	if err := h(context.Background(), &Envelope{}); !errors.Is(err, ErrHandlerPanic) {
 		t.Errorf("err = %v, want ErrHandlerPanic", err)

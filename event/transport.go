@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -14,12 +16,11 @@ import (
 )
 
 // This file is the transport SPI: what a transport implements (Transport, TxTransport and the
-// optional Deliverer and StreamInspector) and what the bus hands it (Host). The transports live
-// in the subpackages event/memory (memory and tx_memory), event/outbox and event/kvstream; each
-// registers its Factory with RegisterTransport from an init function, and New builds the
-// transports that svc.event enables from the registered factories. A program links a transport
-// by importing its package (package svc imports all of them; event/transports does the same for
-// tools and tests).
+// optional Deliverer and StreamInspector), what the bus hands its Factory (Host) and the Worker
+// spec of the background jobs. The transports live in the subpackages event/memory (memory and
+// tx_memory), event/outbox and event/kvstream, which import this package; this package imports
+// none of them. Whoever builds a bus passes their factories in Deps.Transports (package svc
+// passes all four), and New builds those svc.event enables.
 
 // Capabilities describe a transport (wire-runtime §2.3); the router reads them.
 type Capabilities struct {
@@ -56,11 +57,15 @@ type Transport interface {
 	Subscribe(s *Subscription) error
 	// Unsubscribe detaches s; its queued deliveries may still run.
 	Unsubscribe(s *Subscription)
-	// Start starts delivering and the transport's background workers (unless
-	// Host.ManualWorkers).
+	// Start starts delivering to the subscriptions. It starts no background job: those are
+	// Workers, which the caller runs.
 	Start(ctx context.Context) error
-	// Stop stops the workers and drains the transport within ctx.
+	// Stop stops delivering and drains the transport within ctx.
 	Stop(ctx context.Context) error
+	// Workers are the transport's background jobs (relay, cleanup, reaper, …), named within the
+	// transport ("relay"); nil when it has none. Their bodies may run once Start returned and
+	// return when their ctx ends; Bus.Workers lists them.
+	Workers() []Worker
 }
 
 // TxTransport is a transactional transport: Publish inside the caller's transaction tx. A
@@ -101,45 +106,31 @@ type Host struct {
 	NewID func() string
 	// Metrics are the bus's counters; transports add to the Count* ones.
 	Metrics *Metrics
-	// ManualWorkers is Deps.ManualWorkers: Start must not start background workers (relay,
-	// cleanup, reaper, sweeper); tests drive them by hand.
-	ManualWorkers bool
-	// Lookup returns a transport built before this one (New builds memory, tx_memory,
-	// kvstore_stream, then outbox, so the outbox finds its sink).
-	Lookup func(name string) (Transport, bool)
+	// Lookup returns another transport of the bus, building it first if New has not yet (the
+	// outbox looks its sink up), or the error that transport's build failed with
+	// (ErrTransportNotFound when svc.event does not enable it or Deps.Transports has no factory
+	// for it).
+	Lookup func(name string) (Transport, error)
 }
 
 // Factory builds a transport. It does no I/O.
 type Factory func(h Host) (Transport, error)
 
-var (
-	factoriesMu sync.RWMutex
-	factories   = map[string]Factory{}
-)
-
-// RegisterTransport makes the transport name available to New. The transport packages call it
-// from init; registering a name twice panics.
-func RegisterTransport(name string, f Factory) {
-	factoriesMu.Lock()
-	defer factoriesMu.Unlock()
-	if _, dup := factories[name]; dup {
-		panic("event: transport " + name + " registered twice")
-	}
-	factories[name] = f
-}
-
-// factory returns the factory of name, or an error naming the package to import.
-func factory(name string) (Factory, error) {
-	factoriesMu.RLock()
-	f, ok := factories[name]
-	factoriesMu.RUnlock()
-	if !ok {
-		pkg := map[string]string{config.TransportMemory: "memory", config.TransportTxMemory: "memory",
-			config.TransportOutbox: "outbox", config.TransportKVStoreStream: "kvstream"}[name]
-		return nil, fmt.Errorf("svc.event.transports.%s: not linked (import github.com/svc-framework/svc/event/%s): %w",
-			name, pkg, ErrTransportNotFound)
-	}
-	return f, nil
+// Worker is a background job of the bus or of a transport: the outbox relay, its PostgreSQL
+// listener and announcer and its cleanup, the inbox cleanup, the stream reaper and group
+// sweeper. The bus runs none of them: Bus.Workers lists them, and package svc hands them to the
+// server's one worker runtime (app.Workers: panic recovery, logging, stop at shutdown) as the
+// event module's workers. The fields mean what app.Worker's do: with Interval > 0 Run is called
+// every Interval, the first call after one Interval; with Interval == 0 Run is called again as
+// soon as it returns (a loop that waits on its own wake-ups until ctx ends), after a short
+// back-off when it returned an error.
+type Worker struct {
+	// Name names the job within its owner ("relay"); Bus.Workers prefixes the transport's name.
+	Name string
+	// Interval is the period, or 0 for a loop.
+	Interval time.Duration
+	// Run is the job's body.
+	Run func(ctx context.Context) error
 }
 
 // Wait waits for wg, or fails with ErrShutdownTimeout when ctx ends first.
@@ -154,18 +145,89 @@ func Wait(ctx context.Context, wg *sync.WaitGroup) error {
 	}
 }
 
-// Every runs fn each interval until ctx ends, logging its errors as "event: <name>".
-func Every(ctx context.Context, interval time.Duration, log *slog.Logger, name string, fn func(context.Context) error) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if err := fn(ctx); err != nil && ctx.Err() == nil {
-				log.Error("event: "+name, "err", err)
-			}
+// enabledTransports are the transports svc.event enables, by name in a fixed order: memory
+// always, the others when their enabled key is set.
+func enabledTransports(t config.EventTransports) []string {
+	names := []string{config.TransportMemory}
+	for _, o := range []struct {
+		name string
+		on   bool
+	}{
+		{config.TransportTxMemory, t.TxMemory.Enabled},
+		{config.TransportKVStoreStream, t.KVStoreStream.Enabled},
+		{config.TransportOutbox, t.Outbox.Enabled},
+	} {
+		if o.on {
+			names = append(names, o.name)
 		}
 	}
+	return names
+}
+
+// buildTransports builds every enabled transport from its factory in Deps.Transports. A
+// factory may look up another transport (the outbox its sink), which is built then; each is
+// built once, and a transport that depends on itself fails.
+func (b *Bus) buildTransports() error {
+	enabled := enabledTransports(b.cfg.Transports)
+	b.transports = map[string]Transport{}
+	failed := map[string]error{}
+	building := map[string]bool{}
+	var build func(name string) (Transport, error)
+	build = func(name string) (Transport, error) {
+		if t, ok := b.transports[name]; ok {
+			return t, nil
+		}
+		if err, ok := failed[name]; ok {
+			return nil, err
+		}
+		f, ok := b.deps.Transports[name]
+		var err error
+		switch {
+		case !slices.Contains(enabled, name):
+			err = fmt.Errorf("svc.event.transports.%s: not enabled: %w", name, ErrTransportNotFound)
+		case !ok:
+			err = fmt.Errorf("svc.event.transports.%s: no factory in event.Deps.Transports: %w", name, ErrTransportNotFound)
+		case building[name]:
+			err = fmt.Errorf("svc.event.transports.%s: depends on itself: %w", name, ErrTransportNotFound)
+		}
+		if err != nil {
+			failed[name] = err
+			return nil, err
+		}
+		building[name] = true
+		t, err := f(b.host(name, build))
+		if err != nil {
+			failed[name] = err
+			return nil, err
+		}
+		b.transports[name] = t
+		return t, nil
+	}
+	for _, name := range enabled {
+		if _, err := build(name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Workers are the background jobs of the bus and its transports: the inbox cleanup
+// (inbox.cleanup, with the inbox middleware on) and each transport's, named
+// <transport>.<job> (outbox.relay, outbox.cleanup, on PostgreSQL outbox.listener and
+// outbox.announcer; kvstore_stream.reaper and kvstore_stream.group_sweep). The bus runs none of
+// them: package svc lists them as the event module's workers, so the server's worker runtime
+// runs them from after every module started until before any stops. A tool or test that
+// builds a bus runs them itself or calls their bodies (RelayOnce, Reap, Cleanup) directly.
+func (b *Bus) Workers() []Worker {
+	var ws []Worker
+	if b.inbox != nil {
+		ws = append(ws, Worker{Name: "inbox.cleanup", Interval: b.cfg.Inbox.CleanupInterval, Run: b.cleanupInbox})
+	}
+	for _, name := range slices.Sorted(maps.Keys(b.transports)) {
+		for _, w := range b.transports[name].Workers() {
+			w.Name = name + "." + w.Name
+			ws = append(ws, w)
+		}
+	}
+	return ws
 }

@@ -1,9 +1,24 @@
 package event_test
 
-// The transports register themselves with the bus from their packages' init; this external test
-// file links them into the test binary of package event, whose tests build buses with them.
 import (
-	_ "github.com/svc-framework/svc/event/kvstream"
-	_ "github.com/svc-framework/svc/event/memory"
-	_ "github.com/svc-framework/svc/event/outbox"
+	"os"
+	"testing"
+
+	"github.com/svc-framework/svc/config"
+	"github.com/svc-framework/svc/event"
+	"github.com/svc-framework/svc/event/kvstream"
+	"github.com/svc-framework/svc/event/memory"
+	"github.com/svc-framework/svc/event/outbox"
 )
+
+// TestMain hands the transports' factories to package event's own tests (event.TestTransports):
+// the transports import package event, so only this external test file can import them.
+func TestMain(m *testing.M) {
+	event.TestTransports = map[string]event.Factory{
+		config.TransportMemory:        memory.New,
+		config.TransportTxMemory:      memory.NewTx,
+		config.TransportOutbox:        outbox.New,
+		config.TransportKVStoreStream: kvstream.New,
+	}
+	os.Exit(m.Run())
+}

@@ -1,11 +1,6 @@
 package rpc
 
-import (
-	"context"
-	"log/slog"
-
-	"github.com/svc-framework/svc/event"
-)
+import "context"
 
 // EventRequestAudit is the type of the audit event (wire-runtime §2.9, svc. prefix).
 const EventRequestAudit = "svc.api.request.audit"
@@ -83,32 +78,16 @@ type AuditEvent struct {
 // EventType returns EventRequestAudit, so subscribers can use event.SubscribeTyped.
 func (AuditEvent) EventType() string { return EventRequestAudit }
 
-// BusAuditSink returns the AuditSink that publishes each record as EventRequestAudit on the bus
-// asynchronously. It never fails the request: a full async queue makes the bus publish
-// synchronously, and a publish error is only logged.
-func BusAuditSink(bus event.Publisher, logger *slog.Logger) AuditSink {
-	return busAuditSink{bus: bus, logger: logger}
-}
-
-// busAuditSink is the event bus as an AuditSink.
-type busAuditSink struct {
-	bus    event.Publisher
-	logger *slog.Logger
-}
-
-var _ AuditSink = busAuditSink{}
-
-// Audit implements AuditSink.
-func (b busAuditSink) Audit(ctx context.Context, rec AuditRecord) {
+// Event is rec as the payload of EventRequestAudit. The server's audit sink (package svc) publishes
+// it on the event bus; rpc itself knows no bus.
+func (rec AuditRecord) Event() AuditEvent {
 	ev := AuditEvent{Resource: rec.Resource, Action: rec.Action, Version: rec.Version, UserAgent: rec.UserAgent,
 		RequestID: rec.RequestID, RequestIP: rec.ClientIP, RequestParams: objectOrEmpty(rec.Params),
 		RequestMeta: objectOrEmpty(rec.Meta), ResultCode: rec.Code, ResultData: rec.Result, ElapsedTime: rec.Duration.Milliseconds()}
 	if rec.Principal != nil {
 		ev.UserID = &rec.Principal.ID
 	}
-	if err := b.bus.Publish(ctx, event.Named{Type: EventRequestAudit, Payload: ev}, event.Async()); err != nil {
-		b.logger.ErrorContext(ctx, "rpc: publish audit event", slog.String("request_id", rec.RequestID), slog.Any("err", err))
-	}
+	return ev
 }
 
 // objectOrEmpty is v, or an empty object when v is nil (requestParams and requestMeta are
@@ -121,7 +100,8 @@ func objectOrEmpty(v any) any {
 }
 
 // AuditSinks returns the AuditSink that hands each record to every non-nil sink, in order. The
-// server uses it so a host sink (svc.WithAuditSink) adds to the bus's instead of replacing it.
+// server uses it so a host sink (svc.WithAuditSink) adds to its bus sink instead of replacing
+// it.
 func AuditSinks(sinks ...AuditSink) AuditSink {
 	var list auditSinks
 	for _, s := range sinks {

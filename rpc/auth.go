@@ -60,7 +60,8 @@ type AuditRecord struct {
 }
 
 // AuditSink receives audit records. Implementations must not block the request for long; on the
-// server the event bus plugs in here (BusAuditSink).
+// server package svc plugs the event bus in here (each record's Event published as
+// EventRequestAudit).
 type AuditSink interface {
 	Audit(ctx context.Context, rec AuditRecord)
 }

@@ -246,9 +246,9 @@
 //     for invalid JSON; an empty multipart params field means absent.
 //   - Audit: every call of an audited operation that got past lookup is recorded, failures
 //     included (Principal nil when authentication failed), after its answer is written. On the
-//     server BusAuditSink publishes each record asynchronously as svc.api.request.audit
-//     (AuditEvent; wire-runtime §2.9 without resultMessage), and a host sink gets it too
-//     (AuditSinks). requestParams, requestMeta and resultData carry the values of
+//     server the root's bus sink publishes each record asynchronously as svc.api.request.audit
+//     (AuditRecord.Event, an AuditEvent; wire-runtime §2.9 without resultMessage; rpc imports
+//     no bus), and a host sink gets it too (AuditSinks). requestParams, requestMeta and resultData carry the values of
 //     credential-like keys as RedactedAuditValue (AuditRedacts) and are each bounded by
 //     MaxAuditValueBytes (TruncatedAuditValue past it).
 //   - JSON strings are escaped as encoding/json does (<, >, & as \u003c…).

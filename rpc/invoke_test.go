@@ -189,3 +189,36 @@ func TestAuditSinks(t *testing.T) {
 		t.Errorf("sinks got %v and %v, want the record in both", ra, rb)
 	}
 }
+
+// TestAuditRecordEvent: a record becomes the svc.api.request.audit payload (wire-runtime §2.9):
+// userId from the principal (null without one), params and meta objects ({} when absent), the
+// result data, the duration in milliseconds.
+func TestAuditRecordEvent(t *testing.T) {
+	t.Parallel()
+	id := "u1"
+	tests := []struct {
+		name string
+		rec  AuditRecord
+		want AuditEvent
+	}{
+		{"authenticated success", AuditRecord{RequestID: "r1", Resource: "shop/order", Action: "create", Version: "1",
+			Principal: &Principal{ID: id}, ClientIP: "10.0.0.1", UserAgent: "ua", Duration: 1500 * time.Millisecond,
+			Params: map[string]any{"a": 1.0}, Meta: map[string]any{"m": "x"}, Result: "data"},
+			AuditEvent{Resource: "shop/order", Action: "create", Version: "1", UserID: &id, UserAgent: "ua", RequestID: "r1",
+				RequestIP: "10.0.0.1", RequestParams: map[string]any{"a": 1.0}, RequestMeta: map[string]any{"m": "x"},
+				ResultData: "data", ElapsedTime: 1500}},
+		{"anonymous failure", AuditRecord{RequestID: "r2", Code: CodeUnauthenticated},
+			AuditEvent{RequestID: "r2", RequestParams: map[string]any{}, RequestMeta: map[string]any{}, ResultCode: CodeUnauthenticated}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if diff := cmp.Diff(tt.want, tt.rec.Event()); diff != "" {
+				t.Errorf("Event() (-want +got):\n%s", diff)
+			}
+			if got := tt.rec.Event().EventType(); got != EventRequestAudit {
+				t.Errorf("EventType = %q, want %q", got, EventRequestAudit)
+			}
+		})
+	}
+}

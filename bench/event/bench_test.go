@@ -3,6 +3,7 @@ package eventbench
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -11,12 +12,13 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
+	"github.com/svc-framework/svc/app"
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/db"
 	"github.com/svc-framework/svc/event"
-	_ "github.com/svc-framework/svc/event/kvstream" // the transports register with the bus
-	_ "github.com/svc-framework/svc/event/memory"
-	_ "github.com/svc-framework/svc/event/outbox"
+	"github.com/svc-framework/svc/event/kvstream"
+	"github.com/svc-framework/svc/event/memory"
+	"github.com/svc-framework/svc/event/outbox"
 	"github.com/svc-framework/svc/internal/testservice"
 	"github.com/uptrace/bun"
 )
@@ -28,14 +30,30 @@ type tick struct {
 
 func (tick) EventType() string { return "svc.bench.tick" }
 
-// newBus builds and starts a bus; it is stopped when the benchmark ends.
+// newBus builds a bus with the four transports; it is stopped when the benchmark ends.
 func newBus(b *testing.B, cfg config.Event, deps event.Deps) *event.Bus {
+	deps.Transports = map[string]event.Factory{config.TransportMemory: memory.New, config.TransportTxMemory: memory.NewTx,
+		config.TransportOutbox: outbox.New, config.TransportKVStoreStream: kvstream.New}
 	bus, err := event.New(cfg, deps)
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = bus.Stop(context.Background()) })
 	return bus
+}
+
+// start starts bus and runs its workers (the outbox relay) on app.Workers, as the server does;
+// the workers stop when the benchmark ends, before the bus.
+func start(b *testing.B, bus *event.Bus) {
+	if err := bus.Start(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	var ws []app.Worker
+	for _, w := range bus.Workers() {
+		ws = append(ws, app.Worker{Name: w.Name, Interval: w.Interval, Run: w.Run})
+	}
+	workers := app.StartWorkers(context.Background(), slog.New(slog.DiscardHandler), ws)
+	b.Cleanup(func() { _ = workers.Stop(context.Background()) })
 }
 
 // waitFor polls until n handler runs were counted.
@@ -60,9 +78,7 @@ func BenchmarkMemory(b *testing.B) {
 	if _, err := bus.Subscribe("svc.bench.tick", func(context.Context, *event.Envelope) error { got.Add(1); return nil }); err != nil {
 		b.Fatal(err)
 	}
-	if err := bus.Start(context.Background()); err != nil {
-		b.Fatal(err)
-	}
+	start(b, bus)
 	ctx := context.Background()
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -144,9 +160,7 @@ func benchOutbox(b *testing.B, kind config.DBKind, perTx int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := bus.Start(context.Background()); err != nil {
-		b.Fatal(err)
-	}
+	start(b, bus)
 	batches := (b.N + perTx - 1) / perTx
 	var left atomic.Int64
 	left.Store(int64(b.N))
@@ -200,9 +214,7 @@ func BenchmarkStream(b *testing.B) {
 		event.WithGroup("bench"), event.WithConcurrency(8)); err != nil {
 		b.Fatal(err)
 	}
-	if err := bus.Start(context.Background()); err != nil {
-		b.Fatal(err)
-	}
+	start(b, bus)
 	b.ResetTimer()
 	publishConcurrently(b, 8, func() error { return bus.Publish(context.Background(), tick{}) })
 	waitFor(b, &got, int64(b.N))
@@ -258,9 +270,7 @@ func BenchmarkOutboxRelayDrainPostgres(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.ResetTimer()
-	if err := bus.Start(context.Background()); err != nil {
-		b.Fatal(err)
-	}
+	start(b, bus)
 	waitFor(b, &got, int64(b.N))
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")

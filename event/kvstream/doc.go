@@ -6,14 +6,18 @@
 // and acknowledges a batch's successes in one XACK. Poison entries are acknowledged and logged;
 // a failed entry stays pending.
 //
-// # Workers (started by Start unless event.Deps.ManualWorkers, ended by Stop)
+// The readers, per subscription × concurrency with each handler under handler_timeout, run from
+// Start to Stop.
 //
-//   - readers: per subscription × concurrency, each handler under handler_timeout;
+// # Workers (Transport.Workers, run by the server's app.Workers)
+//
 //   - reaper (claim_interval): XAUTOCLAIM of entries idle longer than claim_idle — of dead
 //     consumers and, beyond the original, failed entries of live ones — redelivered here;
-//   - idle-group sweeper (idle_group_sweep_interval, when idle_group_retention > 0).
+//   - group_sweep (idle_group_sweep_interval, when idle_group_retention > 0): destroys idle
+//     orphaned groups.
 //
 // InspectStreams (event.StreamInspector) serves sys/monitor get_event_streams through
-// event.Bus.InspectStreams. Importing the package registers "kvstore_stream" with
-// event.RegisterTransport. Its tests run on the real Redis.
+// event.Bus.InspectStreams. New is the transport's event.Factory, which package svc passes in
+// event.Deps.Transports under "kvstore_stream". Its tests run on the real Redis and call Reap
+// and SweepIdleGroups by hand.
 package kvstream

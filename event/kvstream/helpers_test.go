@@ -1,9 +1,13 @@
 package kvstream
 
 import (
+	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/event/internal/eventtest"
-	_ "github.com/svc-framework/svc/event/memory" // the memory transport (the sinks of the tests)
+	"github.com/svc-framework/svc/event/memory"
 )
+
+// transports are the factories of the tests' buses: the stream and memory.
+var transports = eventtest.Transports{config.TransportMemory: memory.New, config.TransportKVStoreStream: New}
 
 // The shared helpers of event/internal/eventtest under the names the tests had in package event.
 type (
@@ -14,13 +18,14 @@ type (
 var (
 	newFakeClock  = eventtest.NewFakeClock
 	defaultConfig = eventtest.DefaultConfig
-	newBus        = eventtest.NewBus
+	newBus        = transports.NewBus
+	recordedBus   = transports.RecordedBus
 	start         = eventtest.Start
+	startBus      = eventtest.StartBus
 	migratedDB    = eventtest.MigratedDB
 	eachDB        = eventtest.EachDB
 	newRecorder   = eventtest.NewRecorder
 	eventually    = eventtest.Eventually
-	recordedBus   = eventtest.RecordedBus
 	testRedis     = eventtest.Redis
 	streamConfig  = eventtest.StreamConfig
 )

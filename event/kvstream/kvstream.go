@@ -41,12 +41,10 @@ type frame struct {
 	Body          []byte
 }
 
-func init() { event.RegisterTransport(config.TransportKVStoreStream, New) }
-
 // Transport is kvstore_stream: Redis Streams with consumer groups (durable, ordered,
 // at-least-once). Each subscription reads its type's stream in its group as this process's
-// consumer; a reaper claims entries idle longer than claim_idle — of dead consumers and, beyond
-// the original, failed ones of live consumers too — and redelivers them.
+// consumer; its reaper worker claims entries idle longer than claim_idle — of dead consumers
+// and, beyond the original, failed ones of live consumers too — and redelivers them.
 type Transport struct {
 	cfg            config.KVStoreStreamTransport
 	publishTimeout time.Duration
@@ -54,14 +52,13 @@ type Transport struct {
 	consumer       string
 	log            *slog.Logger
 	metrics        *event.Metrics
-	manual         bool
 	cancel         context.CancelFunc // ends ctx
 
 	mu      sync.Mutex
 	subs    map[*event.Subscription]*streamSub
 	started bool
-	ctx     context.Context // the workers' context, set at start
-	wg      sync.WaitGroup
+	ctx     context.Context // the readers' context, set at start
+	wg      sync.WaitGroup  // the readers
 }
 
 // streamSub is one subscription's reader state.
@@ -83,7 +80,7 @@ func New(h event.Host) (event.Transport, error) {
 	}
 	cfg := h.Config.Transports.KVStoreStream
 	return &Transport{cfg: cfg, publishTimeout: h.Config.PublishTimeout, rdb: h.Redis,
-		consumer: cfg.ConsumerID + "-" + h.NewID(), log: h.Logger, metrics: h.Metrics, manual: h.ManualWorkers,
+		consumer: cfg.ConsumerID + "-" + h.NewID(), log: h.Logger, metrics: h.Metrics,
 		subs: map[*event.Subscription]*streamSub{}}, nil
 }
 
@@ -144,8 +141,8 @@ func (t *Transport) Unsubscribe(s *event.Subscription) {
 	}
 }
 
-// Start pings the server (a failure fails startup), starts the buffered subscriptions and the
-// reaper and idle-group sweeper (unless Host.ManualWorkers).
+// Start pings the server (a failure fails startup) and starts the readers of the buffered
+// subscriptions; the reaper and the idle-group sweeper are Workers.
 func (t *Transport) Start(ctx context.Context) error {
 	pctx, cancel := context.WithTimeout(ctx, t.cfg.SetupTimeout)
 	defer cancel()
@@ -160,9 +157,6 @@ func (t *Transport) Start(ctx context.Context) error {
 		if err := t.run(ss); err != nil {
 			return err
 		}
-	}
-	if !t.manual {
-		t.startWorkers(t.ctx)
 	}
 	return nil
 }
@@ -183,8 +177,7 @@ func (t *Transport) run(ss *streamSub) error {
 	return nil
 }
 
-// Stop ends every reader, the reaper and the sweeper; a handler in flight finishes first
-// (bounded by handler_timeout).
+// Stop ends every reader; a handler in flight finishes first (bounded by handler_timeout).
 func (t *Transport) Stop(ctx context.Context) error {
 	t.mu.Lock()
 	if t.cancel != nil {

@@ -19,6 +19,7 @@ import (
 // TestStreamDelivery: the frame format, delivery to every group, one member per group, and the
 // group requirement.
 func TestStreamDelivery(t *testing.T) {
+	t.Parallel()
 	rdb, prefix := testRedis(t)
 	cfg := streamConfig(prefix)
 	ctx := context.Background()
@@ -92,11 +93,12 @@ func TestStreamDelivery(t *testing.T) {
 // same live consumer (beyond the original); a poison entry is acked and dropped; handler_timeout
 // bounds the handler.
 func TestStreamRedeliveryAndPoison(t *testing.T) {
+	t.Parallel()
 	rdb, prefix := testRedis(t)
 	cfg := streamConfig(prefix)
 	cfg.Transports.KVStoreStream.HandlerTimeout = time.Second
 	ctx := context.Background()
-	b := newBus(t, cfg, event.Deps{Redis: rdb, ManualWorkers: true})
+	b := newBus(t, cfg, event.Deps{Redis: rdb})
 	var calls atomic.Int64
 	var deadline atomic.Bool
 	if _, err := b.Subscribe("svc.test.happened", func(ctx context.Context, _ *event.Envelope) error {
@@ -110,7 +112,7 @@ func TestStreamRedeliveryAndPoison(t *testing.T) {
 	}, event.WithGroup("g")); err != nil {
 		t.Fatal(err)
 	}
-	start(t, b)
+	startBus(t, b) // the test reaps and sweeps by hand
 	key := prefix + "svc.test.happened"
 	_ = b.Publish(ctx, testEvent{N: 1})
 	eventually(t, 5*time.Second, func() bool { return calls.Load() == 1 }, "first attempt")
@@ -145,6 +147,7 @@ func TestStreamRedeliveryAndPoison(t *testing.T) {
 // TestStreamOptions: start_id "$" skips the backlog of a new group; max_len_approx trims; a
 // frame over 1 MiB is refused.
 func TestStreamOptions(t *testing.T) {
+	t.Parallel()
 	rdb, prefix := testRedis(t)
 	ctx := context.Background()
 	cfg := streamConfig(prefix)
@@ -175,14 +178,15 @@ func TestStreamOptions(t *testing.T) {
 // TestStreamInspectAndSweep: the get_event_streams report, and the idle-group sweep destroying
 // only an orphaned group.
 func TestStreamInspectAndSweep(t *testing.T) {
+	t.Parallel()
 	rdb, prefix := testRedis(t)
 	ctx := context.Background()
 	cfg := streamConfig(prefix)
 	cfg.Transports.KVStoreStream.IdleGroupRetention = 50 * time.Millisecond
-	b := newBus(t, cfg, event.Deps{Redis: rdb, ManualWorkers: true})
+	b := newBus(t, cfg, event.Deps{Redis: rdb})
 	rec := newRecorder()
 	_, _ = b.Subscribe("svc.test.happened", rec.Handle, event.WithGroup("live"))
-	start(t, b)
+	startBus(t, b) // the test reaps and sweeps by hand
 	_ = b.Publish(ctx, testEvent{})
 	eventually(t, 5*time.Second, func() bool { return rec.Count() == 1 }, "delivered")
 	key := prefix + "svc.test.happened"

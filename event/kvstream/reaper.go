@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -148,22 +147,20 @@ func (t *Transport) streamKeys(ctx context.Context) ([]string, error) {
 	return keys, nil
 }
 
-// startWorkers starts the reaper and, with a retention set, the idle-group sweeper, ended by ctx.
-func (t *Transport) startWorkers(ctx context.Context) {
-	t.wg.Go(func() {
-		event.Every(ctx, t.cfg.ClaimInterval, t.log, "stream reaper", func(ctx context.Context) error {
-			_, err := t.Reap(ctx)
-			return err
-		})
-	})
+// Workers are the reaper (every claim_interval) and, with idle_group_retention set, the
+// idle-group sweeper (every idle_group_sweep_interval).
+func (t *Transport) Workers() []event.Worker {
+	ws := []event.Worker{{Name: "reaper", Interval: t.cfg.ClaimInterval, Run: func(ctx context.Context) error {
+		_, err := t.Reap(ctx)
+		return err
+	}}}
 	if t.cfg.IdleGroupRetention > 0 {
-		t.wg.Go(func() {
-			event.Every(ctx, t.cfg.IdleGroupSweepInterval, t.log, "stream group sweep", func(ctx context.Context) error {
-				_, err := t.SweepIdleGroups(ctx)
-				return err
-			})
-		})
+		ws = append(ws, event.Worker{Name: "group_sweep", Interval: t.cfg.IdleGroupSweepInterval, Run: func(ctx context.Context) error {
+			_, err := t.SweepIdleGroups(ctx)
+			return err
+		}})
 	}
+	return ws
 }
 
 // handlerDeadline bounds ctx by d when d > 0.

@@ -8,7 +8,8 @@
 // (event.ErrTxScopeRequired without a scope). DeliverNow (event.Deliverer) runs the handlers in
 // the caller's goroutine: the outbox relay uses it when memory is its sink.
 //
-// Importing the package registers both names with event.RegisterTransport; event.New builds
-// them from svc.event. Its tests (full policies, order and concurrency, tx_memory) publish
+// New and NewTx are their event.Factory functions, which package svc passes in
+// event.Deps.Transports under "memory" and "tx_memory"; event.New builds them from svc.event.
+// Neither has workers. Its tests (full policies, order and concurrency, tx_memory) publish
 // through a bus.
 package memory

@@ -1,6 +1,12 @@
 package memory
 
-import "github.com/svc-framework/svc/event/internal/eventtest"
+import (
+	"github.com/svc-framework/svc/config"
+	"github.com/svc-framework/svc/event/internal/eventtest"
+)
+
+// transports are the factories of the tests' buses: memory and tx_memory.
+var transports = eventtest.Transports{config.TransportMemory: New, config.TransportTxMemory: NewTx}
 
 // The shared helpers of event/internal/eventtest under the names the tests had in package event.
 type (
@@ -10,7 +16,7 @@ type (
 
 var (
 	defaultConfig = eventtest.DefaultConfig
-	newBus        = eventtest.NewBus
+	newBus        = transports.NewBus
 	start         = eventtest.Start
 	migratedDB    = eventtest.MigratedDB
 	newRecorder   = eventtest.NewRecorder

@@ -13,18 +13,6 @@ import (
 	"github.com/uptrace/bun"
 )
 
-func init() {
-	event.RegisterTransport(config.TransportMemory, func(h event.Host) (event.Transport, error) {
-		m := h.Config.Transports.Memory
-		return New(h.Name, m.QueueSize, m.FullPolicy, m.PublishTimeout, false, h.Logger, h.Metrics), nil
-	})
-	event.RegisterTransport(config.TransportTxMemory, func(h event.Host) (event.Transport, error) {
-		h.Logger.Warn("event: tx_memory is enabled: transactional events are delivered in-process only and are lost on a crash")
-		m := h.Config.Transports.TxMemory
-		return New(h.Name, m.QueueSize, m.FullPolicy, m.PublishTimeout, true, h.Logger, h.Metrics), nil
-	})
-}
-
 // Transport is the in-process transport (wire-runtime §2.3 memory), and with tx set the
 // private tx_memory instance: ordered, at-most-once, no groups. Each subscription has its own
 // queue of queueSize; a full queue follows the full policy. Handler errors are logged, never
@@ -56,15 +44,32 @@ var (
 	_ event.Deliverer   = (*Transport)(nil)
 )
 
-// New builds a memory transport named name: a queue of size per subscription, the full policy
-// and its block timeout (0: none); tx makes it tx_memory (delivery after the commit of the
-// TxScope in the publishing context).
-func New(name string, size int, policy config.FullPolicy, timeout time.Duration, tx bool, log *slog.Logger, m *event.Metrics) *Transport {
+// New is the memory transport's event.Factory (svc.event.transports.memory).
+func New(h event.Host) (event.Transport, error) {
+	m := h.Config.Transports.Memory
+	return newTransport(h.Name, m.QueueSize, m.FullPolicy, m.PublishTimeout, false, h.Logger, h.Metrics), nil
+}
+
+// NewTx is the tx_memory transport's event.Factory (svc.event.transports.tx_memory). It warns
+// that the transport loses its events on a crash.
+func NewTx(h event.Host) (event.Transport, error) {
+	h.Logger.Warn("event: tx_memory is enabled: transactional events are delivered in-process only and are lost on a crash")
+	m := h.Config.Transports.TxMemory
+	return newTransport(h.Name, m.QueueSize, m.FullPolicy, m.PublishTimeout, true, h.Logger, h.Metrics), nil
+}
+
+// newTransport builds a memory transport named name: a queue of size per subscription, the full
+// policy and its block timeout (0: none); tx makes it tx_memory (delivery after the commit of
+// the TxScope in the publishing context).
+func newTransport(name string, size int, policy config.FullPolicy, timeout time.Duration, tx bool, log *slog.Logger, m *event.Metrics) *Transport {
 	return &Transport{
 		name: name, queueSize: size, policy: policy, timeout: timeout, tx: tx,
 		log: log, metrics: m, subs: map[string][]*memorySub{}, handlerCtx: context.Background(),
 	}
 }
+
+// Workers: none; a subscription's handlers run from Start to Stop.
+func (m *Transport) Workers() []event.Worker { return nil }
 
 // Capabilities: transactional for tx_memory.
 func (m *Transport) Capabilities() event.Capabilities { return event.Capabilities{Transactional: m.tx} }

@@ -42,6 +42,7 @@ func blockedBus(t *testing.T, mutate func(*config.Event)) (*event.Bus, chan stru
 // TestMemoryFullPolicies: error fails at once with ErrQueueFull; block waits for room and fails
 // after publish_timeout; drop_oldest keeps the newest events.
 func TestMemoryFullPolicies(t *testing.T) {
+	t.Parallel()
 	t.Run("error", func(t *testing.T) {
 		b, release, _, _ := blockedBus(t, func(*config.Event) {})
 		defer close(release)
@@ -103,6 +104,7 @@ func TestMemoryFullPolicies(t *testing.T) {
 // TestMemoryOrderAndConcurrency: with concurrency 1 events arrive in publish order; with
 // concurrency 4 handlers overlap.
 func TestMemoryOrderAndConcurrency(t *testing.T) {
+	t.Parallel()
 	b := newBus(t, defaultConfig(), event.Deps{})
 	var mu sync.Mutex
 	var order []int

@@ -14,6 +14,7 @@ import (
 // TestTxMemory: events published in a transaction reach subscribers only after the commit, in
 // commit order; a rollback delivers nothing.
 func TestTxMemory(t *testing.T) {
+	t.Parallel()
 	d := migratedDB(t, config.SQLite)
 	cfg := defaultConfig()
 	cfg.Transports.TxMemory.Enabled = true

@@ -46,6 +46,7 @@ func relayedNs(t *testing.T, b *event.Bus, sink *switchSink) []int {
 // written by one INSERT at the flush before the commit — none before it — and relayed in the
 // order of the publishes; a scope that does not batch writes each row at once.
 func TestOutboxBatch(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, d *db.DB) {
 		ctx := context.Background()
 		b, sink := sinkBus(t, d, outboxConfig(), newFakeClock())
@@ -100,6 +101,7 @@ func TestOutboxBatch(t *testing.T) {
 // and ";" intact), a key keeps its first write, a failing write fails the transaction (nothing
 // committed), and a scope that does not batch defers nothing.
 func TestTxScopeDefer(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, d *db.DB) {
 		ctx := context.Background()
 		row := func(id string) *event.OutboxRow {

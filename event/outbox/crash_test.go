@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/svc-framework/svc/event"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +16,8 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/db"
+	"github.com/svc-framework/svc/event"
+	"github.com/svc-framework/svc/event/internal/eventtest"
 	"github.com/svc-framework/svc/internal/testservice"
 	"github.com/uptrace/bun"
 )
@@ -100,7 +101,7 @@ func crashChild(mode string) error {
 	if mode == "stream" {
 		rdb = redis.NewClient(&redis.Options{Addr: os.Getenv(testservice.EnvRedisAddr)})
 	}
-	b, err := event.New(crashConfig(mode, os.Getenv(envCrashPrefix)), event.Deps{DB: d, Redis: rdb})
+	b, err := event.New(crashConfig(mode, os.Getenv(envCrashPrefix)), event.Deps{DB: d, Redis: rdb, Transports: transports})
 	if err != nil {
 		return err
 	}
@@ -113,6 +114,7 @@ func crashChild(mode string) error {
 	if err := b.Start(context.Background()); err != nil {
 		return err
 	}
+	eventtest.StartWorkers(b) // the relay and the reaper, as on a server
 	if mode == "rollback" {
 		_ = b.RunInTx(context.Background(), d, nil, func(ctx context.Context, tx bun.Tx) error {
 			if err := b.Publish(ctx, testEvent{N: 1}, event.InTx(tx)); err != nil {
@@ -209,6 +211,7 @@ func restartAndCheck(t *testing.T, cfg config.Event, deps event.Deps, ids []stri
 // TestCrashOutboxRelay (a): the relaying process is killed by SIGKILL inside a handler in the
 // middle of a relay batch; after a restart every committed event reaches its subscriber once.
 func TestCrashOutboxRelay(t *testing.T) {
+	t.Parallel()
 	for _, kind := range testservice.DBKinds {
 		t.Run(string(kind), func(t *testing.T) {
 			ds, d := crashDB(t, kind)
@@ -225,13 +228,12 @@ func TestCrashOutboxRelay(t *testing.T) {
 	}
 }
 
-// publishCommitted commits n outbox events (N = 0…n-1) from a node without a relay and returns
-// their ids in order.
+// publishCommitted commits n outbox events (N = 0…n-1) from a node without a relay (its workers
+// do not run) and returns their ids in order.
 func publishCommitted(t *testing.T, cfg config.Event, deps event.Deps, d *db.DB, n int) []string {
 	t.Helper()
-	deps.ManualWorkers = true
 	b := newBus(t, cfg, deps)
-	start(t, b)
+	startBus(t, b)
 	var ids []string
 	for i := range n {
 		ids = append(ids, publishTx(t, b, d, testEvent{N: i}))
@@ -242,6 +244,7 @@ func publishCommitted(t *testing.T, cfg config.Event, deps event.Deps, d *db.DB,
 // TestCrashStreamConsumer (b): a stream consumer is killed by SIGKILL inside a handler; another
 // process's reaper claims the entry, it is handled once (inbox), nothing is lost.
 func TestCrashStreamConsumer(t *testing.T) {
+	t.Parallel()
 	rdb, prefix := testRedis(t)
 	ds, d := crashDB(t, config.SQLite)
 	cfg := crashConfig("stream", prefix)
@@ -284,6 +287,7 @@ func lastStreamID(t *testing.T, rdb *redis.Client, prefix string) string {
 // TestCrashRollback (c): a process killed inside its transaction, after publishing to the outbox
 // and tx_memory, delivers nothing: no outbox row survives and a restarted node handles nothing.
 func TestCrashRollback(t *testing.T) {
+	t.Parallel()
 	for _, kind := range testservice.DBKinds {
 		t.Run(string(kind), func(t *testing.T) {
 			ds, d := crashDB(t, kind)
@@ -291,13 +295,13 @@ func TestCrashRollback(t *testing.T) {
 			b := newBus(t, crashConfig("rollback", ""), event.Deps{DB: d})
 			rec := newRecorder()
 			_, _ = b.Subscribe("svc.test.happened", rec.Handle, event.WithGroup("g"))
-			start(t, b)
+			stop := start(t, b)
 			// a committed marker relayed after the restart proves the relay ran
 			if err := b.Publish(context.Background(), testEvent{N: 2}); err != nil {
 				t.Fatal(err)
 			}
 			eventually(t, 30*time.Second, func() bool { return rec.Count() >= 1 }, "marker relayed")
-			if err := b.Stop(context.Background()); err != nil {
+			if err := stop(); err != nil {
 				t.Fatal(err)
 			}
 			for _, env := range rec.Envs {

@@ -2,6 +2,7 @@ package outbox
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -48,17 +49,37 @@ func (g *gatedHandler) total() int {
 	return n
 }
 
-// handOverNode is a started bus with its relay running (interval an hour: only commits wake it)
-// and the gated handler subscribed on the memory sink.
-func handOverNode(t *testing.T, d *db.DB, cfg config.Event, clock func() time.Time, h *gatedHandler) *event.Bus {
+// handOverNode is a started bus with the gated handler subscribed on the memory sink, whose
+// relay worker's body (interval an hour: only commits wake it) the test runs itself, so it
+// decides when the relay is told to stop. The relay is stopped when the test ends.
+func handOverNode(t *testing.T, d *db.DB, cfg config.Event, clock func() time.Time, h *gatedHandler) (*event.Bus, *relayRun) {
 	t.Helper()
 	cfg.Transports.Outbox.RelayInterval = time.Hour
 	b := newBus(t, cfg, event.Deps{DB: d, Clock: clock, AppName: "test"})
 	if _, err := event.SubscribeTyped(b, h.handle, event.WithGroup("g")); err != nil {
 		t.Fatal(err)
 	}
-	start(t, b)
-	return b
+	startBus(t, b)
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &relayRun{cancel: cancel, done: make(chan error, 1)}
+	go func() { r.done <- outboxOf(b).relayLoop(ctx) }()
+	t.Cleanup(func() { _ = r.stop() })
+	eventually(t, 10*time.Second, outboxOf(b).local.Load, "the relay opened the hand-over")
+	return b, r
+}
+
+// relayRun is the relay worker's body running in a test.
+type relayRun struct {
+	cancel context.CancelFunc // tells the relay to stop
+	done   chan error
+	once   sync.Once
+	err    error
+}
+
+// stop cancels the relay and waits for its body to return.
+func (r *relayRun) stop() error {
+	r.once.Do(func() { r.cancel(); r.err = <-r.done })
+	return r.err
 }
 
 // leasedNow reports whether r was written claimed, with a lease running out about lease after now.
@@ -72,11 +93,12 @@ func leasedNow(r event.OutboxRow, now time.Time, lease time.Duration) bool {
 // a node that dies between the commit and the forward (its hand-over lost) leaves the row to
 // any relay once the lease expires — the event is still delivered, once.
 func TestHandOver(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, d *db.DB) {
 		ctx := context.Background()
 		clock := newFakeClock()
 		h := newGatedHandler(1)
-		a := handOverNode(t, d, outboxConfig(), clock.Now, h)
+		a, relay := handOverNode(t, d, outboxConfig(), clock.Now, h)
 		lease := outboxOf(a).lease()
 
 		id1 := publishTx(t, a, d, testEvent{N: 1})
@@ -105,7 +127,7 @@ func TestHandOver(t *testing.T) {
 		}
 		close(h.release)
 		eventually(t, 10*time.Second, func() bool { return rowOf(t, d, id1).Status == event.OutboxCompleted }, "event 1 completed by its relay")
-		if err := a.Stop(ctx); err != nil { // and is gone before its lease runs out
+		if err := errors.Join(relay.stop(), a.Stop(ctx)); err != nil { // and is gone before its lease runs out
 			t.Fatal(err)
 		}
 		if r := rowOf(t, d, id2); r.Status != event.OutboxProcessing {
@@ -131,12 +153,13 @@ func TestHandOver(t *testing.T) {
 // TestHandOverBehind: while maxHanded batches wait for a busy relay, further commits write
 // pending rows for the claim path; every event is still delivered once.
 func TestHandOverBehind(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, d *db.DB) {
 		clock := newFakeClock()
 		cfg := outboxConfig()
 		cfg.Transports.Outbox.BatchSize = 1
 		h := newGatedHandler(0)
-		a := handOverNode(t, d, cfg, clock.Now, h)
+		a, _ := handOverNode(t, d, cfg, clock.Now, h)
 
 		publishTx(t, a, d, testEvent{N: 0})
 		<-h.entered
@@ -176,19 +199,19 @@ func TestHandOverBehind(t *testing.T) {
 // TestHandOverReleasedOnStop: rows still waiting in the hand-over when the relay stops are given
 // back (pending, no lease), so another node relays them at once instead of after the lease.
 func TestHandOverReleasedOnStop(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, d *db.DB) {
 		ctx := context.Background()
 		clock := newFakeClock()
 		h := newGatedHandler(0)
-		a := handOverNode(t, d, outboxConfig(), clock.Now, h)
+		a, relay := handOverNode(t, d, outboxConfig(), clock.Now, h)
 		publishTx(t, a, d, testEvent{N: 0})
 		<-h.entered
 		id := publishTx(t, a, d, testEvent{N: 1}) // waits in the hand-over behind event 0
-		stopped := make(chan error, 1)
-		go func() { stopped <- a.Stop(ctx) }()
-		time.Sleep(50 * time.Millisecond) // let Stop cancel the relay while it forwards event 0
+		// the relay is told to stop while it forwards event 0
+		relay.cancel()
 		close(h.release)
-		if err := <-stopped; err != nil {
+		if err := errors.Join(relay.stop(), a.Stop(ctx)); err != nil {
 			t.Fatal(err)
 		}
 		r := rowOf(t, d, id)

@@ -1,10 +1,16 @@
 package outbox
 
 import (
+	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/event/internal/eventtest"
-	_ "github.com/svc-framework/svc/event/kvstream" // the stream sink and the crash test (b)
-	_ "github.com/svc-framework/svc/event/memory"   // the memory sink
+	"github.com/svc-framework/svc/event/kvstream"
+	"github.com/svc-framework/svc/event/memory"
 )
+
+// transports are the factories of the tests' buses: the outbox, the memory sink (and
+// tx_memory), and the stream sink of the crash test (b).
+var transports = eventtest.Transports{config.TransportMemory: memory.New, config.TransportTxMemory: memory.NewTx,
+	config.TransportOutbox: New, config.TransportKVStoreStream: kvstream.New}
 
 // The shared helpers of event/internal/eventtest under the names the tests had in package event.
 type (
@@ -15,13 +21,14 @@ type (
 var (
 	newFakeClock  = eventtest.NewFakeClock
 	defaultConfig = eventtest.DefaultConfig
-	newBus        = eventtest.NewBus
+	newBus        = transports.NewBus
+	recordedBus   = transports.RecordedBus
 	start         = eventtest.Start
+	startBus      = eventtest.StartBus
 	migratedDB    = eventtest.MigratedDB
 	eachDB        = eventtest.EachDB
 	newRecorder   = eventtest.NewRecorder
 	eventually    = eventtest.Eventually
-	recordedBus   = eventtest.RecordedBus
 	testRedis     = eventtest.Redis
 	streamConfig  = eventtest.StreamConfig
 )

@@ -12,6 +12,7 @@ import (
 // TestOutboxInboxRedelivery: an event relayed twice (the relay crashed after forwarding, before
 // completing) is handled once by a group with the inbox.
 func TestOutboxInboxRedelivery(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, d *db.DB) {
 		ctx := context.Background()
 		clock := newFakeClock()
@@ -22,7 +23,7 @@ func TestOutboxInboxRedelivery(t *testing.T) {
 		if _, err := b.Subscribe("svc.test.happened", rec.Handle, event.WithGroup("g")); err != nil {
 			t.Fatal(err)
 		}
-		start(t, b)
+		startBus(t, b)
 		id := publishTx(t, b, d, testEvent{N: 1})
 		rows, err := outboxOf(b).claim(ctx)
 		if err != nil || len(rows) != 1 {

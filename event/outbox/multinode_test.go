@@ -2,19 +2,20 @@ package outbox
 
 import (
 	"context"
-	"github.com/svc-framework/svc/event"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/db"
+	"github.com/svc-framework/svc/event"
 	"github.com/uptrace/bun"
 )
 
 // TestTwoRelays: two buses (two nodes) on one database relay one outbox; with events published
 // from both nodes, each event reaches its group exactly once across the two nodes.
 func TestTwoRelays(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, d *db.DB) {
 		const perNode = 100
 		cfg := outboxConfig()
@@ -29,12 +30,13 @@ func TestTwoRelays(t *testing.T) {
 			return nil
 		}
 		var nodes []*event.Bus
+		var stops []func() error
 		for range 2 {
 			b := newBus(t, cfg, event.Deps{DB: d})
 			if _, err := b.Subscribe("svc.test.happened", handle, event.WithGroup("g")); err != nil {
 				t.Fatal(err)
 			}
-			start(t, b)
+			stops = append(stops, start(t, b))
 			nodes = append(nodes, b)
 		}
 		var wg sync.WaitGroup
@@ -53,8 +55,8 @@ func TestTwoRelays(t *testing.T) {
 		}
 		wg.Wait()
 		eventually(t, 30*time.Second, func() bool { mu.Lock(); defer mu.Unlock(); return len(seen) == 2*perNode }, "every event delivered")
-		for _, b := range nodes {
-			if err := b.Stop(context.Background()); err != nil {
+		for _, stop := range stops {
+			if err := stop(); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -76,6 +78,7 @@ func TestTwoRelays(t *testing.T) {
 // TestNotifyWakesOtherNode: on PostgreSQL a commit on one node wakes the relay of another node
 // through LISTEN/NOTIFY, although its relay_interval is an hour.
 func TestNotifyWakesOtherNode(t *testing.T) {
+	t.Parallel()
 	d := migratedDB(t, config.Postgres)
 	cfg := outboxConfig()
 	cfg.Transports.Outbox.RelayInterval = time.Hour
@@ -86,8 +89,8 @@ func TestNotifyWakesOtherNode(t *testing.T) {
 		_ = d.NewRaw("SELECT count(*) FROM pg_stat_activity WHERE query = ?", `LISTEN "`+outboxOf(receiver).channel+`"`).Scan(ctx, &n)
 		return n > 0
 	}, "the receiver listens")
-	sender := newBus(t, cfg, event.Deps{DB: d, ManualWorkers: true}) // no relay of its own: only the receiver can deliver
-	start(t, sender)
+	sender := newBus(t, cfg, event.Deps{DB: d}) // its workers do not run: only the receiver's relay can deliver
+	startBus(t, sender)
 	actx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go outboxOf(sender).announce(actx)

@@ -17,10 +17,8 @@ import (
 	"github.com/uptrace/bun/schema"
 )
 
-func init() { event.RegisterTransport(config.TransportOutbox, New) }
-
 // Transport writes events to sys_event_outbox (durable, transactional, at-least-once,
-// publish-only); its relay forwards them to the sink transport (wire-runtime §2.4).
+// publish-only); its relay worker forwards them to the sink transport (wire-runtime §2.4).
 type Transport struct {
 	cfg            config.OutboxTransport
 	publishTimeout time.Duration
@@ -29,16 +27,13 @@ type Transport struct {
 	now            func() time.Time
 	newID          func() string
 	metrics        *event.Metrics
-	manual         bool
-	cancel         context.CancelFunc
 	sink           event.Transport
 	wake           chan struct{}
 	channel        string        // PostgreSQL LISTEN/NOTIFY channel
 	node           string        // this process's id: the payload of its notifications
 	tell           chan struct{} // asks the announcer to notify the other nodes
-	wg             sync.WaitGroup
 
-	// local is set while this process's relay loop runs: only then are rows handed over.
+	// local is set while this process's relay worker runs: only then are rows handed over.
 	local atomic.Bool
 	// handMu guards handed: rows committed here, leased to this node's relay at their insert,
 	// waiting for it to forward them (the hand-over of PublishTx).
@@ -52,19 +47,22 @@ const maxHanded = 8
 
 var _ event.TxTransport = (*Transport)(nil)
 
-// New is the outbox's event.Factory: it needs Host.DB and the sink (transports.outbox.sink)
-// among the transports built before it.
+// New is the outbox's event.Factory: it needs Host.DB and the sink (transports.outbox.sink),
+// which it looks up among the bus's transports.
 func New(h event.Host) (event.Transport, error) {
 	cfg := h.Config.Transports.Outbox
 	if h.DB == nil {
 		return nil, fmt.Errorf("svc.event.transports.outbox: no database: %w", event.ErrTransportNotFound)
 	}
-	sink, ok := h.Lookup(cfg.Sink)
-	if !ok || cfg.Sink == config.TransportOutbox {
-		return nil, fmt.Errorf("svc.event.transports.outbox.sink %q: %w", cfg.Sink, event.ErrTransportNotFound)
+	if cfg.Sink == config.TransportOutbox {
+		return nil, fmt.Errorf("svc.event.transports.outbox.sink %q: the outbox cannot relay to itself: %w", cfg.Sink, event.ErrTransportNotFound)
+	}
+	sink, err := h.Lookup(cfg.Sink)
+	if err != nil {
+		return nil, fmt.Errorf("svc.event.transports.outbox.sink %q: %w", cfg.Sink, err)
 	}
 	o := &Transport{cfg: cfg, publishTimeout: h.Config.PublishTimeout, db: h.DB, log: h.Logger, now: h.Now,
-		newID: h.NewID, metrics: h.Metrics, manual: h.ManualWorkers, sink: sink, wake: make(chan struct{}, 1),
+		newID: h.NewID, metrics: h.Metrics, sink: sink, wake: make(chan struct{}, 1),
 		node: h.NewID(), tell: make(chan struct{}, 1)}
 	o.channel = "svc_event_outbox"
 	if o.db.Schema != "" {
@@ -84,24 +82,13 @@ func (o *Transport) Subscribe(*event.Subscription) error { return nil }
 // Unsubscribe does nothing.
 func (o *Transport) Unsubscribe(*event.Subscription) {}
 
-// Start starts the relay, on PostgreSQL the listener and the announcer, and the cleanup
-// (unless Host.ManualWorkers).
-func (o *Transport) Start(ctx context.Context) error {
-	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	o.cancel = cancel
-	if !o.manual {
-		o.startWorkers(wctx)
-	}
-	return nil
-}
+// Start does nothing: the relay, the PostgreSQL listener and announcer and the cleanup are
+// Workers.
+func (o *Transport) Start(context.Context) error { return nil }
 
-// Stop ends the workers; a relay batch in flight finishes first.
-func (o *Transport) Stop(ctx context.Context) error {
-	if o.cancel != nil {
-		o.cancel()
-	}
-	return event.Wait(ctx, &o.wg)
-}
+// Stop does nothing: the workers stop before the bus does (a relay batch in flight finishes
+// first, then the relay gives its hand-over back).
+func (o *Transport) Stop(context.Context) error { return nil }
 
 // Publish writes env in a statement of its own (autocommit: one round trip), bounded by
 // publish_timeout, and hands the row over to the local relay (or wakes the relays).
@@ -131,7 +118,7 @@ func (o *Transport) Publish(ctx context.Context, env *event.Envelope) error {
 // publish of the transaction are written by one multi-row INSERT at the scope's Flush, before
 // the commit; their order (created_at, id: the relay's) is the order of the publishes.
 //
-// Hand-over: while the relay loop of this process runs and is not behind (maxHanded batches
+// Hand-over: while the relay worker of this process runs and is not behind (maxHanded batches
 // waiting), a row published with a scope is inserted already claimed — status processing,
 // retry_after the relay's lease, as step 1 of wire-runtime §2.4 would leave it — and the commit
 // passes it to the local relay, which forwards it and completes it without a claim statement:
@@ -169,7 +156,7 @@ func (o *Transport) PublishTx(ctx context.Context, tx bun.IDB, env *event.Envelo
 	return nil
 }
 
-// leaseForHandOver leases row to this node's relay when the hand-over is open (the relay loop
+// leaseForHandOver leases row to this node's relay when the hand-over is open (the relay worker
 // runs and is not behind), reporting whether it did.
 func (o *Transport) leaseForHandOver(row *event.OutboxRow) bool {
 	if !o.local.Load() {

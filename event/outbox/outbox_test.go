@@ -30,6 +30,7 @@ func (s *switchSink) Subscribe(*event.Subscription) error { return nil }
 func (s *switchSink) Unsubscribe(*event.Subscription)     {}
 func (s *switchSink) Start(context.Context) error         { return nil }
 func (s *switchSink) Stop(context.Context) error          { return nil }
+func (s *switchSink) Workers() []event.Worker             { return nil }
 func (s *switchSink) setFailing(typ string, on bool)      { s.mu.Lock(); s.failing[typ] = on; s.mu.Unlock() }
 func (s *switchSink) Publish(_ context.Context, env *event.Envelope) error {
 	s.mu.Lock()
@@ -52,10 +53,11 @@ func outboxConfig() config.Event {
 	return cfg
 }
 
-// outboxBus is a started bus on d whose relay is driven by hand, with a fake clock.
+// outboxBus is a bus on d whose relay is driven by hand (startBus: its workers do not run), with
+// a fake clock.
 func outboxBus(t *testing.T, d *db.DB, cfg config.Event, clock *testservice.Clock) *event.Bus {
 	t.Helper()
-	return newBus(t, cfg, event.Deps{DB: d, Clock: clock.Now, AppName: "test", ManualWorkers: true})
+	return newBus(t, cfg, event.Deps{DB: d, Clock: clock.Now, AppName: "test"})
 }
 
 // sinkBus is a started outboxBus whose relay forwards to a switchSink, returned with it.
@@ -64,7 +66,7 @@ func sinkBus(t *testing.T, d *db.DB, cfg config.Event, clock *testservice.Clock)
 	b := outboxBus(t, d, cfg, clock)
 	sink := &switchSink{failing: map[string]bool{}}
 	outboxOf(b).sink = sink
-	start(t, b)
+	startBus(t, b)
 	return b, sink
 }
 
@@ -107,6 +109,7 @@ func publishTx(t *testing.T, b *event.Bus, d *db.DB, evt event.Event) string {
 // completed; failed → retried after 2^n s → dead through the DLQ; DLQ failure keeps it failed
 // with the old count; rollback writes nothing; the loop guard; cleanup.
 func TestOutboxStates(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, d *db.DB) {
 		ctx := context.Background()
 		clock := newFakeClock()
@@ -206,11 +209,12 @@ func TestOutboxStates(t *testing.T) {
 // TestOutboxLeaseTakeover: rows claimed by a relay that then crashed are taken over by another
 // relay once their lease expires, not before.
 func TestOutboxLeaseTakeover(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, d *db.DB) {
 		ctx := context.Background()
 		clock := newFakeClock()
 		crashed := outboxBus(t, d, outboxConfig(), clock)
-		start(t, crashed)
+		startBus(t, crashed)
 		for i := range 3 {
 			publishTx(t, crashed, d, testEvent{N: i})
 		}
@@ -235,6 +239,7 @@ func TestOutboxLeaseTakeover(t *testing.T) {
 // TestOutboxWake: with a relay interval of an hour, a commit wakes the local relay at once, and
 // the event reaches a memory subscriber of the sink.
 func TestOutboxWake(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, d *db.DB) {
 		cfg := outboxConfig()
 		cfg.Transports.Outbox.RelayInterval = time.Hour
@@ -255,6 +260,7 @@ func TestOutboxWake(t *testing.T) {
 // TestCleanError: secrets and addresses are redacted, the text cut to 256 bytes on a rune
 // boundary.
 func TestCleanError(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct{ in, bad string }{
 		{"dial tcp 192.168.1.2:5432: refused", "192.168.1.2"},
 		{`login failed: password=s3cret`, "s3cret"},
@@ -276,6 +282,7 @@ func TestCleanError(t *testing.T) {
 
 // TestBackoff: 2^n seconds, capped at one hour.
 func TestBackoff(t *testing.T) {
+	t.Parallel()
 	for n, want := range map[int]time.Duration{1: 2 * time.Second, 3: 8 * time.Second, 11: 2048 * time.Second, 12: time.Hour, 40: time.Hour} {
 		if got := backoff(n); got != want {
 			t.Errorf("backoff(%d) = %s, want %s", n, got, want)
@@ -286,6 +293,7 @@ func TestBackoff(t *testing.T) {
 // TestOutboxMemorySinkHandlerFailure: with the memory sink the relay runs the handler; its
 // failure makes the row failed and the retry completes it.
 func TestOutboxMemorySinkHandlerFailure(t *testing.T) {
+	t.Parallel()
 	d := migratedDB(t, config.SQLite)
 	clock := newFakeClock()
 	b := outboxBus(t, d, outboxConfig(), clock)
@@ -297,7 +305,7 @@ func TestOutboxMemorySinkHandlerFailure(t *testing.T) {
 		}
 		return nil
 	}, event.WithGroup("g"))
-	start(t, b)
+	startBus(t, b)
 	id := publishTx(t, b, d, testEvent{N: 1})
 	ctx := context.Background()
 	_, _ = outboxOf(b).RelayOnce(ctx)
@@ -314,6 +322,7 @@ func TestOutboxMemorySinkHandlerFailure(t *testing.T) {
 // TestOutboxStreamSink: the outbox relays to the kvstore_stream sink, whose group consumer
 // handles the event.
 func TestOutboxStreamSink(t *testing.T) {
+	t.Parallel()
 	rdb, prefix := testRedis(t)
 	d := migratedDB(t, config.SQLite)
 	cfg := streamConfig(prefix)
@@ -337,6 +346,7 @@ func TestOutboxStreamSink(t *testing.T) {
 // TestOutboxColumns: the RETURNING list of the PostgreSQL claim names every column of
 // OutboxRow, in order, so a column added to the model is not silently left zero.
 func TestOutboxColumns(t *testing.T) {
+	t.Parallel()
 	d := migratedDB(t, config.SQLite)
 	var names []string
 	for _, f := range d.Dialect().Tables().Get(reflect.TypeFor[event.OutboxRow]()).Fields {
@@ -350,6 +360,7 @@ func TestOutboxColumns(t *testing.T) {
 // TestRelaySession: on PostgreSQL the relay writes through a session with synchronous_commit
 // off, and a dropped session's connection never returns to the pool with that setting.
 func TestRelaySession(t *testing.T) {
+	t.Parallel()
 	d := migratedDB(t, config.Postgres)
 	d.SetMaxOpenConns(1) // the pool's only connection: a pooled session would be seen below
 	b := newBus(t, outboxConfig(), event.Deps{DB: d})

@@ -23,9 +23,6 @@ const maxBackoff = time.Hour
 // announceGap is the least time between two NOTIFYs of one node's announcer.
 const announceGap = 10 * time.Millisecond
 
-// listenRetry is how long the PostgreSQL listener waits before reconnecting after an error.
-const listenRetry = 5 * time.Second
-
 // lease is how long a claimed row stays with its relay: max(relay_interval × lease_multiplier,
 // min_lease). A row whose lease expired is claimed again (a crashed relay's rows are taken over).
 func (o *Transport) lease() time.Duration {
@@ -259,10 +256,13 @@ func (o *Transport) Cleanup(ctx context.Context) (int64, error) {
 	return res.RowsAffected()
 }
 
-// relayLoop relays every relay_interval and at once when woken (a local commit or a PostgreSQL
-// notification), and keeps claiming while batches come back non-empty; each claim also
-// completes the batch before it.
-func (o *Transport) relayLoop(ctx context.Context) {
+// relayLoop is the body of the relay worker, a loop until ctx ends: it relays at once, then every
+// relay_interval and at once when woken (a local commit or a PostgreSQL notification), and keeps
+// claiming while batches come back non-empty; each claim also completes the batch before it.
+// While it runs, PublishTx hands this node's rows over to it; when ctx ends it closes the
+// hand-over and gives back the rows still waiting in it.
+func (o *Transport) relayLoop(ctx context.Context) error {
+	o.local.Store(true) // cleared below before the hand-over is released
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	sess := &relaySession{o: o}
@@ -276,7 +276,7 @@ func (o *Transport) relayLoop(ctx context.Context) {
 		if ctx.Err() != nil { // stopping wins over a pending wake-up
 			o.local.Store(false)
 			o.releaseHanded(context.WithoutCancel(ctx), sess)
-			return
+			return nil
 		}
 		o.drain(ctx, sess)
 		timer.Reset(o.cfg.RelayInterval)
@@ -403,23 +403,10 @@ func discard(conn *bun.Conn) {
 	_ = conn.Close()
 }
 
-// listen wakes the relay on NOTIFY of other nodes' (and this node's) commits (PostgreSQL only).
-// It holds one pooled connection; on error it retries after listenRetry.
-func (o *Transport) listen(ctx context.Context) {
-	for ctx.Err() == nil {
-		err := o.listenOnce(ctx)
-		if ctx.Err() != nil {
-			return
-		}
-		o.log.Warn("event: outbox listener", "err", err)
-		select {
-		case <-ctx.Done():
-		case <-time.After(listenRetry):
-		}
-	}
-}
-
-func (o *Transport) listenOnce(ctx context.Context) error {
+// listen is the body of the PostgreSQL listener worker: it holds one pooled connection that
+// LISTENs on the channel and wakes the relay on NOTIFY of other nodes' commits, until ctx ends
+// or the connection fails (the worker runtime runs it again after its back-off).
+func (o *Transport) listen(ctx context.Context) error {
 	conn, err := o.db.DB.DB.Conn(ctx)
 	if err != nil {
 		return err
@@ -457,7 +444,7 @@ func (o *Transport) listenOnce(ctx context.Context) error {
 // publisher. It sends through a session like the relay's, with synchronous_commit off, so the
 // NOTIFY's commit does not wait for a WAL flush either: a notification lost in a database crash
 // only leaves the other relays to their next relay_interval poll.
-func (o *Transport) announce(ctx context.Context) {
+func (o *Transport) announce(ctx context.Context) error {
 	gap := time.NewTimer(0)
 	defer gap.Stop()
 	sess := &relaySession{o: o}
@@ -465,7 +452,7 @@ func (o *Transport) announce(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
-			return
+			return nil
 		case <-o.tell:
 		}
 		idb, err := sess.get(ctx)
@@ -481,25 +468,21 @@ func (o *Transport) announce(ctx context.Context) {
 		gap.Reset(announceGap)
 		select {
 		case <-ctx.Done():
-			return
+			return nil
 		case <-gap.C:
 		}
 	}
 }
 
-// startWorkers starts the relay, the PostgreSQL listener and announcer, and the cleanup, all
-// ended by ctx.
-func (o *Transport) startWorkers(ctx context.Context) {
-	o.local.Store(true) // relayLoop clears it when it stops, before it releases the hand-over
-	o.wg.Go(func() { o.relayLoop(ctx) })
+// Workers are the relay (a loop), on PostgreSQL the listener and the announcer (loops), and the
+// cleanup (every cleanup_interval).
+func (o *Transport) Workers() []event.Worker {
+	ws := []event.Worker{{Name: "relay", Run: o.relayLoop}}
 	if o.db.Kind == config.Postgres {
-		o.wg.Go(func() { o.listen(ctx) })
-		o.wg.Go(func() { o.announce(ctx) })
+		ws = append(ws, event.Worker{Name: "listener", Run: o.listen}, event.Worker{Name: "announcer", Run: o.announce})
 	}
-	o.wg.Go(func() {
-		event.Every(ctx, o.cfg.CleanupInterval, o.log, "outbox cleanup", func(ctx context.Context) error {
-			_, err := o.Cleanup(ctx)
-			return err
-		})
-	})
+	return append(ws, event.Worker{Name: "cleanup", Interval: o.cfg.CleanupInterval, Run: func(ctx context.Context) error {
+		_, err := o.Cleanup(ctx)
+		return err
+	}})
 }

@@ -18,7 +18,7 @@ import (
 	"github.com/ThreeDotsLabs/watermill/pubsub/gochannel"
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/event"
-	_ "github.com/svc-framework/svc/event/memory" // registers the memory transport
+	"github.com/svc-framework/svc/event/memory"
 )
 
 // tick is the event both sides publish.
@@ -49,7 +49,7 @@ func runSvc(n int) (float64, error) {
 	cfg := config.Default().Event
 	cfg.Transports.Memory.FullPolicy = config.FullPolicyBlock
 	cfg.Transports.Memory.QueueSize = 4096
-	bus, err := event.New(cfg, event.Deps{})
+	bus, err := event.New(cfg, event.Deps{Transports: map[string]event.Factory{config.TransportMemory: memory.New}})
 	if err != nil {
 		return 0, err
 	}

@@ -1,16 +1,22 @@
 // Package eventtest holds the test helpers that the tests of the transport packages
-// (event/outbox, event/kvstream) share: a test event, bus set-up and teardown, migrated
-// databases on every dialect, a delivery recorder and the real Redis. Package event's own tests
+// (event/memory, event/outbox, event/kvstream) share: a test event, bus set-up and teardown
+// (with the bus's workers on app.Workers, or without), migrated databases on every dialect, a
+// delivery recorder and the real Redis. A test package names the transports it links in a Transports
+// value, whose NewBus and RecordedBus pass them in event.Deps.Transports (this package cannot
+// import the transports: their tests import it). Package event's own tests
 // cannot import it (it imports event) and keep their copies in event/helpers_test.go.
 package eventtest
 
 import (
 	"context"
+	"errors"
+	"log/slog"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/svc-framework/svc/app"
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/db"
 	"github.com/svc-framework/svc/event"
@@ -40,7 +46,8 @@ func NewFakeClock() *testservice.Clock {
 // DefaultConfig is svc.event with every default applied.
 func DefaultConfig() config.Event { return config.Default().Event }
 
-// NewBus builds a bus and stops it when the test ends (not started).
+// NewBus builds a bus and stops it when the test ends (not started). deps.Transports holds the
+// factories of the transports cfg enables.
 func NewBus(t testing.TB, cfg config.Event, deps event.Deps) *event.Bus {
 	t.Helper()
 	b, err := event.New(cfg, deps)
@@ -57,8 +64,58 @@ func NewBus(t testing.TB, cfg config.Event, deps event.Deps) *event.Bus {
 	return b
 }
 
-// Start starts b.
-func Start(t testing.TB, b *event.Bus) {
+// Transports are the transport factories a test package links (the transports' tests cannot
+// share one list: each links the transports it uses). Its methods are NewBus and RecordedBus
+// with these factories in event.Deps.Transports.
+type Transports map[string]event.Factory
+
+// NewBus is NewBus with ts as deps.Transports.
+func (ts Transports) NewBus(t testing.TB, cfg config.Event, deps event.Deps) *event.Bus {
+	t.Helper()
+	deps.Transports = ts
+	return NewBus(t, cfg, deps)
+}
+
+// RecordedBus is RecordedBus with ts as deps.Transports.
+func (ts Transports) RecordedBus(t *testing.T, cfg config.Event, deps event.Deps) (*event.Bus, *Recorder) {
+	t.Helper()
+	deps.Transports = ts
+	return RecordedBus(t, cfg, deps)
+}
+
+// Start starts b and runs its workers (Bus.Workers: relay, reaper, cleanups) on the server's
+// worker runtime, app.Workers, as package svc does; they stop when the test ends, before the
+// bus. stop stops the workers and then the bus earlier (a node that goes away).
+func Start(t testing.TB, b *event.Bus) (stop func() error) {
+	t.Helper()
+	StartBus(t, b)
+	workers := StartWorkers(b)
+	stop = func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		return errors.Join(workers.Stop(ctx), b.Stop(ctx))
+	}
+	t.Cleanup(func() {
+		if err := stop(); err != nil {
+			t.Errorf("stop: %v", err)
+		}
+	})
+	return stop
+}
+
+// StartWorkers runs the workers of b on app.Workers (for a process without a testing.T: the
+// crash child) and returns the runtime.
+func StartWorkers(b *event.Bus) *app.Workers {
+	ws := make([]app.Worker, 0, len(b.Workers()))
+	for _, w := range b.Workers() {
+		ws = append(ws, app.Worker{Name: w.Name, Interval: w.Interval, Run: w.Run})
+	}
+	return app.StartWorkers(context.Background(), slog.New(slog.DiscardHandler), ws)
+}
+
+// StartBus starts b without its workers: the test calls their bodies (RelayOnce, Reap,
+// Cleanup) by hand.
+func StartBus(t testing.TB, b *event.Bus) {
 	t.Helper()
 	if err := b.Start(context.Background()); err != nil {
 		t.Fatalf("Start: %v", err)
@@ -128,7 +185,7 @@ func (r *Recorder) Duplicates() int {
 // Eventually is testservice.Eventually.
 var Eventually = testservice.Eventually
 
-// RecordedBus builds and starts a bus whose recorder subscribes to svc.test.happened in group g.
+// RecordedBus builds and starts a bus (with its workers, Start) whose recorder subscribes to svc.test.happened in group g.
 func RecordedBus(t *testing.T, cfg config.Event, deps event.Deps) (*event.Bus, *Recorder) {
 	t.Helper()
 	b := NewBus(t, cfg, deps)

@@ -1,0 +1,72 @@
+package svc_test
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestNoInitOutsideCmd (issue #32 item 2; the house plan: "no init() registration"): no Go file of
+// the module but tests and cmd/ declares an init function; what a package needs is passed to it.
+func TestNoInitOutsideCmd(t *testing.T) {
+	t.Parallel()
+	var found []string
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			name := d.Name()
+			if path != "." && (strings.HasPrefix(name, ".") || name == "testdata" || name == "node_modules" || path == "cmd") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		for _, decl := range f.Decls {
+			if fn, ok := decl.(*ast.FuncDecl); ok && fn.Recv == nil && fn.Name.Name == "init" {
+				found = append(found, path)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(found) > 0 {
+		t.Errorf("init functions outside tests and cmd/: %v", found)
+	}
+}
+
+// TestRPCImportsNoDataLayer (issue #32 item 10): the /api engine depends on no database, Redis or
+// event bus package; adapters onto them (the bus audit sink) live in this package.
+func TestRPCImportsNoDataLayer(t *testing.T) {
+	t.Parallel()
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go tool on PATH")
+	}
+	out, err := exec.Command(goTool, "list", "-deps", "./rpc").Output()
+	if err != nil {
+		t.Fatalf("go list -deps ./rpc: %v", err)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		for _, banned := range []string{"github.com/svc-framework/svc/db", "github.com/svc-framework/svc/event",
+			"github.com/svc-framework/svc/kv", "github.com/uptrace/bun", "github.com/redis/go-redis"} {
+			if dep == banned || strings.HasPrefix(dep, banned+"/") {
+				t.Errorf("rpc depends on %s", dep)
+			}
+		}
+	}
+}
