@@ -33,15 +33,15 @@ func (r *run) resolveSeats(n *Node) ([]seat, string, error) {
 	var kept []string
 	autoPassed := false
 	for _, u := range users {
-		if u != r.inst.ApplicantID || n.Kind != string(design.NodeApproval) {
+		if u != r.inst.ApplicantID || n.Kind != design.NodeApproval {
 			kept = append(kept, u)
 			continue
 		}
 		switch n.SameApplicantAction {
-		case string(design.SameApplicantAutoPass):
+		case design.SameApplicantAutoPass:
 			autoPassed = true
-		case string(design.SameApplicantExclude):
-		case string(design.SameApplicantTransferSuperior):
+		case design.SameApplicantExclude:
+		case design.SameApplicantTransferSuperior:
 			sup, err := r.s.assignees.Superior(r.ctx, u)
 			if err != nil {
 				return nil, "", Detail(ErrAssigneeResolveFailed, err.Error())
@@ -61,11 +61,11 @@ func (r *run) resolveSeats(n *Node) ([]seat, string, error) {
 	}
 	if len(kept) == 0 {
 		switch n.EmptyAssigneeAction {
-		case string(design.EmptyAutoPass), "":
+		case design.EmptyAutoPass, "":
 			return nil, "empty_assignee", nil
-		case string(design.EmptyTransferAdmin):
+		case design.EmptyTransferAdmin:
 			kept = n.AdminUserIDs
-		case string(design.EmptyTransferSuperior):
+		case design.EmptyTransferSuperior:
 			sup, err := r.s.assignees.Superior(r.ctx, r.inst.ApplicantID)
 			if err != nil {
 				return nil, "", Detail(ErrAssigneeResolveFailed, err.Error())
@@ -73,9 +73,9 @@ func (r *run) resolveSeats(n *Node) ([]seat, string, error) {
 			if sup != "" {
 				kept = []string{sup}
 			}
-		case string(design.EmptyTransferApplicant):
+		case design.EmptyTransferApplicant:
 			kept = []string{r.inst.ApplicantID}
-		case string(design.EmptyTransferSpecified):
+		case design.EmptyTransferSpecified:
 			kept = n.FallbackUserIDs
 		}
 		kept = dedupe(kept)
@@ -106,8 +106,10 @@ func (r *run) resolveSeats(n *Node) ([]seat, string, error) {
 // resolveRule resolves one assignee or cc rule (wire-approval §8): user ids; role → the role's
 // users; department → the department's leaders; self → the applicant; superior → the
 // applicant's superior; department_leader → the leaders of the applicant's department;
-// form_field → the user id(s) in the form field (string or array).
-func (r *run) resolveRule(kind string, ids []string, formField *string, strict bool) ([]string, error) {
+// form_field → the user id(s) in the form field (string or array). A cc rule passes its kind
+// as an assignee kind: cc kinds are assignee kinds by the same names (user, role, department,
+// form_field).
+func (r *run) resolveRule(kind design.AssigneeKind, ids []string, formField *string, strict bool) ([]string, error) {
 	as := r.s.assignees
 	fail := func(err error) ([]string, error) {
 		if !strict {
@@ -117,9 +119,9 @@ func (r *run) resolveRule(kind string, ids []string, formField *string, strict b
 	}
 	var out []string
 	switch kind {
-	case "user":
+	case design.AssigneeUser:
 		out = append(out, ids...)
-	case "role":
+	case design.AssigneeRole:
 		for _, id := range ids {
 			us, err := as.RoleUsers(r.ctx, id)
 			if err != nil {
@@ -127,7 +129,7 @@ func (r *run) resolveRule(kind string, ids []string, formField *string, strict b
 			}
 			out = append(out, us...)
 		}
-	case "department":
+	case design.AssigneeDepartment:
 		for _, id := range ids {
 			us, err := as.DepartmentLeaders(r.ctx, id)
 			if err != nil {
@@ -135,9 +137,9 @@ func (r *run) resolveRule(kind string, ids []string, formField *string, strict b
 			}
 			out = append(out, us...)
 		}
-	case "self":
+	case design.AssigneeSelf:
 		out = append(out, r.inst.ApplicantID)
-	case "superior":
+	case design.AssigneeSuperior:
 		sup, err := as.Superior(r.ctx, r.inst.ApplicantID)
 		if err != nil {
 			return fail(err)
@@ -145,7 +147,7 @@ func (r *run) resolveRule(kind string, ids []string, formField *string, strict b
 		if sup != "" {
 			out = append(out, sup)
 		}
-	case "department_leader":
+	case design.AssigneeDepartmentLeader:
 		if d := deref(r.inst.ApplicantDepartmentID); d != "" {
 			us, err := as.DepartmentLeaders(r.ctx, d)
 			if err != nil {
@@ -153,7 +155,7 @@ func (r *run) resolveRule(kind string, ids []string, formField *string, strict b
 			}
 			out = append(out, us...)
 		}
-	case "form_field":
+	case design.AssigneeFormField:
 		switch v := r.inst.FormData[deref(formField)].(type) {
 		case string:
 			out = append(out, v)
@@ -238,7 +240,7 @@ func (r *run) createTasks(n *Node, v *Visit, seats []seat) error {
 			t.DelegatorID, t.DelegatorName = &d.ID, &d.Name
 			t.DelegatorDepartmentID, t.DelegatorDepartmentName = optional(d.DepartmentID), optional(d.DepartmentName)
 		}
-		if n.ApprovalMethod == string(design.MethodSequential) && i > 0 {
+		if n.ApprovalMethod == design.MethodSequential && i > 0 {
 			t.Status, t.Deadline = TaskWaiting, crud.Time{}
 		}
 	}

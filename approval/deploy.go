@@ -127,7 +127,7 @@ func (s *Service) materialise(ctx context.Context, tx bun.IDB, v *Version, g *de
 		switch {
 		case n.Task != nil:
 			for _, a := range n.Task.Assignees {
-				assignees = append(assignees, NodeAssignee{ID: crud.NewID(), NodeID: row.ID, Kind: string(a.Kind),
+				assignees = append(assignees, NodeAssignee{ID: crud.NewID(), NodeID: row.ID, Kind: a.Kind,
 					IDs: nonNil(a.IDs), FormField: optional(a.FormField), SortOrder: a.SortOrder})
 			}
 			rules = n.Task.CCs
@@ -135,8 +135,8 @@ func (s *Service) materialise(ctx context.Context, tx bun.IDB, v *Version, g *de
 			rules = n.CC.CCs
 		}
 		for _, r := range rules {
-			ccs = append(ccs, NodeCC{ID: crud.NewID(), NodeID: row.ID, Kind: string(r.Kind), IDs: nonNil(r.IDs),
-				FormField: optional(r.FormField), Timing: string(r.Timing)})
+			ccs = append(ccs, NodeCC{ID: crud.NewID(), NodeID: row.ID, Kind: r.Kind, IDs: nonNil(r.IDs),
+				FormField: optional(r.FormField), Timing: r.Timing})
 		}
 		nodes = append(nodes, row)
 	}
@@ -159,13 +159,14 @@ func (s *Service) materialise(ctx context.Context, tx bun.IDB, v *Version, g *de
 // nodeRow is the apv_flow_node row of a parsed node: the node's resolved settings, and the
 // table's defaults for the settings its kind does not have.
 func nodeRow(n *design.Node) Node {
-	row := Node{Key: n.ID, Kind: string(n.Kind), Name: n.Name, Description: optional(n.Description),
-		ExecutionType: "manual", ApprovalMethod: "parallel", PassRule: "all", PassRatio: NewDecimal(100),
-		EmptyAssigneeAction: "auto_pass", FallbackUserIDs: []string{}, AdminUserIDs: []string{},
-		SameApplicantAction: "self_approve", IsRollbackAllowed: true, RollbackType: "previous",
-		IsAddAssigneeAllowed: true, AddAssigneeTypes: []string{"before", "after", "parallel"}, IsRemoveAssigneeAllowed: true,
-		FieldPermissions: map[string]string{}, IsManualCCAllowed: true, IsTransferAllowed: true, TimeoutAction: "none",
-		ConsecutiveApproverAction: "none"}
+	row := Node{Key: n.ID, Kind: n.Kind, Name: n.Name, Description: optional(n.Description),
+		ExecutionType: design.ExecutionManual, ApprovalMethod: design.MethodParallel, PassRule: design.PassAll,
+		PassRatio: NewDecimal(100), EmptyAssigneeAction: design.EmptyAutoPass, FallbackUserIDs: []string{},
+		AdminUserIDs: []string{}, SameApplicantAction: design.SameApplicantSelfApprove, IsRollbackAllowed: true,
+		RollbackType: design.RollbackPrevious, IsAddAssigneeAllowed: true,
+		AddAssigneeTypes:        []design.AddAssigneeType{design.AddBefore, design.AddAfter, design.AddParallel},
+		IsRemoveAssigneeAllowed: true, FieldPermissions: map[string]design.Permission{}, IsManualCCAllowed: true,
+		IsTransferAllowed: true, TimeoutAction: design.TimeoutNone, ConsecutiveApproverAction: design.ConsecutiveNone}
 	if row.Name == "" {
 		row.Name = n.ID
 	}
@@ -173,7 +174,7 @@ func nodeRow(n *design.Node) Node {
 	case n.Task != nil:
 		applyTask(&row, n.Task)
 	case n.CC != nil:
-		row.IsReadConfirmRequired, row.FieldPermissions = n.CC.IsReadConfirmRequired, permissions(n.CC.FieldPermissions)
+		row.IsReadConfirmRequired, row.FieldPermissions = n.CC.IsReadConfirmRequired, nonNilMap(n.CC.FieldPermissions)
 	case n.Condition != nil:
 		row.Branches, _ = json.Marshal(n.Condition.Branches) // plain data always encodes
 	}
@@ -181,36 +182,25 @@ func nodeRow(n *design.Node) Node {
 }
 
 func applyTask(row *Node, t *design.TaskData) {
-	row.ExecutionType, row.ApprovalMethod, row.PassRule = string(t.ExecutionType), string(t.ApprovalMethod), string(t.PassRule)
+	row.ExecutionType, row.ApprovalMethod, row.PassRule = t.ExecutionType, t.ApprovalMethod, t.PassRule
 	if t.PassRatio > 0 {
 		row.PassRatio = NewDecimal(t.PassRatio)
 	}
-	row.EmptyAssigneeAction, row.SameApplicantAction = string(t.EmptyAssigneeAction), string(t.SameApplicantAction)
+	row.EmptyAssigneeAction, row.SameApplicantAction = t.EmptyAssigneeAction, t.SameApplicantAction
 	row.FallbackUserIDs, row.AdminUserIDs = nonNil(t.FallbackUserIDs), nonNil(t.AdminUserIDs)
-	row.IsRollbackAllowed, row.RollbackType = t.IsRollbackAllowed, string(t.RollbackType)
-	row.RollbackDataStrategy = optional(string(t.RollbackDataStrategy))
+	row.IsRollbackAllowed, row.RollbackType = t.IsRollbackAllowed, t.RollbackType
+	row.RollbackDataStrategy = optional(t.RollbackDataStrategy)
 	row.RollbackTargetKeys = t.RollbackTargetKeys
 	row.IsAddAssigneeAllowed, row.IsRemoveAssigneeAllowed = t.IsAddAssigneeAllowed, t.IsRemoveAssigneeAllowed
-	row.AddAssigneeTypes = make([]string, len(t.AddAssigneeTypes))
-	for i, a := range t.AddAssigneeTypes {
-		row.AddAssigneeTypes[i] = string(a)
-	}
-	row.FieldPermissions = permissions(t.FieldPermissions)
+	row.AddAssigneeTypes = nonNil(t.AddAssigneeTypes)
+	row.FieldPermissions = nonNilMap(t.FieldPermissions)
 	row.IsManualCCAllowed, row.IsTransferAllowed, row.IsOpinionRequired = t.IsManualCCAllowed, t.IsTransferAllowed, t.IsOpinionRequired
-	row.TimeoutHours, row.TimeoutAction, row.TimeoutNotifyBeforeHours = t.TimeoutHours, string(t.TimeoutAction), t.TimeoutNotifyBeforeHours
-	row.UrgeCooldownMinutes, row.ConsecutiveApproverAction = t.UrgeCooldownMinutes, string(t.ConsecutiveApproverAction)
-}
-
-func permissions(in map[string]design.Permission) map[string]string {
-	out := make(map[string]string, len(in))
-	for k, p := range in {
-		out[k] = string(p)
-	}
-	return out
+	row.TimeoutHours, row.TimeoutAction, row.TimeoutNotifyBeforeHours = t.TimeoutHours, t.TimeoutAction, t.TimeoutNotifyBeforeHours
+	row.UrgeCooldownMinutes, row.ConsecutiveApproverAction = t.UrgeCooldownMinutes, t.ConsecutiveApproverAction
 }
 
 // optional is nil for "", else a pointer to s.
-func optional(s string) *string {
+func optional[T ~string](s T) *T {
 	if s == "" {
 		return nil
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/svc-framework/svc/approval/design"
 	"github.com/svc-framework/svc/crud"
 	"github.com/svc-framework/svc/rpc"
 )
@@ -41,13 +42,13 @@ type InstanceDetailInfo struct {
 // InstanceDetail is the answer of my.get_instance_detail (§6.5): the viewer's projection of an
 // instance.
 type InstanceDetail struct {
-	Instance         InstanceInfo      `json:"instance"`
-	FormSchema       json.RawMessage   `json:"formSchema,omitempty"`
-	Timeline         []TimelineEntry   `json:"timeline"`
-	FlowGraph        InstanceFlowGraph `json:"flowGraph"`
-	AvailableActions []string          `json:"availableActions"`
-	FieldPermissions map[string]string `json:"fieldPermissions,omitempty"`
-	MyTask           *ViewerTask       `json:"myTask,omitempty"`
+	Instance         InstanceInfo                 `json:"instance"`
+	FormSchema       json.RawMessage              `json:"formSchema,omitempty"`
+	Timeline         []TimelineEntry              `json:"timeline"`
+	FlowGraph        InstanceFlowGraph            `json:"flowGraph"`
+	AvailableActions []string                     `json:"availableActions"`
+	FieldPermissions map[string]design.Permission `json:"fieldPermissions,omitempty"`
+	MyTask           *ViewerTask                  `json:"myTask,omitempty"`
 }
 
 // AdminInstanceDetail is the answer of admin.get_instance_detail (§6.6).

@@ -89,7 +89,7 @@ func (r *run) enter(n *Node, depth int) error {
 		return fmt.Errorf("approval: the walk from %s is too deep", n.Key)
 	}
 	r.setCurrent(n)
-	switch design.NodeKind(n.Kind) {
+	switch n.Kind {
 	case design.NodeStart:
 		if _, err := r.visit(n, VisitPassed); err != nil {
 			return err
@@ -185,9 +185,9 @@ func (r *run) enterTask(n *Node, depth int) error {
 		return err
 	}
 	switch n.ExecutionType {
-	case string(design.ExecutionAutoPass):
+	case design.ExecutionAutoPass:
 		return r.autoPass(n, v, "execution_type", depth)
-	case string(design.ExecutionAutoReject):
+	case design.ExecutionAutoReject:
 		if err := r.closeVisit(v, VisitRejected); err != nil {
 			return err
 		}
@@ -203,7 +203,7 @@ func (r *run) enterTask(n *Node, depth int) error {
 	if err := r.createTasks(n, v, seats); err != nil {
 		return err
 	}
-	if n.ConsecutiveApproverAction == string(design.ConsecutiveAutoPass) {
+	if n.ConsecutiveApproverAction == design.ConsecutiveAutoPass {
 		return r.consecutive(n, v, depth)
 	}
 	return nil
@@ -229,7 +229,7 @@ func (r *run) consecutive(n *Node, v *Visit, depth int) error {
 	var prev Visit
 	err := r.tx.NewSelect().Model(&prev).Join("JOIN apv_flow_node AS fn ON fn.id = visit.node_id").
 		Where("visit.instance_id = ?", r.inst.ID).Where("visit.sequence < ?", v.Sequence).
-		Where("fn.kind = ?", string(design.NodeApproval)).Where("visit.status = ?", VisitPassed).
+		Where("fn.kind = ?", design.NodeApproval).Where("visit.status = ?", VisitPassed).
 		OrderExpr("visit.sequence DESC").Limit(1).Scan(r.ctx)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil
@@ -284,7 +284,7 @@ func (r *run) consecutive(n *Node, v *Visit, depth int) error {
 func (r *run) timed(n *Node, timing design.CCTiming) []NodeCC {
 	var out []NodeCC
 	for _, c := range r.g.ccs[n.ID] {
-		if c.Timing == string(timing) || c.Timing == string(design.CCAlways) || c.Timing == "" {
+		if c.Timing == timing || c.Timing == design.CCAlways || c.Timing == "" {
 			out = append(out, c)
 		}
 	}
@@ -296,7 +296,7 @@ func (r *run) timed(n *Node, timing design.CCTiming) []NodeCC {
 func (r *run) cc(n *Node, v *Visit, rules []NodeCC, taskID string) ([]CCRecord, error) {
 	var users []string
 	for _, c := range rules {
-		ids, _ := r.resolveRule(c.Kind, c.IDs, c.FormField, false)
+		ids, _ := r.resolveRule(design.AssigneeKind(c.Kind), c.IDs, c.FormField, false)
 		users = append(users, ids...)
 	}
 	users = dedupe(users)
@@ -431,9 +431,9 @@ func dedupe(ids []string) []string {
 	return out
 }
 
-func nonNilMap(m map[string]any) map[string]any {
+func nonNilMap[K comparable, V any](m map[K]V) map[K]V {
 	if m == nil {
-		return map[string]any{}
+		return map[K]V{}
 	}
 	return m
 }

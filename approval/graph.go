@@ -48,10 +48,10 @@ func (s *Service) loadGraph(ctx context.Context, idb bun.IDB, versionID string) 
 	for i := range nodes {
 		n := &nodes[i]
 		g.nodes[n.ID], ids[i] = n, n.ID
-		if n.Kind == string(design.NodeStart) {
+		if n.Kind == design.NodeStart {
 			g.start = n
 		}
-		if n.Kind == string(design.NodeCondition) && !isNull(n.Branches) {
+		if n.Kind == design.NodeCondition && !isNull(n.Branches) {
 			var b []design.Branch
 			if err := json.Unmarshal(n.Branches, &b); err != nil {
 				return nil, fmt.Errorf("approval: branches of node %s: %w", n.Key, err)
@@ -104,13 +104,4 @@ func (g *graph) next(n *Node) (*Node, error) {
 		return nil, fmt.Errorf("approval: node %s has %d outgoing edges", n.Key, len(out))
 	}
 	return g.nodes[out[0].TargetNodeID], nil
-}
-
-// perms are n's field permissions as design's type.
-func perms(n *Node) map[string]design.Permission {
-	out := make(map[string]design.Permission, len(n.FieldPermissions))
-	for k, v := range n.FieldPermissions {
-		out[k] = design.Permission(v)
-	}
-	return out
 }

@@ -265,7 +265,7 @@ func (s *Service) processTask(ctx context.Context, c rpc.Call, p ProcessTaskPara
 // mergeForm lays the submitted values of the fields n lets its assignee write over the stored
 // form data (validated; required fields enforced on approve and handle).
 func (r *run) mergeForm(n *Node, submitted map[string]any, requireFilled bool) error {
-	ps := perms(n)
+	ps := n.FieldPermissions
 	merged := r.inst.FormData
 	if len(submitted) > 0 {
 		if r.g.hasFields {
@@ -418,7 +418,7 @@ func (r *run) rollback(n *Node, t *Task, p ProcessTaskParams) error {
 	if err := r.log(ActionRollback, n, t, func(l *ActionLog) { l.Opinion, l.RollbackToNodeID = optional(p.Opinion), &target.ID }); err != nil {
 		return err
 	}
-	if deref(n.RollbackDataStrategy) == string(design.RollbackDataClear) {
+	if deref(n.RollbackDataStrategy) == design.RollbackDataClear {
 		r.inst.FormData = nil
 	} else {
 		snap := new(FormSnapshot)
@@ -435,7 +435,7 @@ func (r *run) rollback(n *Node, t *Task, p ProcessTaskParams) error {
 	fill := func(e *InstanceEvent) {
 		e.FromNodeID, e.FromNodeName, e.ToNodeID, e.ToNodeName, e.Operator, e.Opinion = n.ID, n.Name, target.ID, target.Name, &op, p.Opinion
 	}
-	if target.Kind == string(design.NodeStart) {
+	if target.Kind == design.NodeStart {
 		if err := r.transition(InstanceReturned); err != nil {
 			return err
 		}
@@ -519,7 +519,7 @@ func (s *Service) resubmit(ctx context.Context, c rpc.Call, p ResubmitParams) (*
 		if err := resubmitErr(inst, cl.ID); err != nil {
 			return err
 		}
-		data := nonNilMap(nil)
+		data := map[string]any{}
 		for k, v := range inst.FormData {
 			data[k] = v
 		}
@@ -604,7 +604,7 @@ func (s *Service) markCCRead(ctx context.Context, c rpc.Call, p InstanceIDParams
 			return nil
 		}
 		n := r.g.nodes[deref(inst.CurrentNodeID)]
-		if inst.Status != InstanceRunning || n == nil || n.Kind != string(design.NodeCC) {
+		if inst.Status != InstanceRunning || n == nil || n.Kind != design.NodeCC {
 			return nil
 		}
 		v := new(Visit)

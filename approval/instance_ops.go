@@ -31,9 +31,9 @@ const (
 
 // Add-assignee types (wire-approval §4).
 const (
-	AddBefore   = "before"
-	AddAfter    = "after"
-	AddParallel = "parallel"
+	AddBefore   = design.AddBefore
+	AddAfter    = design.AddAfter
+	AddParallel = design.AddParallel
 )
 
 // DefaultUrgeCooldownMinutes is the urge cooldown of nodes that set none (design's default).
@@ -41,9 +41,9 @@ const DefaultUrgeCooldownMinutes = design.DefaultUrgeCooldownMinutes
 
 // AddAssigneeParams are add_assignee's params (§6.4).
 type AddAssigneeParams struct {
-	TaskID  string   `json:"taskId"`
-	UserIDs []string `json:"userIds"`
-	AddType string   `json:"addType"`
+	TaskID  string                 `json:"taskId"`
+	UserIDs []string               `json:"userIds"`
+	AddType design.AddAssigneeType `json:"addType"`
 }
 
 // Validate: taskId, 1–50 userIds and addType are required.

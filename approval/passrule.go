@@ -60,14 +60,14 @@ func outcome(n *Node, tasks []Task) string {
 		return "passed"
 	}
 	switch n.PassRule {
-	case string(design.PassAny):
+	case design.PassAny:
 		if ok > 0 {
 			return "passed"
 		}
 		if no == total {
 			return "rejected"
 		}
-	case string(design.PassRatio):
+	case design.PassRatio:
 		// Percent, as deploy accepts it ((0, 100]) and the client sends it: 1 is one percent,
 		// not the older 0..1 scale's 100 %.
 		ratio := n.PassRatio.Float()

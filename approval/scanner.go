@@ -103,15 +103,15 @@ func (s *Service) timeoutTask(ctx context.Context, id string) (bool, error) {
 			return err
 		}
 		switch n.TimeoutAction {
-		case string(design.TimeoutAutoPass):
+		case design.TimeoutAutoPass:
 			action := ActionApprove
-			if n.Kind == string(design.NodeHandle) {
+			if n.Kind == design.NodeHandle {
 				action = ActionHandle
 			}
 			err = r.decide(n, t, action, ProcessTaskParams{Opinion: "timeout"}, l.visit)
-		case string(design.TimeoutAutoReject):
+		case design.TimeoutAutoReject:
 			err = r.decide(n, t, ActionReject, ProcessTaskParams{Opinion: "timeout"}, l.visit)
-		case string(design.TimeoutTransferAdmin):
+		case design.TimeoutTransferAdmin:
 			err = r.timeoutToAdmins(n, t)
 		}
 		if err != nil {
