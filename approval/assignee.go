@@ -1,6 +1,7 @@
 package approval
 
 import (
+	"context"
 	"sort"
 	"time"
 
@@ -19,10 +20,10 @@ type seat struct {
 // resolveSeats resolves n's assignee rules in sort order (dedupe), applies the same-applicant
 // action per seat, the empty-assignee action and the delegation chains. No seats and a reason
 // means the node auto-passes.
-func (r *run) resolveSeats(n *Node) ([]seat, string, error) {
+func (r *run) resolveSeats(ctx context.Context, n *Node) ([]seat, string, error) {
 	var users []string
 	for _, a := range r.g.assignees[n.ID] {
-		ids, err := r.resolveRule(a.Kind, a.IDs, a.FormField, true)
+		ids, err := r.resolveRule(ctx, a.Kind, a.IDs, a.FormField, true)
 		if err != nil {
 			return nil, "", err
 		}
@@ -42,7 +43,7 @@ func (r *run) resolveSeats(n *Node) ([]seat, string, error) {
 			autoPassed = true
 		case design.SameApplicantExclude:
 		case design.SameApplicantTransferSuperior:
-			sup, err := r.s.assignees.Superior(r.ctx, u)
+			sup, err := r.s.assignees.Superior(ctx, u)
 			if err != nil {
 				return nil, "", Detail(ErrAssigneeResolveFailed, err.Error())
 			}
@@ -66,7 +67,7 @@ func (r *run) resolveSeats(n *Node) ([]seat, string, error) {
 		case design.EmptyTransferAdmin:
 			kept = n.AdminUserIDs
 		case design.EmptyTransferSuperior:
-			sup, err := r.s.assignees.Superior(r.ctx, r.inst.ApplicantID)
+			sup, err := r.s.assignees.Superior(ctx, r.inst.ApplicantID)
 			if err != nil {
 				return nil, "", Detail(ErrAssigneeResolveFailed, err.Error())
 			}
@@ -86,7 +87,7 @@ func (r *run) resolveSeats(n *Node) ([]seat, string, error) {
 	seats := make([]seat, 0, len(kept))
 	taken := map[string]bool{}
 	for i, u := range kept {
-		final, err := r.delegate(u)
+		final, err := r.delegate(ctx, u)
 		if err != nil {
 			return nil, "", err
 		}
@@ -109,7 +110,7 @@ func (r *run) resolveSeats(n *Node) ([]seat, string, error) {
 // form_field → the user id(s) in the form field (string or array). A cc rule passes its kind
 // as an assignee kind: cc kinds are assignee kinds by the same names (user, role, department,
 // form_field).
-func (r *run) resolveRule(kind design.AssigneeKind, ids []string, formField *string, strict bool) ([]string, error) {
+func (r *run) resolveRule(ctx context.Context, kind design.AssigneeKind, ids []string, formField *string, strict bool) ([]string, error) {
 	as := r.s.assignees
 	fail := func(err error) ([]string, error) {
 		if !strict {
@@ -123,7 +124,7 @@ func (r *run) resolveRule(kind design.AssigneeKind, ids []string, formField *str
 		out = append(out, ids...)
 	case design.AssigneeRole:
 		for _, id := range ids {
-			us, err := as.RoleUsers(r.ctx, id)
+			us, err := as.RoleUsers(ctx, id)
 			if err != nil {
 				return fail(err)
 			}
@@ -131,7 +132,7 @@ func (r *run) resolveRule(kind design.AssigneeKind, ids []string, formField *str
 		}
 	case design.AssigneeDepartment:
 		for _, id := range ids {
-			us, err := as.DepartmentLeaders(r.ctx, id)
+			us, err := as.DepartmentLeaders(ctx, id)
 			if err != nil {
 				return fail(err)
 			}
@@ -140,7 +141,7 @@ func (r *run) resolveRule(kind design.AssigneeKind, ids []string, formField *str
 	case design.AssigneeSelf:
 		out = append(out, r.inst.ApplicantID)
 	case design.AssigneeSuperior:
-		sup, err := as.Superior(r.ctx, r.inst.ApplicantID)
+		sup, err := as.Superior(ctx, r.inst.ApplicantID)
 		if err != nil {
 			return fail(err)
 		}
@@ -149,7 +150,7 @@ func (r *run) resolveRule(kind design.AssigneeKind, ids []string, formField *str
 		}
 	case design.AssigneeDepartmentLeader:
 		if d := deref(r.inst.ApplicantDepartmentID); d != "" {
-			us, err := as.DepartmentLeaders(r.ctx, d)
+			us, err := as.DepartmentLeaders(ctx, d)
 			if err != nil {
 				return fail(err)
 			}
@@ -173,9 +174,9 @@ func (r *run) resolveRule(kind design.AssigneeKind, ids []string, formField *str
 // delegate follows the active delegations of user (window containing now; flow-scoped before
 // category-scoped before global, newest first) up to svc.approval.delegation_max_depth,
 // stopping on a cycle, and returns the final delegatee.
-func (r *run) delegate(user string) (string, error) {
+func (r *run) delegate(ctx context.Context, user string) (string, error) {
 	depth := r.s.cfg.DelegationMaxDepth // default applied at load
-	f, err := r.flowRow()
+	f, err := r.flowRow(ctx)
 	if err != nil {
 		return "", err
 	}
@@ -184,12 +185,12 @@ func (r *run) delegate(user string) (string, error) {
 	for i := 0; i < depth; i++ {
 		var ds []Delegation
 		// apv_delegation is not written by a run: no flush of the deferred writes first.
-		err := r.tx.Tx.NewSelect().Model(&ds).Where("delegator_id = ?", cur).Where("is_active = ?", true).
+		err := r.raw.NewSelect().Model(&ds).Where("delegator_id = ?", cur).Where("is_active = ?", true).
 			Where("starts_at <= ?", crud.NewTime(r.now)).Where("ends_at > ?", crud.NewTime(r.now)).
 			WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
 				return q.Where("flow_id = ?", f.ID).WhereOr("flow_category_id = ?", f.CategoryID).
 					WhereOr("(flow_id IS NULL AND flow_category_id IS NULL)")
-			}).Order("created_at DESC").Scan(r.ctx)
+			}).Order("created_at DESC").Scan(ctx)
 		if err != nil {
 			return "", err
 		}
@@ -219,7 +220,7 @@ func (r *run) delegate(user string) (string, error) {
 // createTasks creates the tasks of n's visit v: parallel → all pending; sequential → the first
 // pending, the rest waiting in sort order. Pending tasks get the deadline and
 // approval.task.created.
-func (r *run) createTasks(n *Node, v *Visit, seats []seat) error {
+func (r *run) createTasks(ctx context.Context, n *Node, v *Visit, seats []seat) error {
 	ids := make([]string, 0, len(seats)*2)
 	for _, st := range seats {
 		ids = append(ids, st.user)
@@ -227,7 +228,7 @@ func (r *run) createTasks(n *Node, v *Visit, seats []seat) error {
 			ids = append(ids, st.delegator)
 		}
 	}
-	infos, err := r.s.userInfos(r.ctx, ids)
+	infos, err := r.s.userInfos(ctx, ids)
 	if err != nil {
 		return err
 	}
@@ -244,18 +245,18 @@ func (r *run) createTasks(n *Node, v *Visit, seats []seat) error {
 			t.Status, t.Deadline = TaskWaiting, crud.Time{}
 		}
 	}
-	if err := r.later(r.tx.Tx.NewInsert().Model(&tasks)); err != nil {
+	if err := r.later(ctx, r.raw.NewInsert().Model(&tasks)); err != nil {
 		return err
 	}
-	return r.announcePending(tasks, n)
+	return r.announcePending(ctx, tasks, n)
 }
 
 // announcePending publishes approval.task.created for the pending tasks among the new tasks of
 // node n (waiting ones announce when they become pending).
-func (r *run) announcePending(tasks []Task, n *Node) error {
+func (r *run) announcePending(ctx context.Context, tasks []Task, n *Node) error {
 	for i := range tasks {
 		if tasks[i].Status == TaskPending {
-			if err := r.taskEvent(EventTaskCreated, &tasks[i], n, nil); err != nil {
+			if err := r.taskEvent(ctx, EventTaskCreated, &tasks[i], n, nil); err != nil {
 				return err
 			}
 		}

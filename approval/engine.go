@@ -17,11 +17,15 @@ import (
 )
 
 // run is one engine command inside its transaction: the locked instance, its graph, the
-// operator and the clock reading every row of the command shares.
+// operator and the clock reading every row of the command shares. Its methods take the
+// command's ctx (the one inTx hands its function: it carries the batching scope that later and
+// tx use); the run keeps none.
 type run struct {
-	s       *Service
-	ctx     context.Context
-	tx      runTx // flushes the deferred writes before each statement it builds
+	s *Service
+	// raw is the command's transaction without the flush: for the writes a run hands to later
+	// (they are rendered in order at the flush) and for tables a run never writes. Statements
+	// that read what the command may have written go through tx(ctx).
+	raw     bun.Tx
 	inst    *Instance
 	flow    *Flow
 	g       *graph
@@ -43,18 +47,22 @@ func (s *Service) newRun(ctx context.Context, tx bun.Tx, inst *Instance, op User
 	if err != nil {
 		return nil, err
 	}
-	r := &run{s: s, ctx: ctx, tx: runTx{Tx: tx, ctx: ctx}, inst: inst, g: g, op: op, now: s.clock().UTC()}
+	r := &run{s: s, raw: tx, inst: inst, g: g, op: op, now: s.clock().UTC()}
 	if inst.CurrentNodeID == nil && inst.Status == InstanceRunning {
 		r.fresh, r.seqRead = true, true // a new instance: no visit yet
 	}
 	return r, nil
 }
 
+// tx is the run's transaction as the statements of ctx's command see it: each statement built
+// on it first flushes the writes deferred so far (runTx).
+func (r *run) tx(ctx context.Context) runTx { return runTx{Tx: r.raw, ctx: ctx} }
+
 // flowRow is the instance's flow (read once per run).
-func (r *run) flowRow() (*Flow, error) {
+func (r *run) flowRow(ctx context.Context) (*Flow, error) {
 	if r.flow == nil {
 		f := new(Flow)
-		if err := r.tx.Tx.NewSelect().Model(f).Where("id = ?", r.inst.FlowID).Scan(r.ctx); err != nil { // not written by a run: no flush
+		if err := r.raw.NewSelect().Model(f).Where("id = ?", r.inst.FlowID).Scan(ctx); err != nil { // not written by a run: no flush
 			return nil, err
 		}
 		r.flow = f
@@ -84,22 +92,22 @@ func (s *Service) lockInstance(ctx context.Context, tx bun.Tx, id string) (*Inst
 const maxDepth = 256
 
 // enter walks forward from node n until a node waits or the flow ends.
-func (r *run) enter(n *Node, depth int) error {
+func (r *run) enter(ctx context.Context, n *Node, depth int) error {
 	if depth > maxDepth {
 		return fmt.Errorf("approval: the walk from %s is too deep", n.Key)
 	}
 	r.setCurrent(n)
 	switch n.Kind {
 	case design.NodeStart:
-		if _, err := r.visit(n, VisitPassed); err != nil {
+		if _, err := r.visit(ctx, n, VisitPassed); err != nil {
 			return err
 		}
-		return r.advance(n, depth)
+		return r.advance(ctx, n, depth)
 	case design.NodeEnd:
-		if _, err := r.visit(n, VisitPassed); err != nil {
+		if _, err := r.visit(ctx, n, VisitPassed); err != nil {
 			return err
 		}
-		return r.finish(InstanceApproved, "")
+		return r.finish(ctx, InstanceApproved, "")
 	case design.NodeCondition:
 		b, err := design.EvalBranch(r.g.branches[n.ID], design.Env{FormData: r.inst.FormData, Globals: r.inst.Globals,
 			ApplicantID: r.inst.ApplicantID, ApplicantDepartmentID: deref(r.inst.ApplicantDepartmentID)})
@@ -108,39 +116,39 @@ func (r *run) enter(n *Node, depth int) error {
 		}
 		for _, e := range r.g.out[n.ID] {
 			if e.SourceHandle != nil && *e.SourceHandle == b.ID {
-				return r.enter(r.g.nodes[e.TargetNodeID], depth+1)
+				return r.enter(ctx, r.g.nodes[e.TargetNodeID], depth+1)
 			}
 		}
 		return fmt.Errorf("approval: branch %s of %s has no edge", b.ID, n.Key)
 	case design.NodeCC:
-		v, err := r.visit(n, VisitActive)
+		v, err := r.visit(ctx, n, VisitActive)
 		if err != nil {
 			return err
 		}
-		recs, err := r.cc(n, v, r.g.ccs[n.ID], "")
+		recs, err := r.cc(ctx, n, v, r.g.ccs[n.ID], "")
 		if err != nil {
 			return err
 		}
 		if n.IsReadConfirmRequired && len(recs) > 0 {
 			return nil // waits for mark_cc_read
 		}
-		if err := r.closeVisit(v, VisitPassed); err != nil {
+		if err := r.closeVisit(ctx, v, VisitPassed); err != nil {
 			return err
 		}
-		return r.advance(n, depth)
+		return r.advance(ctx, n, depth)
 	case design.NodeApproval, design.NodeHandle:
-		return r.enterTask(n, depth)
+		return r.enterTask(ctx, n, depth)
 	}
 	return fmt.Errorf("approval: unknown node kind %q", n.Kind)
 }
 
 // advance leaves n along its single edge.
-func (r *run) advance(n *Node, depth int) error {
+func (r *run) advance(ctx context.Context, n *Node, depth int) error {
 	next, err := r.g.next(n)
 	if err != nil {
 		return err
 	}
-	return r.enter(next, depth+1)
+	return r.enter(ctx, next, depth+1)
 }
 
 func (r *run) setCurrent(n *Node) {
@@ -149,10 +157,10 @@ func (r *run) setCurrent(n *Node) {
 }
 
 // visit inserts the next visit of n with status.
-func (r *run) visit(n *Node, status string) (*Visit, error) {
+func (r *run) visit(ctx context.Context, n *Node, status string) (*Visit, error) {
 	if !r.seqRead { // visits are written only here, so none of this run is pending: no flush
-		if err := r.tx.Tx.NewSelect().Model((*Visit)(nil)).ColumnExpr("COALESCE(MAX(sequence), 0)").
-			Where("instance_id = ?", r.inst.ID).Scan(r.ctx, &r.seq); err != nil {
+		if err := r.raw.NewSelect().Model((*Visit)(nil)).ColumnExpr("COALESCE(MAX(sequence), 0)").
+			Where("instance_id = ?", r.inst.ID).Scan(ctx, &r.seq); err != nil {
 			return nil, err
 		}
 		r.seqRead = true
@@ -163,74 +171,74 @@ func (r *run) visit(n *Node, status string) (*Visit, error) {
 	if status != VisitActive {
 		v.FinishedAt = crud.NewTime(r.now)
 	}
-	return v, r.later(r.tx.Tx.NewInsert().Model(v))
+	return v, r.later(ctx, r.raw.NewInsert().Model(v))
 }
 
 // closeVisit finishes v with status.
-func (r *run) closeVisit(v *Visit, status string) error {
+func (r *run) closeVisit(ctx context.Context, v *Visit, status string) error {
 	v.Status, v.FinishedAt = status, crud.NewTime(r.now)
-	return r.later(r.tx.Tx.NewUpdate().Model(v).Column("status", "finished_at").WherePK())
+	return r.later(ctx, r.raw.NewUpdate().Model(v).Column("status", "finished_at").WherePK())
 }
 
 // enterTask enters an approval or handle node: snapshot the form, honour the execution type,
 // resolve the assignees (same-applicant, delegation, empty-assignee rules) and create the tasks.
-func (r *run) enterTask(n *Node, depth int) error {
-	v, err := r.visit(n, VisitActive)
+func (r *run) enterTask(ctx context.Context, n *Node, depth int) error {
+	v, err := r.visit(ctx, n, VisitActive)
 	if err != nil {
 		return err
 	}
 	snap := &FormSnapshot{ID: crud.NewID(), CreatedAt: crud.NewTime(r.now), CreatedBy: r.op.ID, InstanceID: r.inst.ID,
 		NodeID: n.ID, FormData: nonNilMap(r.inst.FormData)}
-	if err := r.later(r.tx.Tx.NewInsert().Model(snap)); err != nil {
+	if err := r.later(ctx, r.raw.NewInsert().Model(snap)); err != nil {
 		return err
 	}
 	switch n.ExecutionType {
 	case design.ExecutionAutoPass:
-		return r.autoPass(n, v, "execution_type", depth)
+		return r.autoPass(ctx, n, v, "execution_type", depth)
 	case design.ExecutionAutoReject:
-		if err := r.closeVisit(v, VisitRejected); err != nil {
+		if err := r.closeVisit(ctx, v, VisitRejected); err != nil {
 			return err
 		}
-		return r.finish(InstanceRejected, "")
+		return r.finish(ctx, InstanceRejected, "")
 	}
-	seats, reason, err := r.resolveSeats(n)
+	seats, reason, err := r.resolveSeats(ctx, n)
 	if err != nil {
 		return err
 	}
 	if len(seats) == 0 {
-		return r.autoPass(n, v, reason, depth)
+		return r.autoPass(ctx, n, v, reason, depth)
 	}
-	if err := r.createTasks(n, v, seats); err != nil {
+	if err := r.createTasks(ctx, n, v, seats); err != nil {
 		return err
 	}
 	if n.ConsecutiveApproverAction == design.ConsecutiveAutoPass {
-		return r.consecutive(n, v, depth)
+		return r.consecutive(ctx, n, v, depth)
 	}
 	return nil
 }
 
 // autoPass passes n's visit without tasks and moves on (event approval.node.auto_passed).
-func (r *run) autoPass(n *Node, v *Visit, reason string, depth int) error {
-	if err := r.closeVisit(v, VisitPassed); err != nil {
+func (r *run) autoPass(ctx context.Context, n *Node, v *Visit, reason string, depth int) error {
+	if err := r.closeVisit(ctx, v, VisitPassed); err != nil {
 		return err
 	}
-	if err := r.publish(EventNodeAutoPassed, func(e *InstanceEvent) { e.NodeID, e.NodeName, e.Reason = n.ID, n.Name, reason }); err != nil {
+	if err := r.publish(ctx, EventNodeAutoPassed, func(e *InstanceEvent) { e.NodeID, e.NodeName, e.Reason = n.ID, n.Name, reason }); err != nil {
 		return err
 	}
-	if _, err := r.cc(n, v, r.timed(n, design.CCOnApprove), ""); err != nil {
+	if _, err := r.cc(ctx, n, v, r.timed(n, design.CCOnApprove), ""); err != nil {
 		return err
 	}
-	return r.advance(n, depth)
+	return r.advance(ctx, n, depth)
 }
 
 // consecutive auto-approves the tasks of v whose assignee approved in the approval node visit
 // just before it, judging the node after each.
-func (r *run) consecutive(n *Node, v *Visit, depth int) error {
+func (r *run) consecutive(ctx context.Context, n *Node, v *Visit, depth int) error {
 	var prev Visit
-	err := r.tx.NewSelect().Model(&prev).Join("JOIN apv_flow_node AS fn ON fn.id = visit.node_id").
+	err := r.tx(ctx).NewSelect().Model(&prev).Join("JOIN apv_flow_node AS fn ON fn.id = visit.node_id").
 		Where("visit.instance_id = ?", r.inst.ID).Where("visit.sequence < ?", v.Sequence).
 		Where("fn.kind = ?", design.NodeApproval).Where("visit.status = ?", VisitPassed).
-		OrderExpr("visit.sequence DESC").Limit(1).Scan(r.ctx)
+		OrderExpr("visit.sequence DESC").Limit(1).Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil
 	}
@@ -238,13 +246,13 @@ func (r *run) consecutive(n *Node, v *Visit, depth int) error {
 		return err
 	}
 	var approvers []string
-	if err := r.tx.NewSelect().Model((*Task)(nil)).Column("assignee_id").Where("visit_id = ?", prev.ID).
-		Where("status = ?", TaskApproved).Scan(r.ctx, &approvers); err != nil {
+	if err := r.tx(ctx).NewSelect().Model((*Task)(nil)).Column("assignee_id").Where("visit_id = ?", prev.ID).
+		Where("status = ?", TaskApproved).Scan(ctx, &approvers); err != nil {
 		return err
 	}
 	// one read: the loop's own changes (the approvals, what judge cancels or activates) are
 	// made on the list's elements, so it stays the visit's current tasks
-	tasks, err := r.visitTasks(v.ID)
+	tasks, err := r.visitTasks(ctx, v.ID)
 	if err != nil {
 		return err
 	}
@@ -259,10 +267,10 @@ func (r *run) consecutive(n *Node, v *Visit, depth int) error {
 		if hit == nil {
 			return nil
 		}
-		if err := r.setTask(hit, TaskApproved); err != nil {
+		if err := r.setTask(ctx, hit, TaskApproved); err != nil {
 			return err
 		}
-		if err := r.log(ActionApprove, n, hit, func(l *ActionLog) {
+		if err := r.log(ctx, ActionApprove, n, hit, func(l *ActionLog) {
 			l.OperatorID, l.OperatorName = hit.AssigneeID, hit.AssigneeName
 			l.Meta = json.RawMessage(`{"auto":"consecutive_approver"}`)
 		}); err != nil {
@@ -270,10 +278,10 @@ func (r *run) consecutive(n *Node, v *Visit, depth int) error {
 		}
 		// The task moved pending → approved: its event, with the assignee as the operator.
 		self := hit.assignee()
-		if err := r.taskEvent(EventTaskApproved, hit, n, func(e *InstanceEvent) { e.Operator = &self }); err != nil {
+		if err := r.taskEvent(ctx, EventTaskApproved, hit, n, func(e *InstanceEvent) { e.Operator = &self }); err != nil {
 			return err
 		}
-		done, err := r.judge(n, v, depth, tasks)
+		done, err := r.judge(ctx, n, v, depth, tasks)
 		if err != nil || done {
 			return err
 		}
@@ -293,10 +301,10 @@ func (r *run) timed(n *Node, timing design.CCTiming) []NodeCC {
 
 // cc delivers carbon copies of rules (best effort: a rule that does not resolve is skipped)
 // for node n's visit v, deduplicated per visit and user, and publishes approval.cc.notified.
-func (r *run) cc(n *Node, v *Visit, rules []NodeCC, taskID string) ([]CCRecord, error) {
+func (r *run) cc(ctx context.Context, n *Node, v *Visit, rules []NodeCC, taskID string) ([]CCRecord, error) {
 	var users []string
 	for _, c := range rules {
-		ids, _ := r.resolveRule(design.AssigneeKind(c.Kind), c.IDs, c.FormField, false)
+		ids, _ := r.resolveRule(ctx, design.AssigneeKind(c.Kind), c.IDs, c.FormField, false)
 		users = append(users, ids...)
 	}
 	users = dedupe(users)
@@ -304,20 +312,20 @@ func (r *run) cc(n *Node, v *Visit, rules []NodeCC, taskID string) ([]CCRecord, 
 		return nil, nil
 	}
 	var have []string
-	if err := r.tx.NewSelect().Model((*CCRecord)(nil)).Column("cc_user_id").Where("visit_id = ?", v.ID).Scan(r.ctx, &have); err != nil {
+	if err := r.tx(ctx).NewSelect().Model((*CCRecord)(nil)).Column("cc_user_id").Where("visit_id = ?", v.ID).Scan(ctx, &have); err != nil {
 		return nil, err
 	}
 	users = slices.DeleteFunc(users, func(u string) bool { return slices.Contains(have, u) })
-	return r.insertCC(n, &v.ID, users, taskID, false)
+	return r.insertCC(ctx, n, &v.ID, users, taskID, false)
 }
 
 // insertCC writes the cc records of users (manual ones without a visit) and publishes
 // approval.cc.notified.
-func (r *run) insertCC(n *Node, visitID *string, users []string, taskID string, manual bool) ([]CCRecord, error) {
+func (r *run) insertCC(ctx context.Context, n *Node, visitID *string, users []string, taskID string, manual bool) ([]CCRecord, error) {
 	if len(users) == 0 {
 		return nil, nil
 	}
-	infos, err := r.s.userInfos(r.ctx, users)
+	infos, err := r.s.userInfos(ctx, users)
 	if err != nil {
 		return nil, err
 	}
@@ -330,28 +338,28 @@ func (r *run) insertCC(n *Node, visitID *string, users []string, taskID string, 
 			NodeID: &n.ID, VisitID: visitID, TaskID: optional(taskID), CCUserID: u, CCUserName: in.Name,
 			CCUserDepartmentID: optional(in.DepartmentID), CCUserDepartmentName: optional(in.DepartmentName), IsManual: manual}
 	}
-	if err := r.later(r.tx.Tx.NewInsert().Model(&recs)); err != nil {
+	if err := r.later(ctx, r.raw.NewInsert().Model(&recs)); err != nil {
 		return nil, err
 	}
-	return recs, r.publish(EventCCNotified, func(e *InstanceEvent) {
+	return recs, r.publish(ctx, EventCCNotified, func(e *InstanceEvent) {
 		e.NodeID, e.NodeName, e.Recipients, e.IsManual = n.ID, n.Name, rec, &manual
 	})
 }
 
 // finish moves the instance to a final (or resting) status and, for approved, rejected and
 // terminated, publishes approval.instance.completed.
-func (r *run) finish(status, reason string) error {
-	if err := r.transition(status); err != nil {
+func (r *run) finish(ctx context.Context, status, reason string) error {
+	if err := r.transition(ctx, status); err != nil {
 		return err
 	}
 	switch status {
 	case InstanceApproved, InstanceRejected, InstanceTerminated:
 		if status != InstanceApproved {
-			if err := r.cancelAll("instance_" + status); err != nil {
+			if err := r.cancelAll(ctx, "instance_"+status); err != nil {
 				return err
 			}
 		}
-		return r.publish(EventInstanceCompleted, func(e *InstanceEvent) {
+		return r.publish(ctx, EventInstanceCompleted, func(e *InstanceEvent) {
 			e.FinalStatus, e.FinishedAt = status, &r.inst.FinishedAt
 			if status == InstanceTerminated {
 				e.Reason = reason
@@ -363,15 +371,15 @@ func (r *run) finish(status, reason string) error {
 
 // save writes the instance's mutable columns (deferred to the flush: the command's last write
 // of the row).
-func (r *run) save() error {
+func (r *run) save(ctx context.Context) error {
 	r.inst.UpdatedAt, r.inst.UpdatedBy = crud.NewTime(r.now), r.op.ID
-	return r.laterAs(instanceRow{r.inst.ID}, r.tx.Tx.NewUpdate().Model(r.inst).
+	return r.laterAs(ctx, instanceRow{r.inst.ID}, r.raw.NewUpdate().Model(r.inst).
 		Column("status", "current_node_id", "finished_at", "form_data", "updated_at", "updated_by").WherePK())
 }
 
 // log writes an action log row of action at node n (nil: instance level) and task t (nil: none),
 // deferred to the flush (nothing in the command reads it back).
-func (r *run) log(action string, n *Node, t *Task, fill func(*ActionLog)) error {
+func (r *run) log(ctx context.Context, action string, n *Node, t *Task, fill func(*ActionLog)) error {
 	l := &ActionLog{ID: crud.NewID(), CreatedAt: crud.NewTime(r.now), CreatedBy: r.op.ID, InstanceID: r.inst.ID, Action: action,
 		OperatorID: r.op.ID, OperatorName: r.op.Name, OperatorDepartmentID: optional(r.op.DepartmentID),
 		OperatorDepartmentName: optional(r.op.DepartmentName), AddedAssignees: []UserInfo{}, RemovedAssignees: []UserInfo{}, CCUsers: []UserInfo{}}
@@ -384,7 +392,7 @@ func (r *run) log(action string, n *Node, t *Task, fill func(*ActionLog)) error 
 	if fill != nil {
 		fill(l)
 	}
-	return r.later(r.tx.Tx.NewInsert().Model(l))
+	return r.later(ctx, r.raw.NewInsert().Model(l))
 }
 
 // canTransition is the instance state machine of wire-approval §7.
@@ -439,17 +447,17 @@ func nonNilMap[K comparable, V any](m map[K]V) map[K]V {
 }
 
 // publish publishes an instance event of typ inside the run's transaction.
-func (r *run) publish(typ string, fill func(*InstanceEvent)) error {
+func (r *run) publish(ctx context.Context, typ string, fill func(*InstanceEvent)) error {
 	e := r.instanceEvent()
 	if fill != nil {
 		fill(&e)
 	}
-	return r.s.events.Publish(r.ctx, event.Named{Type: typ, Payload: e}, event.InTx(r.tx.Tx))
+	return r.s.events.Publish(ctx, event.Named{Type: typ, Payload: e}, event.InTx(r.raw))
 }
 
 // taskEvent publishes a task event of typ for t at node n.
-func (r *run) taskEvent(typ string, t *Task, n *Node, fill func(*InstanceEvent)) error {
-	return r.publish(typ, func(e *InstanceEvent) {
+func (r *run) taskEvent(ctx context.Context, typ string, t *Task, n *Node, fill func(*InstanceEvent)) error {
+	return r.publish(ctx, typ, func(e *InstanceEvent) {
 		e.TaskID, e.NodeID, e.NodeName = t.ID, n.ID, n.Name
 		a := t.assignee()
 		e.Assignee = &a

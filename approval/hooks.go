@@ -137,7 +137,7 @@ func (s *Service) newInstance(ctx context.Context, f *Flow, versionID string, op
 // and resubmit. It sets the status and finished_at (cleared on running), calls the lifecycle
 // hooks and records the business projection's desired state (applied here when the binding is
 // synchronous). Callers check their own refusal codes first; an illegal change is 40106.
-func (r *run) transition(to string) error {
+func (r *run) transition(ctx context.Context, to string) error {
 	from := r.inst.Status
 	if r.fresh {
 		from, r.fresh = "", false
@@ -153,13 +153,13 @@ func (r *run) transition(to string) error {
 	for _, h := range r.s.ext.hooks {
 		var err error
 		if from == "" {
-			err = h.OnInstanceCreated(r.ctx, r.tx, r.inst)
+			err = h.OnInstanceCreated(ctx, r.tx(ctx), r.inst)
 		} else {
-			err = h.OnInstanceTransition(r.ctx, r.tx, r.inst, from, to)
+			err = h.OnInstanceTransition(ctx, r.tx(ctx), r.inst, from, to)
 		}
 		if err != nil {
 			return err
 		}
 	}
-	return r.project()
+	return r.project(ctx)
 }

@@ -249,16 +249,16 @@ func (s *Service) processTask(ctx context.Context, c rpc.Call, p ProcessTaskPara
 		}
 		switch action {
 		case ActionApprove, ActionHandle, ActionReject:
-			err = r.decide(n, t, action, p, l.visit)
+			err = r.decide(ctx, n, t, action, p, l.visit)
 		case ActionTransfer:
-			err = r.transfer(n, t, p)
+			err = r.transfer(ctx, n, t, p)
 		case ActionRollback:
-			err = r.rollback(n, t, p)
+			err = r.rollback(ctx, n, t, p)
 		}
 		if err != nil {
 			return err
 		}
-		return r.save()
+		return r.save(ctx)
 	})
 }
 
@@ -289,7 +289,7 @@ func (r *run) mergeForm(n *Node, submitted map[string]any, requireFilled bool) e
 
 // decide records an approve, handle or reject and evaluates the node; visit is the tasks of t's
 // visit as locked, before the command's writes (settle brings it up to date).
-func (r *run) decide(n *Node, t *Task, action string, p ProcessTaskParams, visit []Task) error {
+func (r *run) decide(ctx context.Context, n *Node, t *Task, action string, p ProcessTaskParams, visit []Task) error {
 	status, typ := TaskApproved, EventTaskApproved
 	switch action {
 	case ActionHandle:
@@ -297,22 +297,22 @@ func (r *run) decide(n *Node, t *Task, action string, p ProcessTaskParams, visit
 	case ActionReject:
 		status, typ = TaskRejected, EventTaskRejected
 	}
-	if err := r.setTask(t, status); err != nil {
+	if err := r.setTask(ctx, t, status); err != nil {
 		return err
 	}
-	if err := r.log(action, n, t, func(l *ActionLog) { l.Opinion, l.Attachments = optional(p.Opinion), p.Attachments }); err != nil {
+	if err := r.log(ctx, action, n, t, func(l *ActionLog) { l.Opinion, l.Attachments = optional(p.Opinion), p.Attachments }); err != nil {
 		return err
 	}
 	op := r.op
-	if err := r.taskEvent(typ, t, n, func(e *InstanceEvent) { e.Operator, e.Opinion = &op, p.Opinion }); err != nil {
+	if err := r.taskEvent(ctx, typ, t, n, func(e *InstanceEvent) { e.Operator, e.Opinion = &op, p.Opinion }); err != nil {
 		return err
 	}
-	return r.settle(n, t, visit)
+	return r.settle(ctx, n, t, visit)
 }
 
 // transfer hands t to another user: t becomes transferred and the target gets a pending task
 // with the same sort order, deadline and parent.
-func (r *run) transfer(n *Node, t *Task, p ProcessTaskParams) error {
+func (r *run) transfer(ctx context.Context, n *Node, t *Task, p ProcessTaskParams) error {
 	if err := transferErr(n); err != nil {
 		return err
 	}
@@ -320,63 +320,63 @@ func (r *run) transfer(n *Node, t *Task, p ProcessTaskParams) error {
 	if to == "" || to == t.AssigneeID {
 		return ErrInvalidTransferTarget
 	}
-	live, err := r.tx.NewSelect().Model((*Task)(nil)).Where("instance_id = ?", r.inst.ID).Where("node_id = ?", n.ID).
-		Where("assignee_id = ?", to).Where("status IN (?)", bun.In(LiveTaskStatuses)).Count(r.ctx)
+	live, err := r.tx(ctx).NewSelect().Model((*Task)(nil)).Where("instance_id = ?", r.inst.ID).Where("node_id = ?", n.ID).
+		Where("assignee_id = ?", to).Where("status IN (?)", bun.In(LiveTaskStatuses)).Count(ctx)
 	if err != nil {
 		return err
 	}
 	if live > 0 {
 		return ErrInvalidTransferTarget
 	}
-	nt, err := r.handOver(n, t, to, TaskTransferred)
+	nt, err := r.handOver(ctx, n, t, to, TaskTransferred)
 	if err != nil {
 		return err
 	}
 	from, target := t.assignee(), nt.assignee()
-	if err := r.log(ActionTransfer, n, t, func(l *ActionLog) {
+	if err := r.log(ctx, ActionTransfer, n, t, func(l *ActionLog) {
 		l.Opinion = optional(p.Opinion)
 		l.setTransferTo(target)
 	}); err != nil {
 		return err
 	}
-	if err := r.taskEvent(EventTaskTransferred, t, n, func(e *InstanceEvent) { e.From, e.To, e.Reason = &from, &target, p.Opinion }); err != nil {
+	if err := r.taskEvent(ctx, EventTaskTransferred, t, n, func(e *InstanceEvent) { e.From, e.To, e.Reason = &from, &target, p.Opinion }); err != nil {
 		return err
 	}
-	return r.taskEvent(EventTaskCreated, nt, n, nil)
+	return r.taskEvent(ctx, EventTaskCreated, nt, n, nil)
 }
 
 // handOver closes t with status and creates the pending task of user to in its place.
-func (r *run) handOver(n *Node, t *Task, to, status string) (*Task, error) {
-	infos, err := r.s.userInfos(r.ctx, []string{to})
+func (r *run) handOver(ctx context.Context, n *Node, t *Task, to, status string) (*Task, error) {
+	infos, err := r.s.userInfos(ctx, []string{to})
 	if err != nil {
 		return nil, err
 	}
-	if err := r.setTask(t, status); err != nil {
+	if err := r.setTask(ctx, t, status); err != nil {
 		return nil, err
 	}
-	return r.replaceTask(n, t, infos[to], t.Deadline)
+	return r.replaceTask(ctx, n, t, infos[to], t.Deadline)
 }
 
 // replaceTask creates the pending task of u that takes closed task t's place at node n: its
 // seat (sort order, parent, add type) and deadline, and the people added to t hang off it (a
 // "before" parent reactivates, "after" children follow it). Both writes are deferred.
-func (r *run) replaceTask(n *Node, t *Task, u UserInfo, deadline crud.Time) (*Task, error) {
+func (r *run) replaceTask(ctx context.Context, n *Node, t *Task, u UserInfo, deadline crud.Time) (*Task, error) {
 	nt := &Task{}
 	r.fillTask(nt, n, &Visit{ID: t.VisitID}, u, t.SortOrder)
 	nt.Deadline, nt.ParentTaskID, nt.AddAssigneeType = deadline, t.ParentTaskID, t.AddAssigneeType
-	if err := r.later(r.tx.Tx.NewInsert().Model(nt)); err != nil {
+	if err := r.later(ctx, r.raw.NewInsert().Model(nt)); err != nil {
 		return nil, err
 	}
-	reparent := r.tx.Tx.NewUpdate().Model((*Task)(nil)).Set("parent_task_id = ?", nt.ID).Where("parent_task_id = ?", t.ID)
-	return nt, r.later(reparent)
+	reparent := r.raw.NewUpdate().Model((*Task)(nil)).Set("parent_task_id = ?", nt.ID).Where("parent_task_id = ?", t.ID)
+	return nt, r.later(ctx, reparent)
 }
 
 // rollbackTargets are the nodes n's visit current may roll back to: rollbackTrail over the
 // instance's visits before it.
-func (r *run) rollbackTargets(n *Node, current *Visit) ([]*Node, error) {
+func (r *run) rollbackTargets(ctx context.Context, n *Node, current *Visit) ([]*Node, error) {
 	var visits []Visit
-	if err := r.tx.NewSelect().Model(&visits).Where("instance_id = ?", r.inst.ID).Where("sequence < ?", current.Sequence).
-		Scan(r.ctx); err != nil {
+	if err := r.tx(ctx).NewSelect().Model(&visits).Where("instance_id = ?", r.inst.ID).Where("sequence < ?", current.Sequence).
+		Scan(ctx); err != nil {
 		return nil, err
 	}
 	return rollbackTrail(r.g, n, visits, current.Sequence), nil
@@ -385,15 +385,15 @@ func (r *run) rollbackTargets(n *Node, current *Visit) ([]*Node, error) {
 // rollback returns the instance from t's node to targetNodeId: t rolled back, peers canceled,
 // the visit returned, form data per the node's data strategy (keep: the target's snapshot;
 // clear: null); the start node → instance returned, else the target is entered again.
-func (r *run) rollback(n *Node, t *Task, p ProcessTaskParams) error {
+func (r *run) rollback(ctx context.Context, n *Node, t *Task, p ProcessTaskParams) error {
 	if err := rollbackErr(n); err != nil {
 		return err
 	}
 	v := new(Visit)
-	if err := r.tx.NewSelect().Model(v).Where("id = ?", t.VisitID).Scan(r.ctx); err != nil {
+	if err := r.tx(ctx).NewSelect().Model(v).Where("id = ?", t.VisitID).Scan(ctx); err != nil {
 		return err
 	}
-	targets, err := r.rollbackTargets(n, v)
+	targets, err := r.rollbackTargets(ctx, n, v)
 	if err != nil {
 		return err
 	}
@@ -402,28 +402,28 @@ func (r *run) rollback(n *Node, t *Task, p ProcessTaskParams) error {
 		return ErrInvalidRollbackTarget
 	}
 	target := targets[idx]
-	if err := r.setTask(t, TaskRolledBack); err != nil {
+	if err := r.setTask(ctx, t, TaskRolledBack); err != nil {
 		return err
 	}
-	tasks, err := r.visitTasks(v.ID)
+	tasks, err := r.visitTasks(ctx, v.ID)
 	if err != nil {
 		return err
 	}
-	if err := r.cancelLive(tasks, n, "rolled_back"); err != nil {
+	if err := r.cancelLive(ctx, tasks, n, "rolled_back"); err != nil {
 		return err
 	}
-	if err := r.closeVisit(v, VisitReturned); err != nil {
+	if err := r.closeVisit(ctx, v, VisitReturned); err != nil {
 		return err
 	}
-	if err := r.log(ActionRollback, n, t, func(l *ActionLog) { l.Opinion, l.RollbackToNodeID = optional(p.Opinion), &target.ID }); err != nil {
+	if err := r.log(ctx, ActionRollback, n, t, func(l *ActionLog) { l.Opinion, l.RollbackToNodeID = optional(p.Opinion), &target.ID }); err != nil {
 		return err
 	}
 	if deref(n.RollbackDataStrategy) == design.RollbackDataClear {
 		r.inst.FormData = nil
 	} else {
 		snap := new(FormSnapshot)
-		err := r.tx.NewSelect().Model(snap).Where("instance_id = ?", r.inst.ID).Where("node_id = ?", target.ID).
-			Order("created_at DESC").Limit(1).Scan(r.ctx)
+		err := r.tx(ctx).NewSelect().Model(snap).Where("instance_id = ?", r.inst.ID).Where("node_id = ?", target.ID).
+			Order("created_at DESC").Limit(1).Scan(ctx)
 		switch {
 		case err == nil:
 			r.inst.FormData = snap.FormData
@@ -436,17 +436,17 @@ func (r *run) rollback(n *Node, t *Task, p ProcessTaskParams) error {
 		e.FromNodeID, e.FromNodeName, e.ToNodeID, e.ToNodeName, e.Operator, e.Opinion = n.ID, n.Name, target.ID, target.Name, &op, p.Opinion
 	}
 	if target.Kind == design.NodeStart {
-		if err := r.transition(InstanceReturned); err != nil {
+		if err := r.transition(ctx, InstanceReturned); err != nil {
 			return err
 		}
 		id := target.ID
 		r.inst.CurrentNodeID = &id
-		return r.publish(EventInstanceReturned, fill)
+		return r.publish(ctx, EventInstanceReturned, fill)
 	}
-	if err := r.publish(EventInstanceRolledBack, fill); err != nil {
+	if err := r.publish(ctx, EventInstanceRolledBack, fill); err != nil {
 		return err
 	}
-	return r.enter(target, 0)
+	return r.enter(ctx, target, 0)
 }
 
 // lockedInstance locks the instance of a command and checks the caller's tenant.
@@ -464,7 +464,7 @@ func (s *Service) lockedInstance(ctx context.Context, tx bun.Tx, cl caller, id s
 // onInstance runs an instance command: the caller and operator resolved, then one transaction
 // with the instance locked (tenant-checked) and a run on it; the instance row is saved after
 // fn unless fn fails.
-func (s *Service) onInstance(ctx context.Context, c rpc.Call, id string, fn func(r *run, cl caller) error) (*struct{}, error) {
+func (s *Service) onInstance(ctx context.Context, c rpc.Call, id string, fn func(ctx context.Context, r *run, cl caller) error) (*struct{}, error) {
 	cl, err := callerOf(c)
 	if err != nil {
 		return nil, err
@@ -482,39 +482,39 @@ func (s *Service) onInstance(ctx context.Context, c rpc.Call, id string, fn func
 		if err != nil {
 			return err
 		}
-		if err := fn(r, cl); err != nil {
+		if err := fn(ctx, r, cl); err != nil {
 			return err
 		}
-		return r.save()
+		return r.save(ctx)
 	})
 }
 
 // withdraw: the applicant takes a running (or returned) instance back; live tasks are
 // canceled, active visits closed.
 func (s *Service) withdraw(ctx context.Context, c rpc.Call, p InstanceReasonParams) (*struct{}, error) {
-	return s.onInstance(ctx, c, p.InstanceID, func(r *run, cl caller) error {
+	return s.onInstance(ctx, c, p.InstanceID, func(ctx context.Context, r *run, cl caller) error {
 		inst := r.inst
 		if err := withdrawErr(inst, cl.ID); err != nil {
 			return err
 		}
-		if err := r.cancelAll("withdrawn"); err != nil {
+		if err := r.cancelAll(ctx, "withdrawn"); err != nil {
 			return err
 		}
-		if err := r.transition(InstanceWithdrawn); err != nil {
+		if err := r.transition(ctx, InstanceWithdrawn); err != nil {
 			return err
 		}
-		if err := r.log(ActionWithdraw, nil, nil, func(l *ActionLog) { l.Opinion = optional(p.Reason) }); err != nil {
+		if err := r.log(ctx, ActionWithdraw, nil, nil, func(l *ActionLog) { l.Opinion = optional(p.Reason) }); err != nil {
 			return err
 		}
 		op := r.op
-		return r.publish(EventInstanceWithdrawn, func(e *InstanceEvent) { e.Operator, e.Reason = &op, p.Reason })
+		return r.publish(ctx, EventInstanceWithdrawn, func(e *InstanceEvent) { e.Operator, e.Reason = &op, p.Reason })
 	})
 }
 
 // resubmit: the applicant restarts a returned or withdrawn instance from the start node of the
 // same version, with the submitted form data laid over the stored data.
 func (s *Service) resubmit(ctx context.Context, c rpc.Call, p ResubmitParams) (*struct{}, error) {
-	return s.onInstance(ctx, c, p.InstanceID, func(r *run, cl caller) error {
+	return s.onInstance(ctx, c, p.InstanceID, func(ctx context.Context, r *run, cl caller) error {
 		inst := r.inst
 		if err := resubmitErr(inst, cl.ID); err != nil {
 			return err
@@ -530,36 +530,36 @@ func (s *Service) resubmit(ctx context.Context, c rpc.Call, p ResubmitParams) (*
 			return err
 		}
 		inst.FormData = data
-		if err := r.storeForm(); err != nil {
+		if err := r.storeForm(ctx); err != nil {
 			return err
 		}
-		if err := r.transition(InstanceRunning); err != nil {
+		if err := r.transition(ctx, InstanceRunning); err != nil {
 			return err
 		}
-		if err := r.log(ActionResubmit, r.g.start, nil, nil); err != nil {
+		if err := r.log(ctx, ActionResubmit, r.g.start, nil, nil); err != nil {
 			return err
 		}
 		op := r.op
-		if err := r.publish(EventInstanceResubmitted, func(e *InstanceEvent) { e.Operator = &op }); err != nil {
+		if err := r.publish(ctx, EventInstanceResubmitted, func(e *InstanceEvent) { e.Operator = &op }); err != nil {
 			return err
 		}
-		return r.enter(r.g.start, 0)
+		return r.enter(ctx, r.g.start, 0)
 	})
 }
 
 // addCC: a participant of the instance copies users in at the current node when it allows
 // manual CC (records with isManual, action add_cc, approval.cc.notified with isManual).
 func (s *Service) addCC(ctx context.Context, c rpc.Call, p AddCCParams) (*struct{}, error) {
-	return s.onInstance(ctx, c, p.InstanceID, func(r *run, cl caller) error {
+	return s.onInstance(ctx, c, p.InstanceID, func(ctx context.Context, r *run, cl caller) error {
 		var part error
 		if r.inst.Status == InstanceRunning {
-			part = s.participant(r.ctx, r.tx, r.inst, cl.ID)
+			part = s.participant(ctx, r.tx(ctx), r.inst, cl.ID)
 		}
 		if err := manualCCErr(r.inst, r.g, part); err != nil {
 			return err
 		}
 		n := r.g.nodes[deref(r.inst.CurrentNodeID)]
-		recs, err := r.insertCC(n, nil, dedupe(p.CCUserIDs), "", true)
+		recs, err := r.insertCC(ctx, n, nil, dedupe(p.CCUserIDs), "", true)
 		if err != nil {
 			return err
 		}
@@ -567,7 +567,7 @@ func (s *Service) addCC(ctx context.Context, c rpc.Call, p AddCCParams) (*struct
 		for i, rc := range recs {
 			cc[i] = UserInfo{ID: rc.CCUserID, Name: rc.CCUserName, DepartmentID: deref(rc.CCUserDepartmentID), DepartmentName: deref(rc.CCUserDepartmentName)}
 		}
-		return r.log(ActionAddCC, n, nil, func(l *ActionLog) { l.CCUsers = cc })
+		return r.log(ctx, ActionAddCC, n, nil, func(l *ActionLog) { l.CCUsers = cc })
 	})
 }
 
@@ -586,8 +586,8 @@ func (s *Service) participant(ctx context.Context, tx bun.IDB, inst *Instance, u
 // markCCRead marks the caller's CC records of the instance read; a cc node waiting for read
 // confirmation passes when all its records are read, and the walk continues.
 func (s *Service) markCCRead(ctx context.Context, c rpc.Call, p InstanceIDParams) (*struct{}, error) {
-	return s.onInstance(ctx, c, p.InstanceID, func(r *run, cl caller) error {
-		ctx, tx, inst := r.ctx, r.tx, r.inst
+	return s.onInstance(ctx, c, p.InstanceID, func(ctx context.Context, r *run, cl caller) error {
+		tx, inst := r.tx(ctx), r.inst
 		res, err := tx.NewUpdate().Model((*CCRecord)(nil)).Set("read_at = ?", crud.NewTime(r.now)).Where("instance_id = ?", inst.ID).
 			Where("cc_user_id = ?", cl.ID).Where("read_at IS NULL").Exec(ctx)
 		if err != nil {
@@ -619,9 +619,9 @@ func (s *Service) markCCRead(ctx context.Context, c rpc.Call, p InstanceIDParams
 		if err != nil || unread > 0 {
 			return err
 		}
-		if err := r.closeVisit(v, VisitPassed); err != nil {
+		if err := r.closeVisit(ctx, v, VisitPassed); err != nil {
 			return err
 		}
-		return r.advance(n, 0)
+		return r.advance(ctx, n, 0)
 	})
 }

@@ -1,34 +1,35 @@
 package approval
 
 import (
+	"context"
 	"github.com/svc-framework/svc/approval/design"
 	"github.com/svc-framework/svc/crud"
 	"github.com/uptrace/bun"
 )
 
 // visitTasks are the tasks of visit id in sort order.
-func (r *run) visitTasks(visitID string) ([]Task, error) {
+func (r *run) visitTasks(ctx context.Context, visitID string) ([]Task, error) {
 	var ts []Task
-	err := r.tx.NewSelect().Model(&ts).Where("visit_id = ?", visitID).Order("sort_order", "created_at").Scan(r.ctx)
+	err := r.tx(ctx).NewSelect().Model(&ts).Where("visit_id = ?", visitID).Order("sort_order", "created_at").Scan(ctx)
 	return ts, err
 }
 
 // setTask moves t to status (finished unless waiting or pending).
-func (r *run) setTask(t *Task, status string) error {
+func (r *run) setTask(ctx context.Context, t *Task, status string) error {
 	t.Status, t.UpdatedAt, t.UpdatedBy = status, crud.NewTime(r.now), r.op.ID
 	if status != TaskPending && status != TaskWaiting {
 		t.FinishedAt = crud.NewTime(r.now)
 	}
-	return r.later(r.tx.Tx.NewUpdate().Model(t).Column("status", "updated_at", "updated_by", "finished_at", "deadline").WherePK())
+	return r.later(ctx, r.raw.NewUpdate().Model(t).Column("status", "updated_at", "updated_by", "finished_at", "deadline").WherePK())
 }
 
 // activate makes waiting task t of node n pending (its deadline starts now) and announces it.
-func (r *run) activate(t *Task, n *Node) error {
+func (r *run) activate(ctx context.Context, t *Task, n *Node) error {
 	t.Deadline = r.deadline(n)
-	if err := r.setTask(t, TaskPending); err != nil {
+	if err := r.setTask(ctx, t, TaskPending); err != nil {
 		return err
 	}
-	return r.taskEvent(EventTaskCreated, t, n, nil)
+	return r.taskEvent(ctx, EventTaskCreated, t, n, nil)
 }
 
 // counted reports whether a task's outcome counts for the pass rule (wire-approval §8): not
@@ -91,39 +92,39 @@ func outcome(n *Node, tasks []Task) string {
 // evaluate applies the pass rule to v after a change: passed → cancel the rest, fire CCs,
 // advance; rejected → cancel the rest, fire CCs, reject the instance; undecided → activate the
 // next sequential task when none is pending. It reports whether the node finished.
-func (r *run) evaluate(n *Node, v *Visit, depth int) (bool, error) {
-	tasks, err := r.visitTasks(v.ID)
+func (r *run) evaluate(ctx context.Context, n *Node, v *Visit, depth int) (bool, error) {
+	tasks, err := r.visitTasks(ctx, v.ID)
 	if err != nil {
 		return false, err
 	}
-	return r.judge(n, v, depth, tasks)
+	return r.judge(ctx, n, v, depth, tasks)
 }
 
 // judge is evaluate over tasks, the current tasks of v.
-func (r *run) judge(n *Node, v *Visit, depth int, tasks []Task) (bool, error) {
+func (r *run) judge(ctx context.Context, n *Node, v *Visit, depth int, tasks []Task) (bool, error) {
 	switch outcome(n, tasks) {
 	case "passed":
-		if err := r.cancelLive(tasks, n, "node_passed"); err != nil {
+		if err := r.cancelLive(ctx, tasks, n, "node_passed"); err != nil {
 			return true, err
 		}
-		if err := r.closeVisit(v, VisitPassed); err != nil {
+		if err := r.closeVisit(ctx, v, VisitPassed); err != nil {
 			return true, err
 		}
-		if _, err := r.cc(n, v, r.timed(n, design.CCOnApprove), ""); err != nil {
+		if _, err := r.cc(ctx, n, v, r.timed(n, design.CCOnApprove), ""); err != nil {
 			return true, err
 		}
-		return true, r.advance(n, depth)
+		return true, r.advance(ctx, n, depth)
 	case "rejected":
-		if err := r.cancelLive(tasks, n, "node_rejected"); err != nil {
+		if err := r.cancelLive(ctx, tasks, n, "node_rejected"); err != nil {
 			return true, err
 		}
-		if err := r.closeVisit(v, VisitRejected); err != nil {
+		if err := r.closeVisit(ctx, v, VisitRejected); err != nil {
 			return true, err
 		}
-		if _, err := r.cc(n, v, r.timed(n, design.CCOnReject), ""); err != nil {
+		if _, err := r.cc(ctx, n, v, r.timed(n, design.CCOnReject), ""); err != nil {
 			return true, err
 		}
-		return true, r.finish(InstanceRejected, "")
+		return true, r.finish(ctx, InstanceRejected, "")
 	}
 	for _, t := range tasks {
 		if t.Status == TaskPending {
@@ -132,23 +133,23 @@ func (r *run) judge(n *Node, v *Visit, depth int, tasks []Task) (bool, error) {
 	}
 	for i := range tasks {
 		if tasks[i].Status == TaskWaiting {
-			return false, r.activate(&tasks[i], n)
+			return false, r.activate(ctx, &tasks[i], n)
 		}
 	}
 	return false, nil
 }
 
 // cancelLive cancels the pending and waiting tasks among tasks (approval.task.canceled each).
-func (r *run) cancelLive(tasks []Task, n *Node, reason string) error {
+func (r *run) cancelLive(ctx context.Context, tasks []Task, n *Node, reason string) error {
 	for i := range tasks {
 		t := &tasks[i]
 		if t.Status != TaskPending && t.Status != TaskWaiting {
 			continue
 		}
-		if err := r.setTask(t, TaskCanceled); err != nil {
+		if err := r.setTask(ctx, t, TaskCanceled); err != nil {
 			return err
 		}
-		if err := r.taskEvent(EventTaskCanceled, t, n, func(e *InstanceEvent) { e.Reason = reason }); err != nil {
+		if err := r.taskEvent(ctx, EventTaskCanceled, t, n, func(e *InstanceEvent) { e.Reason = reason }); err != nil {
 			return err
 		}
 	}
@@ -156,17 +157,17 @@ func (r *run) cancelLive(tasks []Task, n *Node, reason string) error {
 }
 
 // cancelAll cancels every live task and active visit of the instance (withdraw, terminate).
-func (r *run) cancelAll(reason string) error {
+func (r *run) cancelAll(ctx context.Context, reason string) error {
 	var tasks []Task
-	if err := r.tx.NewSelect().Model(&tasks).Where("instance_id = ?", r.inst.ID).
-		Where("status IN (?)", bun.In(LiveTaskStatuses)).Order("sort_order").Scan(r.ctx); err != nil {
+	if err := r.tx(ctx).NewSelect().Model(&tasks).Where("instance_id = ?", r.inst.ID).
+		Where("status IN (?)", bun.In(LiveTaskStatuses)).Order("sort_order").Scan(ctx); err != nil {
 		return err
 	}
 	for i := range tasks {
-		if err := r.cancelLive(tasks[i:i+1], r.g.nodes[tasks[i].NodeID], reason); err != nil {
+		if err := r.cancelLive(ctx, tasks[i:i+1], r.g.nodes[tasks[i].NodeID], reason); err != nil {
 			return err
 		}
 	}
-	return r.later(r.tx.Tx.NewUpdate().Model((*Visit)(nil)).Set("status = ?", VisitCanceled).Set("finished_at = ?", crud.NewTime(r.now)).
+	return r.later(ctx, r.raw.NewUpdate().Model((*Visit)(nil)).Set("status = ?", VisitCanceled).Set("finished_at = ?", crud.NewTime(r.now)).
 		Where("instance_id = ?", r.inst.ID).Where("status = ?", VisitActive))
 }
