@@ -91,7 +91,7 @@
 //
 // # Queries (wire-approval §6.5, §6.6, issue #24 items 1, 3, 5)
 //
-//   - approval/my (my.go, my_lists.go; Bearer, no permission, the caller's own rows in its
+//   - approval/my (query_my.go, query_my_lists.go; Bearer, no permission, the caller's own rows in its
 //     tenant — a super-admin: every tenant or the tenantId it asks): find_available_flows
 //     (active, published, isAllInitiationAllowed or an initiator row matching the caller — the
 //     rule start applies, initiatorAllows; order name), get_start_form (start's gates through
@@ -100,7 +100,7 @@
 //     first), find_completed_tasks (approved, rejected, handled, transferred, rolled_back; last
 //     finished first), find_cc_records (isRead; newest first), get_pending_counts. The operation
 //     list is myQueryOps, for the instance detail to join.
-//   - approval/admin (admin.go, action_log_query.go, metrics.go): find_instances
+//   - approval/admin (query_admin.go, query_metrics.go): find_instances
 //     (approval.instance.query; applicantId, status, flowId, keyword in the title or number),
 //     find_tasks (approval.task.query; assigneeId, instanceId, status), both newest first;
 //     find_action_logs (approval.action_log.query; instanceId required; oldest first);
@@ -261,7 +261,7 @@
 // apv_instance.form_data stays the source every read uses, and form edits by decisions or a
 // rollback's data strategy reach the tables at the next resubmit (as in the original).
 //
-// # Instance detail (wire-approval §6.5–§6.7, §8, §15): detail.go, timeline.go, graph_progress.go, viewer.go
+// # Instance detail (wire-approval §6.5–§6.7, §8, §15): query_detail.go, query_timeline.go, query_progress.go, query_viewer.go
 //
 //   - approval/my get_instance_detail ({instanceId}; no permission): InstanceDetail {instance
 //     (InstanceInfo with flowId and flowCode, §15), formSchema, timeline, flowGraph,

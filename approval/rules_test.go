@@ -1,10 +1,10 @@
 package approval
 
 import (
-	"github.com/svc-framework/svc/approval/design"
 	"testing"
 	"time"
 
+	"github.com/svc-framework/svc/approval/design"
 	"github.com/svc-framework/svc/crud"
 )
 

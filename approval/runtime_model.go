@@ -220,3 +220,9 @@ func (l *ActionLog) transferTo() *UserInfo {
 	return &UserInfo{ID: *l.TransferToID, Name: deref(l.TransferToName), DepartmentID: deref(l.TransferToDeptID),
 		DepartmentName: deref(l.TransferToDeptName)}
 }
+
+// LiveTaskStatuses and OpenInstanceStatuses are the statuses Stats counts.
+var (
+	LiveTaskStatuses     = []string{TaskPending, TaskWaiting}
+	OpenInstanceStatuses = []string{InstanceRunning, InstanceReturned}
+)

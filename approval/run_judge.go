@@ -2,6 +2,7 @@ package approval
 
 import (
 	"context"
+
 	"github.com/svc-framework/svc/approval/design"
 	"github.com/svc-framework/svc/crud"
 	"github.com/uptrace/bun"
@@ -170,4 +171,57 @@ func (r *run) cancelAll(ctx context.Context, reason string) error {
 	}
 	return r.later(ctx, r.raw.NewUpdate().Model((*Visit)(nil)).Set("status = ?", VisitCanceled).Set("finished_at = ?", crud.NewTime(r.now)).
 		Where("instance_id = ?", r.inst.ID).Where("status = ?", VisitActive))
+}
+
+// settle runs the consequences of the change to task t at node n, given the tasks of t's visit
+// as read before the command's writes: t replaces its stale copy, the tasks waiting on t become
+// pending, and the pass rule evaluates the visit — with no read of its own, so the command's
+// writes wait for its final flush. The instance row is locked, so the list is the visit's.
+func (r *run) settle(ctx context.Context, n *Node, t *Task, tasks []Task) error {
+	for i := range tasks {
+		if tasks[i].ID == t.ID {
+			tasks[i] = *t
+		}
+	}
+	if err := r.activateDependents(ctx, t, tasks); err != nil {
+		return err
+	}
+	_, err := r.judge(ctx, n, &Visit{ID: t.VisitID}, 0, tasks) // judge needs the visit's id only
+	return err
+}
+
+// activateDependents runs after task t finished, over the tasks of its visit (which hold the
+// people added to t and to its parent): a "before" parent whose added people have all finished
+// is pending again; the "after" children of t become pending.
+func (r *run) activateDependents(ctx context.Context, t *Task, tasks []Task) error {
+	n := r.g.nodes[t.NodeID]
+	if t.ParentTaskID != nil && deref(t.AddAssigneeType) == AddBefore {
+		var parent *Task
+		pending := false
+		for i := range tasks {
+			c := &tasks[i]
+			if c.ID == *t.ParentTaskID {
+				parent = c
+			} else if c.ParentTaskID != nil && *c.ParentTaskID == *t.ParentTaskID && deref(c.AddAssigneeType) == AddBefore && live(c.Status) {
+				pending = true
+			}
+		}
+		if !pending && parent != nil && parent.Status == TaskWaiting {
+			if err := r.activate(ctx, parent, n); err != nil {
+				return err
+			}
+		}
+	}
+	if t.Status != TaskApproved && t.Status != TaskHandled {
+		return nil
+	}
+	for i := range tasks {
+		c := &tasks[i]
+		if c.ParentTaskID != nil && *c.ParentTaskID == t.ID && deref(c.AddAssigneeType) == AddAfter && c.Status == TaskWaiting {
+			if err := r.activate(ctx, c, n); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

@@ -82,13 +82,6 @@ func (p *UrgeParams) Validate() error {
 	return c.Err()
 }
 
-// ReassignParams are reassign_task's params (§6.6).
-type ReassignParams struct {
-	TaskID        string `json:"taskId"`
-	NewAssigneeID string `json:"newAssigneeId"`
-	Reason        string `json:"reason"`
-}
-
 // Validate: taskId and newAssigneeId are required, reason ≤ 2000.
 func (p *ReassignParams) Validate() error {
 	var c rpc.Check
@@ -104,16 +97,6 @@ func (s *Service) taskOps() []rpc.Op {
 		rpc.Handle("add_assignee", s.addAssignee, rpc.RequiredPermission("approval.task.add_assignee"), rpc.Audit()),
 		rpc.Handle("remove_assignee", s.removeAssignee, rpc.RequiredPermission("approval.task.remove_assignee"), rpc.Audit()),
 		rpc.Handle("urge_task", s.urgeTask, rpc.RequiredPermission("approval.task.urge"), rpc.RateLimit(10, time.Minute)),
-	}
-}
-
-// AdminOps are the admin commands of approval/admin that belong to the engine:
-// terminate_instance and reassign_task (§6.6). The approval/admin queries add their own ops
-// to the same resource.
-func (s *Service) AdminOps() []rpc.Op {
-	return []rpc.Op{
-		rpc.Handle("terminate_instance", s.terminate, rpc.RequiredPermission("approval.instance.terminate"), rpc.Audit()),
-		rpc.Handle("reassign_task", s.reassign, rpc.RequiredPermission("approval.task.reassign"), rpc.Audit()),
 	}
 }
 
@@ -235,59 +218,6 @@ func (s *Service) removeAssignee(ctx context.Context, c rpc.Call, p TaskIDParams
 	})
 }
 
-// settle runs the consequences of the change to task t at node n, given the tasks of t's visit
-// as read before the command's writes: t replaces its stale copy, the tasks waiting on t become
-// pending, and the pass rule evaluates the visit — with no read of its own, so the command's
-// writes wait for its final flush. The instance row is locked, so the list is the visit's.
-func (r *run) settle(ctx context.Context, n *Node, t *Task, tasks []Task) error {
-	for i := range tasks {
-		if tasks[i].ID == t.ID {
-			tasks[i] = *t
-		}
-	}
-	if err := r.activateDependents(ctx, t, tasks); err != nil {
-		return err
-	}
-	_, err := r.judge(ctx, n, &Visit{ID: t.VisitID}, 0, tasks) // judge needs the visit's id only
-	return err
-}
-
-// activateDependents runs after task t finished, over the tasks of its visit (which hold the
-// people added to t and to its parent): a "before" parent whose added people have all finished
-// is pending again; the "after" children of t become pending.
-func (r *run) activateDependents(ctx context.Context, t *Task, tasks []Task) error {
-	n := r.g.nodes[t.NodeID]
-	if t.ParentTaskID != nil && deref(t.AddAssigneeType) == AddBefore {
-		var parent *Task
-		pending := false
-		for i := range tasks {
-			c := &tasks[i]
-			if c.ID == *t.ParentTaskID {
-				parent = c
-			} else if c.ParentTaskID != nil && *c.ParentTaskID == *t.ParentTaskID && deref(c.AddAssigneeType) == AddBefore && live(c.Status) {
-				pending = true
-			}
-		}
-		if !pending && parent != nil && parent.Status == TaskWaiting {
-			if err := r.activate(ctx, parent, n); err != nil {
-				return err
-			}
-		}
-	}
-	if t.Status != TaskApproved && t.Status != TaskHandled {
-		return nil
-	}
-	for i := range tasks {
-		c := &tasks[i]
-		if c.ParentTaskID != nil && *c.ParentTaskID == t.ID && deref(c.AddAssigneeType) == AddAfter && c.Status == TaskWaiting {
-			if err := r.activate(ctx, c, n); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
 // urgeTask reminds the assignee of a pending task (§8 urge_task): the applicant or someone who
 // has or had a task on the instance; once per node cooldown per task and urger (40601).
 func (s *Service) urgeTask(ctx context.Context, c rpc.Call, p UrgeParams) (*struct{}, error) {
@@ -322,52 +252,5 @@ func (s *Service) urgeTask(ctx context.Context, c rpc.Call, p UrgeParams) (*stru
 			target := t.assignee()
 			e.Urger, e.Target, e.Message = &op, &target, msg
 		})
-	})
-}
-
-// terminate ends a running, returned or withdrawn instance by an administrator (§8
-// terminate_instance): live tasks canceled, status terminated with the reason.
-func (s *Service) terminate(ctx context.Context, c rpc.Call, p InstanceReasonParams) (*struct{}, error) {
-	return s.onInstance(ctx, c, p.InstanceID, func(ctx context.Context, r *run, _ caller) error {
-		if !canTransition(r.inst.Status, InstanceTerminated) {
-			return ErrTerminateNotAllowed
-		}
-		if err := r.log(ctx, ActionTerminate, nil, nil, func(l *ActionLog) { l.Opinion = optional(p.Reason) }); err != nil {
-			return err
-		}
-		return r.finish(ctx, InstanceTerminated, p.Reason)
-	})
-}
-
-// reassign hands a pending task to another user by an administrator (§8 reassign_task).
-func (s *Service) reassign(ctx context.Context, c rpc.Call, p ReassignParams) (*struct{}, error) {
-	return s.onTask(ctx, c, p.TaskID, func(ctx context.Context, r *run, _ caller, l *taskLock, n *Node) error {
-		t := l.task
-		if t.Status != TaskPending {
-			return ErrTaskNotPending
-		}
-		to := strings.TrimSpace(p.NewAssigneeID)
-		live, err := r.liveAt(ctx, n)
-		if err != nil {
-			return err
-		}
-		if to == t.AssigneeID || slices.Contains(live, to) {
-			return ErrInvalidTransferTarget
-		}
-		nt, err := r.handOver(ctx, n, t, to, TaskTransferred)
-		if err != nil {
-			return err
-		}
-		from, target := t.assignee(), nt.assignee()
-		if err := r.log(ctx, ActionReassign, n, t, func(l *ActionLog) {
-			l.Opinion = optional(p.Reason)
-			l.setTransferTo(target)
-		}); err != nil {
-			return err
-		}
-		if err := r.taskEvent(ctx, EventTaskReassigned, t, n, func(e *InstanceEvent) { e.From, e.To, e.Reason = &from, &target, p.Reason }); err != nil {
-			return err
-		}
-		return r.taskEvent(ctx, EventTaskCreated, nt, n, nil)
 	})
 }

@@ -200,3 +200,12 @@ func title(f *Flow, inst *Instance) (string, error) {
 	}
 	return out, nil
 }
+
+// StartParams are start's params (wire-approval §6.4). The applicant, its department and the
+// globals are resolved on the server.
+type StartParams struct {
+	TenantID    string         `json:"tenantId"`
+	FlowCode    string         `json:"flowCode"`
+	BusinessRef *string        `json:"businessRef"`
+	FormData    map[string]any `json:"formData"`
+}

@@ -62,13 +62,13 @@ type AdminInstanceDetail struct {
 // myDetailOp is approval/my get_instance_detail: any authenticated caller who is the
 // applicant, holds or held a task, or received a CC of the instance (else 40701); another
 // tenant's instance is not found (40101).
-func (s *Service) myDetailOp() rpc.Op {
+func (s queries) myDetailOp() rpc.Op {
 	return rpc.Handle("get_instance_detail", s.myDetail)
 }
 
 // adminDetailOp is approval/admin get_instance_detail (approval.instance.detail): the whole
 // instance with unfiltered form data, tenant-checked.
-func (s *Service) adminDetailOp() rpc.Op {
+func (s queries) adminDetailOp() rpc.Op {
 	return rpc.Handle("get_instance_detail", s.adminDetail, rpc.RequiredPermission("approval.instance.detail"))
 }
 
@@ -96,7 +96,7 @@ type detailData struct {
 
 // loadDetail reads instance id and its history for the caller of c (another tenant's instance
 // is not found).
-func (s *Service) loadDetail(ctx context.Context, c rpc.Call, id string) (*detailData, caller, error) {
+func (s queries) loadDetail(ctx context.Context, c rpc.Call, id string) (*detailData, caller, error) {
 	cl, err := callerOf(c)
 	if err != nil {
 		return nil, cl, err
@@ -106,7 +106,7 @@ func (s *Service) loadDetail(ctx context.Context, c rpc.Call, id string) (*detai
 }
 
 // loadHistory reads instance id (seen by cl) and its history.
-func (s *Service) loadHistory(ctx context.Context, cl caller, id string) (*detailData, error) {
+func (s queries) loadHistory(ctx context.Context, cl caller, id string) (*detailData, error) {
 	d := &detailData{inst: new(Instance), flow: new(Flow)}
 	if err := s.db.NewSelect().Model(d.inst).Where("id = ?", id).Scan(ctx); err != nil {
 		return nil, notFoundAs(err, ErrInstanceNotFound)
@@ -175,7 +175,7 @@ func (d *detailData) formSchema() json.RawMessage {
 }
 
 // myDetail answers my.get_instance_detail for the caller.
-func (s *Service) myDetail(ctx context.Context, c rpc.Call, p InstanceIDParams) (*InstanceDetail, error) {
+func (s queries) myDetail(ctx context.Context, c rpc.Call, p InstanceIDParams) (*InstanceDetail, error) {
 	d, cl, err := s.loadDetail(ctx, c, p.InstanceID)
 	if err != nil {
 		return nil, err
@@ -197,7 +197,7 @@ func (s *Service) myDetail(ctx context.Context, c rpc.Call, p InstanceIDParams) 
 }
 
 // adminDetail answers admin.get_instance_detail.
-func (s *Service) adminDetail(ctx context.Context, c rpc.Call, p InstanceIDParams) (*AdminInstanceDetail, error) {
+func (s queries) adminDetail(ctx context.Context, c rpc.Call, p InstanceIDParams) (*AdminInstanceDetail, error) {
 	d, _, err := s.loadDetail(ctx, c, p.InstanceID)
 	if err != nil {
 		return nil, err
