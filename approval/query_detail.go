@@ -79,7 +79,7 @@ func (s queries) adminDetailOp() rpc.Op {
 const DetailStatements = 7
 
 // detailData is everything the detail projections read, loaded in a fixed number of
-// statements (doc.go "Query bounds"): the instance, its flow, its version's graph (cached),
+// statements (docs/approval.md, Reference, "Query bounds"): the instance, its flow, its version's graph (cached),
 // and all its visits, tasks, action logs, cc records and urge records.
 type detailData struct {
 	inst   *Instance
