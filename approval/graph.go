@@ -105,3 +105,14 @@ func (g *graph) next(n *Node) (*Node, error) {
 	}
 	return g.nodes[out[0].TargetNodeID], nil
 }
+
+// ccsOn are n's cc rules that fire on a decision of kind timing (always fires on both).
+func (g *graph) ccsOn(n *Node, timing design.CCTiming) []NodeCC {
+	var out []NodeCC
+	for _, c := range g.ccs[n.ID] {
+		if c.Timing == timing || c.Timing == design.CCAlways || c.Timing == "" {
+			out = append(out, c)
+		}
+	}
+	return out
+}

@@ -163,7 +163,7 @@ func nonNilMap[K comparable, V any](m map[K]V) map[K]V {
 
 // publish publishes an instance event of typ inside the run's transaction.
 func (r *run) publish(ctx context.Context, typ string, fill func(*InstanceEvent)) error {
-	e := r.instanceEvent()
+	e := r.inst.event(r.now)
 	if fill != nil {
 		fill(&e)
 	}
@@ -184,13 +184,6 @@ func (r *run) taskEvent(ctx context.Context, typ string, t *Task, n *Node, fill 
 			fill(e)
 		}
 	})
-}
-
-func (r *run) instanceEvent() InstanceEvent {
-	i := r.inst
-	return InstanceEvent{InstanceID: i.ID, InstanceNo: i.InstanceNo, TenantID: i.TenantID, Title: i.Title, FlowID: i.FlowID,
-		FlowCode: i.FlowCode, BusinessRef: i.BusinessRef, OccurredTime: r.now,
-		Applicant: i.applicant()}
 }
 
 // transition is the one place an instance's status changes (wire-approval §7): start (from ""

@@ -111,7 +111,7 @@ func (r *run) judge(ctx context.Context, n *Node, v *Visit, depth int, tasks []T
 		if err := r.closeVisit(ctx, v, VisitPassed); err != nil {
 			return true, err
 		}
-		if _, err := r.cc(ctx, n, v, r.timed(n, design.CCOnApprove), ""); err != nil {
+		if _, err := r.cc(ctx, n, v, r.g.ccsOn(n, design.CCOnApprove), ""); err != nil {
 			return true, err
 		}
 		return true, r.advance(ctx, n, depth)
@@ -122,7 +122,7 @@ func (r *run) judge(ctx context.Context, n *Node, v *Visit, depth int, tasks []T
 		if err := r.closeVisit(ctx, v, VisitRejected); err != nil {
 			return true, err
 		}
-		if _, err := r.cc(ctx, n, v, r.timed(n, design.CCOnReject), ""); err != nil {
+		if _, err := r.cc(ctx, n, v, r.g.ccsOn(n, design.CCOnReject), ""); err != nil {
 			return true, err
 		}
 		return true, r.finish(ctx, InstanceRejected, "")

@@ -20,7 +20,8 @@ func (r *run) enter(ctx context.Context, n *Node, depth int) error {
 	if depth > maxDepth {
 		return fmt.Errorf("approval: the walk from %s is too deep", n.Key)
 	}
-	r.setCurrent(n)
+	id := n.ID
+	r.inst.CurrentNodeID = &id
 	switch n.Kind {
 	case design.NodeStart:
 		if _, err := r.visit(ctx, n, VisitPassed); err != nil {
@@ -73,11 +74,6 @@ func (r *run) advance(ctx context.Context, n *Node, depth int) error {
 		return err
 	}
 	return r.enter(ctx, next, depth+1)
-}
-
-func (r *run) setCurrent(n *Node) {
-	id := n.ID
-	r.inst.CurrentNodeID = &id
 }
 
 // visit inserts the next visit of n with status.
@@ -149,7 +145,7 @@ func (r *run) autoPass(ctx context.Context, n *Node, v *Visit, reason string, de
 	if err := r.publish(ctx, EventNodeAutoPassed, func(e *InstanceEvent) { e.NodeID, e.NodeName, e.Reason = n.ID, n.Name, reason }); err != nil {
 		return err
 	}
-	if _, err := r.cc(ctx, n, v, r.timed(n, design.CCOnApprove), ""); err != nil {
+	if _, err := r.cc(ctx, n, v, r.g.ccsOn(n, design.CCOnApprove), ""); err != nil {
 		return err
 	}
 	return r.advance(ctx, n, depth)
@@ -210,17 +206,6 @@ func (r *run) consecutive(ctx context.Context, n *Node, v *Visit, depth int) err
 			return err
 		}
 	}
-}
-
-// timed are n's cc rules that fire on a decision of kind timing (always fires on both).
-func (r *run) timed(n *Node, timing design.CCTiming) []NodeCC {
-	var out []NodeCC
-	for _, c := range r.g.ccs[n.ID] {
-		if c.Timing == timing || c.Timing == design.CCAlways || c.Timing == "" {
-			out = append(out, c)
-		}
-	}
-	return out
 }
 
 // cc delivers carbon copies of rules (best effort: a rule that does not resolve is skipped)

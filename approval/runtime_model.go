@@ -2,6 +2,7 @@ package approval
 
 import (
 	"encoding/json"
+	"time"
 
 	"github.com/svc-framework/svc/approval/design"
 	"github.com/svc-framework/svc/crud"
@@ -198,6 +199,12 @@ const (
 func (t *Task) assignee() UserInfo {
 	return UserInfo{ID: t.AssigneeID, Name: t.AssigneeName, DepartmentID: deref(t.AssigneeDepartmentID),
 		DepartmentName: deref(t.AssigneeDepartmentName)}
+}
+
+// event is the instance part of every engine event's payload, as of now.
+func (i *Instance) event(now time.Time) InstanceEvent {
+	return InstanceEvent{InstanceID: i.ID, InstanceNo: i.InstanceNo, TenantID: i.TenantID, Title: i.Title, FlowID: i.FlowID,
+		FlowCode: i.FlowCode, BusinessRef: i.BusinessRef, OccurredTime: now, Applicant: i.applicant()}
 }
 
 // applicant is i's applicant as recorded on the instance.
