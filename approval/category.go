@@ -154,7 +154,7 @@ func blankNil(s *string) *string {
 	return s
 }
 
-func deref(s *string) string {
+func deref[T ~string](s *T) T {
 	if s == nil {
 		return ""
 	}

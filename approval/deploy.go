@@ -3,6 +3,7 @@ package approval
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -127,7 +128,7 @@ func (s *Service) materialise(ctx context.Context, tx bun.IDB, v *Version, g *de
 		switch {
 		case n.Task != nil:
 			for _, a := range n.Task.Assignees {
-				assignees = append(assignees, NodeAssignee{ID: crud.NewID(), NodeID: row.ID, Kind: string(a.Kind),
+				assignees = append(assignees, NodeAssignee{ID: crud.NewID(), NodeID: row.ID, Kind: a.Kind,
 					IDs: nonNil(a.IDs), FormField: optional(a.FormField), SortOrder: a.SortOrder})
 			}
 			rules = n.Task.CCs
@@ -135,8 +136,8 @@ func (s *Service) materialise(ctx context.Context, tx bun.IDB, v *Version, g *de
 			rules = n.CC.CCs
 		}
 		for _, r := range rules {
-			ccs = append(ccs, NodeCC{ID: crud.NewID(), NodeID: row.ID, Kind: string(r.Kind), IDs: nonNil(r.IDs),
-				FormField: optional(r.FormField), Timing: string(r.Timing)})
+			ccs = append(ccs, NodeCC{ID: crud.NewID(), NodeID: row.ID, Kind: r.Kind, IDs: nonNil(r.IDs),
+				FormField: optional(r.FormField), Timing: r.Timing})
 		}
 		nodes = append(nodes, row)
 	}
@@ -159,13 +160,14 @@ func (s *Service) materialise(ctx context.Context, tx bun.IDB, v *Version, g *de
 // nodeRow is the apv_flow_node row of a parsed node: the node's resolved settings, and the
 // table's defaults for the settings its kind does not have.
 func nodeRow(n *design.Node) Node {
-	row := Node{Key: n.ID, Kind: string(n.Kind), Name: n.Name, Description: optional(n.Description),
-		ExecutionType: "manual", ApprovalMethod: "parallel", PassRule: "all", PassRatio: NewDecimal(100),
-		EmptyAssigneeAction: "auto_pass", FallbackUserIDs: []string{}, AdminUserIDs: []string{},
-		SameApplicantAction: "self_approve", IsRollbackAllowed: true, RollbackType: "previous",
-		IsAddAssigneeAllowed: true, AddAssigneeTypes: []string{"before", "after", "parallel"}, IsRemoveAssigneeAllowed: true,
-		FieldPermissions: map[string]string{}, IsManualCCAllowed: true, IsTransferAllowed: true, TimeoutAction: "none",
-		ConsecutiveApproverAction: "none"}
+	row := Node{Key: n.ID, Kind: n.Kind, Name: n.Name, Description: optional(n.Description),
+		ExecutionType: design.ExecutionManual, ApprovalMethod: design.MethodParallel, PassRule: design.PassAll,
+		PassRatio: NewDecimal(100), EmptyAssigneeAction: design.EmptyAutoPass, FallbackUserIDs: []string{},
+		AdminUserIDs: []string{}, SameApplicantAction: design.SameApplicantSelfApprove, IsRollbackAllowed: true,
+		RollbackType: design.RollbackPrevious, IsAddAssigneeAllowed: true,
+		AddAssigneeTypes:        []design.AddAssigneeType{design.AddBefore, design.AddAfter, design.AddParallel},
+		IsRemoveAssigneeAllowed: true, FieldPermissions: map[string]design.Permission{}, IsManualCCAllowed: true,
+		IsTransferAllowed: true, TimeoutAction: design.TimeoutNone, ConsecutiveApproverAction: design.ConsecutiveNone}
 	if row.Name == "" {
 		row.Name = n.ID
 	}
@@ -173,7 +175,7 @@ func nodeRow(n *design.Node) Node {
 	case n.Task != nil:
 		applyTask(&row, n.Task)
 	case n.CC != nil:
-		row.IsReadConfirmRequired, row.FieldPermissions = n.CC.IsReadConfirmRequired, permissions(n.CC.FieldPermissions)
+		row.IsReadConfirmRequired, row.FieldPermissions = n.CC.IsReadConfirmRequired, nonNilMap(n.CC.FieldPermissions)
 	case n.Condition != nil:
 		row.Branches, _ = json.Marshal(n.Condition.Branches) // plain data always encodes
 	}
@@ -181,36 +183,25 @@ func nodeRow(n *design.Node) Node {
 }
 
 func applyTask(row *Node, t *design.TaskData) {
-	row.ExecutionType, row.ApprovalMethod, row.PassRule = string(t.ExecutionType), string(t.ApprovalMethod), string(t.PassRule)
+	row.ExecutionType, row.ApprovalMethod, row.PassRule = t.ExecutionType, t.ApprovalMethod, t.PassRule
 	if t.PassRatio > 0 {
 		row.PassRatio = NewDecimal(t.PassRatio)
 	}
-	row.EmptyAssigneeAction, row.SameApplicantAction = string(t.EmptyAssigneeAction), string(t.SameApplicantAction)
+	row.EmptyAssigneeAction, row.SameApplicantAction = t.EmptyAssigneeAction, t.SameApplicantAction
 	row.FallbackUserIDs, row.AdminUserIDs = nonNil(t.FallbackUserIDs), nonNil(t.AdminUserIDs)
-	row.IsRollbackAllowed, row.RollbackType = t.IsRollbackAllowed, string(t.RollbackType)
-	row.RollbackDataStrategy = optional(string(t.RollbackDataStrategy))
+	row.IsRollbackAllowed, row.RollbackType = t.IsRollbackAllowed, t.RollbackType
+	row.RollbackDataStrategy = optional(t.RollbackDataStrategy)
 	row.RollbackTargetKeys = t.RollbackTargetKeys
 	row.IsAddAssigneeAllowed, row.IsRemoveAssigneeAllowed = t.IsAddAssigneeAllowed, t.IsRemoveAssigneeAllowed
-	row.AddAssigneeTypes = make([]string, len(t.AddAssigneeTypes))
-	for i, a := range t.AddAssigneeTypes {
-		row.AddAssigneeTypes[i] = string(a)
-	}
-	row.FieldPermissions = permissions(t.FieldPermissions)
+	row.AddAssigneeTypes = nonNil(t.AddAssigneeTypes)
+	row.FieldPermissions = nonNilMap(t.FieldPermissions)
 	row.IsManualCCAllowed, row.IsTransferAllowed, row.IsOpinionRequired = t.IsManualCCAllowed, t.IsTransferAllowed, t.IsOpinionRequired
-	row.TimeoutHours, row.TimeoutAction, row.TimeoutNotifyBeforeHours = t.TimeoutHours, string(t.TimeoutAction), t.TimeoutNotifyBeforeHours
-	row.UrgeCooldownMinutes, row.ConsecutiveApproverAction = t.UrgeCooldownMinutes, string(t.ConsecutiveApproverAction)
-}
-
-func permissions(in map[string]design.Permission) map[string]string {
-	out := make(map[string]string, len(in))
-	for k, p := range in {
-		out[k] = string(p)
-	}
-	return out
+	row.TimeoutHours, row.TimeoutAction, row.TimeoutNotifyBeforeHours = t.TimeoutHours, t.TimeoutAction, t.TimeoutNotifyBeforeHours
+	row.UrgeCooldownMinutes, row.ConsecutiveApproverAction = t.UrgeCooldownMinutes, t.ConsecutiveApproverAction
 }
 
 // optional is nil for "", else a pointer to s.
-func optional(s string) *string {
+func optional[T ~string](s T) *T {
 	if s == "" {
 		return nil
 	}
@@ -248,4 +239,62 @@ func isEmpty(rows any) bool {
 		return len(*r) == 0
 	}
 	return true
+}
+
+// VersionParams address one version: {versionId}.
+type VersionParams struct {
+	VersionID string `json:"versionId"`
+}
+
+// publishVersion publishes a draft (ErrVersionNotDraft otherwise): the published version of the
+// flow, if any, is archived, the flow's currentVersion becomes this version's number, and
+// approval.flow.published is published, all in one transaction. A version of a flow the caller
+// may not see is ErrVersionNotFound. A table-storage version's tables are created before the
+// transaction (provisionFormTables) and recorded inside it.
+func (s *Service) publishVersion(ctx context.Context, c rpc.Call, p VersionParams) (*struct{}, error) {
+	cl, err := callerOf(c)
+	if err != nil {
+		return nil, err
+	}
+	tables, err := s.provisionFormTables(ctx, cl, p.VersionID)
+	if err != nil {
+		return nil, err
+	}
+	return nil, s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+		v := new(Version)
+		if err := tx.NewSelect().Model(v).ExcludeColumn("flow_schema", "form_schema", "form_fields").Where("id = ?", p.VersionID).Scan(ctx); err != nil {
+			if errors.Is(err, sql.ErrNoRows) {
+				return ErrVersionNotFound
+			}
+			return err
+		}
+		f, err := s.flowFor(ctx, tx, cl, v.FlowID, "")
+		if errors.Is(err, ErrFlowNotFound) {
+			return ErrVersionNotFound
+		}
+		if err != nil {
+			return err
+		}
+		if v.Status != VersionDraft {
+			return ErrVersionNotDraft
+		}
+		if err := s.recordFormTables(ctx, tx, f.ID, v.ID, cl.ID, tables); err != nil {
+			return err
+		}
+		now := crud.NewTime(s.clock())
+		if _, err := tx.NewUpdate().Model((*Version)(nil)).Set("status = ?", VersionArchived).Set("updated_at = ?", now).
+			Set("updated_by = ?", cl.ID).Where("flow_id = ?", f.ID).Where("status = ?", VersionPublished).Exec(ctx); err != nil {
+			return err
+		}
+		if _, err := tx.NewUpdate().Model((*Version)(nil)).Set("status = ?", VersionPublished).Set("published_at = ?", now).
+			Set("published_by = ?", cl.ID).Set("updated_at = ?", now).Set("updated_by = ?", cl.ID).
+			Where("id = ?", v.ID).Exec(ctx); err != nil {
+			return err
+		}
+		f.CurrentVersion, f.UpdatedAt, f.UpdatedBy = v.Version, now, cl.ID
+		if _, err := tx.NewUpdate().Model(f).Column("current_version", "updated_at", "updated_by").WherePK().Exec(ctx); err != nil {
+			return err
+		}
+		return s.publishFlow(ctx, tx, EventFlowPublished, f, func(e *FlowEvent) { e.VersionID = v.ID })
+	})
 }

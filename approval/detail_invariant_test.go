@@ -95,7 +95,7 @@ type detailAttempt struct {
 // and removable assignee) is accepted by its command — run on a fresh identical copy of the
 // instance — and every other is refused (refusals change nothing, so they run on the instance
 // itself). An urge is listed when some pending task accepts one. approve on a handle node is
-// the alias of handle the engine accepts (doc.go).
+// the alias of handle the engine accepts (docs/approval.md, Reference).
 func TestDetailInvariant(t *testing.T) {
 	t.Parallel()
 	svctest.EachDBKind(t, func(t *testing.T, kind config.DBKind) {

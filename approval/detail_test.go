@@ -252,7 +252,7 @@ func TestDetailAccess(t *testing.T) {
 	})
 }
 
-// TestDetailStatements holds the detail's query bound (doc.go "Query bounds"): both details
+// TestDetailStatements holds the detail's query bound (docs/approval.md, Reference, "Query bounds"): both details
 // answer in approval.DetailStatements statements whatever the number of visits, tasks, logs and
 // CC records, once the version's graph is cached.
 func TestDetailStatements(t *testing.T) {

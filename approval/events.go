@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"time"
 
+	"github.com/svc-framework/svc/approval/design"
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/crud"
 	"github.com/svc-framework/svc/event"
@@ -103,25 +104,25 @@ type InstanceEvent struct {
 	NodeID   string `json:"nodeId,omitempty"`
 	NodeName string `json:"nodeName,omitempty"`
 
-	FinalStatus  string     `json:"finalStatus,omitempty"`
-	FinishedAt   *crud.Time `json:"finishedAt,omitempty"`
-	Reason       string     `json:"reason,omitempty"`
-	Operator     *UserInfo  `json:"operator,omitempty"`
-	Opinion      string     `json:"opinion,omitempty"`
-	Assignee     *UserInfo  `json:"assignee,omitempty"`
-	Deadline     *crud.Time `json:"deadline,omitempty"`
-	From         *UserInfo  `json:"from,omitempty"`
-	To           *UserInfo  `json:"to,omitempty"`
-	FromNodeID   string     `json:"fromNodeId,omitempty"`
-	FromNodeName string     `json:"fromNodeName,omitempty"`
-	ToNodeID     string     `json:"toNodeId,omitempty"`
-	ToNodeName   string     `json:"toNodeName,omitempty"`
-	Recipients   []UserInfo `json:"recipients,omitempty"`
-	IsManual     *bool      `json:"isManual,omitempty"`
-	AddType      string     `json:"addType,omitempty"`
-	Assignees    []UserInfo `json:"assignees,omitempty"`
-	Urger        *UserInfo  `json:"urger,omitempty"`
-	Target       *UserInfo  `json:"target,omitempty"`
-	Message      string     `json:"message,omitempty"`
-	HoursLeft    *int       `json:"hoursLeft,omitempty"`
+	FinalStatus  string                 `json:"finalStatus,omitempty"`
+	FinishedAt   *crud.Time             `json:"finishedAt,omitempty"`
+	Reason       string                 `json:"reason,omitempty"`
+	Operator     *UserInfo              `json:"operator,omitempty"`
+	Opinion      string                 `json:"opinion,omitempty"`
+	Assignee     *UserInfo              `json:"assignee,omitempty"`
+	Deadline     *crud.Time             `json:"deadline,omitempty"`
+	From         *UserInfo              `json:"from,omitempty"`
+	To           *UserInfo              `json:"to,omitempty"`
+	FromNodeID   string                 `json:"fromNodeId,omitempty"`
+	FromNodeName string                 `json:"fromNodeName,omitempty"`
+	ToNodeID     string                 `json:"toNodeId,omitempty"`
+	ToNodeName   string                 `json:"toNodeName,omitempty"`
+	Recipients   []UserInfo             `json:"recipients,omitempty"`
+	IsManual     *bool                  `json:"isManual,omitempty"`
+	AddType      design.AddAssigneeType `json:"addType,omitempty"`
+	Assignees    []UserInfo             `json:"assignees,omitempty"`
+	Urger        *UserInfo              `json:"urger,omitempty"`
+	Target       *UserInfo              `json:"target,omitempty"`
+	Message      string                 `json:"message,omitempty"`
+	HoursLeft    *int                   `json:"hoursLeft,omitempty"`
 }

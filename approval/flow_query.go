@@ -152,67 +152,9 @@ func (s *Service) getGraph(ctx context.Context, c rpc.Call, p GraphParams) (*Gra
 	return g, nil
 }
 
-// VersionParams address one version: {versionId}.
-type VersionParams struct {
-	VersionID string `json:"versionId"`
-}
-
 // Validate: versionId is required.
 func (p *VersionParams) Validate() error {
 	var c rpc.Check
 	c.Required("versionId", p.VersionID != "")
 	return c.Err()
-}
-
-// publishVersion publishes a draft (ErrVersionNotDraft otherwise): the published version of the
-// flow, if any, is archived, the flow's currentVersion becomes this version's number, and
-// approval.flow.published is published, all in one transaction. A version of a flow the caller
-// may not see is ErrVersionNotFound. A table-storage version's tables are created before the
-// transaction (provisionFormTables) and recorded inside it.
-func (s *Service) publishVersion(ctx context.Context, c rpc.Call, p VersionParams) (*struct{}, error) {
-	cl, err := callerOf(c)
-	if err != nil {
-		return nil, err
-	}
-	tables, err := s.provisionFormTables(ctx, cl, p.VersionID)
-	if err != nil {
-		return nil, err
-	}
-	return nil, s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
-		v := new(Version)
-		if err := tx.NewSelect().Model(v).ExcludeColumn("flow_schema", "form_schema", "form_fields").Where("id = ?", p.VersionID).Scan(ctx); err != nil {
-			if errors.Is(err, sql.ErrNoRows) {
-				return ErrVersionNotFound
-			}
-			return err
-		}
-		f, err := s.flowFor(ctx, tx, cl, v.FlowID, "")
-		if errors.Is(err, ErrFlowNotFound) {
-			return ErrVersionNotFound
-		}
-		if err != nil {
-			return err
-		}
-		if v.Status != VersionDraft {
-			return ErrVersionNotDraft
-		}
-		if err := s.recordFormTables(ctx, tx, f.ID, v.ID, cl.ID, tables); err != nil {
-			return err
-		}
-		now := crud.NewTime(s.clock())
-		if _, err := tx.NewUpdate().Model((*Version)(nil)).Set("status = ?", VersionArchived).Set("updated_at = ?", now).
-			Set("updated_by = ?", cl.ID).Where("flow_id = ?", f.ID).Where("status = ?", VersionPublished).Exec(ctx); err != nil {
-			return err
-		}
-		if _, err := tx.NewUpdate().Model((*Version)(nil)).Set("status = ?", VersionPublished).Set("published_at = ?", now).
-			Set("published_by = ?", cl.ID).Set("updated_at = ?", now).Set("updated_by = ?", cl.ID).
-			Where("id = ?", v.ID).Exec(ctx); err != nil {
-			return err
-		}
-		f.CurrentVersion, f.UpdatedAt, f.UpdatedBy = v.Version, now, cl.ID
-		if _, err := tx.NewUpdate().Model(f).Column("current_version", "updated_at", "updated_by").WherePK().Exec(ctx); err != nil {
-			return err
-		}
-		return s.publishFlow(ctx, tx, EventFlowPublished, f, func(e *FlowEvent) { e.VersionID = v.ID })
-	})
 }

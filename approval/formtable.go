@@ -257,7 +257,7 @@ func (s *Service) recordFormTables(ctx context.Context, tx bun.Tx, flowID, versi
 // storeForm replaces the instance's rows in the version's generated tables with its form data
 // (start and resubmit; wire-approval §3): the main row, and one row per detail-table row with its
 // index, written with the command's other deferred writes. JSON versions store nothing here.
-func (r *run) storeForm() error {
+func (r *run) storeForm(ctx context.Context) error {
 	if r.g.version.StorageMode != StorageTable {
 		return nil
 	}
@@ -268,7 +268,7 @@ func (r *run) storeForm() error {
 	now := crud.NewTime(r.now)
 	for _, t := range tables {
 		if !r.fresh { // a new instance has no rows yet
-			if err := r.later(r.tx.Tx.NewRaw("DELETE FROM ? WHERE instance_id = ?", bun.Ident(t.name), r.inst.ID)); err != nil {
+			if err := r.later(ctx, r.raw.NewRaw("DELETE FROM ? WHERE instance_id = ?", bun.Ident(t.name), r.inst.ID)); err != nil {
 				return err
 			}
 		}
@@ -277,7 +277,7 @@ func (r *run) storeForm() error {
 			rows = tableRows(r.inst.FormData[t.source])
 		}
 		for i, data := range rows {
-			if err := r.insertFormRow(t, data, i, now); err != nil {
+			if err := r.insertFormRow(ctx, t, data, i, now); err != nil {
 				return err
 			}
 		}
@@ -286,7 +286,7 @@ func (r *run) storeForm() error {
 }
 
 // insertFormRow inserts one row of t from data (row index i in a child table).
-func (r *run) insertFormRow(t formTable, data map[string]any, i int, now crud.Time) error {
+func (r *run) insertFormRow(ctx context.Context, t formTable, data map[string]any, i int, now crud.Time) error {
 	cols := []any{bun.Ident("id"), bun.Ident("instance_id"), bun.Ident("created_at")}
 	vals := []any{crud.NewID(), r.inst.ID, now}
 	if t.source != "" {
@@ -296,7 +296,7 @@ func (r *run) insertFormRow(t formTable, data map[string]any, i int, now crud.Ti
 		cols, vals = append(cols, bun.Ident(f.Key)), append(vals, columnValue(columnType(f), data[f.Key]))
 	}
 	marks := strings.TrimSuffix(strings.Repeat("?, ", len(cols)), ", ")
-	return r.later(r.tx.Tx.NewRaw("INSERT INTO ? ("+marks+") VALUES ("+marks+")", append(append([]any{bun.Ident(t.name)}, cols...), vals...)...))
+	return r.later(ctx, r.raw.NewRaw("INSERT INTO ? ("+marks+") VALUES ("+marks+")", append(append([]any{bun.Ident(t.name)}, cols...), vals...)...))
 }
 
 // tableRows are the row objects of a detail-table value.

@@ -48,10 +48,10 @@ func (s *Service) loadGraph(ctx context.Context, idb bun.IDB, versionID string) 
 	for i := range nodes {
 		n := &nodes[i]
 		g.nodes[n.ID], ids[i] = n, n.ID
-		if n.Kind == string(design.NodeStart) {
+		if n.Kind == design.NodeStart {
 			g.start = n
 		}
-		if n.Kind == string(design.NodeCondition) && !isNull(n.Branches) {
+		if n.Kind == design.NodeCondition && !isNull(n.Branches) {
 			var b []design.Branch
 			if err := json.Unmarshal(n.Branches, &b); err != nil {
 				return nil, fmt.Errorf("approval: branches of node %s: %w", n.Key, err)
@@ -106,11 +106,13 @@ func (g *graph) next(n *Node) (*Node, error) {
 	return g.nodes[out[0].TargetNodeID], nil
 }
 
-// perms are n's field permissions as design's type.
-func perms(n *Node) map[string]design.Permission {
-	out := make(map[string]design.Permission, len(n.FieldPermissions))
-	for k, v := range n.FieldPermissions {
-		out[k] = design.Permission(v)
+// ccsOn are n's cc rules that fire on a decision of kind timing (always fires on both).
+func (g *graph) ccsOn(n *Node, timing design.CCTiming) []NodeCC {
+	var out []NodeCC
+	for _, c := range g.ccs[n.ID] {
+		if c.Timing == timing || c.Timing == design.CCAlways || c.Timing == "" {
+			out = append(out, c)
+		}
 	}
 	return out
 }

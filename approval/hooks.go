@@ -131,35 +131,3 @@ func (s *Service) newInstance(ctx context.Context, f *Flow, versionID string, op
 	}
 	return inst, nil
 }
-
-// transition is the one place an instance's status changes (wire-approval §7): start (from ""
-// to running), finish (approved, rejected, terminated), rollback to start (returned), withdraw
-// and resubmit. It sets the status and finished_at (cleared on running), calls the lifecycle
-// hooks and records the business projection's desired state (applied here when the binding is
-// synchronous). Callers check their own refusal codes first; an illegal change is 40106.
-func (r *run) transition(to string) error {
-	from := r.inst.Status
-	if r.fresh {
-		from, r.fresh = "", false
-	} else if !canTransition(from, to) {
-		return ErrInvalidInstanceTransition
-	}
-	r.inst.Status = to
-	if to == InstanceRunning {
-		r.inst.FinishedAt = crud.Time{}
-	} else {
-		r.inst.FinishedAt = crud.NewTime(r.now)
-	}
-	for _, h := range r.s.ext.hooks {
-		var err error
-		if from == "" {
-			err = h.OnInstanceCreated(r.ctx, r.tx, r.inst)
-		} else {
-			err = h.OnInstanceTransition(r.ctx, r.tx, r.inst, from, to)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return r.project()
-}

@@ -3,6 +3,7 @@ package approval
 import (
 	"encoding/json"
 
+	"github.com/svc-framework/svc/approval/design"
 	"github.com/svc-framework/svc/crud"
 	"github.com/uptrace/bun"
 )
@@ -110,37 +111,37 @@ type Node struct {
 	bun.BaseModel `bun:"table:apv_flow_node"`
 	crud.Audited
 
-	FlowVersionID             string            `bun:"flow_version_id" json:"flowVersionId"`
-	Key                       string            `bun:"key" json:"key"`
-	Kind                      string            `bun:"kind" json:"kind"`
-	Name                      string            `bun:"name" json:"name"`
-	Description               *string           `bun:"description" json:"description"`
-	ExecutionType             string            `bun:"execution_type" json:"executionType"`
-	ApprovalMethod            string            `bun:"approval_method" json:"approvalMethod"`
-	PassRule                  string            `bun:"pass_rule" json:"passRule"`
-	PassRatio                 Decimal           `bun:"pass_ratio" json:"passRatio"`
-	EmptyAssigneeAction       string            `bun:"empty_assignee_action" json:"emptyAssigneeAction"`
-	FallbackUserIDs           []string          `bun:"fallback_user_ids,type:json" json:"fallbackUserIds"`
-	AdminUserIDs              []string          `bun:"admin_user_ids,type:json" json:"adminUserIds"`
-	SameApplicantAction       string            `bun:"same_applicant_action" json:"sameApplicantAction"`
-	IsRollbackAllowed         bool              `bun:"is_rollback_allowed" json:"isRollbackAllowed"`
-	RollbackType              string            `bun:"rollback_type" json:"rollbackType"`
-	RollbackDataStrategy      *string           `bun:"rollback_data_strategy" json:"rollbackDataStrategy"`
-	RollbackTargetKeys        []string          `bun:"rollback_target_keys,type:json,nullzero" json:"rollbackTargetKeys"`
-	IsAddAssigneeAllowed      bool              `bun:"is_add_assignee_allowed" json:"isAddAssigneeAllowed"`
-	AddAssigneeTypes          []string          `bun:"add_assignee_types,type:json" json:"addAssigneeTypes"`
-	IsRemoveAssigneeAllowed   bool              `bun:"is_remove_assignee_allowed" json:"isRemoveAssigneeAllowed"`
-	FieldPermissions          map[string]string `bun:"field_permissions,type:json" json:"fieldPermissions"`
-	IsManualCCAllowed         bool              `bun:"is_manual_cc_allowed" json:"isManualCcAllowed"`
-	IsTransferAllowed         bool              `bun:"is_transfer_allowed" json:"isTransferAllowed"`
-	IsOpinionRequired         bool              `bun:"is_opinion_required" json:"isOpinionRequired"`
-	TimeoutHours              int               `bun:"timeout_hours" json:"timeoutHours"`
-	TimeoutAction             string            `bun:"timeout_action" json:"timeoutAction"`
-	TimeoutNotifyBeforeHours  int               `bun:"timeout_notify_before_hours" json:"timeoutNotifyBeforeHours"`
-	UrgeCooldownMinutes       int               `bun:"urge_cooldown_minutes" json:"urgeCooldownMinutes"`
-	ConsecutiveApproverAction string            `bun:"consecutive_approver_action" json:"consecutiveApproverAction"`
-	IsReadConfirmRequired     bool              `bun:"is_read_confirm_required" json:"isReadConfirmRequired"`
-	Branches                  json.RawMessage   `bun:"branches,type:json,nullzero" json:"branches"`
+	FlowVersionID             string                           `bun:"flow_version_id" json:"flowVersionId"`
+	Key                       string                           `bun:"key" json:"key"`
+	Kind                      design.NodeKind                  `bun:"kind" json:"kind"`
+	Name                      string                           `bun:"name" json:"name"`
+	Description               *string                          `bun:"description" json:"description"`
+	ExecutionType             design.ExecutionType             `bun:"execution_type" json:"executionType"`
+	ApprovalMethod            design.ApprovalMethod            `bun:"approval_method" json:"approvalMethod"`
+	PassRule                  design.PassRule                  `bun:"pass_rule" json:"passRule"`
+	PassRatio                 Decimal                          `bun:"pass_ratio" json:"passRatio"`
+	EmptyAssigneeAction       design.EmptyAssigneeAction       `bun:"empty_assignee_action" json:"emptyAssigneeAction"`
+	FallbackUserIDs           []string                         `bun:"fallback_user_ids,type:json" json:"fallbackUserIds"`
+	AdminUserIDs              []string                         `bun:"admin_user_ids,type:json" json:"adminUserIds"`
+	SameApplicantAction       design.SameApplicantAction       `bun:"same_applicant_action" json:"sameApplicantAction"`
+	IsRollbackAllowed         bool                             `bun:"is_rollback_allowed" json:"isRollbackAllowed"`
+	RollbackType              design.RollbackType              `bun:"rollback_type" json:"rollbackType"`
+	RollbackDataStrategy      *design.RollbackDataStrategy     `bun:"rollback_data_strategy" json:"rollbackDataStrategy"`
+	RollbackTargetKeys        []string                         `bun:"rollback_target_keys,type:json,nullzero" json:"rollbackTargetKeys"`
+	IsAddAssigneeAllowed      bool                             `bun:"is_add_assignee_allowed" json:"isAddAssigneeAllowed"`
+	AddAssigneeTypes          []design.AddAssigneeType         `bun:"add_assignee_types,type:json" json:"addAssigneeTypes"`
+	IsRemoveAssigneeAllowed   bool                             `bun:"is_remove_assignee_allowed" json:"isRemoveAssigneeAllowed"`
+	FieldPermissions          map[string]design.Permission     `bun:"field_permissions,type:json" json:"fieldPermissions"`
+	IsManualCCAllowed         bool                             `bun:"is_manual_cc_allowed" json:"isManualCcAllowed"`
+	IsTransferAllowed         bool                             `bun:"is_transfer_allowed" json:"isTransferAllowed"`
+	IsOpinionRequired         bool                             `bun:"is_opinion_required" json:"isOpinionRequired"`
+	TimeoutHours              int                              `bun:"timeout_hours" json:"timeoutHours"`
+	TimeoutAction             design.TimeoutAction             `bun:"timeout_action" json:"timeoutAction"`
+	TimeoutNotifyBeforeHours  int                              `bun:"timeout_notify_before_hours" json:"timeoutNotifyBeforeHours"`
+	UrgeCooldownMinutes       int                              `bun:"urge_cooldown_minutes" json:"urgeCooldownMinutes"`
+	ConsecutiveApproverAction design.ConsecutiveApproverAction `bun:"consecutive_approver_action" json:"consecutiveApproverAction"`
+	IsReadConfirmRequired     bool                             `bun:"is_read_confirm_required" json:"isReadConfirmRequired"`
+	Branches                  json.RawMessage                  `bun:"branches,type:json,nullzero" json:"branches"`
 }
 
 // NodeAssignee is a row of apv_flow_node_assignee: one assignee rule of an approval or handle
@@ -148,24 +149,24 @@ type Node struct {
 type NodeAssignee struct {
 	bun.BaseModel `bun:"table:apv_flow_node_assignee"`
 
-	ID        string   `bun:"id,pk" json:"id"`
-	NodeID    string   `bun:"node_id" json:"nodeId"`
-	Kind      string   `bun:"kind" json:"kind"`
-	IDs       []string `bun:"ids,type:json" json:"ids"`
-	FormField *string  `bun:"form_field" json:"formField"`
-	SortOrder int      `bun:"sort_order" json:"sortOrder"`
+	ID        string              `bun:"id,pk" json:"id"`
+	NodeID    string              `bun:"node_id" json:"nodeId"`
+	Kind      design.AssigneeKind `bun:"kind" json:"kind"`
+	IDs       []string            `bun:"ids,type:json" json:"ids"`
+	FormField *string             `bun:"form_field" json:"formField"`
+	SortOrder int                 `bun:"sort_order" json:"sortOrder"`
 }
 
 // NodeCC is a row of apv_flow_node_cc: one carbon-copy rule of a node.
 type NodeCC struct {
 	bun.BaseModel `bun:"table:apv_flow_node_cc"`
 
-	ID        string   `bun:"id,pk" json:"id"`
-	NodeID    string   `bun:"node_id" json:"nodeId"`
-	Kind      string   `bun:"kind" json:"kind"`
-	IDs       []string `bun:"ids,type:json" json:"ids"`
-	FormField *string  `bun:"form_field" json:"formField"`
-	Timing    string   `bun:"timing" json:"timing"`
+	ID        string          `bun:"id,pk" json:"id"`
+	NodeID    string          `bun:"node_id" json:"nodeId"`
+	Kind      design.CCKind   `bun:"kind" json:"kind"`
+	IDs       []string        `bun:"ids,type:json" json:"ids"`
+	FormField *string         `bun:"form_field" json:"formField"`
+	Timing    design.CCTiming `bun:"timing" json:"timing"`
 }
 
 // Edge is a row of apv_flow_edge: one materialised edge; Key is the designer's edge id and

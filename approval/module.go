@@ -129,10 +129,11 @@ func or[T comparable](v, fallback T) T {
 // Module lists what the module adds: the approval/* resources of part 1, the migrations
 // (svc.approval.auto_migrate or `svc migrate`) and the messages.
 func (s *Service) Module() app.Module {
+	q := queries{s}
 	return app.Module{
 		Name: "approval",
 		Resources: []rpc.Resource{s.categoryResource(), s.delegationResource(), s.flowResource(), s.instanceResource(),
-			s.myResource(), {Name: "approval/admin", Ops: append(append(append(s.AdminOps(), s.adminQueryOps()...), s.adminDetailOp()), s.projectionOps()...)}},
+			q.myResource(), {Name: "approval/admin", Ops: append(append(append(s.AdminOps(), q.adminQueryOps()...), q.adminDetailOp()), s.projectionOps()...)}},
 		Messages:    Messages(),
 		Workers:     s.workers(),
 		Migrations:  Migrations(),

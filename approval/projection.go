@@ -113,7 +113,7 @@ func final(status string) bool {
 // reference): a new projection row, or the row of the record when its owner is final
 // (superseded: the owner changes, the applied owner stays the CAS fence until the new state is
 // written). A record owned by an instance that is not final is 40108.
-func (r *run) claimProjection(b *BusinessBinding) error {
+func (r *run) claimProjection(ctx context.Context, b *BusinessBinding) error {
 	if strings.TrimSpace(deref(r.inst.BusinessRef)) == "" {
 		return ErrBusinessRefRequired
 	}
@@ -122,14 +122,14 @@ func (r *run) claimProjection(b *BusinessBinding) error {
 		return err
 	}
 	p := new(Projection)
-	switch err := r.s.forUpdate(r.tx.NewSelect().Model(p).Where("target_hash = ?", targetHash(b.TableName, key))).Scan(r.ctx); {
+	switch err := r.s.forUpdate(r.tx(ctx).NewSelect().Model(p).Where("target_hash = ?", targetHash(b.TableName, key))).Scan(ctx); {
 	case errors.Is(err, sql.ErrNoRows):
-		return r.insertProjection(b, key)
+		return r.insertProjection(ctx, b, key)
 	case err != nil:
 		return err
 	}
 	var owner string
-	err = r.tx.NewSelect().Model((*Instance)(nil)).Column("status").Where("id = ?", p.OwnerInstanceID).Scan(r.ctx, &owner)
+	err = r.tx(ctx).NewSelect().Model((*Instance)(nil)).Column("status").Where("id = ?", p.OwnerInstanceID).Scan(ctx, &owner)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return err
 	}
@@ -137,8 +137,8 @@ func (r *run) claimProjection(b *BusinessBinding) error {
 		return ErrBindingTargetBusy
 	}
 	r.fillProjection(p, b, key)
-	if _, err := r.tx.NewUpdate().Model(p).Column("updated_at", "updated_by", "tenant_id", "flow_id", "flow_version_id",
-		"owner_instance_id", "consistency", "binding", "record_key").WherePK().Exec(r.ctx); err != nil {
+	if _, err := r.tx(ctx).NewUpdate().Model(p).Column("updated_at", "updated_by", "tenant_id", "flow_id", "flow_version_id",
+		"owner_instance_id", "consistency", "binding", "record_key").WherePK().Exec(ctx); err != nil {
 		return err
 	}
 	r.proj, r.inst.BusinessProjectionID = p, &p.ID
@@ -147,13 +147,13 @@ func (r *run) claimProjection(b *BusinessBinding) error {
 
 // insertProjection writes the first projection row of a record (revision 0; the start's
 // transition makes it 1). A concurrent claim of the same record loses on the unique key: 40108.
-func (r *run) insertProjection(b *BusinessBinding, key map[string]string) error {
+func (r *run) insertProjection(ctx context.Context, b *BusinessBinding, key map[string]string) error {
 	now := crud.NewTime(r.now)
 	p := &Projection{TargetHash: targetHash(b.TableName, key), DesiredStatus: InstanceRunning, DesiredStartedAt: r.inst.CreatedAt,
 		Status: ProjectionPending}
 	p.ID, p.CreatedAt, p.CreatedBy = crud.NewID(), now, r.op.ID
 	r.fillProjection(p, b, key)
-	if _, err := r.tx.NewInsert().Model(p).Exec(r.ctx); err != nil {
+	if _, err := r.tx(ctx).NewInsert().Model(p).Exec(ctx); err != nil {
 		if db.IsUniqueViolation(err) {
 			return ErrBindingTargetBusy
 		}
@@ -173,12 +173,12 @@ func (r *run) fillProjection(p *Projection, b *BusinessBinding, key map[string]s
 // project records the instance's new state as the next desired revision of its projection
 // (nothing for a standalone instance or one superseded on its record); a synchronous projection
 // is applied at once, and a failed apply fails the command.
-func (r *run) project() error {
+func (r *run) project(ctx context.Context) error {
 	if r.inst.BusinessProjectionID == nil {
 		return nil
 	}
 	if r.proj == nil {
-		p, err := r.s.lockProjection(r.ctx, r.tx, *r.inst.BusinessProjectionID)
+		p, err := r.s.lockProjection(ctx, r.tx(ctx), *r.inst.BusinessProjectionID)
 		if errors.Is(err, ErrBindingProjectionNotFound) {
 			return nil
 		}
@@ -196,14 +196,14 @@ func (r *run) project() error {
 	p.Status, p.AttemptCount, p.NextAttemptAt, p.LeaseUntil, p.LastError = ProjectionPending, 0, crud.NewTime(r.now), crud.Time{}, nil
 	p.UpdatedAt, p.UpdatedBy = crud.NewTime(r.now), r.op.ID
 	if p.Consistency == string(config.ConsistencySynchronous) {
-		if err := applyProjection(r.ctx, r.tx, p, r.now); err != nil {
+		if err := applyProjection(ctx, r.tx(ctx), p, r.now); err != nil {
 			if errors.Is(err, ErrProjectionFenced) {
 				return invalidRef(strings.TrimPrefix(err.Error(), "approval: "))
 			}
 			return err
 		}
 	}
-	_, err := r.tx.NewUpdate().Model(p).Column(projectionState...).WherePK().Exec(r.ctx)
+	_, err := r.tx(ctx).NewUpdate().Model(p).Column(projectionState...).WherePK().Exec(ctx)
 	return err
 }
 

@@ -189,8 +189,7 @@ func (s *Service) publishBindingFailed(ctx context.Context, p *Projection, cause
 		s.log.Error("approval binding_failed: owner instance", slog.String("instance", p.OwnerInstanceID), slog.Any("error", err))
 		return
 	}
-	r := &run{s: s, ctx: ctx, inst: inst, now: s.clock().UTC()}
-	e := BindingFailedEvent{InstanceEvent: r.instanceEvent(), Trigger: s.bindingTrigger(ctx, p), Status: p.DesiredStatus,
+	e := BindingFailedEvent{InstanceEvent: inst.event(s.clock().UTC()), Trigger: s.bindingTrigger(ctx, p), Status: p.DesiredStatus,
 		BusinessTable: p.Binding.TableName, ErrorMessage: cause.Error()}
 	if err := s.events.Publish(ctx, event.Named{Type: EventInstanceBindingFailed, Payload: e}); err != nil {
 		s.log.Error("approval binding_failed publish", slog.String("instance", inst.ID), slog.Any("error", err))

@@ -63,7 +63,7 @@ type queryBound struct {
 }
 
 // TestQueryStatementBounds holds issue #24 item 5: each list of approval/my and approval/admin
-// answers in the number of statements stated in doc.go with 1 row and with 25 (a full page: the
+// answers in the number of statements stated in docs/approval.md (Reference) with 1 row and with 25 (a full page: the
 // lists on scanPage add their COUNT) — no lookup per row — and with the right total. The workers are held off (long scan intervals) so only the call counts.
 func TestQueryStatementBounds(t *testing.T) {
 	t.Parallel()

@@ -14,7 +14,10 @@ import (
 func TestRollbackTrail(t *testing.T) {
 	t.Parallel()
 	g := &graph{nodes: map[string]*Node{}}
-	for _, n := range []struct{ key, kind string }{{"s", "start"}, {"a", "approval"}, {"k", "cc"}, {"b", "approval"}, {"h", "handle"}, {"c", "approval"}} {
+	for _, n := range []struct {
+		key  string
+		kind design.NodeKind
+	}{{"s", "start"}, {"a", "approval"}, {"k", "cc"}, {"b", "approval"}, {"h", "handle"}, {"c", "approval"}} {
 		g.nodes[n.key] = &Node{Key: n.key, Kind: n.kind}
 		g.nodes[n.key].ID = n.key
 	}
@@ -48,7 +51,7 @@ func TestRollbackTrail(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			n := *g.nodes[tt.node]
-			n.RollbackType, n.RollbackTargetKeys = string(design.RollbackType(tt.typ)), tt.keys
+			n.RollbackType, n.RollbackTargetKeys = design.RollbackType(tt.typ), tt.keys
 			vs := visits(tt.visits)
 			var got []string
 			for _, x := range rollbackTrail(g, &n, vs, len(vs)+1) {

@@ -31,9 +31,9 @@ func decisionErr(inst *Instance, t *Task, user string) error {
 // handle on any other node is refused (40204).
 func decisionAction(n *Node, action string) (string, error) {
 	switch {
-	case action == ActionApprove && n.Kind == string(design.NodeHandle):
+	case action == ActionApprove && n.Kind == design.NodeHandle:
 		return ActionHandle, nil
-	case action == ActionHandle && n.Kind != string(design.NodeHandle):
+	case action == ActionHandle && n.Kind != design.NodeHandle:
 		return "", ErrInvalidTaskTransition
 	}
 	return action, nil
@@ -49,7 +49,7 @@ func transferErr(n *Node) error {
 
 // rollbackErr: the node must allow rollback with a type other than none (40205).
 func rollbackErr(n *Node) error {
-	if !n.IsRollbackAllowed || n.RollbackType == string(design.RollbackNone) {
+	if !n.IsRollbackAllowed || n.RollbackType == design.RollbackNone {
 		return ErrRollbackNotAllowed
 	}
 	return nil
@@ -60,7 +60,7 @@ func rollbackErr(n *Node) error {
 // first, filtered by n's rollback type. visits are the instance's visits in any order.
 func rollbackTrail(g *graph, n *Node, visits []Visit, current int) []*Node {
 	trail := pathTo(g, n, visits, current)
-	switch design.RollbackType(n.RollbackType) {
+	switch n.RollbackType {
 	case design.RollbackPrevious:
 		if len(trail) > 0 {
 			return trail[:1]
@@ -121,7 +121,7 @@ func pathTo(g *graph, n *Node, visits []Visit, current int) []*Node {
 
 // addAssigneeErr: user's own pending task, a node allowing additions (40206) of type typ
 // (40211).
-func addAssigneeErr(t *Task, n *Node, user, typ string) error {
+func addAssigneeErr(t *Task, n *Node, user string, typ design.AddAssigneeType) error {
 	switch {
 	case t.AssigneeID != user:
 		return ErrNotAssignee

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/svc-framework/svc/approval/design"
 	"github.com/svc-framework/svc/crud"
 )
 
@@ -71,11 +72,11 @@ func TestTaskRules(t *testing.T) {
 	if _, err := decisionAction(approval, ActionHandle); err != ErrInvalidTaskTransition {
 		t.Errorf("handle on an approval node: %v, want ErrInvalidTaskTransition", err)
 	}
-	n := &Node{IsAddAssigneeAllowed: true, AddAssigneeTypes: []string{AddBefore}, IsRemoveAssigneeAllowed: true}
+	n := &Node{IsAddAssigneeAllowed: true, AddAssigneeTypes: []design.AddAssigneeType{AddBefore}, IsRemoveAssigneeAllowed: true}
 	if err := addAssigneeErr(mine, n, "u1", AddAfter); err != ErrInvalidAddAssigneeType {
 		t.Errorf("addAssigneeErr(after) = %v, want ErrInvalidAddAssigneeType", err)
 	}
-	if err := addAssigneeErr(mine, &Node{AddAssigneeTypes: []string{AddBefore}}, "u1", AddBefore); err != ErrAddAssigneeNotAllowed {
+	if err := addAssigneeErr(mine, &Node{AddAssigneeTypes: []design.AddAssigneeType{AddBefore}}, "u1", AddBefore); err != ErrAddAssigneeNotAllowed {
 		t.Errorf("addAssigneeErr(not allowed) = %v, want ErrAddAssigneeNotAllowed", err)
 	}
 	peer := *ruleTask("t2", "u2", TaskWaiting)

@@ -2,7 +2,9 @@ package approval
 
 import (
 	"encoding/json"
+	"time"
 
+	"github.com/svc-framework/svc/approval/design"
 	"github.com/svc-framework/svc/crud"
 	"github.com/uptrace/bun"
 )
@@ -53,56 +55,56 @@ type Task struct {
 	bun.BaseModel `bun:"table:apv_task"`
 	crud.Audited
 
-	TenantID                string    `bun:"tenant_id" json:"tenantId"`
-	InstanceID              string    `bun:"instance_id" json:"instanceId"`
-	NodeID                  string    `bun:"node_id" json:"nodeId"`
-	VisitID                 string    `bun:"visit_id" json:"visitId"`
-	AssigneeID              string    `bun:"assignee_id" json:"assigneeId"`
-	AssigneeName            string    `bun:"assignee_name" json:"assigneeName"`
-	AssigneeDepartmentID    *string   `bun:"assignee_department_id" json:"assigneeDepartmentId"`
-	AssigneeDepartmentName  *string   `bun:"assignee_department_name" json:"assigneeDepartmentName"`
-	DelegatorID             *string   `bun:"delegator_id" json:"delegatorId"`
-	DelegatorName           *string   `bun:"delegator_name" json:"delegatorName"`
-	DelegatorDepartmentID   *string   `bun:"delegator_department_id" json:"delegatorDepartmentId"`
-	DelegatorDepartmentName *string   `bun:"delegator_department_name" json:"delegatorDepartmentName"`
-	SortOrder               int       `bun:"sort_order" json:"sortOrder"`
-	Status                  string    `bun:"status" json:"status"`
-	ReadAt                  crud.Time `bun:"read_at,nullzero" json:"readAt"`
-	ParentTaskID            *string   `bun:"parent_task_id" json:"parentTaskId"`
-	AddAssigneeType         *string   `bun:"add_assignee_type" json:"addAssigneeType"`
-	Deadline                crud.Time `bun:"deadline,nullzero" json:"deadline"`
-	IsTimeout               bool      `bun:"is_timeout" json:"isTimeout"`
-	IsPreWarningSent        bool      `bun:"is_pre_warning_sent" json:"isPreWarningSent"`
-	FinishedAt              crud.Time `bun:"finished_at,nullzero" json:"finishedAt"`
+	TenantID                string                  `bun:"tenant_id" json:"tenantId"`
+	InstanceID              string                  `bun:"instance_id" json:"instanceId"`
+	NodeID                  string                  `bun:"node_id" json:"nodeId"`
+	VisitID                 string                  `bun:"visit_id" json:"visitId"`
+	AssigneeID              string                  `bun:"assignee_id" json:"assigneeId"`
+	AssigneeName            string                  `bun:"assignee_name" json:"assigneeName"`
+	AssigneeDepartmentID    *string                 `bun:"assignee_department_id" json:"assigneeDepartmentId"`
+	AssigneeDepartmentName  *string                 `bun:"assignee_department_name" json:"assigneeDepartmentName"`
+	DelegatorID             *string                 `bun:"delegator_id" json:"delegatorId"`
+	DelegatorName           *string                 `bun:"delegator_name" json:"delegatorName"`
+	DelegatorDepartmentID   *string                 `bun:"delegator_department_id" json:"delegatorDepartmentId"`
+	DelegatorDepartmentName *string                 `bun:"delegator_department_name" json:"delegatorDepartmentName"`
+	SortOrder               int                     `bun:"sort_order" json:"sortOrder"`
+	Status                  string                  `bun:"status" json:"status"`
+	ReadAt                  crud.Time               `bun:"read_at,nullzero" json:"readAt"`
+	ParentTaskID            *string                 `bun:"parent_task_id" json:"parentTaskId"`
+	AddAssigneeType         *design.AddAssigneeType `bun:"add_assignee_type" json:"addAssigneeType"`
+	Deadline                crud.Time               `bun:"deadline,nullzero" json:"deadline"`
+	IsTimeout               bool                    `bun:"is_timeout" json:"isTimeout"`
+	IsPreWarningSent        bool                    `bun:"is_pre_warning_sent" json:"isPreWarningSent"`
+	FinishedAt              crud.Time               `bun:"finished_at,nullzero" json:"finishedAt"`
 }
 
 // ActionLog is a row of apv_action_log: the audit of one action with the operator's snapshot.
 type ActionLog struct {
 	bun.BaseModel `bun:"table:apv_action_log"`
 
-	ID                     string          `bun:"id,pk" json:"id"`
-	CreatedAt              crud.Time       `bun:"created_at" json:"createdAt"`
-	CreatedBy              string          `bun:"created_by" json:"createdBy"`
-	InstanceID             string          `bun:"instance_id" json:"instanceId"`
-	NodeID                 *string         `bun:"node_id" json:"nodeId"`
-	TaskID                 *string         `bun:"task_id" json:"taskId"`
-	Action                 string          `bun:"action" json:"action"`
-	OperatorID             string          `bun:"operator_id" json:"operatorId"`
-	OperatorName           string          `bun:"operator_name" json:"operatorName"`
-	OperatorDepartmentID   *string         `bun:"operator_department_id" json:"operatorDepartmentId"`
-	OperatorDepartmentName *string         `bun:"operator_department_name" json:"operatorDepartmentName"`
-	Opinion                *string         `bun:"opinion" json:"opinion"`
-	Meta                   json.RawMessage `bun:"meta,type:json,nullzero" json:"meta,omitempty"`
-	TransferToID           *string         `bun:"transfer_to_id" json:"transferToId"`
-	TransferToName         *string         `bun:"transfer_to_name" json:"transferToName"`
-	TransferToDeptID       *string         `bun:"transfer_to_department_id" json:"transferToDepartmentId"`
-	TransferToDeptName     *string         `bun:"transfer_to_department_name" json:"transferToDepartmentName"`
-	RollbackToNodeID       *string         `bun:"rollback_to_node_id" json:"rollbackToNodeId"`
-	AddAssigneeType        *string         `bun:"add_assignee_type" json:"addAssigneeType"`
-	AddedAssignees         []UserInfo      `bun:"added_assignees,type:json" json:"addedAssignees"`
-	RemovedAssignees       []UserInfo      `bun:"removed_assignees,type:json" json:"removedAssignees"`
-	CCUsers                []UserInfo      `bun:"cc_users,type:json" json:"ccUsers"`
-	Attachments            []string        `bun:"attachments,type:json,nullzero" json:"attachments,omitempty"`
+	ID                     string                  `bun:"id,pk" json:"id"`
+	CreatedAt              crud.Time               `bun:"created_at" json:"createdAt"`
+	CreatedBy              string                  `bun:"created_by" json:"createdBy"`
+	InstanceID             string                  `bun:"instance_id" json:"instanceId"`
+	NodeID                 *string                 `bun:"node_id" json:"nodeId"`
+	TaskID                 *string                 `bun:"task_id" json:"taskId"`
+	Action                 string                  `bun:"action" json:"action"`
+	OperatorID             string                  `bun:"operator_id" json:"operatorId"`
+	OperatorName           string                  `bun:"operator_name" json:"operatorName"`
+	OperatorDepartmentID   *string                 `bun:"operator_department_id" json:"operatorDepartmentId"`
+	OperatorDepartmentName *string                 `bun:"operator_department_name" json:"operatorDepartmentName"`
+	Opinion                *string                 `bun:"opinion" json:"opinion"`
+	Meta                   json.RawMessage         `bun:"meta,type:json,nullzero" json:"meta,omitempty"`
+	TransferToID           *string                 `bun:"transfer_to_id" json:"transferToId"`
+	TransferToName         *string                 `bun:"transfer_to_name" json:"transferToName"`
+	TransferToDeptID       *string                 `bun:"transfer_to_department_id" json:"transferToDepartmentId"`
+	TransferToDeptName     *string                 `bun:"transfer_to_department_name" json:"transferToDepartmentName"`
+	RollbackToNodeID       *string                 `bun:"rollback_to_node_id" json:"rollbackToNodeId"`
+	AddAssigneeType        *design.AddAssigneeType `bun:"add_assignee_type" json:"addAssigneeType"`
+	AddedAssignees         []UserInfo              `bun:"added_assignees,type:json" json:"addedAssignees"`
+	RemovedAssignees       []UserInfo              `bun:"removed_assignees,type:json" json:"removedAssignees"`
+	CCUsers                []UserInfo              `bun:"cc_users,type:json" json:"ccUsers"`
+	Attachments            []string                `bun:"attachments,type:json,nullzero" json:"attachments,omitempty"`
 }
 
 // CCRecord is a row of apv_cc_record: a carbon copy delivered to a user, with its read receipt.
@@ -199,6 +201,12 @@ func (t *Task) assignee() UserInfo {
 		DepartmentName: deref(t.AssigneeDepartmentName)}
 }
 
+// event is the instance part of every engine event's payload, as of now.
+func (i *Instance) event(now time.Time) InstanceEvent {
+	return InstanceEvent{InstanceID: i.ID, InstanceNo: i.InstanceNo, TenantID: i.TenantID, Title: i.Title, FlowID: i.FlowID,
+		FlowCode: i.FlowCode, BusinessRef: i.BusinessRef, OccurredTime: now, Applicant: i.applicant()}
+}
+
 // applicant is i's applicant as recorded on the instance.
 func (i *Instance) applicant() UserInfo {
 	return UserInfo{ID: i.ApplicantID, Name: i.ApplicantName, DepartmentID: deref(i.ApplicantDepartmentID),
@@ -219,3 +227,9 @@ func (l *ActionLog) transferTo() *UserInfo {
 	return &UserInfo{ID: *l.TransferToID, Name: deref(l.TransferToName), DepartmentID: deref(l.TransferToDeptID),
 		DepartmentName: deref(l.TransferToDeptName)}
 }
+
+// LiveTaskStatuses and OpenInstanceStatuses are the statuses Stats counts.
+var (
+	LiveTaskStatuses     = []string{TaskPending, TaskWaiting}
+	OpenInstanceStatuses = []string{InstanceRunning, InstanceReturned}
+)

@@ -99,32 +99,32 @@ func (s *Service) timeoutTask(ctx context.Context, id string) (bool, error) {
 			return err
 		}
 		t.IsTimeout = true
-		if err := r.taskEvent(EventTaskTimedOut, t, n, nil); err != nil {
+		if err := r.taskEvent(ctx, EventTaskTimedOut, t, n, nil); err != nil {
 			return err
 		}
 		switch n.TimeoutAction {
-		case string(design.TimeoutAutoPass):
+		case design.TimeoutAutoPass:
 			action := ActionApprove
-			if n.Kind == string(design.NodeHandle) {
+			if n.Kind == design.NodeHandle {
 				action = ActionHandle
 			}
-			err = r.decide(n, t, action, ProcessTaskParams{Opinion: "timeout"}, l.visit)
-		case string(design.TimeoutAutoReject):
-			err = r.decide(n, t, ActionReject, ProcessTaskParams{Opinion: "timeout"}, l.visit)
-		case string(design.TimeoutTransferAdmin):
-			err = r.timeoutToAdmins(n, t)
+			err = r.decide(ctx, n, t, action, ProcessTaskParams{Opinion: "timeout"}, l.visit)
+		case design.TimeoutAutoReject:
+			err = r.decide(ctx, n, t, ActionReject, ProcessTaskParams{Opinion: "timeout"}, l.visit)
+		case design.TimeoutTransferAdmin:
+			err = r.timeoutToAdmins(ctx, n, t)
 		}
 		if err != nil {
 			return err
 		}
-		return r.save()
+		return r.save(ctx)
 	})
 	return done, err
 }
 
 // timeoutToAdmins transfers an overdue task to the node's admins that hold no live task there.
-func (r *run) timeoutToAdmins(n *Node, t *Task) error {
-	live, err := r.liveAt(n)
+func (r *run) timeoutToAdmins(ctx context.Context, n *Node, t *Task) error {
+	live, err := r.liveAt(ctx, n)
 	if err != nil {
 		return err
 	}
@@ -138,31 +138,31 @@ func (r *run) timeoutToAdmins(n *Node, t *Task) error {
 		r.s.log.Error("approval timeout transfer_admin: the node has no admin without a live task", slog.String("task", t.ID), slog.String("node", n.Key))
 		return nil
 	}
-	infos, err := r.s.userInfos(r.ctx, admins)
+	infos, err := r.s.userInfos(ctx, admins)
 	if err != nil {
 		return err
 	}
-	if err := r.setTask(t, TaskTransferred); err != nil {
+	if err := r.setTask(ctx, t, TaskTransferred); err != nil {
 		return err
 	}
 	from := t.assignee()
 	for i, a := range admins {
 		nt := &Task{}
 		if i == 0 { // the first admin takes the task's seat, with a fresh deadline
-			if nt, err = r.replaceTask(n, t, infos[a], r.deadline(n)); err != nil {
+			if nt, err = r.replaceTask(ctx, n, t, infos[a], r.deadline(n)); err != nil {
 				return err
 			}
 		} else {
 			r.fillTask(nt, n, &Visit{ID: t.VisitID}, infos[a], t.SortOrder)
-			if err := r.later(r.tx.Tx.NewInsert().Model(nt)); err != nil {
+			if err := r.later(ctx, r.raw.NewInsert().Model(nt)); err != nil {
 				return err
 			}
 		}
 		to := infos[a]
-		if err := r.taskEvent(EventTaskTransferred, t, n, func(e *InstanceEvent) { e.From, e.To, e.Reason = &from, &to, "timeout" }); err != nil {
+		if err := r.taskEvent(ctx, EventTaskTransferred, t, n, func(e *InstanceEvent) { e.From, e.To, e.Reason = &from, &to, "timeout" }); err != nil {
 			return err
 		}
-		if err := r.taskEvent(EventTaskCreated, nt, n, nil); err != nil {
+		if err := r.taskEvent(ctx, EventTaskCreated, nt, n, nil); err != nil {
 			return err
 		}
 	}
@@ -224,7 +224,7 @@ func (s *Service) preWarn(ctx context.Context, t *Task, now time.Time) (bool, er
 		}
 		sent = true
 		hours := int(t.Deadline.Sub(now).Hours())
-		return r.taskEvent(EventTaskDeadlineWarning, t, n, func(e *InstanceEvent) { e.HoursLeft = &hours })
+		return r.taskEvent(ctx, EventTaskDeadlineWarning, t, n, func(e *InstanceEvent) { e.HoursLeft = &hours })
 	})
 	return sent, err
 }

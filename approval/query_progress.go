@@ -20,7 +20,7 @@ type InstanceFlowGraph struct {
 type FlowGraphNode struct {
 	ID       string            `json:"id"`
 	NodeID   string            `json:"nodeId"`
-	Kind     string            `json:"kind"`
+	Kind     design.NodeKind   `json:"kind"`
 	Position design.Position   `json:"position"`
 	Data     FlowGraphNodeData `json:"data"`
 }
@@ -114,7 +114,7 @@ func passConditions(nodes []FlowGraphNode, edges []FlowGraphEdge, status map[str
 		changed = false
 		for i := range nodes {
 			n := &nodes[i]
-			if n.Kind != string(design.NodeCondition) || n.Data.Status != NodeProgressPending {
+			if n.Kind != design.NodeCondition || n.Data.Status != NodeProgressPending {
 				continue
 			}
 			in, out := false, false

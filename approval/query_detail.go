@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/svc-framework/svc/approval/design"
 	"github.com/svc-framework/svc/crud"
 	"github.com/svc-framework/svc/rpc"
 )
@@ -41,13 +42,13 @@ type InstanceDetailInfo struct {
 // InstanceDetail is the answer of my.get_instance_detail (§6.5): the viewer's projection of an
 // instance.
 type InstanceDetail struct {
-	Instance         InstanceInfo      `json:"instance"`
-	FormSchema       json.RawMessage   `json:"formSchema,omitempty"`
-	Timeline         []TimelineEntry   `json:"timeline"`
-	FlowGraph        InstanceFlowGraph `json:"flowGraph"`
-	AvailableActions []string          `json:"availableActions"`
-	FieldPermissions map[string]string `json:"fieldPermissions,omitempty"`
-	MyTask           *ViewerTask       `json:"myTask,omitempty"`
+	Instance         InstanceInfo                 `json:"instance"`
+	FormSchema       json.RawMessage              `json:"formSchema,omitempty"`
+	Timeline         []TimelineEntry              `json:"timeline"`
+	FlowGraph        InstanceFlowGraph            `json:"flowGraph"`
+	AvailableActions []string                     `json:"availableActions"`
+	FieldPermissions map[string]design.Permission `json:"fieldPermissions,omitempty"`
+	MyTask           *ViewerTask                  `json:"myTask,omitempty"`
 }
 
 // AdminInstanceDetail is the answer of admin.get_instance_detail (§6.6).
@@ -61,13 +62,13 @@ type AdminInstanceDetail struct {
 // myDetailOp is approval/my get_instance_detail: any authenticated caller who is the
 // applicant, holds or held a task, or received a CC of the instance (else 40701); another
 // tenant's instance is not found (40101).
-func (s *Service) myDetailOp() rpc.Op {
+func (s queries) myDetailOp() rpc.Op {
 	return rpc.Handle("get_instance_detail", s.myDetail)
 }
 
 // adminDetailOp is approval/admin get_instance_detail (approval.instance.detail): the whole
 // instance with unfiltered form data, tenant-checked.
-func (s *Service) adminDetailOp() rpc.Op {
+func (s queries) adminDetailOp() rpc.Op {
 	return rpc.Handle("get_instance_detail", s.adminDetail, rpc.RequiredPermission("approval.instance.detail"))
 }
 
@@ -78,7 +79,7 @@ func (s *Service) adminDetailOp() rpc.Op {
 const DetailStatements = 7
 
 // detailData is everything the detail projections read, loaded in a fixed number of
-// statements (doc.go "Query bounds"): the instance, its flow, its version's graph (cached),
+// statements (docs/approval.md, Reference, "Query bounds"): the instance, its flow, its version's graph (cached),
 // and all its visits, tasks, action logs, cc records and urge records.
 type detailData struct {
 	inst   *Instance
@@ -95,7 +96,7 @@ type detailData struct {
 
 // loadDetail reads instance id and its history for the caller of c (another tenant's instance
 // is not found).
-func (s *Service) loadDetail(ctx context.Context, c rpc.Call, id string) (*detailData, caller, error) {
+func (s queries) loadDetail(ctx context.Context, c rpc.Call, id string) (*detailData, caller, error) {
 	cl, err := callerOf(c)
 	if err != nil {
 		return nil, cl, err
@@ -105,7 +106,7 @@ func (s *Service) loadDetail(ctx context.Context, c rpc.Call, id string) (*detai
 }
 
 // loadHistory reads instance id (seen by cl) and its history.
-func (s *Service) loadHistory(ctx context.Context, cl caller, id string) (*detailData, error) {
+func (s queries) loadHistory(ctx context.Context, cl caller, id string) (*detailData, error) {
 	d := &detailData{inst: new(Instance), flow: new(Flow)}
 	if err := s.db.NewSelect().Model(d.inst).Where("id = ?", id).Scan(ctx); err != nil {
 		return nil, notFoundAs(err, ErrInstanceNotFound)
@@ -174,7 +175,7 @@ func (d *detailData) formSchema() json.RawMessage {
 }
 
 // myDetail answers my.get_instance_detail for the caller.
-func (s *Service) myDetail(ctx context.Context, c rpc.Call, p InstanceIDParams) (*InstanceDetail, error) {
+func (s queries) myDetail(ctx context.Context, c rpc.Call, p InstanceIDParams) (*InstanceDetail, error) {
 	d, cl, err := s.loadDetail(ctx, c, p.InstanceID)
 	if err != nil {
 		return nil, err
@@ -196,7 +197,7 @@ func (s *Service) myDetail(ctx context.Context, c rpc.Call, p InstanceIDParams) 
 }
 
 // adminDetail answers admin.get_instance_detail.
-func (s *Service) adminDetail(ctx context.Context, c rpc.Call, p InstanceIDParams) (*AdminInstanceDetail, error) {
+func (s queries) adminDetail(ctx context.Context, c rpc.Call, p InstanceIDParams) (*AdminInstanceDetail, error) {
 	d, _, err := s.loadDetail(ctx, c, p.InstanceID)
 	if err != nil {
 		return nil, err

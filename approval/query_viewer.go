@@ -10,12 +10,12 @@ import (
 // process_task targets and what the node lets its holder do, computed by the commands' own
 // checks (rules.go).
 type ViewerTask struct {
-	TaskID             string              `json:"taskId"`
-	NodeID             string              `json:"nodeId"`
-	IsOpinionRequired  bool                `json:"isOpinionRequired"`
-	AddAssigneeTypes   []string            `json:"addAssigneeTypes,omitempty"`
-	RollbackTargets    []RollbackTarget    `json:"rollbackTargets,omitempty"`
-	RemovableAssignees []RemovableAssignee `json:"removableAssignees,omitempty"`
+	TaskID             string                   `json:"taskId"`
+	NodeID             string                   `json:"nodeId"`
+	IsOpinionRequired  bool                     `json:"isOpinionRequired"`
+	AddAssigneeTypes   []design.AddAssigneeType `json:"addAssigneeTypes,omitempty"`
+	RollbackTargets    []RollbackTarget         `json:"rollbackTargets,omitempty"`
+	RemovableAssignees []RemovableAssignee      `json:"removableAssignees,omitempty"`
 }
 
 // RollbackTarget is a node process_task's rollback accepts as targetNodeId.
@@ -110,7 +110,7 @@ func (v *viewer) myTask() *ViewerTask {
 	}
 	n := v.node()
 	mt := &ViewerTask{TaskID: t.ID, NodeID: n.ID, IsOpinionRequired: n.IsOpinionRequired}
-	for _, typ := range []string{AddBefore, AddAfter, AddParallel} {
+	for _, typ := range []design.AddAssigneeType{AddBefore, AddAfter, AddParallel} {
 		if addAssigneeErr(t, n, v.user, typ) == nil {
 			mt.AddAssigneeTypes = append(mt.AddAssigneeTypes, typ)
 		}
@@ -174,16 +174,16 @@ func (v *viewer) urgeable() []*Task {
 // CC recipient reads the CC's node permission, clamped to read-only; the applicant sees every
 // field and may write each (required ones as required) while resubmit would accept it. No role
 // leaves a field hidden.
-func (v *viewer) fieldPermissions() map[string]string {
+func (v *viewer) fieldPermissions() map[string]design.Permission {
 	roles := v.permissionRoles()
-	out := make(map[string]string, len(v.d.g.fields))
+	out := make(map[string]design.Permission, len(v.d.g.fields))
 	for i := range v.d.g.fields {
 		f := &v.d.g.fields[i]
 		ps := make([]design.Permission, len(roles))
 		for j, r := range roles {
 			ps[j] = r(f)
 		}
-		out[f.Key] = string(design.MaxPermission(ps...))
+		out[f.Key] = design.MaxPermission(ps...)
 	}
 	return out
 }
@@ -197,7 +197,7 @@ func (v *viewer) permissionRoles() []func(f *design.FormField) design.Permission
 		if t.AssigneeID != v.user {
 			continue
 		}
-		ps, writes := perms(d.g.nodes[t.NodeID]), t == v.pending
+		ps, writes := d.g.nodes[t.NodeID].FieldPermissions, t == v.pending
 		roles = append(roles, func(f *design.FormField) design.Permission {
 			p := design.PermissionOf(ps, f.Key)
 			if !writes {
@@ -213,7 +213,7 @@ func (v *viewer) permissionRoles() []func(f *design.FormField) design.Permission
 		}
 		var ps map[string]design.Permission
 		if n := d.g.nodes[deref(c.NodeID)]; n != nil {
-			ps = perms(n)
+			ps = n.FieldPermissions
 		}
 		roles = append(roles, func(f *design.FormField) design.Permission { return design.PermissionOf(ps, f.Key).ReadOnly() })
 	}
@@ -234,6 +234,6 @@ func (v *viewer) permissionRoles() []func(f *design.FormField) design.Permission
 
 // stripHidden is form data without the fields hidden from the viewer (keys that are not form
 // fields are dropped: start and resubmit refuse them).
-func stripHidden(g *graph, form map[string]any, perms map[string]string) map[string]any {
-	return design.StripHidden(g.fields, form, func(k string) design.Permission { return design.Permission(perms[k]) }, false)
+func stripHidden(g *graph, form map[string]any, perms map[string]design.Permission) map[string]any {
+	return design.StripHidden(g.fields, form, func(k string) design.Permission { return perms[k] }, false)
 }

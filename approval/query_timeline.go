@@ -45,13 +45,13 @@ type CCRecipient struct {
 
 // visitView is what a timeline entry and a flow-graph node say about one node visit.
 type visitView struct {
-	ExecutionType  string            `json:"executionType,omitempty"`
-	ApprovalMethod string            `json:"approvalMethod,omitempty"`
-	PassRule       string            `json:"passRule,omitempty"`
-	PassRatio      *Decimal          `json:"passRatio,omitempty"`
-	Participants   []NodeParticipant `json:"participants,omitempty"`
-	CCRecipients   []CCRecipient     `json:"ccRecipients,omitempty"`
-	Activities     []Activity        `json:"activities,omitempty"`
+	ExecutionType  design.ExecutionType  `json:"executionType,omitempty"`
+	ApprovalMethod design.ApprovalMethod `json:"approvalMethod,omitempty"`
+	PassRule       design.PassRule       `json:"passRule,omitempty"`
+	PassRatio      *Decimal              `json:"passRatio,omitempty"`
+	Participants   []NodeParticipant     `json:"participants,omitempty"`
+	CCRecipients   []CCRecipient         `json:"ccRecipients,omitempty"`
+	Activities     []Activity            `json:"activities,omitempty"`
 }
 
 // TimelineEntry is one step of the path an instance took (§6.7): a node visit, or a withdraw /
@@ -104,11 +104,11 @@ func (d *detailData) timeline() []TimelineEntry {
 	for i := range d.visits {
 		v := &d.visits[i]
 		n := d.g.nodes[v.NodeID]
-		if n.Kind == string(design.NodeStart) {
+		if n.Kind == design.NodeStart {
 			flush(visitRound)
 			visitRound++
 		}
-		e := TimelineEntry{Kind: n.Kind, NodeID: &n.ID, Name: &n.Name, Status: &v.Status, visitView: views[i], StartedAt: v.CreatedAt}
+		e := TimelineEntry{Kind: string(n.Kind), NodeID: &n.ID, Name: &n.Name, Status: &v.Status, visitView: views[i], StartedAt: v.CreatedAt}
 		if !v.FinishedAt.IsZero() {
 			f := v.FinishedAt
 			e.FinishedAt = &f
@@ -132,12 +132,12 @@ func (d *detailData) visitViews() []visitView {
 		v := &d.visits[i]
 		index[v.ID] = i
 		n := d.g.nodes[v.NodeID]
-		if n.Kind == string(design.NodeStart) {
+		if n.Kind == design.NodeStart {
 			starts = append(starts, i)
 		}
-		if n.Kind == string(design.NodeApproval) || n.Kind == string(design.NodeHandle) {
+		if n.Kind == design.NodeApproval || n.Kind == design.NodeHandle {
 			views[i] = visitView{ExecutionType: n.ExecutionType, ApprovalMethod: n.ApprovalMethod, PassRule: n.PassRule}
-			if n.PassRule == string(design.PassRatio) {
+			if n.PassRule == design.PassRatio {
 				ratio := n.PassRatio
 				views[i].PassRatio = &ratio
 			}

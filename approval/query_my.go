@@ -12,13 +12,13 @@ import (
 // myResource is approval/my (wire-approval §6.5): the caller's own queries, any authenticated
 // principal, no permission. Every list is scoped to the caller (its tasks, its instances, its
 // carbon copies) and to its tenant (a super-admin: every tenant, or the tenantId it asks for).
-func (s *Service) myResource() rpc.Resource {
+func (s queries) myResource() rpc.Resource {
 	return rpc.Resource{Name: "approval/my", Ops: append(s.myQueryOps(), s.myDetailOp())}
 }
 
 // myQueryOps are the list and count queries of approval/my; the instance detail joins them on
 // the same resource.
-func (s *Service) myQueryOps() []rpc.Op {
+func (s queries) myQueryOps() []rpc.Op {
 	return []rpc.Op{
 		rpc.Handle("find_available_flows", s.findAvailableFlows),
 		rpc.Handle("get_start_form", s.getStartForm),
@@ -62,7 +62,7 @@ type availableRow struct {
 // Two statements at most: the candidate flows with their category, then the initiator rows of
 // the restricted ones in one IN lookup; the rule is applied and the page cut in memory (a
 // tenant's flow catalogue is small).
-func (s *Service) findAvailableFlows(ctx context.Context, c rpc.Call, p AvailableFlowsParams) (*crud.Page[AvailableFlow], error) {
+func (s queries) findAvailableFlows(ctx context.Context, c rpc.Call, p AvailableFlowsParams) (*crud.Page[AvailableFlow], error) {
 	cl, err := callerOf(c)
 	if err != nil {
 		return nil, err
@@ -91,7 +91,7 @@ func (s *Service) findAvailableFlows(ctx context.Context, c rpc.Call, p Availabl
 
 // initiationFilter keeps the rows whose initiation rule admits the caller, reading the
 // initiator rows of every restricted flow in one statement.
-func (s *Service) initiationFilter(ctx context.Context, c rpc.Call, cl caller, rows []availableRow) ([]AvailableFlow, error) {
+func (s queries) initiationFilter(ctx context.Context, c rpc.Call, cl caller, rows []availableRow) ([]AvailableFlow, error) {
 	var restricted []string
 	for _, r := range rows {
 		if !r.AllowAll {
@@ -150,7 +150,7 @@ type StartForm struct {
 
 // getStartForm answers the published version's form behind start's gates (initiable: 40001,
 // 40002, 40003, 40103).
-func (s *Service) getStartForm(ctx context.Context, c rpc.Call, p StartFormParams) (*StartForm, error) {
+func (s queries) getStartForm(ctx context.Context, c rpc.Call, p StartFormParams) (*StartForm, error) {
 	cl, err := callerOf(c)
 	if err != nil {
 		return nil, err

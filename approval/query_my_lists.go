@@ -107,7 +107,7 @@ var completedTaskStatuses = []string{TaskApproved, TaskRejected, TaskHandled, Ta
 const applicantColumns = "i.applicant_id, i.applicant_name, i.applicant_department_id, i.applicant_department_name"
 
 // findInitiated answers the caller's instances, newest first: status, keyword in the title.
-func (s *Service) findInitiated(ctx context.Context, c rpc.Call, p InitiatedParams) (*crud.Page[InitiatedInstance], error) {
+func (s queries) findInitiated(ctx context.Context, c rpc.Call, p InitiatedParams) (*crud.Page[InitiatedInstance], error) {
 	cl, err := callerOf(c)
 	if err != nil {
 		return nil, err
@@ -127,7 +127,7 @@ func (s *Service) findInitiated(ctx context.Context, c rpc.Call, p InitiatedPara
 }
 
 // myTaskQuery selects the caller's tasks of its tenant.
-func (s *Service) myTaskQuery(cl caller, tenant string) *bun.SelectQuery {
+func (s queries) myTaskQuery(cl caller, tenant string) *bun.SelectQuery {
 	return cl.tenantFilter(s.db.NewSelect().TableExpr("apv_task AS t").Where("t.assignee_id = ?", cl.ID), "t.tenant_id", tenant)
 }
 
@@ -144,7 +144,7 @@ func taskRefColumns(columns, order string) func(*bun.SelectQuery) *bun.SelectQue
 }
 
 // findPendingTasks answers the caller's pending tasks, newest first.
-func (s *Service) findPendingTasks(ctx context.Context, c rpc.Call, p MyTasksParams) (*crud.Page[PendingTask], error) {
+func (s queries) findPendingTasks(ctx context.Context, c rpc.Call, p MyTasksParams) (*crud.Page[PendingTask], error) {
 	cl, err := callerOf(c)
 	if err != nil {
 		return nil, err
@@ -155,7 +155,7 @@ func (s *Service) findPendingTasks(ctx context.Context, c rpc.Call, p MyTasksPar
 
 // findCompletedTasks answers the tasks the caller decided (approved, rejected, handled,
 // transferred, rolled back), most recently finished first.
-func (s *Service) findCompletedTasks(ctx context.Context, c rpc.Call, p MyTasksParams) (*crud.Page[CompletedTask], error) {
+func (s queries) findCompletedTasks(ctx context.Context, c rpc.Call, p MyTasksParams) (*crud.Page[CompletedTask], error) {
 	cl, err := callerOf(c)
 	if err != nil {
 		return nil, err
@@ -166,7 +166,7 @@ func (s *Service) findCompletedTasks(ctx context.Context, c rpc.Call, p MyTasksP
 
 // findCCRecords answers the carbon copies delivered to the caller, newest first; isRead
 // filters read or unread ones.
-func (s *Service) findCCRecords(ctx context.Context, c rpc.Call, p MyCCParams) (*crud.Page[MyCCRecord], error) {
+func (s queries) findCCRecords(ctx context.Context, c rpc.Call, p MyCCParams) (*crud.Page[MyCCRecord], error) {
 	cl, err := callerOf(c)
 	if err != nil {
 		return nil, err
@@ -194,14 +194,14 @@ func (s *Service) findCCRecords(ctx context.Context, c rpc.Call, p MyCCParams) (
 }
 
 // myCCQuery selects the carbon copies delivered to the caller in its tenant (the instance's).
-func (s *Service) myCCQuery(cl caller, tenant string) *bun.SelectQuery {
+func (s queries) myCCQuery(cl caller, tenant string) *bun.SelectQuery {
 	q := s.db.NewSelect().TableExpr("apv_cc_record AS cc").Join("JOIN apv_instance AS i ON i.id = cc.instance_id").
 		Where("cc.cc_user_id = ?", cl.ID)
 	return cl.tenantFilter(q, "i.tenant_id", tenant)
 }
 
 // getPendingCounts counts the caller's pending tasks and unread carbon copies (two statements).
-func (s *Service) getPendingCounts(ctx context.Context, c rpc.Call, p TenantParams) (*PendingCounts, error) {
+func (s queries) getPendingCounts(ctx context.Context, c rpc.Call, p TenantParams) (*PendingCounts, error) {
 	cl, err := callerOf(c)
 	if err != nil {
 		return nil, err

@@ -31,9 +31,9 @@ const (
 
 // Add-assignee types (wire-approval §4).
 const (
-	AddBefore   = "before"
-	AddAfter    = "after"
-	AddParallel = "parallel"
+	AddBefore   = design.AddBefore
+	AddAfter    = design.AddAfter
+	AddParallel = design.AddParallel
 )
 
 // DefaultUrgeCooldownMinutes is the urge cooldown of nodes that set none (design's default).
@@ -41,9 +41,9 @@ const DefaultUrgeCooldownMinutes = design.DefaultUrgeCooldownMinutes
 
 // AddAssigneeParams are add_assignee's params (§6.4).
 type AddAssigneeParams struct {
-	TaskID  string   `json:"taskId"`
-	UserIDs []string `json:"userIds"`
-	AddType string   `json:"addType"`
+	TaskID  string                 `json:"taskId"`
+	UserIDs []string               `json:"userIds"`
+	AddType design.AddAssigneeType `json:"addType"`
 }
 
 // Validate: taskId, 1–50 userIds and addType are required.
@@ -82,13 +82,6 @@ func (p *UrgeParams) Validate() error {
 	return c.Err()
 }
 
-// ReassignParams are reassign_task's params (§6.6).
-type ReassignParams struct {
-	TaskID        string `json:"taskId"`
-	NewAssigneeID string `json:"newAssigneeId"`
-	Reason        string `json:"reason"`
-}
-
 // Validate: taskId and newAssigneeId are required, reason ≤ 2000.
 func (p *ReassignParams) Validate() error {
 	var c rpc.Check
@@ -107,19 +100,9 @@ func (s *Service) taskOps() []rpc.Op {
 	}
 }
 
-// AdminOps are the admin commands of approval/admin that belong to the engine:
-// terminate_instance and reassign_task (§6.6). The approval/admin queries add their own ops
-// to the same resource.
-func (s *Service) AdminOps() []rpc.Op {
-	return []rpc.Op{
-		rpc.Handle("terminate_instance", s.terminate, rpc.RequiredPermission("approval.instance.terminate"), rpc.Audit()),
-		rpc.Handle("reassign_task", s.reassign, rpc.RequiredPermission("approval.task.reassign"), rpc.Audit()),
-	}
-}
-
 // onTask runs a task command: one transaction with the task's instance locked first, then the
 // tasks of its visit (lockedTask), and a run on the instance (saved after fn).
-func (s *Service) onTask(ctx context.Context, c rpc.Call, taskID string, fn func(r *run, cl caller, l *taskLock, n *Node) error) (*struct{}, error) {
+func (s *Service) onTask(ctx context.Context, c rpc.Call, taskID string, fn func(ctx context.Context, r *run, cl caller, l *taskLock, n *Node) error) (*struct{}, error) {
 	cl, err := callerOf(c)
 	if err != nil {
 		return nil, err
@@ -140,10 +123,10 @@ func (s *Service) onTask(ctx context.Context, c rpc.Call, taskID string, fn func
 		if err != nil {
 			return err
 		}
-		if err := fn(r, cl, l, r.g.nodes[l.task.NodeID]); err != nil {
+		if err := fn(ctx, r, cl, l, r.g.nodes[l.task.NodeID]); err != nil {
 			return err
 		}
-		return r.save()
+		return r.save(ctx)
 	})
 }
 
@@ -151,12 +134,12 @@ func (s *Service) onTask(ctx context.Context, c rpc.Call, taskID string, fn func
 // waits until the new ones finish; after → the new ones wait until the task finishes;
 // parallel → the new ones are pending at once. People already live at the node are skipped.
 func (s *Service) addAssignee(ctx context.Context, c rpc.Call, p AddAssigneeParams) (*struct{}, error) {
-	return s.onTask(ctx, c, p.TaskID, func(r *run, cl caller, l *taskLock, n *Node) error {
+	return s.onTask(ctx, c, p.TaskID, func(ctx context.Context, r *run, cl caller, l *taskLock, n *Node) error {
 		t := l.task
 		if err := addAssigneeErr(t, n, cl.ID, p.AddType); err != nil {
 			return err
 		}
-		live, err := r.liveAt(n)
+		live, err := r.liveAt(ctx, n)
 		if err != nil {
 			return err
 		}
@@ -164,7 +147,7 @@ func (s *Service) addAssignee(ctx context.Context, c rpc.Call, p AddAssigneePara
 		if len(add) == 0 {
 			return ErrNoUsersSpecified
 		}
-		infos, err := r.s.userInfos(r.ctx, add)
+		infos, err := r.s.userInfos(ctx, add)
 		if err != nil {
 			return err
 		}
@@ -182,37 +165,37 @@ func (s *Service) addAssignee(ctx context.Context, c rpc.Call, p AddAssigneePara
 		}
 		if typ == AddBefore {
 			t.Deadline = crud.Time{}
-			if err := r.setTask(t, TaskWaiting); err != nil {
+			if err := r.setTask(ctx, t, TaskWaiting); err != nil {
 				return err
 			}
 		}
-		if err := r.later(r.tx.Tx.NewInsert().Model(&tasks)); err != nil {
+		if err := r.later(ctx, r.raw.NewInsert().Model(&tasks)); err != nil {
 			return err
 		}
-		if err := r.log(ActionAddAssignee, n, t, func(l *ActionLog) { l.AddAssigneeType, l.AddedAssignees = &typ, added }); err != nil {
+		if err := r.log(ctx, ActionAddAssignee, n, t, func(l *ActionLog) { l.AddAssigneeType, l.AddedAssignees = &typ, added }); err != nil {
 			return err
 		}
-		if err := r.publish(EventTaskAssigneesAdded, func(e *InstanceEvent) {
+		if err := r.publish(ctx, EventTaskAssigneesAdded, func(e *InstanceEvent) {
 			e.TaskID, e.NodeID, e.NodeName, e.AddType, e.Assignees = t.ID, n.ID, n.Name, typ, added
 		}); err != nil {
 			return err
 		}
-		return r.announcePending(tasks, n)
+		return r.announcePending(ctx, tasks, n)
 	})
 }
 
 // liveAt lists the assignees with a pending or waiting task at node n of the instance.
-func (r *run) liveAt(n *Node) ([]string, error) {
+func (r *run) liveAt(ctx context.Context, n *Node) ([]string, error) {
 	var live []string
-	err := r.tx.NewSelect().Model((*Task)(nil)).Column("assignee_id").Where("instance_id = ?", r.inst.ID).Where("node_id = ?", n.ID).
-		Where("status IN (?)", bun.In(LiveTaskStatuses)).Scan(r.ctx, &live)
+	err := r.tx(ctx).NewSelect().Model((*Task)(nil)).Column("assignee_id").Where("instance_id = ?", r.inst.ID).Where("node_id = ?", n.ID).
+		Where("status IN (?)", bun.In(LiveTaskStatuses)).Scan(ctx, &live)
 	return live, err
 }
 
 // removeAssignee removes a live peer task at the caller's node visit (§8 remove_assignee): not
 // the caller's own, never the last actionable one; the node is evaluated again.
 func (s *Service) removeAssignee(ctx context.Context, c rpc.Call, p TaskIDParams) (*struct{}, error) {
-	return s.onTask(ctx, c, p.TaskID, func(r *run, cl caller, l *taskLock, n *Node) error {
+	return s.onTask(ctx, c, p.TaskID, func(ctx context.Context, r *run, cl caller, l *taskLock, n *Node) error {
 		t := l.task
 		if !live(t.Status) {
 			return ErrTaskNotPending
@@ -221,87 +204,34 @@ func (s *Service) removeAssignee(ctx context.Context, c rpc.Call, p TaskIDParams
 		if err := removeAssigneeErr(tasks, t, n, cl.ID); err != nil {
 			return err
 		}
-		if err := r.setTask(t, TaskRemoved); err != nil {
+		if err := r.setTask(ctx, t, TaskRemoved); err != nil {
 			return err
 		}
 		removed := []UserInfo{{ID: t.AssigneeID, Name: t.AssigneeName}}
-		if err := r.log(ActionRemoveAssignee, n, t, func(l *ActionLog) { l.RemovedAssignees = removed }); err != nil {
+		if err := r.log(ctx, ActionRemoveAssignee, n, t, func(l *ActionLog) { l.RemovedAssignees = removed }); err != nil {
 			return err
 		}
-		if err := r.taskEvent(EventTaskAssigneesRemoved, t, n, func(e *InstanceEvent) { e.Assignees = removed }); err != nil {
+		if err := r.taskEvent(ctx, EventTaskAssigneesRemoved, t, n, func(e *InstanceEvent) { e.Assignees = removed }); err != nil {
 			return err
 		}
-		return r.settle(n, t, tasks)
+		return r.settle(ctx, n, t, tasks)
 	})
-}
-
-// settle runs the consequences of the change to task t at node n, given the tasks of t's visit
-// as read before the command's writes: t replaces its stale copy, the tasks waiting on t become
-// pending, and the pass rule evaluates the visit — with no read of its own, so the command's
-// writes wait for its final flush. The instance row is locked, so the list is the visit's.
-func (r *run) settle(n *Node, t *Task, tasks []Task) error {
-	for i := range tasks {
-		if tasks[i].ID == t.ID {
-			tasks[i] = *t
-		}
-	}
-	if err := r.activateDependents(t, tasks); err != nil {
-		return err
-	}
-	_, err := r.judge(n, &Visit{ID: t.VisitID}, 0, tasks) // judge needs the visit's id only
-	return err
-}
-
-// activateDependents runs after task t finished, over the tasks of its visit (which hold the
-// people added to t and to its parent): a "before" parent whose added people have all finished
-// is pending again; the "after" children of t become pending.
-func (r *run) activateDependents(t *Task, tasks []Task) error {
-	n := r.g.nodes[t.NodeID]
-	if t.ParentTaskID != nil && deref(t.AddAssigneeType) == AddBefore {
-		var parent *Task
-		pending := false
-		for i := range tasks {
-			c := &tasks[i]
-			if c.ID == *t.ParentTaskID {
-				parent = c
-			} else if c.ParentTaskID != nil && *c.ParentTaskID == *t.ParentTaskID && deref(c.AddAssigneeType) == AddBefore && live(c.Status) {
-				pending = true
-			}
-		}
-		if !pending && parent != nil && parent.Status == TaskWaiting {
-			if err := r.activate(parent, n); err != nil {
-				return err
-			}
-		}
-	}
-	if t.Status != TaskApproved && t.Status != TaskHandled {
-		return nil
-	}
-	for i := range tasks {
-		c := &tasks[i]
-		if c.ParentTaskID != nil && *c.ParentTaskID == t.ID && deref(c.AddAssigneeType) == AddAfter && c.Status == TaskWaiting {
-			if err := r.activate(c, n); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
 }
 
 // urgeTask reminds the assignee of a pending task (§8 urge_task): the applicant or someone who
 // has or had a task on the instance; once per node cooldown per task and urger (40601).
 func (s *Service) urgeTask(ctx context.Context, c rpc.Call, p UrgeParams) (*struct{}, error) {
-	return s.onTask(ctx, c, p.TaskID, func(r *run, cl caller, l *taskLock, n *Node) error {
+	return s.onTask(ctx, c, p.TaskID, func(ctx context.Context, r *run, cl caller, l *taskLock, n *Node) error {
 		t := l.task
 		if t.Status != TaskPending {
 			return ErrTaskNotPending
 		}
-		if err := s.participant(r.ctx, r.tx, r.inst, cl.ID); err != nil {
+		if err := s.participant(ctx, r.tx(ctx), r.inst, cl.ID); err != nil {
 			return err
 		}
 		minutes := urgeCooldown(n)
-		recent, err := r.tx.NewSelect().Model((*UrgeRecord)(nil)).Where("task_id = ?", t.ID).Where("urger_id = ?", cl.ID).
-			Where("created_at > ?", crud.NewTime(urgeSince(n, r.now))).Count(r.ctx)
+		recent, err := r.tx(ctx).NewSelect().Model((*UrgeRecord)(nil)).Where("task_id = ?", t.ID).Where("urger_id = ?", cl.ID).
+			Where("created_at > ?", crud.NewTime(urgeSince(n, r.now))).Count(ctx)
 		if err != nil {
 			return err
 		}
@@ -314,60 +244,13 @@ func (s *Service) urgeTask(ctx context.Context, c rpc.Call, p UrgeParams) (*stru
 		}
 		u := &UrgeRecord{ID: crud.NewID(), CreatedAt: crud.NewTime(r.now), CreatedBy: cl.ID, InstanceID: r.inst.ID, NodeID: n.ID,
 			TaskID: &t.ID, UrgerID: r.op.ID, UrgerName: &r.op.Name, TargetUserID: t.AssigneeID, TargetUserName: &t.AssigneeName, Message: msg}
-		if err := r.later(r.tx.Tx.NewInsert().Model(u)); err != nil {
+		if err := r.later(ctx, r.raw.NewInsert().Model(u)); err != nil {
 			return err
 		}
 		op := r.op
-		return r.taskEvent(EventTaskUrged, t, n, func(e *InstanceEvent) {
+		return r.taskEvent(ctx, EventTaskUrged, t, n, func(e *InstanceEvent) {
 			target := t.assignee()
 			e.Urger, e.Target, e.Message = &op, &target, msg
 		})
-	})
-}
-
-// terminate ends a running, returned or withdrawn instance by an administrator (§8
-// terminate_instance): live tasks canceled, status terminated with the reason.
-func (s *Service) terminate(ctx context.Context, c rpc.Call, p InstanceReasonParams) (*struct{}, error) {
-	return s.onInstance(ctx, c, p.InstanceID, func(r *run, _ caller) error {
-		if !canTransition(r.inst.Status, InstanceTerminated) {
-			return ErrTerminateNotAllowed
-		}
-		if err := r.log(ActionTerminate, nil, nil, func(l *ActionLog) { l.Opinion = optional(p.Reason) }); err != nil {
-			return err
-		}
-		return r.finish(InstanceTerminated, p.Reason)
-	})
-}
-
-// reassign hands a pending task to another user by an administrator (§8 reassign_task).
-func (s *Service) reassign(ctx context.Context, c rpc.Call, p ReassignParams) (*struct{}, error) {
-	return s.onTask(ctx, c, p.TaskID, func(r *run, _ caller, l *taskLock, n *Node) error {
-		t := l.task
-		if t.Status != TaskPending {
-			return ErrTaskNotPending
-		}
-		to := strings.TrimSpace(p.NewAssigneeID)
-		live, err := r.liveAt(n)
-		if err != nil {
-			return err
-		}
-		if to == t.AssigneeID || slices.Contains(live, to) {
-			return ErrInvalidTransferTarget
-		}
-		nt, err := r.handOver(n, t, to, TaskTransferred)
-		if err != nil {
-			return err
-		}
-		from, target := t.assignee(), nt.assignee()
-		if err := r.log(ActionReassign, n, t, func(l *ActionLog) {
-			l.Opinion = optional(p.Reason)
-			l.setTransferTo(target)
-		}); err != nil {
-			return err
-		}
-		if err := r.taskEvent(EventTaskReassigned, t, n, func(e *InstanceEvent) { e.From, e.To, e.Reason = &from, &target, p.Reason }); err != nil {
-			return err
-		}
-		return r.taskEvent(EventTaskCreated, nt, n, nil)
 	})
 }

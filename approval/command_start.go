@@ -53,32 +53,32 @@ func (s *Service) start(ctx context.Context, c rpc.Call, p StartParams) (*Instan
 		}
 		r.flow = f                                    // read above; spares the delegation lookup a second read
 		if b := g.version.BusinessBinding; b != nil { // the version's snapshot decides (§9)
-			if err := r.claimProjection(b); err != nil {
+			if err := r.claimProjection(ctx, b); err != nil {
 				return err
 			}
 		}
 		// Deferred like the run's other writes: flushed before any statement that follows (the
 		// rows referencing it come after it in the flush). Keyed as the instance's row: while it
 		// waits, it writes the instance as save leaves it, and save's update is not added.
-		if err := r.laterAs(instanceRow{inst.ID}, tx.NewInsert().Model(inst)); err != nil {
+		if err := r.laterAs(ctx, instanceRow{inst.ID}, tx.NewInsert().Model(inst)); err != nil {
 			return err
 		}
-		if err := r.storeForm(); err != nil {
+		if err := r.storeForm(ctx); err != nil {
 			return err
 		}
-		if err := r.log(ActionSubmit, r.g.start, nil, nil); err != nil {
+		if err := r.log(ctx, ActionSubmit, r.g.start, nil, nil); err != nil {
 			return err
 		}
-		if err := r.publish(EventInstanceCreated, nil); err != nil {
+		if err := r.publish(ctx, EventInstanceCreated, nil); err != nil {
 			return err
 		}
-		if err := r.transition(InstanceRunning); err != nil {
+		if err := r.transition(ctx, InstanceRunning); err != nil {
 			return err
 		}
-		if err := r.enter(r.g.start, 0); err != nil {
+		if err := r.enter(ctx, r.g.start, 0); err != nil {
 			return err
 		}
-		return r.save()
+		return r.save(ctx)
 	})
 	if err != nil {
 		return nil, err
@@ -199,4 +199,13 @@ func title(f *Flow, inst *Instance) (string, error) {
 		out = out[:256]
 	}
 	return out, nil
+}
+
+// StartParams are start's params (wire-approval §6.4). The applicant, its department and the
+// globals are resolved on the server.
+type StartParams struct {
+	TenantID    string         `json:"tenantId"`
+	FlowCode    string         `json:"flowCode"`
+	BusinessRef *string        `json:"businessRef"`
+	FormData    map[string]any `json:"formData"`
 }

@@ -20,17 +20,17 @@ type deferrable interface {
 // the events published so far — just before the next statement the run builds on its
 // transaction (runTx), or after the command's function, before the commit. The query renders
 // its model when flushed, so it writes the model's values of that moment; the run mutates a
-// model only to write it. Build q on r.tx.Tx: runTx's builders flush first. Without a batching
+// model only to write it. Build q on r.raw: runTx's builders flush first. Without a batching
 // scope q runs at once.
-func (r *run) later(q deferrable) error { return r.laterAs(nil, q) }
+func (r *run) later(ctx context.Context, q deferrable) error { return r.laterAs(ctx, nil, q) }
 
 // laterAs is later for a write of the row key names: while a write with the same key waits for
 // the flush, q is that write — it renders the model's values of the flush — and is not added.
-func (r *run) laterAs(key any, q deferrable) error {
-	if scope := event.ScopeFrom(r.ctx); scope != nil && scope.Defer(key, q) != nil {
+func (r *run) laterAs(ctx context.Context, key any, q deferrable) error {
+	if scope := event.ScopeFrom(ctx); scope != nil && scope.Defer(key, q) != nil {
 		return nil
 	}
-	_, err := q.Exec(r.ctx)
+	_, err := q.Exec(ctx)
 	return err
 }
 
@@ -43,9 +43,13 @@ type instanceRow struct{ id string }
 // failed flush fails the statement. Tx itself (no flush) is for tables a run never writes.
 // Code called from a run (lifecycle hooks, the business projection, form tables) gets runTx, so
 // its statements see the command's writes too.
+//
+// A runTx is made per statement from the command's ctx (run.tx) and never kept: bun's builders
+// (NewSelect, NewInsert, ...) take no context, so the flush they do first finds the scope, and
+// the context to write with, in the value itself.
 type runTx struct {
 	bun.Tx
-	ctx context.Context // the run's, carrying its scope
+	ctx context.Context // the statement's command context, carrying its scope
 }
 
 var _ bun.IDB = runTx{} // hooks and projection code receive it as bun.IDB

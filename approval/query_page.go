@@ -9,6 +9,13 @@ import (
 	"github.com/uptrace/bun"
 )
 
+// queries is the read side of the engine: the lists, counts, metrics and instance details of
+// approval/my and approval/admin (query_*.go). It reads what the commands (command_*.go) wrote
+// and writes nothing; it shares the Service's database, clock and graph cache, and the checks
+// it reports as a viewer's possible actions are the commands' own (rules.go), so the two sides
+// cannot disagree. Module registers its operations.
+type queries struct{ *Service }
+
 // The list queries of approval/my and approval/admin (issue #24 item 5) answer in at most two
 // statements whatever the page size: one SELECT of the page that joins the names of flows, nodes
 // and categories — never a lookup per row — and, only when the page cannot tell the total, one

@@ -1,6 +1,7 @@
 package approval
 
 import (
+	"context"
 	"sort"
 	"time"
 
@@ -19,10 +20,10 @@ type seat struct {
 // resolveSeats resolves n's assignee rules in sort order (dedupe), applies the same-applicant
 // action per seat, the empty-assignee action and the delegation chains. No seats and a reason
 // means the node auto-passes.
-func (r *run) resolveSeats(n *Node) ([]seat, string, error) {
+func (r *run) resolveSeats(ctx context.Context, n *Node) ([]seat, string, error) {
 	var users []string
 	for _, a := range r.g.assignees[n.ID] {
-		ids, err := r.resolveRule(a.Kind, a.IDs, a.FormField, true)
+		ids, err := r.resolveRule(ctx, a.Kind, a.IDs, a.FormField, true)
 		if err != nil {
 			return nil, "", err
 		}
@@ -33,16 +34,16 @@ func (r *run) resolveSeats(n *Node) ([]seat, string, error) {
 	var kept []string
 	autoPassed := false
 	for _, u := range users {
-		if u != r.inst.ApplicantID || n.Kind != string(design.NodeApproval) {
+		if u != r.inst.ApplicantID || n.Kind != design.NodeApproval {
 			kept = append(kept, u)
 			continue
 		}
 		switch n.SameApplicantAction {
-		case string(design.SameApplicantAutoPass):
+		case design.SameApplicantAutoPass:
 			autoPassed = true
-		case string(design.SameApplicantExclude):
-		case string(design.SameApplicantTransferSuperior):
-			sup, err := r.s.assignees.Superior(r.ctx, u)
+		case design.SameApplicantExclude:
+		case design.SameApplicantTransferSuperior:
+			sup, err := r.s.assignees.Superior(ctx, u)
 			if err != nil {
 				return nil, "", Detail(ErrAssigneeResolveFailed, err.Error())
 			}
@@ -61,21 +62,21 @@ func (r *run) resolveSeats(n *Node) ([]seat, string, error) {
 	}
 	if len(kept) == 0 {
 		switch n.EmptyAssigneeAction {
-		case string(design.EmptyAutoPass), "":
+		case design.EmptyAutoPass, "":
 			return nil, "empty_assignee", nil
-		case string(design.EmptyTransferAdmin):
+		case design.EmptyTransferAdmin:
 			kept = n.AdminUserIDs
-		case string(design.EmptyTransferSuperior):
-			sup, err := r.s.assignees.Superior(r.ctx, r.inst.ApplicantID)
+		case design.EmptyTransferSuperior:
+			sup, err := r.s.assignees.Superior(ctx, r.inst.ApplicantID)
 			if err != nil {
 				return nil, "", Detail(ErrAssigneeResolveFailed, err.Error())
 			}
 			if sup != "" {
 				kept = []string{sup}
 			}
-		case string(design.EmptyTransferApplicant):
+		case design.EmptyTransferApplicant:
 			kept = []string{r.inst.ApplicantID}
-		case string(design.EmptyTransferSpecified):
+		case design.EmptyTransferSpecified:
 			kept = n.FallbackUserIDs
 		}
 		kept = dedupe(kept)
@@ -86,7 +87,7 @@ func (r *run) resolveSeats(n *Node) ([]seat, string, error) {
 	seats := make([]seat, 0, len(kept))
 	taken := map[string]bool{}
 	for i, u := range kept {
-		final, err := r.delegate(u)
+		final, err := r.delegate(ctx, u)
 		if err != nil {
 			return nil, "", err
 		}
@@ -106,8 +107,10 @@ func (r *run) resolveSeats(n *Node) ([]seat, string, error) {
 // resolveRule resolves one assignee or cc rule (wire-approval §8): user ids; role → the role's
 // users; department → the department's leaders; self → the applicant; superior → the
 // applicant's superior; department_leader → the leaders of the applicant's department;
-// form_field → the user id(s) in the form field (string or array).
-func (r *run) resolveRule(kind string, ids []string, formField *string, strict bool) ([]string, error) {
+// form_field → the user id(s) in the form field (string or array). A cc rule passes its kind
+// as an assignee kind: cc kinds are assignee kinds by the same names (user, role, department,
+// form_field).
+func (r *run) resolveRule(ctx context.Context, kind design.AssigneeKind, ids []string, formField *string, strict bool) ([]string, error) {
 	as := r.s.assignees
 	fail := func(err error) ([]string, error) {
 		if !strict {
@@ -117,43 +120,43 @@ func (r *run) resolveRule(kind string, ids []string, formField *string, strict b
 	}
 	var out []string
 	switch kind {
-	case "user":
+	case design.AssigneeUser:
 		out = append(out, ids...)
-	case "role":
+	case design.AssigneeRole:
 		for _, id := range ids {
-			us, err := as.RoleUsers(r.ctx, id)
+			us, err := as.RoleUsers(ctx, id)
 			if err != nil {
 				return fail(err)
 			}
 			out = append(out, us...)
 		}
-	case "department":
+	case design.AssigneeDepartment:
 		for _, id := range ids {
-			us, err := as.DepartmentLeaders(r.ctx, id)
+			us, err := as.DepartmentLeaders(ctx, id)
 			if err != nil {
 				return fail(err)
 			}
 			out = append(out, us...)
 		}
-	case "self":
+	case design.AssigneeSelf:
 		out = append(out, r.inst.ApplicantID)
-	case "superior":
-		sup, err := as.Superior(r.ctx, r.inst.ApplicantID)
+	case design.AssigneeSuperior:
+		sup, err := as.Superior(ctx, r.inst.ApplicantID)
 		if err != nil {
 			return fail(err)
 		}
 		if sup != "" {
 			out = append(out, sup)
 		}
-	case "department_leader":
+	case design.AssigneeDepartmentLeader:
 		if d := deref(r.inst.ApplicantDepartmentID); d != "" {
-			us, err := as.DepartmentLeaders(r.ctx, d)
+			us, err := as.DepartmentLeaders(ctx, d)
 			if err != nil {
 				return fail(err)
 			}
 			out = append(out, us...)
 		}
-	case "form_field":
+	case design.AssigneeFormField:
 		switch v := r.inst.FormData[deref(formField)].(type) {
 		case string:
 			out = append(out, v)
@@ -171,9 +174,9 @@ func (r *run) resolveRule(kind string, ids []string, formField *string, strict b
 // delegate follows the active delegations of user (window containing now; flow-scoped before
 // category-scoped before global, newest first) up to svc.approval.delegation_max_depth,
 // stopping on a cycle, and returns the final delegatee.
-func (r *run) delegate(user string) (string, error) {
+func (r *run) delegate(ctx context.Context, user string) (string, error) {
 	depth := r.s.cfg.DelegationMaxDepth // default applied at load
-	f, err := r.flowRow()
+	f, err := r.flowRow(ctx)
 	if err != nil {
 		return "", err
 	}
@@ -182,12 +185,12 @@ func (r *run) delegate(user string) (string, error) {
 	for i := 0; i < depth; i++ {
 		var ds []Delegation
 		// apv_delegation is not written by a run: no flush of the deferred writes first.
-		err := r.tx.Tx.NewSelect().Model(&ds).Where("delegator_id = ?", cur).Where("is_active = ?", true).
+		err := r.raw.NewSelect().Model(&ds).Where("delegator_id = ?", cur).Where("is_active = ?", true).
 			Where("starts_at <= ?", crud.NewTime(r.now)).Where("ends_at > ?", crud.NewTime(r.now)).
 			WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
 				return q.Where("flow_id = ?", f.ID).WhereOr("flow_category_id = ?", f.CategoryID).
 					WhereOr("(flow_id IS NULL AND flow_category_id IS NULL)")
-			}).Order("created_at DESC").Scan(r.ctx)
+			}).Order("created_at DESC").Scan(ctx)
 		if err != nil {
 			return "", err
 		}
@@ -217,7 +220,7 @@ func (r *run) delegate(user string) (string, error) {
 // createTasks creates the tasks of n's visit v: parallel → all pending; sequential → the first
 // pending, the rest waiting in sort order. Pending tasks get the deadline and
 // approval.task.created.
-func (r *run) createTasks(n *Node, v *Visit, seats []seat) error {
+func (r *run) createTasks(ctx context.Context, n *Node, v *Visit, seats []seat) error {
 	ids := make([]string, 0, len(seats)*2)
 	for _, st := range seats {
 		ids = append(ids, st.user)
@@ -225,7 +228,7 @@ func (r *run) createTasks(n *Node, v *Visit, seats []seat) error {
 			ids = append(ids, st.delegator)
 		}
 	}
-	infos, err := r.s.userInfos(r.ctx, ids)
+	infos, err := r.s.userInfos(ctx, ids)
 	if err != nil {
 		return err
 	}
@@ -238,22 +241,22 @@ func (r *run) createTasks(n *Node, v *Visit, seats []seat) error {
 			t.DelegatorID, t.DelegatorName = &d.ID, &d.Name
 			t.DelegatorDepartmentID, t.DelegatorDepartmentName = optional(d.DepartmentID), optional(d.DepartmentName)
 		}
-		if n.ApprovalMethod == string(design.MethodSequential) && i > 0 {
+		if n.ApprovalMethod == design.MethodSequential && i > 0 {
 			t.Status, t.Deadline = TaskWaiting, crud.Time{}
 		}
 	}
-	if err := r.later(r.tx.Tx.NewInsert().Model(&tasks)); err != nil {
+	if err := r.later(ctx, r.raw.NewInsert().Model(&tasks)); err != nil {
 		return err
 	}
-	return r.announcePending(tasks, n)
+	return r.announcePending(ctx, tasks, n)
 }
 
 // announcePending publishes approval.task.created for the pending tasks among the new tasks of
 // node n (waiting ones announce when they become pending).
-func (r *run) announcePending(tasks []Task, n *Node) error {
+func (r *run) announcePending(ctx context.Context, tasks []Task, n *Node) error {
 	for i := range tasks {
 		if tasks[i].Status == TaskPending {
-			if err := r.taskEvent(EventTaskCreated, &tasks[i], n, nil); err != nil {
+			if err := r.taskEvent(ctx, EventTaskCreated, &tasks[i], n, nil); err != nil {
 				return err
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/crud"
 	"github.com/svc-framework/svc/rpc"
+	"github.com/uptrace/bun"
 )
 
 // Metrics are the engine's health and throughput for one tenant, or every tenant for a
@@ -46,7 +47,7 @@ type statusCount struct {
 // timeoutTaskCount counts pending tasks the timeout scanner marked timed out; pendingBindingFailures counts
 // failed projections (awaiting a retry) and pendingBusinessProjections those not applied yet
 // (pending, processing, failed).
-func (s *Service) getMetrics(ctx context.Context, c rpc.Call, p TenantParams) (*Metrics, error) {
+func (s queries) getMetrics(ctx context.Context, c rpc.Call, p TenantParams) (*Metrics, error) {
 	cl, err := callerOf(c)
 	if err != nil {
 		return nil, err
@@ -90,7 +91,7 @@ func (s *Service) getMetrics(ctx context.Context, c rpc.Call, p TenantParams) (*
 
 // countGroups counts table's rows of the caller's tenant by status, with extra (an aggregate
 // expression and its arguments) as each group's sum.
-func (s *Service) countGroups(ctx context.Context, cl caller, tenant, table, extra string, args ...any) ([]statusCount, error) {
+func (s queries) countGroups(ctx context.Context, cl caller, tenant, table, extra string, args ...any) ([]statusCount, error) {
 	var rows []statusCount
 	q := s.db.NewSelect().TableExpr(table).ColumnExpr("status").ColumnExpr("COUNT(*) AS n").
 		ColumnExpr(extra+" AS extra", args...)
@@ -114,7 +115,7 @@ func countsOf(statuses []string, groups []statusCount, each func(statusCount)) m
 }
 
 // secondsBetween is the dialect's expression of the seconds from column a to column b.
-func (s *Service) secondsBetween(a, b string) string {
+func (s queries) secondsBetween(a, b string) string {
 	switch s.db.Kind {
 	case config.Postgres:
 		return "CAST(EXTRACT(EPOCH FROM (" + b + " - " + a + ")) AS DOUBLE PRECISION)"
@@ -132,4 +133,53 @@ func (c caller) listTenant(asked string) string {
 		return asked
 	}
 	return c.Tenant
+}
+
+// Stats are the module's open work at one moment, across every tenant and node: what the
+// operations metrics report (svc_approval_tasks, svc_approval_instances; docs/operations.md).
+// Only open statuses are counted, so the queries stay on the live rows (the partial live-task
+// index, the status indexes) however much history the tables hold.
+type Stats struct {
+	// Tasks counts the live tasks by status: pending (awaiting a decision) and waiting (not
+	// yet activated: sequential turns, suspended add-assignee parents). Both keys are present.
+	Tasks map[string]int64
+	// Instances counts the open instances by status: running and returned (back with the
+	// applicant). Both keys are present.
+	Instances map[string]int64
+}
+
+// Stats counts the open tasks and instances (two grouped queries on the primary database).
+func (s *Service) Stats(ctx context.Context) (Stats, error) { return queries{s}.stats(ctx) }
+
+func (s queries) stats(ctx context.Context) (Stats, error) {
+	tasks, err := s.countByStatus(ctx, "apv_task", LiveTaskStatuses)
+	if err != nil {
+		return Stats{}, err
+	}
+	instances, err := s.countByStatus(ctx, "apv_instance", OpenInstanceStatuses)
+	if err != nil {
+		return Stats{}, err
+	}
+	return Stats{Tasks: tasks, Instances: instances}, nil
+}
+
+// countByStatus counts table's rows whose status is one of statuses, every status a key.
+func (s queries) countByStatus(ctx context.Context, table string, statuses []string) (map[string]int64, error) {
+	var rows []struct {
+		Status string `bun:"status"`
+		N      int64  `bun:"n"`
+	}
+	err := s.db.NewSelect().TableExpr(table).ColumnExpr("status").ColumnExpr("COUNT(*) AS n").
+		Where("status IN (?)", bun.In(statuses)).Group("status").Scan(ctx, &rows)
+	if err != nil {
+		return nil, fmt.Errorf("approval: counting %s: %w", table, err)
+	}
+	out := make(map[string]int64, len(statuses))
+	for _, st := range statuses {
+		out[st] = 0
+	}
+	for _, r := range rows {
+		out[r.Status] = r.N
+	}
+	return out, nil
 }

@@ -1,0 +1,219 @@
+package approval
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	"github.com/svc-framework/svc/config"
+	"github.com/svc-framework/svc/crud"
+	"github.com/svc-framework/svc/event"
+	"github.com/uptrace/bun"
+)
+
+// run is one engine command inside its transaction: the locked instance, its graph, the
+// operator and the clock reading every row of the command shares. Its methods take the
+// command's ctx (the one inTx hands its function: it carries the batching scope that later and
+// tx use); the run keeps none.
+type run struct {
+	s *Service
+	// raw is the command's transaction without the flush: for the writes a run hands to later
+	// (they are rendered in order at the flush) and for tables a run never writes. Statements
+	// that read what the command may have written go through tx(ctx).
+	raw     bun.Tx
+	inst    *Instance
+	flow    *Flow
+	g       *graph
+	op      UserInfo
+	now     time.Time
+	seq     int // the last visit sequence, read by the first visit of the run (seqRead)
+	seqRead bool
+	// fresh marks an instance start is creating (its first transition is from "");
+	// proj is its business projection once read (projection.go).
+	fresh bool
+	proj  *Projection
+}
+
+// newRun prepares a run on inst (locked by the commands that change it): its graph. The last
+// visit sequence is read when the run writes its first visit (0 for an instance created by this
+// command), the flow row when a delegation lookup needs its category.
+func (s *Service) newRun(ctx context.Context, tx bun.Tx, inst *Instance, op UserInfo) (*run, error) {
+	g, err := s.loadGraph(ctx, tx, inst.FlowVersionID)
+	if err != nil {
+		return nil, err
+	}
+	r := &run{s: s, raw: tx, inst: inst, g: g, op: op, now: s.clock().UTC()}
+	if inst.CurrentNodeID == nil && inst.Status == InstanceRunning {
+		r.fresh, r.seqRead = true, true // a new instance: no visit yet
+	}
+	return r, nil
+}
+
+// tx is the run's transaction as the statements of ctx's command see it: each statement built
+// on it first flushes the writes deferred so far (runTx).
+func (r *run) tx(ctx context.Context) runTx { return runTx{Tx: r.raw, ctx: ctx} }
+
+// flowRow is the instance's flow (read once per run).
+func (r *run) flowRow(ctx context.Context) (*Flow, error) {
+	if r.flow == nil {
+		f := new(Flow)
+		if err := r.raw.NewSelect().Model(f).Where("id = ?", r.inst.FlowID).Scan(ctx); err != nil { // not written by a run: no flush
+			return nil, err
+		}
+		r.flow = f
+	}
+	return r.flow, nil
+}
+
+// lockInstance reads instance id for update: the first lock of every command that changes an
+// instance (fixed order: instance row, then its tasks), so two deciders on one node serialise.
+// SQLite transactions begin IMMEDIATE and are serialised by the write lock.
+func (s *Service) lockInstance(ctx context.Context, tx bun.Tx, id string) (*Instance, error) {
+	inst := new(Instance)
+	q := tx.NewSelect().Model(inst).Where("id = ?", id)
+	if s.db.Kind != config.SQLite {
+		q = q.For("UPDATE")
+	}
+	if err := q.Scan(ctx); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, ErrInstanceNotFound
+		}
+		return nil, err
+	}
+	return inst, nil
+}
+
+// save writes the instance's mutable columns (deferred to the flush: the command's last write
+// of the row).
+func (r *run) save(ctx context.Context) error {
+	r.inst.UpdatedAt, r.inst.UpdatedBy = crud.NewTime(r.now), r.op.ID
+	return r.laterAs(ctx, instanceRow{r.inst.ID}, r.raw.NewUpdate().Model(r.inst).
+		Column("status", "current_node_id", "finished_at", "form_data", "updated_at", "updated_by").WherePK())
+}
+
+// log writes an action log row of action at node n (nil: instance level) and task t (nil: none),
+// deferred to the flush (nothing in the command reads it back).
+func (r *run) log(ctx context.Context, action string, n *Node, t *Task, fill func(*ActionLog)) error {
+	l := &ActionLog{ID: crud.NewID(), CreatedAt: crud.NewTime(r.now), CreatedBy: r.op.ID, InstanceID: r.inst.ID, Action: action,
+		OperatorID: r.op.ID, OperatorName: r.op.Name, OperatorDepartmentID: optional(r.op.DepartmentID),
+		OperatorDepartmentName: optional(r.op.DepartmentName), AddedAssignees: []UserInfo{}, RemovedAssignees: []UserInfo{}, CCUsers: []UserInfo{}}
+	if n != nil {
+		l.NodeID = &n.ID
+	}
+	if t != nil {
+		l.TaskID = &t.ID
+	}
+	if fill != nil {
+		fill(l)
+	}
+	return r.later(ctx, r.raw.NewInsert().Model(l))
+}
+
+// canTransition is the instance state machine of wire-approval §7.
+func canTransition(from, to string) bool {
+	switch from {
+	case InstanceRunning:
+		return to != InstanceRunning
+	case InstanceReturned:
+		return to == InstanceRunning || to == InstanceTerminated || to == InstanceWithdrawn
+	case InstanceWithdrawn:
+		return to == InstanceRunning || to == InstanceTerminated
+	}
+	return false
+}
+
+// userInfos resolves ids through the directory; unknown ids get their id as name.
+func (s *Service) userInfos(ctx context.Context, ids []string) (map[string]UserInfo, error) {
+	m, err := s.users.ResolveUsers(ctx, dedupe(ids))
+	if err != nil {
+		return nil, Detail(ErrAssigneeResolveFailed, err.Error())
+	}
+	out := make(map[string]UserInfo, len(ids))
+	for _, id := range ids {
+		u, ok := m[id]
+		if !ok || u.Name == "" {
+			u.Name = id
+		}
+		u.ID = id
+		out[id] = u
+	}
+	return out, nil
+}
+
+func dedupe(ids []string) []string {
+	seen := make(map[string]bool, len(ids))
+	out := ids[:0:0]
+	for _, id := range ids {
+		if id == "" || seen[id] {
+			continue
+		}
+		seen[id] = true
+		out = append(out, id)
+	}
+	return out
+}
+
+func nonNilMap[K comparable, V any](m map[K]V) map[K]V {
+	if m == nil {
+		return map[K]V{}
+	}
+	return m
+}
+
+// publish publishes an instance event of typ inside the run's transaction.
+func (r *run) publish(ctx context.Context, typ string, fill func(*InstanceEvent)) error {
+	e := r.inst.event(r.now)
+	if fill != nil {
+		fill(&e)
+	}
+	return r.s.events.Publish(ctx, event.Named{Type: typ, Payload: e}, event.InTx(r.raw))
+}
+
+// taskEvent publishes a task event of typ for t at node n.
+func (r *run) taskEvent(ctx context.Context, typ string, t *Task, n *Node, fill func(*InstanceEvent)) error {
+	return r.publish(ctx, typ, func(e *InstanceEvent) {
+		e.TaskID, e.NodeID, e.NodeName = t.ID, n.ID, n.Name
+		a := t.assignee()
+		e.Assignee = &a
+		if !t.Deadline.IsZero() {
+			d := t.Deadline
+			e.Deadline = &d
+		}
+		if fill != nil {
+			fill(e)
+		}
+	})
+}
+
+// transition is the one place an instance's status changes (wire-approval §7): start (from ""
+// to running), finish (approved, rejected, terminated), rollback to start (returned), withdraw
+// and resubmit. It sets the status and finished_at (cleared on running), calls the lifecycle
+// hooks and records the business projection's desired state (applied here when the binding is
+// synchronous). Callers check their own refusal codes first; an illegal change is 40106.
+func (r *run) transition(ctx context.Context, to string) error {
+	from := r.inst.Status
+	if r.fresh {
+		from, r.fresh = "", false
+	} else if !canTransition(from, to) {
+		return ErrInvalidInstanceTransition
+	}
+	r.inst.Status = to
+	if to == InstanceRunning {
+		r.inst.FinishedAt = crud.Time{}
+	} else {
+		r.inst.FinishedAt = crud.NewTime(r.now)
+	}
+	for _, h := range r.s.ext.hooks {
+		var err error
+		if from == "" {
+			err = h.OnInstanceCreated(ctx, r.tx(ctx), r.inst)
+		} else {
+			err = h.OnInstanceTransition(ctx, r.tx(ctx), r.inst, from, to)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return r.project(ctx)
+}
