@@ -198,7 +198,7 @@ func (r *run) transfer(ctx context.Context, n *Node, t *Task, p ProcessTaskParam
 		return ErrInvalidTransferTarget
 	}
 	live, err := r.tx(ctx).NewSelect().Model((*Task)(nil)).Where("instance_id = ?", r.inst.ID).Where("node_id = ?", n.ID).
-		Where("assignee_id = ?", to).Where("status IN (?)", bun.In(LiveTaskStatuses)).Count(ctx)
+		Where("assignee_id = ?", to).Where("status IN (?)", bun.List(LiveTaskStatuses)).Count(ctx)
 	if err != nil {
 		return err
 	}

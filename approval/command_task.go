@@ -188,7 +188,7 @@ func (s *Service) addAssignee(ctx context.Context, c rpc.Call, p AddAssigneePara
 func (r *run) liveAt(ctx context.Context, n *Node) ([]string, error) {
 	var live []string
 	err := r.tx(ctx).NewSelect().Model((*Task)(nil)).Column("assignee_id").Where("instance_id = ?", r.inst.ID).Where("node_id = ?", n.ID).
-		Where("status IN (?)", bun.In(LiveTaskStatuses)).Scan(ctx, &live)
+		Where("status IN (?)", bun.List(LiveTaskStatuses)).Scan(ctx, &live)
 	return live, err
 }
 

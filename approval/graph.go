@@ -70,14 +70,14 @@ func (s *Service) loadGraph(ctx context.Context, idb bun.IDB, versionID string) 
 		g.out[e.SourceNodeID] = append(g.out[e.SourceNodeID], e)
 	}
 	var as []NodeAssignee
-	if err := idb.NewSelect().Model(&as).Where("node_id IN (?)", bun.In(ids)).Order("sort_order").Scan(ctx); err != nil {
+	if err := idb.NewSelect().Model(&as).Where("node_id IN (?)", bun.List(ids)).Order("sort_order").Scan(ctx); err != nil {
 		return nil, err
 	}
 	for _, a := range as {
 		g.assignees[a.NodeID] = append(g.assignees[a.NodeID], a)
 	}
 	var cs []NodeCC
-	if err := idb.NewSelect().Model(&cs).Where("node_id IN (?)", bun.In(ids)).Scan(ctx); err != nil {
+	if err := idb.NewSelect().Model(&cs).Where("node_id IN (?)", bun.List(ids)).Scan(ctx); err != nil {
 		return nil, err
 	}
 	for _, c := range cs {

@@ -75,7 +75,7 @@ func (s *Service) ScanProjections(ctx context.Context) (int, error) {
 const dueWhere = "((status IN (?) AND (next_attempt_at IS NULL OR next_attempt_at <= ?)) OR (status = ? AND lease_until <= ?))"
 
 func dueArgs(now crud.Time) []any {
-	return []any{bun.In([]string{ProjectionPending, ProjectionFailed}), now, ProjectionProcessing, now}
+	return []any{bun.List([]string{ProjectionPending, ProjectionFailed}), now, ProjectionProcessing, now}
 }
 
 // ClaimProjections leases up to batch_size due projections to this worker and returns their ids:
@@ -94,7 +94,7 @@ func (s *Service) ClaimProjections(ctx context.Context) ([]string, error) {
 		}
 		u := tx.NewUpdate().Model((*Projection)(nil)).Set("status = ?", ProjectionProcessing).
 			Set("lease_until = ?", crud.NewTime(now.Add(projectionLease))).Set("updated_at = ?", now).
-			Where("id IN (?)", bun.In(ids)).Where(dueWhere, dueArgs(now)...)
+			Where("id IN (?)", bun.List(ids)).Where(dueWhere, dueArgs(now)...)
 		_, err := u.Exec(ctx)
 		return err
 	})

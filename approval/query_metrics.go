@@ -170,7 +170,7 @@ func (s queries) countByStatus(ctx context.Context, table string, statuses []str
 		N      int64  `bun:"n"`
 	}
 	err := s.db.NewSelect().TableExpr(table).ColumnExpr("status").ColumnExpr("COUNT(*) AS n").
-		Where("status IN (?)", bun.In(statuses)).Group("status").Scan(ctx, &rows)
+		Where("status IN (?)", bun.List(statuses)).Group("status").Scan(ctx, &rows)
 	if err != nil {
 		return nil, fmt.Errorf("approval: counting %s: %w", table, err)
 	}

@@ -102,7 +102,7 @@ func (s queries) initiationFilter(ctx context.Context, c rpc.Call, cl caller, ro
 	var op UserInfo
 	if len(restricted) > 0 {
 		var inits []Initiator
-		if err := s.db.NewSelect().Model(&inits).Where("flow_id IN (?)", bun.In(restricted)).Scan(ctx); err != nil {
+		if err := s.db.NewSelect().Model(&inits).Where("flow_id IN (?)", bun.List(restricted)).Scan(ctx); err != nil {
 			return nil, err
 		}
 		for _, in := range inits {

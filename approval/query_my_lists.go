@@ -160,7 +160,7 @@ func (s queries) findCompletedTasks(ctx context.Context, c rpc.Call, p MyTasksPa
 	if err != nil {
 		return nil, err
 	}
-	q := s.myTaskQuery(cl, p.TenantID).Where("t.status IN (?)", bun.In(completedTaskStatuses))
+	q := s.myTaskQuery(cl, p.TenantID).Where("t.status IN (?)", bun.List(completedTaskStatuses))
 	return scanPage[CompletedTask](ctx, q, p.PageParams, taskRefColumns("t.status, t.finished_at", "t.finished_at DESC, t.id DESC"))
 }
 

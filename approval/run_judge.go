@@ -90,17 +90,6 @@ func outcome(n *Node, tasks []Task) string {
 	return ""
 }
 
-// evaluate applies the pass rule to v after a change: passed → cancel the rest, fire CCs,
-// advance; rejected → cancel the rest, fire CCs, reject the instance; undecided → activate the
-// next sequential task when none is pending. It reports whether the node finished.
-func (r *run) evaluate(ctx context.Context, n *Node, v *Visit, depth int) (bool, error) {
-	tasks, err := r.visitTasks(ctx, v.ID)
-	if err != nil {
-		return false, err
-	}
-	return r.judge(ctx, n, v, depth, tasks)
-}
-
 // judge is evaluate over tasks, the current tasks of v.
 func (r *run) judge(ctx context.Context, n *Node, v *Visit, depth int, tasks []Task) (bool, error) {
 	switch outcome(n, tasks) {
@@ -161,7 +150,7 @@ func (r *run) cancelLive(ctx context.Context, tasks []Task, n *Node, reason stri
 func (r *run) cancelAll(ctx context.Context, reason string) error {
 	var tasks []Task
 	if err := r.tx(ctx).NewSelect().Model(&tasks).Where("instance_id = ?", r.inst.ID).
-		Where("status IN (?)", bun.In(LiveTaskStatuses)).Order("sort_order").Scan(ctx); err != nil {
+		Where("status IN (?)", bun.List(LiveTaskStatuses)).Order("sort_order").Scan(ctx); err != nil {
 		return err
 	}
 	for i := range tasks {

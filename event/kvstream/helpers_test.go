@@ -12,18 +12,13 @@ var transports = eventtest.Transports{config.TransportMemory: memory.New, config
 // The shared helpers of event/internal/eventtest under the names the tests had in package event.
 type (
 	testEvent = eventtest.Event
-	recorder  = eventtest.Recorder
 )
 
 var (
-	newFakeClock  = eventtest.NewFakeClock
 	defaultConfig = eventtest.DefaultConfig
 	newBus        = transports.NewBus
-	recordedBus   = transports.RecordedBus
 	start         = eventtest.Start
 	startBus      = eventtest.StartBus
-	migratedDB    = eventtest.MigratedDB
-	eachDB        = eventtest.EachDB
 	newRecorder   = eventtest.NewRecorder
 	eventually    = eventtest.Eventually
 	testRedis     = eventtest.Redis

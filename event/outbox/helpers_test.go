@@ -15,7 +15,6 @@ var transports = eventtest.Transports{config.TransportMemory: memory.New, config
 // The shared helpers of event/internal/eventtest under the names the tests had in package event.
 type (
 	testEvent = eventtest.Event
-	recorder  = eventtest.Recorder
 )
 
 var (

@@ -87,7 +87,7 @@ func (o *Transport) completeQuery(idb bun.IDB, done []string) *bun.UpdateQuery {
 	return idb.NewUpdate().Model((*event.OutboxRow)(nil)).
 		Set("status = ?", event.OutboxCompleted).Set("processed_at = ?", event.DBTime(o.now())).
 		Set("retry_after = NULL").Set("last_error = NULL").
-		Where("id IN (?)", bun.In(done)).Where("status = ?", event.OutboxProcessing)
+		Where("id IN (?)", bun.List(done)).Where("status = ?", event.OutboxProcessing)
 }
 
 // complete marks done completed in one statement.
@@ -155,7 +155,7 @@ func (o *Transport) claimReturning(ctx context.Context, idb bun.IDB, done []stri
 	sub := o.due(idb.NewSelect().Model((*event.OutboxRow)(nil)).Column("id"), now)
 	q := o.leaseQuery(idb, now)
 	if len(done) > 0 {
-		sub = sub.Where("id NOT IN (?)", bun.In(done))
+		sub = sub.Where("id NOT IN (?)", bun.List(done))
 		q = q.With("done", o.completeQuery(idb, done))
 	}
 	var rows []event.OutboxRow
@@ -185,7 +185,7 @@ func (o *Transport) claimInTx(ctx context.Context) ([]event.OutboxRow, error) {
 		for i := range rows {
 			ids[i] = rows[i].ID
 		}
-		_, err := o.leaseQuery(tx, now).Where("id IN (?)", bun.In(ids)).Exec(ctx)
+		_, err := o.leaseQuery(tx, now).Where("id IN (?)", bun.List(ids)).Exec(ctx)
 		return err
 	})
 	return rows, err
@@ -303,7 +303,7 @@ func (o *Transport) releaseHanded(ctx context.Context, sess *relaySession) {
 	if err == nil {
 		_, err = idb.NewUpdate().Model((*event.OutboxRow)(nil)).
 			Set("status = ?", event.OutboxPending).Set("retry_after = NULL").
-			Where("id IN (?)", bun.In(ids)).Where("status = ?", event.OutboxProcessing).Exec(ctx)
+			Where("id IN (?)", bun.List(ids)).Where("status = ?", event.OutboxProcessing).Exec(ctx)
 	}
 	if err != nil {
 		o.log.Warn("event: outbox relay: handed-over rows not released; their lease will expire", "rows", len(ids), "err", err)
