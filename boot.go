@@ -64,11 +64,7 @@ func (s *Server) build() error {
 		Metrics:     tel.Registerer(),
 	}
 
-	secOpts, err := s.securityOptions(deps)
-	if err != nil {
-		return fmt.Errorf("build module security: %w", err)
-	}
-	sec, err := security.New(deps, secOpts)
+	sec, err := security.New(deps, s.opts.security)
 	if err != nil {
 		return fmt.Errorf("build module security: %w", err)
 	}
@@ -145,8 +141,8 @@ func (s *Server) build() error {
 		return fmt.Errorf("build module mcp: %w", err)
 	}
 
-	if s.cfg.Metrics.Enabled {
-		if err := wireMetrics(deps.Metrics, bus, st, itg, apv); err != nil {
+	if deps.Metrics != nil {
+		if err := wireMetrics(deps.Metrics, bus); err != nil {
 			return fmt.Errorf("build module ops: %w", err)
 		}
 	}
@@ -249,19 +245,6 @@ func (s *Server) newEngine(catalog *i18n.Catalog, bus *event.Bus, tel *ops.Telem
 		DefaultStrategy: rpc.StrategyBearer,
 		Observer:        tel.Observer(),
 	})
-}
-
-// securityOptions are the host's security options with the login counters around the host's
-// event sink (nil when it has none; the module publishes on the bus besides); with metrics off
-// they are the host's unchanged.
-func (s *Server) securityOptions(deps app.Deps) (security.Options, error) {
-	o := s.opts.security
-	if !s.cfg.Metrics.Enabled {
-		return o, nil
-	}
-	sink, err := loginMetrics(deps.Metrics, o.Events) // the module adds the bus itself
-	o.Events = sink
-	return o, err
 }
 
 // newHandler assembles the root HTTP handler: the outer middleware, /api and the modules' routes.

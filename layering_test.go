@@ -70,3 +70,23 @@ func TestRPCImportsNoDataLayer(t *testing.T) {
 		}
 	}
 }
+
+// TestTelemetryReadsNoModule (issue #32 item 7): every module registers its own series on
+// app.Deps.Metrics; the root's telemetry.go keeps only the bus's collectors (process and engine
+// series come with ops.New), so it imports no module package.
+func TestTelemetryReadsNoModule(t *testing.T) {
+	t.Parallel()
+	f, err := parser.ParseFile(token.NewFileSet(), "telemetry.go", nil, parser.ImportsOnly)
+	if err != nil {
+		t.Fatal(err)
+	}
+	modules := []string{"security", "storage", "schema", "integration", "approval", "monitor", "cron", "push", "mcp"}
+	for _, imp := range f.Imports {
+		path := strings.Trim(imp.Path.Value, `"`)
+		for _, m := range modules {
+			if path == "github.com/svc-framework/svc/"+m {
+				t.Errorf("telemetry.go imports the %s module: its metrics belong in %s/metrics.go", m, m)
+			}
+		}
+	}
+}

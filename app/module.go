@@ -97,10 +97,11 @@ type Deps struct {
 	// the process, and a route outside /api that holds its body in memory (the integration
 	// gateway) reads it here rather than with io.ReadAll.
 	Bodies BodyReader
-	// Metrics is where a module registers its Prometheus collectors (issue #19; names start
-	// with svc_<module>_, labels bounded: no ids, no user names). The composition root sets a
-	// registerer that is served on svc.metrics.path, or with metrics off one that nothing
-	// serves; nil (Deps built by hand in tests) means the module keeps its metrics to itself.
+	// Metrics is where a module registers its own Prometheus collectors, in its metrics.go
+	// (issue #19; names start with svc_<module>_, labels bounded: no ids, no user names; values
+	// the module already keeps are read at scrape time with NewCollector). The composition root
+	// sets the registry served on svc.metrics.path; nil (metrics off, or Deps built by hand in
+	// tests) means the module registers nothing and does no metrics work.
 	Metrics prometheus.Registerer
 }
 

@@ -43,6 +43,9 @@
 //     (get_instance_detail).
 //   - Business binding: projection.go (claim and apply), projection_worker.go (the
 //     approval-binding worker), projection_admin.go (its admin operations).
+//   - Metrics: metrics.go registers on app.Deps.Metrics svc_approval_tasks and
+//     svc_approval_instances, read from Stats at scrape time (docs/operations.md; nothing with
+//     Deps.Metrics nil).
 //
 // # Resources (spec §2.2, wire-approval §6), all Bearer
 //

@@ -115,6 +115,9 @@ func New(deps app.Deps, opts Options) (*Service, error) {
 	if err := s.subscribePush(deps.Events); err != nil {
 		return nil, fmt.Errorf("approval: %w", err)
 	}
+	if err := s.registerMetrics(deps.Metrics); err != nil {
+		return nil, fmt.Errorf("approval: metrics: %w", err)
+	}
 	return s, nil
 }
 

@@ -201,9 +201,10 @@
 // the limit is stored as a JSON string). request_id is the /api request's id. The insert does
 // not inherit the caller's cancellation. Worker integration-log-prune (hourly, when
 // log.retention > 0) deletes older rows. Stats counts per node per (system, contract,
-// direction); the composition root hands it to sys/monitor (spec §2.5) and reports it as
-// svc_integration_invocations_total and svc_integration_invocation_seconds_total at scrape time
-// (docs/operations.md). Options.WrapTransport wraps the outbound HTTP transport; the composition
+// direction); the composition root hands it to sys/monitor (spec §2.5), and metrics.go reports
+// it on app.Deps.Metrics as svc_integration_invocations_total and
+// svc_integration_invocation_seconds_total at scrape time (docs/operations.md; nothing is
+// registered with Deps.Metrics nil). Options.WrapTransport wraps the outbound HTTP transport; the composition
 // root passes ops.Transport, so a call made inside a traced request is a client span.
 //
 // # Config keys (spec §8.3)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"embed"
 	"errors"
+	"fmt"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -128,6 +129,9 @@ func New(deps app.Deps, opts Options) (*Service, error) {
 	s.msgs = deps.I18n
 	s.sqlDBs.dbs = map[string]systemDB{}
 	s.sqlRowCap = defaultSQLRowCap
+	if err := registerMetrics(deps.Metrics, s.stats); err != nil {
+		return nil, fmt.Errorf("integration: metrics: %w", err)
+	}
 	return s, nil
 }
 

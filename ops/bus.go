@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/svc-framework/svc/app"
 	"github.com/svc-framework/svc/event"
 )
 
@@ -32,7 +33,7 @@ func busDesc(name, help string, labels ...string) *prometheus.Desc {
 // BusCollector reports the bus's own counters (event.Metrics) and, with the kvstore_stream
 // transport, the lag and pending count of each consumer group, read at scrape time.
 func BusCollector(bus *event.Bus) prometheus.Collector {
-	return NewCollector(func(ctx context.Context, ch chan<- prometheus.Metric) {
+	return app.NewCollector(func(ctx context.Context, ch chan<- prometheus.Metric) {
 		snap := bus.Metrics().Snapshot()
 		for typ, c := range snap.Types {
 			counter(ch, busPublished, c.Published, typ)
@@ -63,7 +64,7 @@ func BusCollector(bus *event.Bus) prometheus.Collector {
 // OutboxCollector reports sys_event_outbox's row count per status with one GROUP BY query per
 // scrape; nothing when the outbox transport is off.
 func OutboxCollector(bus *event.Bus) prometheus.Collector {
-	return NewCollector(func(ctx context.Context, ch chan<- prometheus.Metric) {
+	return app.NewCollector(func(ctx context.Context, ch chan<- prometheus.Metric) {
 		counts, ok, err := bus.OutboxCounts(ctx)
 		if !ok || err != nil {
 			return

@@ -14,12 +14,11 @@
 //     code and status, a latency histogram, in-flight and rate-limited counts, and a server span
 //     per call continuing the caller's W3C traceparent. Nil when metrics and tracing are off, so
 //     the engine does no observing work;
-//   - Telemetry.Registerer: app.Deps.Metrics, where modules register their own collectors
-//     (cron and push do; the integration and approval counters are read at scrape time by
-//     collectors the composition root registers);
-//   - BusCollector, OutboxCollector and NewCollector: collectors that read at scrape time what
-//     modules already keep (event.Metrics, outbox rows, storage.Stats) instead of inline
-//     instrumentation;
+//   - Telemetry.Registerer: app.Deps.Metrics, where every module registers its own series
+//     (each module's metrics.go; read at scrape time with app.NewCollector where the module
+//     already keeps the value). Nil with metrics off, so a module registers and counts nothing;
+//   - BusCollector and OutboxCollector: collectors that read at scrape time what the bus
+//     already keeps (event.Metrics, outbox rows) instead of inline instrumentation;
 //   - DBHook and RedisHook: child spans of database queries and Redis commands;
 //   - Transport: an http.RoundTripper for outbound calls (the integration module's, through
 //     integration.Options.WrapTransport) that makes a client span and sends the traceparent;

@@ -39,7 +39,6 @@ type Telemetry struct {
 	cfg      *config.Config
 	log      *slog.Logger
 	registry *prometheus.Registry // nil with metrics off
-	discard  *prometheus.Registry // Registerer() with metrics off: registered, never served
 	api      *apiMetrics
 	tp       trace.TracerProvider // nil with tracing off
 	shutdown func(context.Context) error
@@ -59,8 +58,6 @@ func New(cfg *config.Config, logger *slog.Logger, opts Options) (*Telemetry, err
 			return nil, err
 		}
 		t.api = api
-	} else {
-		t.discard = prometheus.NewRegistry()
 	}
 	switch {
 	case opts.TracerProvider != nil:
@@ -75,13 +72,14 @@ func New(cfg *config.Config, logger *slog.Logger, opts Options) (*Telemetry, err
 	return t, nil
 }
 
-// Registerer is where modules register their own collectors (app.Deps.Metrics). It is never
-// nil: with metrics off it is a registry nothing serves, so modules need no nil checks.
+// Registerer is where modules register their own collectors (app.Deps.Metrics), nil with
+// metrics off: a module then registers nothing, subscribes to nothing and reads nothing at
+// scrape time, so metrics off cost nothing.
 func (t *Telemetry) Registerer() prometheus.Registerer {
-	if t.registry != nil {
-		return t.registry
+	if t.registry == nil {
+		return nil // an untyped nil: a *Registry nil in the interface would pass a module's nil check
 	}
-	return t.discard
+	return t.registry
 }
 
 // Gatherer returns the registry served on the metrics path, nil with metrics off.
@@ -114,7 +112,7 @@ func (t *Telemetry) AdminHandler() http.Handler {
 	mux := http.NewServeMux()
 	if t.registry != nil {
 		mux.Handle("GET "+t.cfg.Metrics.Path, promhttp.HandlerFor(t.registry, promhttp.HandlerOpts{
-			ErrorLog: slog.NewLogLogger(t.log.Handler(), slog.LevelWarn), Timeout: scrapeTimeout}))
+			ErrorLog: slog.NewLogLogger(t.log.Handler(), slog.LevelWarn), Timeout: app.ScrapeTimeout}))
 	}
 	if t.cfg.Pprof.Enabled {
 		mux.HandleFunc("/debug/pprof/", pprof.Index)

@@ -108,6 +108,13 @@
 // PostgreSQL): applies the changes announced by NOTIFY (one pooled connection held).
 // Redis entries expire by TTL.
 //
+// # Metrics
+//
+// metrics.go registers on app.Deps.Metrics (served with svc.metrics.enabled, docs/operations.md)
+// svc_security_logins_total{result} and svc_security_lockouts_total, counted by a sink New adds
+// to the module's event sinks (the bus's and Options.Events); with Deps.Metrics nil there is no
+// such sink.
+//
 // # Compatibility choices (spec/README.md order; where the original is silent)
 //
 //   - Tokens: HS256 with the hex secret; iss "svc" (the original's constant is "vef"; no client

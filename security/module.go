@@ -204,6 +204,13 @@ func New(deps app.Deps, opts Options) (*Service, error) {
 	default:
 		sink = LogSink(s.logger)
 	}
+	counters, err := metricsSink(deps.Metrics)
+	if err != nil {
+		return nil, fmt.Errorf("security: metrics: %w", err)
+	}
+	if counters != nil {
+		sink = EventSinks(counters, sink)
+	}
 	s.events = &emitter{sink: sink, now: s.now}
 	s.feed = newChangeFeed(deps.DB, deps.KV, deps.Config.App.Name, s.now, s.logger)
 	hasher := NewHasher(opts.Hash)

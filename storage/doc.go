@@ -53,6 +53,15 @@
 // Both are safe on any number of nodes: every change is conditional on the state it expects,
 // and queue rows are leased with FOR UPDATE SKIP LOCKED (SQLite: its write lock).
 //
+// # Metrics
+//
+// metrics.go registers on app.Deps.Metrics (served with svc.metrics.enabled, docs/operations.md)
+// svc_storage_active_claims and svc_storage_delete_queue_depth, read from Stats at scrape time,
+// and svc_storage_uploads_total, svc_storage_upload_bytes_total and
+// svc_storage_delete_dead_letters_total, counted from the module's own events (delivered after
+// commit) in the consumer group svc-ops-metrics. With Deps.Metrics nil (metrics off) it
+// registers and subscribes to nothing.
+//
 // # Events (Publisher, called inside the transaction that makes the event true)
 //
 //	svc.storage.file.uploaded       {fileKey, size, contentType, originalFilename, uploadedBy}

@@ -87,7 +87,11 @@ func New(deps app.Deps, opts Options) (*Service, error) {
 	} else {
 		d.errs = envelopeWriter{msgs: deps.I18n, log: deps.Logger}
 	}
-	return newService(d), nil
+	s := newService(d)
+	if err := registerMetrics(deps.Metrics, deps.Events, s); err != nil {
+		return nil, fmt.Errorf("storage: metrics: %w", err)
+	}
+	return s, nil
 }
 
 // Module lists what the module adds to the server: sys/storage and sys/storage/file, the
