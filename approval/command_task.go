@@ -242,7 +242,7 @@ func (s *Service) urgeTask(ctx context.Context, c rpc.Call, p UrgeParams) (*stru
 		if msg == "" {
 			msg = "Please process the task " + n.Name
 		}
-		u := &UrgeRecord{ID: crud.NewID(), CreatedAt: crud.NewTime(r.now), CreatedBy: cl.ID, InstanceID: r.inst.ID, NodeID: n.ID,
+		u := &UrgeRecord{ID: rpc.NewID(), CreatedAt: crud.NewTime(r.now), CreatedBy: cl.ID, InstanceID: r.inst.ID, NodeID: n.ID,
 			TaskID: &t.ID, UrgerID: r.op.ID, UrgerName: &r.op.Name, TargetUserID: t.AssigneeID, TargetUserName: &t.AssigneeName, Message: msg}
 		if err := r.later(ctx, r.raw.NewInsert().Model(u)); err != nil {
 			return err

@@ -86,7 +86,7 @@ func (s *Service) deploy(ctx context.Context, c rpc.Call, p DeployParams) (*Vers
 			return err
 		}
 		now := crud.NewTime(s.clock())
-		v.ID, v.FlowID, v.Version, v.BusinessBinding = crud.NewID(), f.ID, last+1, f.BusinessBinding
+		v.ID, v.FlowID, v.Version, v.BusinessBinding = rpc.NewID(), f.ID, last+1, f.BusinessBinding
 		v.CreatedAt, v.UpdatedAt, v.CreatedBy, v.UpdatedBy = now, now, cl.ID, cl.ID
 		if _, err := tx.NewInsert().Model(v).Exec(ctx); err != nil {
 			return err
@@ -121,14 +121,14 @@ func (s *Service) materialise(ctx context.Context, tx bun.IDB, v *Version, g *de
 	ids := make(map[string]string, len(g.Nodes))
 	for _, n := range g.Nodes {
 		row := nodeRow(n)
-		row.ID, row.FlowVersionID = crud.NewID(), v.ID
+		row.ID, row.FlowVersionID = rpc.NewID(), v.ID
 		row.CreatedAt, row.UpdatedAt, row.CreatedBy, row.UpdatedBy = v.CreatedAt, v.CreatedAt, by, by
 		ids[n.ID] = row.ID
 		var rules []design.CC
 		switch {
 		case n.Task != nil:
 			for _, a := range n.Task.Assignees {
-				assignees = append(assignees, NodeAssignee{ID: crud.NewID(), NodeID: row.ID, Kind: a.Kind,
+				assignees = append(assignees, NodeAssignee{ID: rpc.NewID(), NodeID: row.ID, Kind: a.Kind,
 					IDs: nonNil(a.IDs), FormField: optional(a.FormField), SortOrder: a.SortOrder})
 			}
 			rules = n.Task.CCs
@@ -136,14 +136,14 @@ func (s *Service) materialise(ctx context.Context, tx bun.IDB, v *Version, g *de
 			rules = n.CC.CCs
 		}
 		for _, r := range rules {
-			ccs = append(ccs, NodeCC{ID: crud.NewID(), NodeID: row.ID, Kind: r.Kind, IDs: nonNil(r.IDs),
+			ccs = append(ccs, NodeCC{ID: rpc.NewID(), NodeID: row.ID, Kind: r.Kind, IDs: nonNil(r.IDs),
 				FormField: optional(r.FormField), Timing: r.Timing})
 		}
 		nodes = append(nodes, row)
 	}
 	edges := make([]Edge, len(g.Edges))
 	for i, e := range g.Edges {
-		edges[i] = Edge{ID: crud.NewID(), FlowVersionID: v.ID, Key: optional(e.ID), SourceNodeID: ids[e.Source],
+		edges[i] = Edge{ID: rpc.NewID(), FlowVersionID: v.ID, Key: optional(e.ID), SourceNodeID: ids[e.Source],
 			SourceNodeKey: e.Source, TargetNodeID: ids[e.Target], TargetNodeKey: e.Target, SourceHandle: optional(e.SourceHandle)}
 	}
 	for _, rows := range []any{&nodes, &assignees, &ccs, &edges} {

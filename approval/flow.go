@@ -136,7 +136,7 @@ func (s *Service) createFlow(ctx context.Context, c rpc.Call, p CreateFlowParams
 	}
 	f := &Flow{TenantID: cl.writeTenant(p.TenantID), CategoryID: p.CategoryID, Code: strings.TrimSpace(p.Code)}
 	now := crud.NewTime(s.clock())
-	f.ID, f.CreatedAt, f.UpdatedAt, f.CreatedBy, f.UpdatedBy = crud.NewID(), now, now, cl.ID, cl.ID
+	f.ID, f.CreatedAt, f.UpdatedAt, f.CreatedBy, f.UpdatedBy = rpc.NewID(), now, now, cl.ID, cl.ID
 	err = s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		if err := s.applyFlowParams(ctx, tx, f, &p.FlowParams); err != nil {
 			return err
@@ -249,7 +249,7 @@ func (s *Service) replaceInitiators(ctx context.Context, tx bun.IDB, flowID stri
 	}
 	rows := make([]Initiator, len(rules))
 	for i, r := range rules {
-		rows[i] = Initiator{ID: crud.NewID(), FlowID: flowID, Kind: r.Kind, IDs: r.IDs}
+		rows[i] = Initiator{ID: rpc.NewID(), FlowID: flowID, Kind: r.Kind, IDs: r.IDs}
 	}
 	_, err := tx.NewInsert().Model(&rows).Exec(ctx)
 	return err

@@ -14,6 +14,7 @@ import (
 	"github.com/svc-framework/svc/approval/design"
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/crud"
+	"github.com/svc-framework/svc/rpc"
 	"github.com/uptrace/bun"
 )
 
@@ -237,10 +238,10 @@ func (s *Service) recordFormTables(ctx context.Context, tx bun.Tx, flowID, versi
 	var cols []FormTableColumn
 	rows := make([]FormTable, len(tables))
 	for i, t := range tables {
-		rows[i] = FormTable{ID: crud.NewID(), CreatedAt: now, CreatedBy: by, FlowID: flowID, VersionID: versionID,
+		rows[i] = FormTable{ID: rpc.NewID(), CreatedAt: now, CreatedBy: by, FlowID: flowID, VersionID: versionID,
 			PhysicalTableName: t.name, SourceFieldKey: t.source}
 		for j, f := range t.fields {
-			cols = append(cols, FormTableColumn{ID: crud.NewID(), CreatedAt: now, CreatedBy: by, FormTableID: rows[i].ID,
+			cols = append(cols, FormTableColumn{ID: rpc.NewID(), CreatedAt: now, CreatedBy: by, FormTableID: rows[i].ID,
 				ColumnName: f.Key, ColumnType: string(columnType(f)), IsNullable: true, SourceFieldKey: f.Key, SortOrder: j})
 		}
 	}
@@ -288,7 +289,7 @@ func (r *run) storeForm(ctx context.Context) error {
 // insertFormRow inserts one row of t from data (row index i in a child table).
 func (r *run) insertFormRow(ctx context.Context, t formTable, data map[string]any, i int, now crud.Time) error {
 	cols := []any{bun.Ident("id"), bun.Ident("instance_id"), bun.Ident("created_at")}
-	vals := []any{crud.NewID(), r.inst.ID, now}
+	vals := []any{rpc.NewID(), r.inst.ID, now}
 	if t.source != "" {
 		cols, vals = append(cols, bun.Ident("row_index")), append(vals, i)
 	}

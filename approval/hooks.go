@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/svc-framework/svc/crud"
+	"github.com/svc-framework/svc/rpc"
 	"github.com/uptrace/bun"
 )
 
@@ -118,7 +119,7 @@ func (s *Service) newInstance(ctx context.Context, f *Flow, versionID string, op
 		ApplicantID: op.ID, ApplicantName: op.Name,
 		ApplicantDepartmentID: optional(op.DepartmentID), ApplicantDepartmentName: optional(op.DepartmentName),
 		Status: InstanceRunning, BusinessRef: ref, FormData: data}
-	inst.ID, inst.CreatedAt, inst.UpdatedAt, inst.CreatedBy, inst.UpdatedBy = crud.NewID(), now, now, op.ID, op.ID
+	inst.ID, inst.CreatedAt, inst.UpdatedAt, inst.CreatedBy, inst.UpdatedBy = rpc.NewID(), now, now, op.ID, op.ID
 	var err error
 	if inst.InstanceNo, err = s.instanceNumber(ctx, f.Code, now); err != nil {
 		return nil, err

@@ -16,6 +16,7 @@ import (
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/crud"
 	"github.com/svc-framework/svc/db"
+	"github.com/svc-framework/svc/rpc"
 	"github.com/uptrace/bun"
 )
 
@@ -151,7 +152,7 @@ func (r *run) insertProjection(ctx context.Context, b *BusinessBinding, key map[
 	now := crud.NewTime(r.now)
 	p := &Projection{TargetHash: targetHash(b.TableName, key), DesiredStatus: InstanceRunning, DesiredStartedAt: r.inst.CreatedAt,
 		Status: ProjectionPending}
-	p.ID, p.CreatedAt, p.CreatedBy = crud.NewID(), now, r.op.ID
+	p.ID, p.CreatedAt, p.CreatedBy = rpc.NewID(), now, r.op.ID
 	r.fillProjection(p, b, key)
 	if _, err := r.tx(ctx).NewInsert().Model(p).Exec(ctx); err != nil {
 		if db.IsUniqueViolation(err) {

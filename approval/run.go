@@ -9,6 +9,7 @@ import (
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/crud"
 	"github.com/svc-framework/svc/event"
+	"github.com/svc-framework/svc/rpc"
 	"github.com/uptrace/bun"
 )
 
@@ -95,7 +96,7 @@ func (r *run) save(ctx context.Context) error {
 // log writes an action log row of action at node n (nil: instance level) and task t (nil: none),
 // deferred to the flush (nothing in the command reads it back).
 func (r *run) log(ctx context.Context, action string, n *Node, t *Task, fill func(*ActionLog)) error {
-	l := &ActionLog{ID: crud.NewID(), CreatedAt: crud.NewTime(r.now), CreatedBy: r.op.ID, InstanceID: r.inst.ID, Action: action,
+	l := &ActionLog{ID: rpc.NewID(), CreatedAt: crud.NewTime(r.now), CreatedBy: r.op.ID, InstanceID: r.inst.ID, Action: action,
 		OperatorID: r.op.ID, OperatorName: r.op.Name, OperatorDepartmentID: optional(r.op.DepartmentID),
 		OperatorDepartmentName: optional(r.op.DepartmentName), AddedAssignees: []UserInfo{}, RemovedAssignees: []UserInfo{}, CCUsers: []UserInfo{}}
 	if n != nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/svc-framework/svc/approval/design"
 	"github.com/svc-framework/svc/crud"
+	"github.com/svc-framework/svc/rpc"
 	"github.com/uptrace/bun"
 )
 
@@ -267,7 +268,7 @@ func (r *run) announcePending(ctx context.Context, tasks []Task, n *Node) error 
 // fillTask sets a new pending task of node n's visit v for user u.
 func (r *run) fillTask(t *Task, n *Node, v *Visit, u UserInfo, sortOrder int) {
 	now := crud.NewTime(r.now)
-	t.ID, t.CreatedAt, t.UpdatedAt, t.CreatedBy, t.UpdatedBy = crud.NewID(), now, now, r.op.ID, r.op.ID
+	t.ID, t.CreatedAt, t.UpdatedAt, t.CreatedBy, t.UpdatedBy = rpc.NewID(), now, now, r.op.ID, r.op.ID
 	t.TenantID, t.InstanceID, t.NodeID, t.VisitID = r.inst.TenantID, r.inst.ID, n.ID, v.ID
 	t.AssigneeID, t.AssigneeName = u.ID, u.Name
 	t.AssigneeDepartmentID, t.AssigneeDepartmentName = optional(u.DepartmentID), optional(u.DepartmentName)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/svc-framework/svc/approval/design"
 	"github.com/svc-framework/svc/crud"
+	"github.com/svc-framework/svc/rpc"
 )
 
 // maxDepth guards the forward walk against a corrupt graph (deploy rejects cycles).
@@ -86,7 +87,7 @@ func (r *run) visit(ctx context.Context, n *Node, status string) (*Visit, error)
 		r.seqRead = true
 	}
 	r.seq++
-	v := &Visit{ID: crud.NewID(), CreatedAt: crud.NewTime(r.now), CreatedBy: r.op.ID, TenantID: r.inst.TenantID,
+	v := &Visit{ID: rpc.NewID(), CreatedAt: crud.NewTime(r.now), CreatedBy: r.op.ID, TenantID: r.inst.TenantID,
 		InstanceID: r.inst.ID, NodeID: n.ID, Sequence: r.seq, Status: status}
 	if status != VisitActive {
 		v.FinishedAt = crud.NewTime(r.now)
@@ -107,7 +108,7 @@ func (r *run) enterTask(ctx context.Context, n *Node, depth int) error {
 	if err != nil {
 		return err
 	}
-	snap := &FormSnapshot{ID: crud.NewID(), CreatedAt: crud.NewTime(r.now), CreatedBy: r.op.ID, InstanceID: r.inst.ID,
+	snap := &FormSnapshot{ID: rpc.NewID(), CreatedAt: crud.NewTime(r.now), CreatedBy: r.op.ID, InstanceID: r.inst.ID,
 		NodeID: n.ID, FormData: nonNilMap(r.inst.FormData)}
 	if err := r.later(ctx, r.raw.NewInsert().Model(snap)); err != nil {
 		return err
@@ -243,7 +244,7 @@ func (r *run) insertCC(ctx context.Context, n *Node, visitID *string, users []st
 	for i, u := range users {
 		in := infos[u]
 		rec[i] = in
-		recs[i] = CCRecord{ID: crud.NewID(), CreatedAt: crud.NewTime(r.now), CreatedBy: r.op.ID, InstanceID: r.inst.ID,
+		recs[i] = CCRecord{ID: rpc.NewID(), CreatedAt: crud.NewTime(r.now), CreatedBy: r.op.ID, InstanceID: r.inst.ID,
 			NodeID: &n.ID, VisitID: visitID, TaskID: optional(taskID), CCUserID: u, CCUserName: in.Name,
 			CCUserDepartmentID: optional(in.DepartmentID), CCUserDepartmentName: optional(in.DepartmentName), IsManual: manual}
 	}

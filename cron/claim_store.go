@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/svc-framework/svc/db"
+	"github.com/svc-framework/svc/rpc"
 	"github.com/uptrace/bun"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -82,7 +83,7 @@ func insertRuns(ctx context.Context, tx bun.IDB, rows []*runRow) error {
 
 // insertRequest queues a fire request.
 func insertRequest(ctx context.Context, tx bun.IDB, scheduleID, kind string, at time.Time, sourceRunID string) error {
-	req := &fireRequest{ID: newID(), ScheduleID: scheduleID, Kind: kind, ScheduledAtUnixMs: at.UnixMilli()}
+	req := &fireRequest{ID: rpc.NewID(), ScheduleID: scheduleID, Kind: kind, ScheduledAtUnixMs: at.UnixMilli()}
 	if sourceRunID != "" {
 		req.SourceRunID = &sourceRunID
 	}

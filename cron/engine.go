@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/svc-framework/svc/config"
+	"github.com/svc-framework/svc/rpc"
 	"github.com/uptrace/bun"
 )
 
@@ -318,7 +319,7 @@ func (c *claim) fire(ctx context.Context, sch *Schedule, at time.Time, overlap b
 		*last = at // explicit requests never move it backwards
 	}
 	r := &Run{
-		ID: newID(), CreatedAt: c.now, ScheduleID: sch.ID, ScheduleName: sch.Name, JobName: sch.JobName,
+		ID: rpc.NewID(), CreatedAt: c.now, ScheduleID: sch.ID, ScheduleName: sch.Name, JobName: sch.JobName,
 		ScheduledAt: at, ClaimedAt: c.now, Status: StatusRunning, NodeID: c.s.nodeID,
 		StartedAt: c.now, HeartbeatAt: c.now,
 	}
@@ -334,7 +335,7 @@ func (c *claim) fire(ctx context.Context, sch *Schedule, at time.Time, overlap b
 func (c *claim) journal(ctx context.Context, sch *Schedule, status Status, at time.Time, missed int) error {
 	c.wrote = true
 	*c.pending = append(*c.pending, runRowOf(&Run{
-		ID: newID(), CreatedAt: c.now, ScheduleID: sch.ID, ScheduleName: sch.Name, JobName: sch.JobName,
+		ID: rpc.NewID(), CreatedAt: c.now, ScheduleID: sch.ID, ScheduleName: sch.Name, JobName: sch.JobName,
 		ScheduledAt: at, ClaimedAt: c.now, Status: status, FinishedAt: c.now, MissedCount: missed,
 	}))
 	return nil

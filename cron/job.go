@@ -8,8 +8,6 @@ import (
 	"slices"
 	"time"
 	"unicode/utf8"
-
-	"github.com/google/uuid"
 )
 
 // maxNameRunes bounds schedule and job names (wire-runtime §1.1, §1.4).
@@ -124,12 +122,3 @@ func (r *Registry) Get(name string) JobHandler { return r.byName[name] }
 
 // Names returns the registered job names, sorted. The slice is shared: do not modify it.
 func (r *Registry) Names() []string { return r.names }
-
-// newID returns a UUIDv7 in canonical form (schedule, run and request ids).
-func newID() string {
-	id, err := uuid.NewV7()
-	if err != nil {
-		return uuid.NewString()
-	}
-	return id.String()
-}

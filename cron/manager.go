@@ -11,6 +11,7 @@ import (
 
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/db"
+	"github.com/svc-framework/svc/rpc"
 	"github.com/uptrace/bun"
 )
 
@@ -94,7 +95,7 @@ func (s *Service) Create(ctx context.Context, by string, spec Spec) (*Schedule, 
 	}
 	enabled := spec.Enabled == nil || *spec.Enabled
 	sch := &Schedule{
-		ID: newID(), CreatedAt: now, CreatedBy: orDefault(by, "system"), UpdatedAt: now, UpdatedBy: orDefault(by, "system"),
+		ID: rpc.NewID(), CreatedAt: now, CreatedBy: orDefault(by, "system"), UpdatedAt: now, UpdatedBy: orDefault(by, "system"),
 		Name: spec.Name, JobName: spec.JobName, Trigger: tm.Trigger(), Window: spec.Window, AnchorAt: now,
 		Params: spec.Params, MisfirePolicy: spec.MisfirePolicy, ConcurrencyPolicy: spec.ConcurrencyPolicy,
 		Recover: spec.Recover, Timeout: spec.Timeout, IsEnabled: enabled, NextFireAt: tm.Next(now),

@@ -95,7 +95,7 @@ func New(deps app.Deps, opts Options) (*Service, error) {
 	node := opts.NodeID
 	if node == "" {
 		host, _ := os.Hostname()
-		node = fmt.Sprintf("%s-%s", host, newID()[24:])
+		node = fmt.Sprintf("%s-%s", host, rpc.NewID()[24:])
 	}
 	m, err := newMetrics(deps.Metrics)
 	if err != nil {

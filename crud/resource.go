@@ -7,7 +7,6 @@ import (
 	"errors"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/svc-framework/svc/db"
 	"github.com/svc-framework/svc/rpc"
 	"github.com/uptrace/bun"
@@ -193,7 +192,7 @@ func (r *Resource[M, PM, S, P]) create(ctx context.Context, c rpc.Call, p P) (*C
 		return nil, err
 	}
 	a, now := row.Audit(), NewTime(r.Clock())
-	a.ID, a.CreatedAt, a.UpdatedAt = NewID(), now, now
+	a.ID, a.CreatedAt, a.UpdatedAt = rpc.NewID(), now, now
 	a.CreatedBy, a.UpdatedBy = by(c), by(c)
 	if _, err := r.DB.NewInsert().Model(row).Exec(ctx); err != nil {
 		return nil, DBError(err)
@@ -314,15 +313,6 @@ func DBError(err error) error {
 		return rpc.ErrForeignKeyViolation.Wrap(err)
 	}
 	return err
-}
-
-// NewID returns a new UUIDv7 id (time-ordered).
-func NewID() string {
-	id, err := uuid.NewV7()
-	if err != nil {
-		return uuid.NewString()
-	}
-	return id.String()
 }
 
 // by is the audit name of the caller: the principal id, "system" when there is none.

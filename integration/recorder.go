@@ -72,7 +72,7 @@ func (r *Recorder) Wants(failureKind string) bool {
 // Row builds the masked, truncated row of inv; request_id comes from ctx's request.
 func (r *Recorder) Row(ctx context.Context, inv Invocation) *InvocationLog {
 	m := newMasker(r.cfg.MaskFields, int(r.cfg.CaptureLimit), r.credentials(inv))
-	row := &InvocationLog{ID: crud.NewID(), CreatedAt: crud.NewTime(r.clock()), CreatedBy: "system",
+	row := &InvocationLog{ID: rpc.NewID(), CreatedAt: crud.NewTime(r.clock()), CreatedBy: "system",
 		SystemCode: inv.SystemCode, ContractCode: inv.ContractCode, Direction: inv.Direction, FailureKind: inv.FailureKind,
 		DurationMs: inv.Duration.Milliseconds(), Input: m.capture(inv.Input), Output: m.capture(inv.Output),
 		RequestID: rpc.RequestInfoFrom(ctx).ID}

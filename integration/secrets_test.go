@@ -143,7 +143,7 @@ func seedSystems(t *testing.T, d *db.DB, s *Secrets, n int) {
 			OutboundAuth: &AuthConfig{Scheme: "bearer", Params: map[string]string{"token": s.Seal(fmt.Sprintf("tok-%d", i))}},
 			InboundAuth:  &AuthConfig{Scheme: "http_basic", Params: map[string]string{"username": "u", "password": s.Seal("pw")}},
 			DataSource:   &DataSourceConfig{Kind: "mysql", Password: s.Seal("dbpw")}}
-		sys.ID, sys.CreatedAt, sys.UpdatedAt, sys.CreatedBy, sys.UpdatedBy = crud.NewID(), crud.NewTime(time.Now()), crud.NewTime(time.Now()), "t", "t"
+		sys.ID, sys.CreatedAt, sys.UpdatedAt, sys.CreatedBy, sys.UpdatedBy = rpc.NewID(), crud.NewTime(time.Now()), crud.NewTime(time.Now()), "t", "t"
 		if _, err := d.NewInsert().Model(sys).Exec(context.Background()); err != nil {
 			t.Fatal(err)
 		}

@@ -30,8 +30,8 @@
 //
 // # Frames and close codes
 //
-// One JSON text frame per message, {id, type, payload?, time} (Message): id a 20-character
-// xid-style id unless preset, payload omitted when nil, time RFC 3339 with nanoseconds and the
+// One JSON text frame per message, {id, type, payload?, time} (Message): id rpc.NewShortID (20
+// characters of [0-9a-v], time-ordered) unless preset, payload omitted when nil, time RFC 3339 with nanoseconds and the
 // local offset. A message is marshaled once; every recipient on every node gets the same
 // bytes. Inbound data frames are read and discarded (read limit 4096 bytes: larger closes with
 // 1009). The server pings every ping_interval; a pong missing for two intervals drops the

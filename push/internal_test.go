@@ -39,19 +39,6 @@ func TestPayloadUsers(t *testing.T) {
 	}
 }
 
-func TestMessageIDs(t *testing.T) {
-	now := time.Now()
-	seen := map[string]bool{}
-	prev := ""
-	for i := range 1000 {
-		id := newMessageID(now.Add(time.Duration(i) * time.Second))
-		if len(id) != 20 || seen[id] || id <= prev {
-			t.Fatalf("id %d = %q (previous %q): want 20 characters, unique, increasing", i, id, prev)
-		}
-		seen[id], prev = true, id
-	}
-}
-
 // testDeps are dependencies for a module outside a server: a stub authenticator accepting
 // any token as user "alice" and a renderer writing the status.
 func testDeps(cfg *config.Config, kv *redis.Client) app.Deps {

@@ -2,8 +2,6 @@ package push
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -12,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/kv"
+	"github.com/svc-framework/svc/rpc"
 )
 
 // Relay frame kinds (wire-runtime §3.4).
@@ -60,16 +59,9 @@ type localDeliverer interface {
 
 func newRelay(kv *redis.Client, channel, node string, local localDeliverer, log *slog.Logger) *relay {
 	if node == "" {
-		node = newNodeID()
+		node = rpc.NewShortID()
 	}
 	return &relay{kv: kv, channel: channel, node: node, local: local, log: log, kicks: make(chan []string, kickQueue)}
-}
-
-// newNodeID returns a random node id for relay frames.
-func newNodeID() string {
-	b := make([]byte, 10)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
 }
 
 // publishMessage relays an encoded message (the same bytes every node sends).

@@ -6,6 +6,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/svc-framework/svc/config"
+	"github.com/svc-framework/svc/rpc"
 )
 
 // Send pushes msg from outside a server (the `svc push send` command): it publishes one relay
@@ -30,13 +31,13 @@ func Send(ctx context.Context, cfg *config.Config, kv *redis.Client, msg Message
 	}
 	now := time.Now()
 	if msg.ID == "" {
-		msg.ID = newMessageID(now)
+		msg.ID = rpc.NewShortID()
 	}
 	frame, err := msg.encode(now)
 	if err != nil {
 		return "", err
 	}
-	f := relayFrame{Kind: relayMessage, Origin: "cli-" + newNodeID(), Envelope: frame, Targets: targets}
+	f := relayFrame{Kind: relayMessage, Origin: "cli-" + rpc.NewShortID(), Envelope: frame, Targets: targets}
 	return msg.ID, publishFrame(ctx, kv, Channel(cfg), f)
 }
 
@@ -47,6 +48,6 @@ func SendKick(ctx context.Context, cfg *config.Config, kv *redis.Client, session
 	if !cfg.Push.Enabled || kv == nil || cfg.App.Name == "" || len(sessionIDs) == 0 {
 		return nil
 	}
-	f := relayFrame{Kind: relayKick, Origin: "cli-" + newNodeID(), SessionIDs: sessionIDs}
+	f := relayFrame{Kind: relayKick, Origin: "cli-" + rpc.NewShortID(), SessionIDs: sessionIDs}
 	return publishFrame(ctx, kv, Channel(cfg), f)
 }

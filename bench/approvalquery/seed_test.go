@@ -8,6 +8,7 @@ import (
 
 	"github.com/svc-framework/svc/approval"
 	"github.com/svc-framework/svc/crud"
+	"github.com/svc-framework/svc/rpc"
 	"github.com/svc-framework/svc/svctest"
 	"github.com/uptrace/bun"
 )
@@ -148,13 +149,13 @@ func row(fx fixture, i int, created crud.Time) (approval.Instance, approval.Visi
 	inst := approval.Instance{TenantID: "t1", FlowID: fx.flowID, FlowCode: "bench", FlowVersionID: fx.versionID,
 		Title: fmt.Sprintf("%s: Bench #%d", applicant, i), InstanceNo: fmt.Sprintf("BENCH-%06d", i), ApplicantID: applicant,
 		ApplicantName: applicant, Status: is, FormData: map[string]any{"amount": i % 5000}}
-	inst.Audited = crud.Audited{ID: crud.NewID(), CreatedAt: created, CreatedBy: applicant, UpdatedAt: created, UpdatedBy: applicant}
+	inst.Audited = crud.Audited{ID: rpc.NewID(), CreatedAt: created, CreatedBy: applicant, UpdatedAt: created, UpdatedBy: applicant}
 	finished := crud.NewTime(created.Add(time.Duration(1+i%72) * time.Hour))
-	v := approval.Visit{ID: crud.NewID(), CreatedAt: created, CreatedBy: applicant, TenantID: "t1", InstanceID: inst.ID,
+	v := approval.Visit{ID: rpc.NewID(), CreatedAt: created, CreatedBy: applicant, TenantID: "t1", InstanceID: inst.ID,
 		NodeID: fx.nodeID, Sequence: 1, Status: vs}
 	t := approval.Task{TenantID: "t1", InstanceID: inst.ID, NodeID: fx.nodeID, VisitID: v.ID, AssigneeID: approver,
 		AssigneeName: approver, Status: ts}
-	t.Audited = crud.Audited{ID: crud.NewID(), CreatedAt: created, CreatedBy: applicant, UpdatedAt: created, UpdatedBy: applicant}
+	t.Audited = crud.Audited{ID: rpc.NewID(), CreatedAt: created, CreatedBy: applicant, UpdatedAt: created, UpdatedBy: applicant}
 	if is == approval.InstanceRunning {
 		inst.CurrentNodeID = &fx.nodeID
 	} else {
@@ -165,7 +166,7 @@ func row(fx fixture, i int, created crud.Time) (approval.Instance, approval.Visi
 
 // actionLog is the log of action on inst by operator (of task t when not nil).
 func actionLog(inst approval.Instance, t *approval.Task, action, operator string, at crud.Time) approval.ActionLog {
-	l := approval.ActionLog{ID: crud.NewID(), CreatedAt: at, CreatedBy: operator, InstanceID: inst.ID, Action: action,
+	l := approval.ActionLog{ID: rpc.NewID(), CreatedAt: at, CreatedBy: operator, InstanceID: inst.ID, Action: action,
 		OperatorID: operator, OperatorName: operator, AddedAssignees: []approval.UserInfo{}, RemovedAssignees: []approval.UserInfo{},
 		CCUsers: []approval.UserInfo{}}
 	if t != nil {

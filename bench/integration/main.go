@@ -42,6 +42,7 @@ import (
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/crud"
 	"github.com/svc-framework/svc/integration"
+	"github.com/svc-framework/svc/rpc"
 )
 
 func main() {
@@ -219,7 +220,7 @@ func load(call func() error, conc int, warm, dur time.Duration) (int64, int64, [
 func define(ctx context.Context, srv *svc.Server, upstream string) error {
 	now := crud.NewTime(time.Now())
 	aud := func() crud.Audited {
-		return crud.Audited{ID: crud.NewID(), CreatedAt: now, UpdatedAt: now, CreatedBy: "system", UpdatedBy: "system"}
+		return crud.Audited{ID: rpc.NewID(), CreatedAt: now, UpdatedAt: now, CreatedBy: "system", UpdatedBy: "system"}
 	}
 	sys := &integration.System{Audited: aud(), Code: "BENCH", Name: "bench", BaseURL: upstream, IsEnabled: true,
 		InboundAuth: &integration.AuthConfig{Scheme: "none"}}

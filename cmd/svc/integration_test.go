@@ -10,6 +10,7 @@ import (
 	"github.com/svc-framework/svc/crud"
 	"github.com/svc-framework/svc/db"
 	"github.com/svc-framework/svc/integration"
+	"github.com/svc-framework/svc/rpc"
 	"github.com/svc-framework/svc/svctest"
 )
 
@@ -26,7 +27,7 @@ func TestIntegrationRotateKey(t *testing.T) {
 	old, _ := integration.NewSecrets(oldKey, config.SecretAlgorithmAES)
 	sys := &integration.System{Code: "HIS", Name: "h", IsEnabled: true,
 		OutboundAuth: &integration.AuthConfig{Scheme: "bearer", Params: map[string]string{"token": old.Seal("tok")}}}
-	sys.ID, sys.CreatedAt, sys.UpdatedAt = crud.NewID(), crud.NewTime(time.Now()), crud.NewTime(time.Now())
+	sys.ID, sys.CreatedAt, sys.UpdatedAt = rpc.NewID(), crud.NewTime(time.Now()), crud.NewTime(time.Now())
 	if _, err := env.db.NewInsert().Model(sys).Exec(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/db"
 	"github.com/svc-framework/svc/event"
+	"github.com/svc-framework/svc/rpc"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/schema"
 )
@@ -25,7 +26,6 @@ type Transport struct {
 	db             *db.DB
 	log            *slog.Logger
 	now            func() time.Time
-	newID          func() string
 	metrics        *event.Metrics
 	sink           event.Transport
 	wake           chan struct{}
@@ -62,8 +62,8 @@ func New(h event.Host) (event.Transport, error) {
 		return nil, fmt.Errorf("svc.event.transports.outbox.sink %q: %w", cfg.Sink, err)
 	}
 	o := &Transport{cfg: cfg, publishTimeout: h.Config.PublishTimeout, db: h.DB, log: h.Logger, now: h.Now,
-		newID: h.NewID, metrics: h.Metrics, sink: sink, wake: make(chan struct{}, 1),
-		node: h.NewID(), tell: make(chan struct{}, 1)}
+		metrics: h.Metrics, sink: sink, wake: make(chan struct{}, 1),
+		node: rpc.NewID(), tell: make(chan struct{}, 1)}
 	o.channel = "svc_event_outbox"
 	if o.db.Schema != "" {
 		o.channel += ":" + o.db.Schema
@@ -279,7 +279,7 @@ func (o *Transport) row(env *event.Envelope) (*event.OutboxRow, error) {
 		return nil, err
 	}
 	row := &event.OutboxRow{
-		ID: o.newID(), CreatedAt: event.DBTime(o.now()), EventID: env.ID, EventType: env.Type, Source: env.Source,
+		ID: rpc.NewID(), CreatedAt: event.DBTime(o.now()), EventID: env.ID, EventType: env.Type, Source: env.Source,
 		TraceID: env.TraceID, SpanID: env.SpanID, CorrelationID: env.CorrelationID, Payload: string(body),
 		Status: event.OutboxPending, OccurredAt: event.DBTime(env.OccurredAt),
 	}
