@@ -55,7 +55,7 @@ func TestRPCImportsNoDataLayer(t *testing.T) {
 	t.Parallel()
 	goTool, err := exec.LookPath("go")
 	if err != nil {
-		t.Skip("no go tool on PATH")
+		t.Fatalf("go tool: %v", err)
 	}
 	out, err := exec.Command(goTool, "list", "-deps", "./rpc").Output()
 	if err != nil {
