@@ -4,9 +4,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -16,34 +14,13 @@ import (
 func TestNoInitOutsideCmd(t *testing.T) {
 	t.Parallel()
 	var found []string
-	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			name := d.Name()
-			if path != "." && (strings.HasPrefix(name, ".") || name == "testdata" || name == "node_modules" || path == "cmd") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution)
-		if err != nil {
-			return err
-		}
+	walkGoFiles(t, func(dir string) bool { return dir == "cmd" }, func(fset *token.FileSet, f *ast.File) {
 		for _, decl := range f.Decls {
 			if fn, ok := decl.(*ast.FuncDecl); ok && fn.Recv == nil && fn.Name.Name == "init" {
-				found = append(found, path)
+				found = append(found, fset.Position(fn.Pos()).Filename)
 			}
 		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if len(found) > 0 {
 		t.Errorf("init functions outside tests and cmd/: %v", found)
 	}

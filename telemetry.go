@@ -2,7 +2,6 @@ package svc
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/event"
 	"github.com/svc-framework/svc/ops"
 )
@@ -21,7 +20,7 @@ func (s *Server) newTelemetry() (*ops.Telemetry, error) {
 			// Every module shares this handle; WithQueryHook would return a copy none of them
 			// holds. TODO(#32): hooks given when the handle is opened.
 			//lint:ignore SA1019 see above
-			d.AddQueryHook(ops.NewDBHook(tp, dbSystem(s.cfg.DataSources[name].Type), name))
+			d.AddQueryHook(ops.NewDBHook(tp, d.SystemName(), name))
 		}
 		if s.kv != nil {
 			s.kv.AddHook(ops.NewRedisHook(tp))
@@ -41,12 +40,4 @@ func wireMetrics(reg prometheus.Registerer, bus *event.Bus) error {
 		}
 	}
 	return nil
-}
-
-// dbSystem is the OpenTelemetry db.system.name of a data source type.
-func dbSystem(k config.DBKind) string {
-	if k == config.Postgres {
-		return "postgresql"
-	}
-	return string(k)
 }

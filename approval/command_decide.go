@@ -50,7 +50,7 @@ type lockedVisitTask struct {
 func (s *Service) lockedTask(ctx context.Context, tx bun.Tx, cl caller, taskID string) (*taskLock, error) {
 	inst := new(Instance)
 	q := tx.NewSelect().Model(inst).Where("id = (?)", tx.NewSelect().Model((*Task)(nil)).Column("instance_id").Where("id = ?", taskID))
-	if err := s.forUpdate(q).Scan(ctx); err != nil {
+	if err := s.db.ForUpdate(q).Scan(ctx); err != nil {
 		return nil, notFoundAs(err, ErrTaskNotFound)
 	}
 	if !cl.sees(inst.TenantID) {
@@ -61,7 +61,7 @@ func (s *Service) lockedTask(ctx context.Context, tx bun.Tx, cl caller, taskID s
 		ColumnExpr("(SELECT COALESCE(MAX(v.sequence), 0) FROM apv_node_visit AS v WHERE v.instance_id = ?) AS last_seq", inst.ID).
 		Where("?TableAlias.visit_id = (?)", tx.NewSelect().Model((*Task)(nil)).Column("visit_id").Where("id = ?", taskID)).
 		Order("sort_order", "created_at")
-	if err := s.forUpdate(q).Scan(ctx); err != nil {
+	if err := s.db.ForUpdate(q).Scan(ctx); err != nil {
 		return nil, err
 	}
 	l := &taskLock{inst: inst, visit: make([]Task, len(rows))}

@@ -2,11 +2,9 @@ package approval
 
 import (
 	"context"
-	"database/sql"
 	"time"
 
 	"github.com/svc-framework/svc/approval/design"
-	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/crud"
 	"github.com/svc-framework/svc/event"
 	"github.com/uptrace/bun"
@@ -38,24 +36,13 @@ type FlowEvent struct {
 
 // inTx runs fn in one transaction of the primary database through event.RunInTx (a batching
 // TxScope: the writes fn defers and the outbox rows of its events are flushed before the
-// commit, on PostgreSQL in one round trip; nothing is delivered after a rollback), serialised
-// in-process on SQLite and at read committed on MySQL.
+// commit, on PostgreSQL in one round trip; nothing is delivered after a rollback), under db's
+// transaction policy (db.DB.InTx): read committed, so every statement after the instance lock
+// sees the rows committed by the command that held it before; on SQLite one writer at a time in
+// the process, so a transaction waiting for the write lock holds no pooled connection the lock
+// holder may need for a directory read.
 func (s *Service) inTx(ctx context.Context, fn func(ctx context.Context, tx bun.Tx) error) error {
-	var opts *sql.TxOptions
-	switch s.db.Kind {
-	case config.SQLite:
-		// One writer at a time in this process: SQLite serialises writers anyway, and a
-		// transaction waiting in BEGIN IMMEDIATE holds a pooled connection the lock holder may
-		// need for a directory read (pool starvation until busy_timeout).
-		s.writeMu.Lock()
-		defer s.writeMu.Unlock()
-	case config.MySQL:
-		// Read committed: every statement after the instance lock sees the rows committed by
-		// the command that held it before (REPEATABLE READ would keep the snapshot of the
-		// first read, taken before the lock).
-		opts = &sql.TxOptions{Isolation: sql.LevelReadCommitted}
-	}
-	return event.RunInTx(ctx, s.db, opts, fn)
+	return event.RunInTx(ctx, s.db, fn)
 }
 
 // publishFlow publishes a flow event of typ inside tx.

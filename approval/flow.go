@@ -7,7 +7,6 @@ import (
 	"strings"
 	"text/template"
 
-	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/crud"
 	"github.com/svc-framework/svc/db"
 	"github.com/svc-framework/svc/rpc"
@@ -261,8 +260,8 @@ func (s *Service) replaceInitiators(ctx context.Context, tx bun.IDB, flowID stri
 func (s *Service) flowFor(ctx context.Context, idb bun.IDB, cl caller, id, asked string) (*Flow, error) {
 	f := new(Flow)
 	q := cl.tenantFilter(idb.NewSelect().Model(f).Where("id = ?", id), "tenant_id", asked)
-	if _, ok := idb.(bun.Tx); ok && s.db.Kind != config.SQLite {
-		q = q.For("UPDATE")
+	if _, ok := idb.(bun.Tx); ok {
+		q = s.db.ForUpdate(q)
 	}
 	if err := q.Scan(ctx); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {

@@ -74,7 +74,7 @@ func (s *Service) findFlows(ctx context.Context, c rpc.Call, p FindFlowsParams) 
 	if p.IsActive != nil {
 		q = q.Where("is_active = ?", *p.IsActive)
 	}
-	q = crud.LabelFilter(s.db.Kind, q, "labels", p.Labels)
+	q = crud.LabelFilter(s.db, q, "labels", p.Labels)
 	return scanPage[Flow](ctx, q, p.PageParams, func(q *bun.SelectQuery) *bun.SelectQuery { return q.OrderExpr("name ASC, id ASC") })
 }
 

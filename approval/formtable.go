@@ -8,11 +8,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/svc-framework/svc/db"
 	"slices"
 	"strings"
 
 	"github.com/svc-framework/svc/approval/design"
-	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/crud"
 	"github.com/svc-framework/svc/rpc"
 	"github.com/uptrace/bun"
@@ -124,9 +124,8 @@ func columnType(f design.FormField) design.ColumnType {
 }
 
 // columnSQL is the dialect's type of a column of type t (decimals: 20 digits, the field's scale
-// or 6).
+// or 6; db.DB.SQLType spells the types the dialects spell differently).
 func (s *Service) columnSQL(t design.ColumnType, scale *int) string {
-	pg, my := s.db.Kind == config.Postgres, s.db.Kind == config.MySQL
 	switch t {
 	case design.ColumnString:
 		return "VARCHAR(512)"
@@ -143,30 +142,16 @@ func (s *Service) columnSQL(t design.ColumnType, scale *int) string {
 	case design.ColumnDate:
 		return "DATE"
 	case design.ColumnDatetime:
-		if my {
-			return "DATETIME(6)"
-		}
-		return "TIMESTAMP"
+		return s.db.SQLType(db.TypeTimestamp)
 	case design.ColumnJSON:
-		switch {
-		case pg:
-			return "JSONB"
-		case my:
-			return "JSON"
-		}
+		return s.db.SQLType(db.TypeJSON)
 	}
-	if my {
-		return "LONGTEXT"
-	}
-	return "TEXT"
+	return s.db.SQLType(db.TypeText)
 }
 
 // createFormTable creates t when it does not exist.
 func (s *Service) createFormTable(ctx context.Context, idb bun.IDB, t formTable) error {
-	ts := "TIMESTAMP"
-	if s.db.Kind == config.MySQL {
-		ts = "DATETIME(6)"
-	}
+	ts := s.db.SQLType(db.TypeTimestamp)
 	var b strings.Builder
 	args := []any{bun.Ident(t.name)}
 	b.WriteString("CREATE TABLE IF NOT EXISTS ? (id VARCHAR(64) NOT NULL PRIMARY KEY, instance_id VARCHAR(64) NOT NULL")

@@ -86,7 +86,6 @@ type Service struct {
 	// oneDirectory: names and departments come from Options.Directory alone, so the department
 	// ResolveUsers answers is the user's department (no second lookup through UserDepartment).
 	oneDirectory bool
-	writeMu      sync.Mutex // serialises the module's transactions on SQLite
 }
 
 // New builds the module from svc.approval, the primary database and the event bus. It does no

@@ -123,7 +123,7 @@ func (r *run) claimProjection(ctx context.Context, b *BusinessBinding) error {
 		return err
 	}
 	p := new(Projection)
-	switch err := r.s.forUpdate(r.tx(ctx).NewSelect().Model(p).Where("target_hash = ?", targetHash(b.TableName, key))).Scan(ctx); {
+	switch err := r.s.db.ForUpdate(r.tx(ctx).NewSelect().Model(p).Where("target_hash = ?", targetHash(b.TableName, key))).Scan(ctx); {
 	case errors.Is(err, sql.ErrNoRows):
 		return r.insertProjection(ctx, b, key)
 	case err != nil:

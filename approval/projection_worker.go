@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/crud"
 	"github.com/svc-framework/svc/event"
 	"github.com/uptrace/bun"
@@ -101,19 +100,10 @@ func (s *Service) ClaimProjections(ctx context.Context) ([]string, error) {
 	return ids, err
 }
 
-// forUpdate locks the rows q reads (FOR UPDATE) on PostgreSQL and MySQL; SQLite transactions
-// hold the write lock already.
-func (s *Service) forUpdate(q *bun.SelectQuery) *bun.SelectQuery {
-	if s.db.Kind == config.SQLite {
-		return q
-	}
-	return q.For("UPDATE")
-}
-
 // lockProjection reads projection id for update (SQLite: under the write lock).
 func (s *Service) lockProjection(ctx context.Context, tx bun.IDB, id string) (*Projection, error) {
 	p := new(Projection)
-	if err := s.forUpdate(tx.NewSelect().Model(p).Where("id = ?", id)).Scan(ctx); err != nil {
+	if err := s.db.ForUpdate(tx.NewSelect().Model(p).Where("id = ?", id)).Scan(ctx); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, ErrBindingProjectionNotFound
 		}

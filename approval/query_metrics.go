@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 
-	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/crud"
 	"github.com/svc-framework/svc/rpc"
 	"github.com/uptrace/bun"
@@ -54,7 +53,7 @@ func (s queries) getMetrics(ctx context.Context, c rpc.Call, p TenantParams) (*M
 	}
 	m := &Metrics{TenantID: cl.listTenant(p.TenantID), CapturedAt: crud.NewTime(s.clock())}
 	// SUM skips the NULL of an unfinished instance; only the final statuses' sums are read.
-	inst, err := s.countGroups(ctx, cl, p.TenantID, "apv_instance", "SUM("+s.secondsBetween("created_at", "finished_at")+")")
+	inst, err := s.countGroups(ctx, cl, p.TenantID, "apv_instance", "SUM("+s.db.SecondsBetween("created_at", "finished_at")+")")
 	if err != nil {
 		return nil, err
 	}
@@ -112,18 +111,6 @@ func countsOf(statuses []string, groups []statusCount, each func(statusCount)) m
 		each(g)
 	}
 	return out
-}
-
-// secondsBetween is the dialect's expression of the seconds from column a to column b.
-func (s queries) secondsBetween(a, b string) string {
-	switch s.db.Kind {
-	case config.Postgres:
-		return "CAST(EXTRACT(EPOCH FROM (" + b + " - " + a + ")) AS DOUBLE PRECISION)"
-	case config.MySQL:
-		return "TIMESTAMPDIFF(MICROSECOND, " + a + ", " + b + ") / 1000000.0"
-	default:
-		return "(julianday(" + b + ") - julianday(" + a + ")) * 86400.0"
-	}
 }
 
 // listTenant is the tenant the caller's metrics cover: its own, or for a super-admin the

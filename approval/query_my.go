@@ -76,7 +76,7 @@ func (s queries) findAvailableFlows(ctx context.Context, c rpc.Call, p Available
 	if p.Keyword != "" {
 		q = q.Where("f.name LIKE ? ESCAPE '!'", containsLike(p.Keyword))
 	}
-	q = crud.LabelFilter(s.db.Kind, q, "f.labels", p.Labels)
+	q = crud.LabelFilter(s.db, q, "f.labels", p.Labels)
 	if err := q.OrderExpr("f.name ASC, f.id ASC").Scan(ctx, &rows); err != nil {
 		return nil, err
 	}

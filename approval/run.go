@@ -6,7 +6,6 @@ import (
 	"errors"
 	"time"
 
-	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/crud"
 	"github.com/svc-framework/svc/event"
 	"github.com/svc-framework/svc/rpc"
@@ -69,13 +68,10 @@ func (r *run) flowRow(ctx context.Context) (*Flow, error) {
 
 // lockInstance reads instance id for update: the first lock of every command that changes an
 // instance (fixed order: instance row, then its tasks), so two deciders on one node serialise.
-// SQLite transactions begin IMMEDIATE and are serialised by the write lock.
+// (db.DB.ForUpdate: on SQLite the transaction's write lock is the lock.)
 func (s *Service) lockInstance(ctx context.Context, tx bun.Tx, id string) (*Instance, error) {
 	inst := new(Instance)
-	q := tx.NewSelect().Model(inst).Where("id = ?", id)
-	if s.db.Kind != config.SQLite {
-		q = q.For("UPDATE")
-	}
+	q := s.db.ForUpdate(tx.NewSelect().Model(inst).Where("id = ?", id))
 	if err := q.Scan(ctx); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, ErrInstanceNotFound

@@ -2,15 +2,12 @@ package cron
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"time"
 
 	"github.com/svc-framework/svc/db"
 	"github.com/svc-framework/svc/rpc"
 	"github.com/uptrace/bun"
-	"modernc.org/sqlite"
-	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // runnableRequest is the condition of a schedule with a runnable fire request: a manual one, or
@@ -195,14 +192,4 @@ func affected(res interface{ RowsAffected() (int64, error) }, err error) (bool, 
 	}
 	n, err := res.RowsAffected()
 	return n > 0, err
-}
-
-// isBusy reports SQLite's "database is busy or locked": the claim batch is rolled back and
-// retried at the next tick (wire-runtime §1.6).
-func isBusy(err error) bool {
-	if e, ok := errors.AsType[*sqlite.Error](err); ok {
-		c := e.Code() & 0xff
-		return c == sqlite3.SQLITE_BUSY || c == sqlite3.SQLITE_LOCKED
-	}
-	return false
 }

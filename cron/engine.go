@@ -3,13 +3,12 @@ package cron
 import (
 	"cmp"
 	"context"
-	"database/sql"
 	"fmt"
+	"github.com/svc-framework/svc/db"
 	"log/slog"
 	"slices"
 	"time"
 
-	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/rpc"
 	"github.com/uptrace/bun"
 )
@@ -39,7 +38,7 @@ func (s *Service) Claim(ctx context.Context) error {
 			return nil
 		}
 		runs, progress, err := s.claimBatch(ctx, min(s.cfg.BatchSize, free))
-		if isBusy(err) {
+		if db.IsBusy(err) {
 			s.log.DebugContext(ctx, "cron claim: database busy, retrying next tick")
 			return nil
 		}
@@ -73,9 +72,8 @@ func (s *Service) freeSlots() int {
 // anything was written.
 func (s *Service) claimBatch(ctx context.Context, n int) (runs []started, progress bool, err error) {
 	now := ms(s.clock())
-	opts := s.txOptions()
 	var abandoned []runRow
-	err = s.db.RunInTx(ctx, opts, func(ctx context.Context, tx bun.Tx) error {
+	err = s.db.InTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		runs, progress, abandoned = nil, false, nil
 		cands, err := s.candidates(ctx, tx, now, n)
 		if err != nil || len(cands) == 0 {
@@ -123,15 +121,6 @@ func (s *Service) claimBatch(ctx context.Context, n int) (runs []started, progre
 		s.publishRun(ctx, EventRunAbandoned, &abandoned[i], "")
 	}
 	return runs, progress, nil
-}
-
-// txOptions runs claims at READ COMMITTED on PostgreSQL and MySQL, so locked reads see the
-// rows other nodes committed and next-key locks do not serialise the nodes.
-func (s *Service) txOptions() *sql.TxOptions {
-	if s.db.Kind == config.SQLite {
-		return nil
-	}
-	return &sql.TxOptions{Isolation: sql.LevelReadCommitted}
 }
 
 // candidates locks up to n schedules: first those with waiting requests, then due ones.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/svc-framework/svc/db"
 	"log/slog"
 	"strings"
 	"time"
@@ -125,7 +126,7 @@ func (s *Service) writeOutcome(ctx context.Context, r *Run, status Status, msg s
 	var ok bool
 	var err error
 	if status == StatusCanceled && recovers {
-		err = s.db.RunInTx(ctx, s.txOptions(), func(ctx context.Context, tx bun.Tx) error {
+		err = s.db.InTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 			if ok, err = finishRun(ctx, tx, r.ID, status, msg, r.StartedAt, now); err != nil || !ok {
 				return err
 			}
@@ -161,7 +162,7 @@ func (s *Service) Heartbeat(ctx context.Context) error {
 func (s *Service) Sweep(ctx context.Context) error {
 	now := ms(s.clock())
 	var abandoned []runRow
-	err := s.db.RunInTx(ctx, s.txOptions(), func(ctx context.Context, tx bun.Tx) error {
+	err := s.db.InTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		abandoned = nil
 		ids, err := staleScheduleIDs(ctx, tx, now.Add(-s.cfg.AbandonedAfter), sweepLimit)
 		if err != nil || len(ids) == 0 {
@@ -179,7 +180,7 @@ func (s *Service) Sweep(ctx context.Context) error {
 		abandoned = append(took, orphans...)
 		return err
 	})
-	if isBusy(err) {
+	if db.IsBusy(err) {
 		return nil
 	}
 	for i := range abandoned {

@@ -9,7 +9,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/db"
 	"github.com/svc-framework/svc/rpc"
 	"github.com/uptrace/bun"
@@ -134,8 +133,8 @@ func getSchedule(ctx context.Context, d *db.DB, name string, lock bool) (*Schedu
 func getScheduleIn(ctx context.Context, d *db.DB, idb bun.IDB, name string, lock bool) (*Schedule, error) {
 	var row scheduleRow
 	q := idb.NewSelect().Model(&row).Where("name = ?", name)
-	if lock && d.Kind != config.SQLite { // SQLite: the immediate transaction is the lock
-		q = q.For("UPDATE")
+	if lock {
+		q = d.ForUpdate(q)
 	}
 	if err := q.Scan(ctx); errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrScheduleNotFound.WithArgs("name", name)
@@ -209,7 +208,7 @@ func (s *Service) mutate(ctx context.Context, name string, fn func(ctx context.C
 	if !s.cfg.Enabled {
 		return ErrStoreDisabled
 	}
-	return s.db.RunInTx(ctx, s.txOptions(), func(ctx context.Context, tx bun.Tx) error {
+	return s.db.InTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		sch, err := getScheduleIn(ctx, s.db, tx, name, true)
 		if err != nil {
 			return err

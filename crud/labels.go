@@ -5,7 +5,7 @@ import (
 	"regexp"
 	"unicode/utf8"
 
-	"github.com/svc-framework/svc/config"
+	"github.com/svc-framework/svc/db"
 	"github.com/uptrace/bun"
 )
 
@@ -31,23 +31,15 @@ func LabelProblem(labels map[string]string) string {
 	return ""
 }
 
-// LabelFilter keeps the rows whose JSON labels column holds every pair of labels, with each
-// dialect's JSON functions. A key outside the labels rule matches nothing (and never reaches a
-// JSON path).
-func LabelFilter(kind config.DBKind, q *bun.SelectQuery, column string, labels map[string]string) *bun.SelectQuery {
+// LabelFilter keeps the rows whose JSON labels column holds every pair of labels, through d's
+// JSON functions (db.DB.WhereJSONText). A key outside the labels rule matches nothing (and never
+// reaches a JSON path).
+func LabelFilter(d *db.DB, q *bun.SelectQuery, column string, labels map[string]string) *bun.SelectQuery {
 	for k, v := range labels {
 		if len(k) > 63 || !labelKey.MatchString(k) {
 			return q.Where("1 = 0")
 		}
-		path := `$."` + k + `"`
-		switch kind {
-		case config.Postgres:
-			q = q.Where("? ->> ? = ?", bun.Ident(column), k, v)
-		case config.MySQL:
-			q = q.Where("JSON_UNQUOTE(JSON_EXTRACT(?, ?)) = ?", bun.Ident(column), path, v)
-		default:
-			q = q.Where("json_extract(?, ?) = ?", bun.Ident(column), path, v)
-		}
+		q = d.WhereJSONText(q, column, k, v)
 	}
 	return q
 }

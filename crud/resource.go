@@ -208,7 +208,7 @@ func (r *Resource[M, PM, S, P]) update(ctx context.Context, c rpc.Call, p P) (*s
 	if err := r.stamp(ctx, c, &p); err != nil {
 		return nil, err
 	}
-	return nil, r.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	return nil, r.DB.InTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		old, err := r.scoped(ctx, c, tx, id)
 		if err != nil {
 			return err
@@ -253,7 +253,7 @@ func (r *Resource[M, PM, S, P]) stamp(ctx context.Context, c rpc.Call, p *P) err
 // deleteIDs deletes every row of ids in one transaction: all of them or, when one is missing
 // (2001) or still referenced (2003), none.
 func (r *Resource[M, PM, S, P]) deleteIDs(ctx context.Context, c rpc.Call, ids []string) error {
-	return r.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	return r.DB.InTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		for _, id := range ids {
 			row, err := r.scoped(ctx, c, tx, id)
 			if err != nil {

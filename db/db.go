@@ -19,6 +19,10 @@ type DB struct {
 	Schema string
 	// SQLGuard mirrors enable_sql_guard for modules that expose raw SQL.
 	SQLGuard bool
+
+	// writer is the process's writer lock of a SQLite file (nil for the server dialects and a
+	// hand-built DB): InTx holds it for the whole transaction.
+	writer chan struct{}
 }
 
 // Migrations are one module's embedded migration files: FS holds the directories postgres/,

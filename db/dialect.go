@@ -1,14 +1,11 @@
 package db
 
 import (
-	"context"
 	"errors"
 	"strings"
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/svc-framework/svc/config"
-	"github.com/uptrace/bun"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 )
@@ -25,34 +22,6 @@ const (
 	myRowIsReferencedOld  = 1217 // ER_ROW_IS_REFERENCED
 	myNoReferencedRowOld  = 1216 // ER_NO_REFERENCED_ROW
 )
-
-// InTx runs fn in one transaction: committed when fn returns nil, rolled back when it returns an
-// error or panics. It makes a single attempt and never retries, because fn may have effects
-// outside the database; callers that know fn is safe to repeat retry themselves. On SQLite the
-// transaction starts with BEGIN IMMEDIATE, so it waits for the write lock (busy_timeout) at the
-// start instead of failing with SQLITE_BUSY when it first writes.
-func (d *DB) InTx(ctx context.Context, fn func(ctx context.Context, tx bun.Tx) error) error {
-	return d.RunInTx(ctx, nil, fn)
-}
-
-// SkipLocked returns the locking clause that claims rows other transactions have not locked:
-// "FOR UPDATE SKIP LOCKED" on PostgreSQL and MySQL/MariaDB (MariaDB 10.6 or later), and "" on
-// SQLite, which has no row locks: its writers are serialised by the database lock, so a claim
-// made in an InTx transaction is already exclusive. Append it to a raw SELECT.
-func (d *DB) SkipLocked() string {
-	if d.Kind == config.SQLite {
-		return ""
-	}
-	return "FOR UPDATE SKIP LOCKED"
-}
-
-// ForUpdateSkipLocked adds SkipLocked's clause to a bun select query (no change on SQLite).
-func (d *DB) ForUpdateSkipLocked(q *bun.SelectQuery) *bun.SelectQuery {
-	if d.Kind == config.SQLite {
-		return q
-	}
-	return q.For("UPDATE SKIP LOCKED")
-}
 
 // IsUniqueViolation reports whether err (or an error it wraps) is a unique or primary-key
 // constraint violation from PostgreSQL, MySQL/MariaDB or SQLite.

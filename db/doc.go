@@ -1,5 +1,7 @@
-// Package db opens the data sources of svc.data_sources (spec §8.3), holds the dialect helpers
-// that keep dialect-specific SQL out of modules, and runs each module's embedded migrations.
+// Package db opens the data sources of svc.data_sources (spec §8.3), owns the transaction policy
+// and every dialect difference modules meet at run time (no package outside db, config and the
+// test support branches on the database kind; layering_dialect_test.go checks it), and runs each
+// module's embedded migrations.
 //
 // # Kinds
 //
@@ -65,24 +67,66 @@
 //   - _time_format=sqlite: time.Time arguments are stored as sortable "YYYY-MM-DD HH:MM:SS…" text.
 //
 // Pool strategy: SQLite allows one writer at a time. The pool holds up to 8 connections, so reads
-// run beside the writer under WAL, and writers (autocommit statements and InTx transactions
-// alike) queue on the database lock through busy_timeout. A single-connection pool was not
+// run beside the writer under WAL. InTx transactions of one process queue on the process's
+// writer lock (see Transactions) before they take a connection; autocommit statements and other
+// processes queue on the database lock through busy_timeout. A single-connection pool was not
 // chosen because a query issued outside a transaction while that transaction is open would wait
 // for the pool forever; with this strategy it reads, or waits at most 5 s to write. The cost: a
-// write transaction held longer than 5 s makes other writers fail with SQLITE_BUSY, so keep
-// write transactions short (as on any database).
+// write transaction held longer than 5 s makes autocommit writers and other processes fail with
+// SQLITE_BUSY, so keep write transactions short (as on any database).
 //
-// # Helpers
+// # Transactions
 //
-//   - (*DB).InTx runs a function in one transaction, committed on nil and rolled back on error
-//     or panic. It makes one attempt and does not retry, because the function may have effects
-//     outside the database; callers retry when they know it is safe.
-//   - (*DB).SkipLocked returns "FOR UPDATE SKIP LOCKED" on PostgreSQL and MySQL/MariaDB (MariaDB
-//     10.6 or later) and "" on SQLite, which has no row locks: its writers are serialised, so a
-//     claim made inside InTx is already exclusive. (*DB).ForUpdateSkipLocked applies the same
-//     clause to a bun select query. Leases shared by several nodes use it.
-//   - IsUniqueViolation and IsForeignKeyViolation classify driver errors of all three kinds,
-//     through any %w wrapping.
+// (*DB).InTx is the one transaction runner of the house (event.RunInTx, every module and the
+// outbox relay go through it; bun's RunInTx with options is not used outside db). It runs a
+// function in one transaction, committed on nil and rolled back on error or panic, under one
+// policy for every module:
+//
+//   - PostgreSQL and MySQL/MariaDB: READ COMMITTED. Every write transaction of the modules is
+//     "lock, then read, then write": it locks the rows it decides on (ForUpdate, or
+//     ForUpdateSkipLocked for leases) and must see, after the lock, what the previous holder
+//     committed. MySQL's default REPEATABLE READ keeps the snapshot of the first read, taken
+//     before the lock was granted, and takes next-key (gap) locks that made concurrent lease and
+//     finish transactions deadlock on MariaDB; PostgreSQL's default is READ COMMITTED already.
+//     SERIALIZABLE was not chosen: every transaction could then fail with a serialization error
+//     and would have to be repeated, and not every function is safe to repeat (it may act
+//     outside the database), while the explicit row locks already serialise the decisions that
+//     matter.
+//   - SQLite: a single writer. The transaction begins with BEGIN IMMEDIATE (_txlock=immediate)
+//     and, before that, waits for the process's writer lock of the database file (one per file,
+//     shared by every DB opened on it; the wait ends with ctx). Without it, writers waiting in
+//     BEGIN IMMEDIATE each hold a pooled connection, and the lock holder can starve for one (a
+//     directory read inside a command) until busy_timeout. A call made with the context of a
+//     transaction that holds the lock does not wait for it again (it would wait for itself).
+//
+// InTx makes one attempt and never retries, because the function may have effects outside the
+// database. InTxRetrying runs it again (TxAttempts in all) while IsRetryable holds (a deadlock
+// victim or serialization failure on PostgreSQL, a deadlock or lock wait timeout on
+// MySQL/MariaDB); Retrying is the same loop around a caller's attempt (storage sets up an event
+// scope per attempt). IsBusy recognises SQLite's busy and locked errors (another process held
+// the lock past busy_timeout), which a caller may leave to its next tick.
+//
+// # Dialect policy
+//
+// What differs between the dialects at run time is asked of db by what it does, never by the
+// kind (migrations directories per dialect are data, selected by Migrate):
+//
+//   - locking: ForUpdate (FOR UPDATE; nothing on SQLite, whose InTx transactions hold the write
+//     lock from the start), SkipLocked and ForUpdateSkipLocked (FOR UPDATE SKIP LOCKED, MariaDB
+//     10.6 or later; nothing on SQLite), for leases shared by several nodes;
+//   - SQL: OnConflictUpdate (upsert: ON CONFLICT … DO UPDATE or ON DUPLICATE KEY UPDATE),
+//     WhereJSONText (a top-level JSON key's text), SecondsBetween (seconds between two times),
+//     SQLType with TypeTimestamp, TypeJSON and TypeText (runtime DDL column types);
+//   - capabilities: UpdateReturning (PostgreSQL's UPDATE … RETURNING and data-modifying WITH,
+//     for one-statement claims), MultiStatementExec (several statements in one exec), Notifies
+//     with Listen and Notify (LISTEN/NOTIFY), AsyncCommitConn and DiscardConn (a session with
+//     synchronous_commit off, never pooled again);
+//   - other: QueryInReadOnlyTx (someone else's SQL in a read-only transaction of a writable
+//     pool), ServerVersion, SystemName (OpenTelemetry db.system.name), DeclaredKind (the spec's
+//     data source types), and Variant over Variants for code written once per dialect as a
+//     whole (the schema module's catalog queries);
+//   - errors: IsUniqueViolation, IsForeignKeyViolation, IsUndefinedObject, IsRetryable and
+//     IsBusy classify driver errors of all three kinds, through any %w wrapping.
 //
 // # Read-only queries
 //

@@ -93,13 +93,17 @@ func open(ctx context.Context, name string, ds config.DataSource) (*DB, error) {
 		_ = sqldb.Close()
 		return nil, fmt.Errorf("ping: %w", err)
 	}
-	return &DB{
+	d := &DB{
 		DB:       bun.NewDB(sqldb, dialect),
 		Name:     name,
 		Kind:     ds.Type,
 		Schema:   schema,
 		SQLGuard: ds.EnableSQLGuard,
-	}, nil
+	}
+	if ds.Type == config.SQLite {
+		d.writer = writerLock(ds.Path)
+	}
+	return d, nil
 }
 
 // OpenAll opens every data source of svc.data_sources, "primary" first and the others in name

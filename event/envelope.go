@@ -3,14 +3,11 @@ package event
 import (
 	"context"
 	"crypto/rand"
-	"database/sql"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"time"
 
-	"github.com/svc-framework/svc/config"
-	"github.com/svc-framework/svc/db"
 	"github.com/svc-framework/svc/rpc"
 )
 
@@ -111,12 +108,3 @@ func CloneHeaders(h map[string]string, kv ...string) map[string]string {
 // DBTime is how the event tables store times: UTC, microseconds (the finest all three dialects
 // keep).
 func DBTime(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
-
-// TxOptions are the isolation of the relay's and the inbox's transactions: READ COMMITTED on
-// PostgreSQL and MySQL (no gap locks between concurrent claimers); SQLite has one level.
-func TxOptions(d *db.DB) *sql.TxOptions {
-	if d.Kind == config.SQLite {
-		return nil
-	}
-	return &sql.TxOptions{Isolation: sql.LevelReadCommitted}
-}

@@ -2,7 +2,6 @@ package event
 
 import (
 	"context"
-	"database/sql"
 	"sync"
 
 	"github.com/svc-framework/svc/db"
@@ -65,19 +64,20 @@ func (s *TxScope) Discard() {
 }
 
 // RunInTx is the package function RunInTx (the bus itself plays no part in it).
-func (b *Bus) RunInTx(ctx context.Context, d *db.DB, opts *sql.TxOptions, fn func(ctx context.Context, tx bun.Tx) error) error {
-	return RunInTx(ctx, d, opts, fn)
+func (b *Bus) RunInTx(ctx context.Context, d *db.DB, fn func(ctx context.Context, tx bun.Tx) error) error {
+	return RunInTx(ctx, d, fn)
 }
 
 // RunInTx runs fn in one transaction of d with a batching TxScope in fn's context: publish
 // inside fn with InTx(tx) and that context, and defer writes with the scope's Defer. The
 // deferred writes and the outbox rows of fn's publishes are written by the scope's Flush after
 // fn returns, before the commit. After the commit, tx_memory delivers and the local outbox relay
-// wakes at once; after a rollback (fn's error or panic) nothing is delivered. opts may be nil.
-func RunInTx(ctx context.Context, d *db.DB, opts *sql.TxOptions, fn func(ctx context.Context, tx bun.Tx) error) error {
+// wakes at once; after a rollback (fn's error or panic) nothing is delivered. The transaction
+// is d.InTx's: db's isolation and SQLite writer policy.
+func RunInTx(ctx context.Context, d *db.DB, fn func(ctx context.Context, tx bun.Tx) error) error {
 	ctx, scope := NewTxScope(ctx)
 	scope.Batch()
-	err := d.RunInTx(ctx, opts, func(ctx context.Context, tx bun.Tx) error {
+	err := d.InTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		if err := fn(ctx, tx); err != nil {
 			return err
 		}

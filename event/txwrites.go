@@ -3,9 +3,9 @@ package event
 import (
 	"context"
 	"fmt"
+	"github.com/svc-framework/svc/db"
 
 	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/dialect"
 	"github.com/uptrace/bun/schema"
 )
 
@@ -70,7 +70,7 @@ func (s *TxScope) Flush(ctx context.Context, tx bun.IDB) error {
 		return nil
 	}
 	gen := tx.NewRaw("").DB().QueryGen()
-	joined := tx.Dialect().Name() == dialect.PG
+	joined := db.MultiStatementExec(tx)
 	var buf []byte
 	for _, w := range writes {
 		start := len(buf)

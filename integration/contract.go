@@ -61,7 +61,7 @@ func (s *Service) contractResource() rpc.Resource {
 
 // labelFilter keeps contracts whose labels hold every searched pair (crud.LabelFilter).
 func (s *Service) labelFilter(q *bun.SelectQuery, c *ContractSearch) *bun.SelectQuery {
-	return crud.LabelFilter(s.db.Kind, q, "labels", c.Labels)
+	return crud.LabelFilter(s.db, q, "labels", c.Labels)
 }
 
 func buildContract(p *ContractParams) (*Contract, error) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/db"
 	"github.com/uptrace/bun"
 )
@@ -21,12 +20,9 @@ var rotateHook func(done int)
 // returns how many rows were rewritten.
 func RotateKey(ctx context.Context, d *db.DB, from, to *Secrets) (int, error) {
 	done := 0
-	err := d.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	err := d.InTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		var rows []System
-		q := tx.NewSelect().Model(&rows).OrderExpr("id ASC")
-		if d.Kind != config.SQLite { // SQLite: the write transaction is the lock
-			q = q.For("UPDATE")
-		}
+		q := d.ForUpdate(tx.NewSelect().Model(&rows).OrderExpr("id ASC"))
 		if err := q.Scan(ctx); err != nil {
 			return err
 		}

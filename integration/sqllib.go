@@ -3,7 +3,6 @@ package integration
 import (
 	"context"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -178,34 +177,12 @@ func (l *sqlLib) query(c goja.FunctionCall, one bool) goja.Value {
 }
 
 // read runs q on the read-only runner, or on a read_write pool in a read-only transaction
-// (PostgreSQL, MySQL) or with PRAGMA query_only (SQLite), which the script could lift with
-// execute anyway.
+// (db.DB.QueryInReadOnlyTx), which the script could lift with execute anyway.
 func (l *sqlLib) read(ctx context.Context, q string, args []any, limit int) (*db.Rows, error) {
 	if l.h.ro != nil {
 		return l.h.ro.Query(ctx, q, args, limit)
 	}
-	d := l.h.db
-	conn, err := d.Conn(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer conn.Close()
-	if d.Kind == config.SQLite {
-		if _, err := conn.ExecContext(ctx, "PRAGMA query_only = 1"); err != nil {
-			return nil, err
-		}
-		defer conn.ExecContext(context.WithoutCancel(ctx), "PRAGMA query_only = 0")
-	}
-	tx, err := conn.BeginTx(ctx, &sql.TxOptions{ReadOnly: true}) // on SQLite a deferred BEGIN, not IMMEDIATE
-	if err != nil {
-		return nil, err
-	}
-	defer tx.Rollback()
-	rows, err := tx.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, err
-	}
-	return db.ScanRows(rows, limit, defaultSQLByteCap)
+	return l.h.db.QueryInReadOnlyTx(ctx, q, args, limit, defaultSQLByteCap)
 }
 
 // rowMaps turns rows into column → value maps: bytes as strings, times as RFC 3339.
@@ -256,11 +233,7 @@ func (s *Service) probeDatabase(ctx context.Context, sys *System) (*DatabaseProb
 	d, err := db.Open(ctx, "integration-probe:"+sys.Code, ds)
 	if err == nil {
 		defer d.Close()
-		q := "SELECT version()"
-		if d.Kind == config.SQLite {
-			q = "SELECT sqlite_version()"
-		}
-		err = d.QueryRowContext(ctx, q).Scan(&probe.Version)
+		probe.Version, err = d.ServerVersion(ctx)
 	}
 	probe.DurationMs = s.clock().Sub(start).Milliseconds()
 	if errors.Is(err, db.ErrUnsupportedDBKind) {

@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"github.com/svc-framework/svc/db"
 	"net/url"
 	"strings"
 
@@ -36,11 +37,8 @@ type SystemParams struct {
 // Validate: code and name are required (400/1400).
 func (p *SystemParams) Validate() error { return required("code", p.Code, "name", p.Name) }
 
-// Data-source kinds and modes a system may declare (wire-integration §4).
-var (
-	dataSourceKinds = map[string]bool{"postgres": true, "mysql": true, "sqlite": true, "sqlserver": true, "oracle": true}
-	dataSourceModes = map[string]bool{"": true, "read_only": true, "read_write": true}
-)
+// Data-source modes a system may declare (wire-integration §4; the kinds are db.DeclaredKind).
+var dataSourceModes = map[string]bool{"": true, "read_only": true, "read_write": true}
 
 func (s *Service) systemResource() rpc.Resource {
 	r := &crud.Resource[System, *System, SystemSearch, SystemParams]{
@@ -140,7 +138,7 @@ func (s *Service) checkDataSource(ds, old *DataSourceConfig) error {
 	switch {
 	case ds.Kind == "":
 		return detail(ErrInvalidDataSource, "kind is required")
-	case !dataSourceKinds[ds.Kind]:
+	case !db.DeclaredKind(ds.Kind):
 		return detail(ErrInvalidDataSource, "unknown kind "+ds.Kind)
 	case !dataSourceModes[ds.Mode]:
 		return detail(ErrInvalidDataSource, "mode must be read_only or read_write")

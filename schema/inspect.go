@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/db"
 )
 
@@ -23,25 +22,27 @@ type inspector interface {
 	views(ctx context.Context) ([]View, error)
 }
 
-// newInspector picks the inspector of d's dialect. It does no I/O.
+// newInspector picks the inspector of d's dialect (catalog queries are written once per
+// dialect, like migrations; db.Variant selects). It does no I/O.
 func newInspector(d *db.DB) (inspector, error) {
 	if d == nil || d.DB == nil {
 		return nil, fmt.Errorf("schema: no primary database")
 	}
-	switch d.Kind {
-	case config.Postgres:
-		schema := d.Schema
-		if schema == "" {
-			schema = "public"
-		}
-		return &postgresInspector{db: d.DB.DB, schema: schema}, nil
-	case config.MySQL:
-		return &mysqlInspector{db: d.DB.DB}, nil
-	case config.SQLite:
-		return &sqliteInspector{db: d.DB.DB}, nil
-	default:
-		return nil, fmt.Errorf("schema: data source type %q: %w", d.Kind, config.ErrUnsupportedDBKind)
+	build, err := db.Variant(d, db.Variants[func() inspector]{
+		Postgres: func() inspector {
+			schema := d.Schema
+			if schema == "" {
+				schema = "public"
+			}
+			return &postgresInspector{db: d.DB.DB, schema: schema}
+		},
+		MySQL:  func() inspector { return &mysqlInspector{db: d.DB.DB} },
+		SQLite: func() inspector { return &sqliteInspector{db: d.DB.DB} },
+	})
+	if err != nil {
+		return nil, fmt.Errorf("schema: %w", err)
 	}
+	return build(), nil
 }
 
 // queryRows runs query with args and calls scan for every row.

@@ -3,11 +3,9 @@ package schema
 import (
 	"context"
 	"database/sql"
-	"errors"
+	"github.com/svc-framework/svc/db"
 	"strings"
 	"sync"
-
-	"github.com/go-sql-driver/mysql"
 )
 
 // mysqlInspector reads information_schema for the connection's database (DATABASE()), on MySQL
@@ -17,14 +15,14 @@ type mysqlInspector struct {
 	db *sql.DB
 
 	mu      sync.Mutex
-	flavour string // "", "mariadb" or "mysql"
+	flavour string // "", flavourMariaDB or flavourMySQL (the server, not the data source type)
 }
 
 var _ inspector = (*mysqlInspector)(nil)
 
 const (
-	flavourMariaDB = "mariadb"
-	flavourMySQL   = "mysql"
+	flavourMariaDB = "MariaDB"
+	flavourMySQL   = "MySQL"
 )
 
 // MariaDB reports system-versioned base tables with a table type of their own.
@@ -78,11 +76,7 @@ ORDER BY cc.CONSTRAINT_NAME`
 
 // Servers without check constraints in information_schema: MySQL before 8.0.16 has no
 // CHECK_CONSTRAINTS view (ER_UNKNOWN_TABLE), MariaDB before 10.3.10 lists no TABLE_NAME in it
-// (ER_BAD_FIELD_ERROR). Both report no checks.
-const (
-	myUnknownTable = 1109
-	myBadField     = 1054
-)
+// (ER_BAD_FIELD_ERROR). Both report no checks (db.IsUndefinedObject).
 
 func (m *mysqlInspector) tables(ctx context.Context) ([]Table, error) {
 	out := []Table{}
@@ -261,7 +255,7 @@ func (m *mysqlInspector) checks(ctx context.Context, flavour string, t *TableSch
 		t.Checks = append(t.Checks, c)
 		return err
 	}, query, t.Name)
-	if myErr, ok := errors.AsType[*mysql.MySQLError](err); ok && (myErr.Number == myUnknownTable || myErr.Number == myBadField) {
+	if db.IsUndefinedObject(err) {
 		t.Checks = nil
 		return nil
 	}

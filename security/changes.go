@@ -9,9 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/redis/go-redis/v9"
-	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/db"
 	"github.com/svc-framework/svc/kv"
 	"github.com/uptrace/bun"
@@ -234,43 +232,20 @@ func (f *changeFeed) subscribe(ctx context.Context) error {
 }
 
 // listen applies the changes PostgreSQL announces on pgChangeChannel until ctx ends (the
-// change_listen worker body on PostgreSQL, a loop worker). It holds one connection of the pool
-// for LISTEN and unlistens before giving it back.
+// change_listen worker body where the database notifies, a loop worker): db.DB.Listen holds one
+// connection of the pool for LISTEN and unlistens before giving it back.
 func (f *changeFeed) listen(ctx context.Context) error {
-	conn, err := f.db.DB.DB.Conn(ctx)
+	err := f.db.Listen(ctx, pgChangeChannel, func(payload string) {
+		schema, rest, _ := strings.Cut(payload, "|")
+		if kind, ref, ok := strings.Cut(rest, "|"); ok && schema == f.db.Schema {
+			f.apply(kind, ref)
+		}
+	})
 	if err != nil {
 		return fmt.Errorf("security: listen for changes: %w", err)
 	}
-	defer conn.Close()
-	return conn.Raw(func(dc any) error {
-		sc, ok := dc.(*stdlib.Conn)
-		if !ok {
-			return fmt.Errorf("security: listen for changes: not a pgx connection (%T)", dc)
-		}
-		pc := sc.Conn()
-		if _, err := pc.Exec(ctx, "LISTEN "+pgChangeChannel); err != nil {
-			return fmt.Errorf("security: listen for changes: %w", err)
-		}
-		defer func() {
-			uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-			defer cancel()
-			_, _ = pc.Exec(uctx, "UNLISTEN *")
-		}()
-		for {
-			n, err := pc.WaitForNotification(ctx)
-			if err != nil {
-				if ctx.Err() != nil {
-					return nil
-				}
-				return fmt.Errorf("security: wait for changes: %w", err)
-			}
-			schema, rest, _ := strings.Cut(n.Payload, "|")
-			if kind, ref, ok := strings.Cut(rest, "|"); ok && schema == f.db.Schema {
-				f.apply(kind, ref)
-			}
-		}
-	})
+	return nil
 }
 
 // listens reports whether the feed listens for PostgreSQL notifications.
-func (f *changeFeed) listens() bool { return f.db.Kind == config.Postgres }
+func (f *changeFeed) listens() bool { return f.db.Notifies() }

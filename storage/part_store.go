@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/svc-framework/svc/config"
+	"github.com/svc-framework/svc/db"
 	"github.com/svc-framework/svc/storage/backend"
 	"github.com/uptrace/bun"
 )
@@ -23,20 +23,13 @@ type partRow struct {
 }
 
 // partStore records parts. Re-sending a part number replaces its row (last writer wins).
-type partStore struct{ kind config.DBKind }
+type partStore struct{ d *db.DB }
 
 // upsert records part p of claimID. A claim deleted meanwhile makes it fail with a foreign-key
 // violation, which the caller answers as an unknown claim.
-func (s partStore) upsert(ctx context.Context, db bun.IDB, claimID string, p backend.Part, now time.Time) error {
+func (s partStore) upsert(ctx context.Context, idb bun.IDB, claimID string, p backend.Part, now time.Time) error {
 	row := &partRow{ID: newID(), ClaimID: claimID, PartNumber: p.Number, ETag: p.ETag, Size: p.Size, CreatedAt: dbTime(now)}
-	q := db.NewInsert().Model(row)
-	if s.kind == config.MySQL {
-		q = q.On("DUPLICATE KEY UPDATE").
-			Set("etag = VALUES(etag)").Set("size = VALUES(size)").Set("created_at = VALUES(created_at)")
-	} else {
-		q = q.On("CONFLICT (claim_id, part_number) DO UPDATE").
-			Set("etag = EXCLUDED.etag").Set("size = EXCLUDED.size").Set("created_at = EXCLUDED.created_at")
-	}
+	q := s.d.OnConflictUpdate(idb.NewInsert().Model(row), []string{"claim_id", "part_number"}, "etag", "size", "created_at")
 	_, err := q.Exec(ctx)
 	return err
 }

@@ -66,7 +66,7 @@ func newService(d serviceDeps) *Service {
 		cfg: d.cfg, db: d.db, backend: d.backend, info: d.backend.Info(), clock: clock,
 		log: log.With(slog.String("module", "storage")), events: d.opts.Events, acl: acl,
 		auth: d.auth, errs: d.errs,
-		parts: partStore{kind: d.db.Kind},
+		parts: partStore{d: d.db},
 	}
 }
 

@@ -171,7 +171,7 @@ func benchOutbox(b *testing.B, kind config.DBKind, perTx int) {
 		for i := range evts {
 			evts[i] = tick{}
 		}
-		return bus.RunInTx(context.Background(), d, nil, func(ctx context.Context, tx bun.Tx) error {
+		return bus.RunInTx(context.Background(), d, func(ctx context.Context, tx bun.Tx) error {
 			return bus.PublishBatch(ctx, evts, event.InTx(tx))
 		})
 	})

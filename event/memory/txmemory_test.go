@@ -26,7 +26,7 @@ func TestTxMemory(t *testing.T) {
 	}
 	start(t, b)
 	ctx := context.Background()
-	err := b.RunInTx(ctx, d, nil, func(ctx context.Context, tx bun.Tx) error {
+	err := b.RunInTx(ctx, d, func(ctx context.Context, tx bun.Tx) error {
 		if err := b.Publish(ctx, testEvent{N: 1}, event.InTx(tx)); err != nil {
 			return err
 		}
@@ -41,7 +41,7 @@ func TestTxMemory(t *testing.T) {
 	eventually(t, 5*time.Second, func() bool { return rec.Count() == 3 }, "three deliveries after commit")
 
 	rollback := errors.New("rollback")
-	err = b.RunInTx(ctx, d, nil, func(ctx context.Context, tx bun.Tx) error {
+	err = b.RunInTx(ctx, d, func(ctx context.Context, tx bun.Tx) error {
 		if err := b.Publish(ctx, testEvent{N: 4}, event.InTx(tx)); err != nil {
 			return err
 		}
@@ -51,7 +51,7 @@ func TestTxMemory(t *testing.T) {
 		t.Fatalf("RunInTx = %v", err)
 	}
 	// a later committed event proves the queue was drained past the rolled-back one
-	_ = b.RunInTx(ctx, d, nil, func(ctx context.Context, tx bun.Tx) error { return b.Publish(ctx, testEvent{N: 5}, event.InTx(tx)) })
+	_ = b.RunInTx(ctx, d, func(ctx context.Context, tx bun.Tx) error { return b.Publish(ctx, testEvent{N: 5}, event.InTx(tx)) })
 	eventually(t, 5*time.Second, func() bool { return rec.Count() == 4 }, "the committed event")
 	for _, env := range rec.Envs {
 		if env.Payload.(testEvent).N == 4 {

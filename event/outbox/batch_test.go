@@ -55,7 +55,7 @@ func TestOutboxBatch(t *testing.T) {
 		//lint:ignore SA1019 see above
 		d.AddQueryHook(hook)
 
-		err := b.RunInTx(ctx, d, nil, func(ctx context.Context, tx bun.Tx) error {
+		err := b.RunInTx(ctx, d, func(ctx context.Context, tx bun.Tx) error {
 			for n := 1; n <= 3; n++ {
 				if err := b.Publish(ctx, testEvent{N: n}, event.InTx(tx)); err != nil {
 					return err

@@ -116,7 +116,7 @@ func crashChild(mode string) error {
 	}
 	eventtest.StartWorkers(b) // the relay and the reaper, as on a server
 	if mode == "rollback" {
-		_ = b.RunInTx(context.Background(), d, nil, func(ctx context.Context, tx bun.Tx) error {
+		_ = b.RunInTx(context.Background(), d, func(ctx context.Context, tx bun.Tx) error {
 			if err := b.Publish(ctx, testEvent{N: 1}, event.InTx(tx)); err != nil {
 				return err
 			}

@@ -43,7 +43,7 @@ func TestTwoRelays(t *testing.T) {
 		for _, b := range nodes {
 			wg.Go(func() {
 				for i := range perNode {
-					err := b.RunInTx(context.Background(), d, nil, func(ctx context.Context, tx bun.Tx) error {
+					err := b.RunInTx(context.Background(), d, func(ctx context.Context, tx bun.Tx) error {
 						return b.Publish(ctx, testEvent{N: i}, event.InTx(tx))
 					})
 					if err != nil {

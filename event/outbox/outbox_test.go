@@ -93,7 +93,7 @@ func countRows(t *testing.T, d *db.DB, model any) int {
 func publishTx(t *testing.T, b *event.Bus, d *db.DB, evt event.Event) string {
 	t.Helper()
 	var id string
-	err := b.RunInTx(context.Background(), d, nil, func(ctx context.Context, tx bun.Tx) error {
+	err := b.RunInTx(context.Background(), d, func(ctx context.Context, tx bun.Tx) error {
 		return b.Publish(ctx, evt, event.InTx(tx), event.WithHeaders(map[string]string{"x": "y"}))
 	})
 	if err != nil {
@@ -118,7 +118,7 @@ func TestOutboxStates(t *testing.T) {
 		b, sink := sinkBus(t, d, cfg, clock)
 
 		// rollback: nothing written
-		_ = b.RunInTx(ctx, d, nil, func(ctx context.Context, tx bun.Tx) error {
+		_ = b.RunInTx(ctx, d, func(ctx context.Context, tx bun.Tx) error {
 			if err := b.Publish(ctx, testEvent{N: 0}, event.InTx(tx)); err != nil {
 				t.Fatal(err)
 			}
@@ -188,7 +188,7 @@ func TestOutboxStates(t *testing.T) {
 		}
 
 		// the loop guard: a dead-lettered event cannot enter the outbox again
-		err := b.RunInTx(ctx, d, nil, func(ctx context.Context, tx bun.Tx) error {
+		err := b.RunInTx(ctx, d, func(ctx context.Context, tx bun.Tx) error {
 			return b.Publish(ctx, event.RawPayload{Type: dlq.Type, Body: []byte(`{}`)}, event.InTx(tx), event.WithHeaders(dlq.Headers))
 		})
 		if !errors.Is(err, event.ErrDeadLetterLoop) {

@@ -4,15 +4,13 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
-	"database/sql/driver"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5/stdlib"
-	"github.com/svc-framework/svc/config"
+	"github.com/svc-framework/svc/db"
 	"github.com/svc-framework/svc/event"
 	"github.com/uptrace/bun"
 )
@@ -115,7 +113,7 @@ func (o *Transport) claim(ctx context.Context) ([]event.OutboxRow, error) {
 func (o *Transport) claimAfter(ctx context.Context, idb bun.IDB, done []string) ([]event.OutboxRow, error) {
 	var rows []event.OutboxRow
 	var err error
-	if o.db.Kind == config.Postgres {
+	if o.db.UpdateReturning() {
 		rows, err = o.claimReturning(ctx, idb, done)
 	} else if err = o.complete(ctx, idb, done); err == nil {
 		rows, err = o.claimInTx(ctx)
@@ -174,7 +172,7 @@ func (o *Transport) claimReturning(ctx context.Context, idb bun.IDB, done []stri
 func (o *Transport) claimInTx(ctx context.Context) ([]event.OutboxRow, error) {
 	var rows []event.OutboxRow
 	now := event.DBTime(o.now())
-	err := o.db.RunInTx(ctx, event.TxOptions(o.db), func(ctx context.Context, tx bun.Tx) error {
+	err := o.db.InTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		if err := o.db.ForUpdateSkipLocked(o.due(tx.NewSelect().Model(&rows), now)).Scan(ctx); err != nil {
 			return err
 		}
@@ -353,16 +351,16 @@ func (o *Transport) drain(ctx context.Context, sess *relaySession) {
 }
 
 // relaySession is the connection the relay loop writes through (and the announcer notifies
-// through: a session of its own). On PostgreSQL it is a session
-// of its own with synchronous_commit off: the relay's commits (one per batch) do not wait for
+// through: a session of its own). Where the database has the setting (db.DB.AsyncCommitConn,
+// PostgreSQL) it is a session of its own with synchronous_commit off: the relay's commits (one per batch) do not wait for
 // the WAL flush, so a claim is one round trip without an fsync in the commit → handler path,
 // and the relay asks for no flushes of its own. What a database crash can lose is the last
 // fraction of a second of relay state changes, never an event: a lost claim or completion
 // leaves the row due again and the event is delivered again (at-least-once; the inbox
 // de-duplicates); a lost failure record costs one more attempt (a lost "dead" one, a second
 // dead-letter forward). The publishers' inserts commit with the caller's settings. The session
-// never returns to the pool with the setting: after an error it is discarded. Other dialects
-// use the pool.
+// never returns to the pool with the setting: after an error it is discarded (db.DiscardConn).
+// Other dialects use the pool.
 type relaySession struct {
 	o    *Transport
 	conn *bun.Conn
@@ -370,21 +368,17 @@ type relaySession struct {
 
 // get returns the session, opening it when needed.
 func (s *relaySession) get(ctx context.Context) (bun.IDB, error) {
-	if s.o.db.Kind != config.Postgres {
-		return s.o.db, nil
-	}
 	if s.conn != nil {
 		return s.conn, nil
 	}
-	conn, err := s.o.db.Conn(ctx)
-	if err != nil {
+	conn, err := s.o.db.AsyncCommitConn(ctx)
+	switch {
+	case err != nil:
 		return nil, err
+	case conn == nil: // no such setting: the pool
+		return s.o.db, nil
 	}
-	if _, err := conn.ExecContext(ctx, "SET synchronous_commit = off"); err != nil {
-		discard(&conn)
-		return nil, err
-	}
-	s.conn = &conn
+	s.conn = conn
 	return s.conn, nil
 }
 
@@ -392,46 +386,20 @@ func (s *relaySession) get(ctx context.Context) (bun.IDB, error) {
 // setting); the next get opens another.
 func (s *relaySession) drop() {
 	if s.conn != nil {
-		discard(s.conn)
+		db.DiscardConn(s.conn)
 		s.conn = nil
 	}
-}
-
-// discard closes conn and makes database/sql drop its driver connection instead of pooling it.
-func discard(conn *bun.Conn) {
-	_ = conn.Raw(func(any) error { return driver.ErrBadConn })
-	_ = conn.Close()
 }
 
 // listen is the body of the PostgreSQL listener worker: it holds one pooled connection that
 // LISTENs on the channel and wakes the relay on NOTIFY of other nodes' commits, until ctx ends
 // or the connection fails (the worker runtime runs it again after its back-off).
 func (o *Transport) listen(ctx context.Context) error {
-	conn, err := o.db.DB.DB.Conn(ctx)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = conn.Close() }()
-	return conn.Raw(func(dc any) error {
-		sc, ok := dc.(*stdlib.Conn)
-		if !ok {
-			return fmt.Errorf("driver connection %T is not pgx", dc)
-		}
-		pc := sc.Conn()
-		if _, err := pc.Exec(ctx, `LISTEN "`+o.channel+`"`); err != nil {
-			return err
-		}
-		defer func() { _, _ = pc.Exec(context.WithoutCancel(ctx), `UNLISTEN "`+o.channel+`"`) }()
-		for {
-			n, err := pc.WaitForNotification(ctx)
-			if err != nil {
-				return err
-			}
-			if n.Payload != o.node { // our own commits woke us already
-				select {
-				case o.wake <- struct{}{}:
-				default:
-				}
+	return o.db.Listen(ctx, o.channel, func(payload string) {
+		if payload != o.node { // our own commits woke us already
+			select {
+			case o.wake <- struct{}{}:
+			default:
 			}
 		}
 	})
@@ -457,7 +425,7 @@ func (o *Transport) announce(ctx context.Context) error {
 		}
 		idb, err := sess.get(ctx)
 		if err == nil {
-			_, err = idb.ExecContext(ctx, "SELECT pg_notify(?, ?)", o.channel, o.node)
+			err = db.Notify(ctx, idb, o.channel, o.node)
 		}
 		if err != nil {
 			sess.drop()
@@ -478,7 +446,7 @@ func (o *Transport) announce(ctx context.Context) error {
 // cleanup (every cleanup_interval).
 func (o *Transport) Workers() []event.Worker {
 	ws := []event.Worker{{Name: "relay", Run: o.relayLoop}}
-	if o.db.Kind == config.Postgres {
+	if o.db.Notifies() {
 		ws = append(ws, event.Worker{Name: "listener", Run: o.listen}, event.Worker{Name: "announcer", Run: o.announce})
 	}
 	return append(ws, event.Worker{Name: "cleanup", Interval: o.cfg.CleanupInterval, Run: func(ctx context.Context) error {
