@@ -176,8 +176,13 @@ func pkgOf(sym string) string {
 		return "(linker: types, itabs, strings)"
 	}
 	sym = strings.TrimPrefix(sym, "*")
-	if i := strings.IndexByte(sym, '['); i >= 0 { // generic instantiation: pkg.F[args]
+	// pkg.F[args] (a generic instantiation), "T,I" (an itab: counted to the type's package),
+	// "struct { ... }" (an anonymous type).
+	if i := strings.IndexAny(sym, "[, {"); i >= 0 {
 		sym = sym[:i]
+	}
+	if sym == "" || sym == "struct" || sym == "func" || sym == "interface" || strings.HasPrefix(sym, "go.shape") {
+		return "(linker: types, itabs, strings)"
 	}
 	slash := strings.LastIndex(sym, "/")
 	dot := strings.Index(sym[slash+1:], ".")
