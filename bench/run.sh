@@ -49,7 +49,7 @@ log() { local n="$1"; shift; "$@" 2>&1 | tee "$LOGS/$n.log"; }
 
 measure_startup() {
   go build -o "$BIN/startup" ./bench/startup
-  log startup "$BIN/startup" -bin "$SVC_BIN" -bare "$BIN/bare" -rounds "$(quick && echo 3 || echo 9)"
+  log startup "$BIN/startup" -bin "$SVC_BIN" -bare "$BIN/bare" -rounds "$(quick && echo 5 || echo 9)"
   local s m
   s="$(grep 'RESULT startup_' "$LOGS/startup.log")"
   m="$(grep 'RESULT rss_' "$LOGS/startup.log")"
