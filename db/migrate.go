@@ -25,18 +25,30 @@ const unlockTimeout = 10 * time.Second
 // processes apply each migration once: they are serialised by pg_advisory_lock (PostgreSQL),
 // GET_LOCK (MySQL) or an immediate transaction per file (SQLite). A failing file leaves the files
 // before it applied and recorded, and the error names the module and the file.
+//
+// The common start — an existing database with nothing pending — costs one query and takes no
+// lock: every recorded version is read at once and compared with the sets.
 func Migrate(ctx context.Context, d *DB, sets ...Migrations) error {
 	all, err := loadAll(d.Kind, sets)
 	if err != nil {
 		return fmt.Errorf("db: migrate data source %q: %w", d.Name, err)
 	}
+	if applied, err := allApplied(ctx, d.DB); err == nil && len(pending(all, applied)) == 0 {
+		return nil
+	}
+	// The version table is missing (a fresh database) or something is pending: the locked path,
+	// which re-reads the versions under the lock, reports any real error.
 	err = d.withMigrationConn(ctx, func(conn bun.Conn) error {
 		if err := d.ensureVersionTable(ctx, conn); err != nil {
 			return err
 		}
-		for _, ms := range all {
-			if err := d.migrateSet(ctx, conn, ms); err != nil {
-				return err
+		applied, err := allApplied(ctx, conn)
+		if err != nil {
+			return err
+		}
+		for _, m := range pending(all, applied) {
+			if err := d.apply(ctx, conn, m); err != nil {
+				return fmt.Errorf("module %q: %s: %w", m.Module, m.File, err)
 			}
 		}
 		return nil
@@ -58,21 +70,51 @@ func Pending(ctx context.Context, d *DB, sets ...Migrations) ([]Migration, error
 	if err != nil {
 		return nil, fmt.Errorf("db: pending migrations of data source %q: %w", d.Name, err)
 	}
-	var pending []Migration
-	for _, ms := range all {
-		applied := map[int]bool{}
-		if exists && len(ms) > 0 {
-			if applied, err = appliedVersions(ctx, d.DB, ms[0].Module); err != nil {
-				return nil, fmt.Errorf("db: pending migrations of data source %q: %w", d.Name, err)
-			}
+	applied := map[string]map[int]bool{}
+	if exists {
+		if applied, err = allApplied(ctx, d.DB); err != nil {
+			return nil, fmt.Errorf("db: pending migrations of data source %q: %w", d.Name, err)
 		}
+	}
+	return pending(all, applied), nil
+}
+
+// pending lists the migrations of all whose (module, version) applied does not hold, in order.
+func pending(all [][]Migration, applied map[string]map[int]bool) []Migration {
+	var out []Migration
+	for _, ms := range all {
 		for _, m := range ms {
-			if !applied[m.Version] {
-				pending = append(pending, m)
+			if !applied[m.Module][m.Version] {
+				out = append(out, m)
 			}
 		}
 	}
-	return pending, nil
+	return out
+}
+
+// allApplied reads every recorded version, by module, in one query.
+func allApplied(ctx context.Context, db bun.IConn) (map[string]map[int]bool, error) {
+	rows, err := db.QueryContext(ctx, "SELECT module, version FROM "+versionTable)
+	if err != nil {
+		return nil, fmt.Errorf("read applied versions: %w", err)
+	}
+	defer func() { _ = rows.Close() }()
+	applied := map[string]map[int]bool{}
+	for rows.Next() {
+		var module string
+		var v int
+		if err := rows.Scan(&module, &v); err != nil {
+			return nil, fmt.Errorf("read applied versions: %w", err)
+		}
+		if applied[module] == nil {
+			applied[module] = map[int]bool{}
+		}
+		applied[module][v] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read applied versions: %w", err)
+	}
+	return applied, nil
 }
 
 // withMigrationConn runs fn on one dedicated connection holding the dialect's migration lock,
@@ -97,26 +139,6 @@ func (d *DB) withMigrationConn(ctx context.Context, fn func(conn bun.Conn) error
 		}
 	}()
 	return fn(conn)
-}
-
-// migrateSet applies the pending files of one module.
-func (d *DB) migrateSet(ctx context.Context, conn bun.Conn, ms []Migration) error {
-	if len(ms) == 0 {
-		return nil
-	}
-	applied, err := appliedVersions(ctx, conn, ms[0].Module)
-	if err != nil {
-		return err
-	}
-	for _, m := range ms {
-		if applied[m.Version] {
-			continue
-		}
-		if err := d.apply(ctx, conn, m); err != nil {
-			return fmt.Errorf("module %q: %s: %w", m.Module, m.File, err)
-		}
-	}
-	return nil
 }
 
 // apply runs one file. PostgreSQL and SQLite have transactional DDL: the file and its version
@@ -161,27 +183,6 @@ func (d *DB) record(ctx context.Context, db bun.IConn, m Migration) error {
 		return fmt.Errorf("record version: %w", err)
 	}
 	return nil
-}
-
-// appliedVersions returns the recorded versions of one module.
-func appliedVersions(ctx context.Context, db bun.IConn, module string) (map[int]bool, error) {
-	rows, err := db.QueryContext(ctx, "SELECT version FROM "+versionTable+" WHERE module = ?", module)
-	if err != nil {
-		return nil, fmt.Errorf("read applied versions: %w", err)
-	}
-	defer func() { _ = rows.Close() }()
-	applied := map[int]bool{}
-	for rows.Next() {
-		var v int
-		if err := rows.Scan(&v); err != nil {
-			return nil, fmt.Errorf("read applied versions: %w", err)
-		}
-		applied[v] = true
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read applied versions: %w", err)
-	}
-	return applied, nil
 }
 
 // versionTableExists reports whether svc_schema_migrations exists in the database (and, on

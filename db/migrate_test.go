@@ -1,11 +1,13 @@
 package db_test
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"sync"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -262,4 +264,47 @@ func TestMigrateCreatesPostgresSchema(t *testing.T) {
 	if schema != ds.Schema {
 		t.Errorf("notes created in schema %q, want %q", schema, ds.Schema)
 	}
+}
+
+// On an existing database with nothing pending — the common start — Migrate reads the versions
+// in one query and takes no lock: it returns while another session holds the migration lock,
+// where a run with a pending file waits for it. SQLite has no session lock (each file is its own
+// immediate transaction), so only the server databases have something to hold.
+func TestMigrateCurrentDatabaseTakesNoLock(t *testing.T) {
+	svctest.EachDB(t, func(t *testing.T, d *db.DB) {
+		t.Parallel()
+		if d.Kind == config.SQLite {
+			return
+		}
+		ctx := t.Context()
+		if err := db.Migrate(ctx, d, notesModule()); err != nil {
+			t.Fatalf("first Migrate: %v", err)
+		}
+		conn, err := d.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = conn.Close() }()
+		unlock, err := db.LockMigrationsForTest(ctx, d, conn)
+		if err != nil {
+			t.Fatalf("hold the migration lock: %v", err)
+		}
+		defer func() { _ = unlock(context.WithoutCancel(ctx)) }()
+
+		current, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		if err := db.Migrate(current, d, notesModule()); err != nil {
+			t.Errorf("Migrate of a current database while the lock is held: %v", err)
+		}
+		more := notesModule()
+		more.FS.(fstest.MapFS)[string(d.Kind)+"/004_more.sql"] = &fstest.MapFile{Data: []byte("CREATE TABLE more_notes (id INTEGER NOT NULL PRIMARY KEY)")}
+		waiting, cancel2 := context.WithTimeout(ctx, 500*time.Millisecond)
+		defer cancel2()
+		if err := db.Migrate(waiting, d, more); err == nil {
+			t.Error("Migrate with a pending file did not wait for the held lock")
+		}
+		if n := len(appliedRows(t, d)); n != len(notesApplied) {
+			t.Errorf("applied rows = %d, want %d (nothing applied while the lock was held)", n, len(notesApplied))
+		}
+	})
 }

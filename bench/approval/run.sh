@@ -13,6 +13,7 @@
 #   eval "$(scripts/services.sh)"; bench/approval/run.sh      # SQLite, then PostgreSQL and MariaDB
 #   C=32 D=30s bench/approval/run.sh                           # more workers, a longer window
 #   DBS=postgres bench/approval/run.sh                         # one database (sqlite postgres mariadb)
+#   SVC_BIN=.cache/bin/svc bench/approval/run.sh               # an already built binary (bench/run.sh)
 #
 # PostgreSQL runs in a scratch database created on $SVC_TEST_POSTGRES_DSN's server, MariaDB in one
 # on $SVC_TEST_MYSQL_DSN's; both are dropped afterwards. Without those variables only SQLite runs.
@@ -41,7 +42,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-go build -o "$work/svc" ./cmd/svc
+if [ -n "${SVC_BIN:-}" ]; then cp "$SVC_BIN" "$work/svc"; else go build -o "$work/svc" ./cmd/svc; fi
 go build -o "$work/bare" ./bench/api/bare
 go build -o "$work/load" ./bench/approval/load
 # The applicant and the approvers hold only what the flow needs; bench-admin designs the flows.

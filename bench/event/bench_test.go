@@ -109,8 +109,15 @@ func BenchmarkOutboxPostgresBatch10(b *testing.B) { benchOutbox(b, config.Postgr
 // BenchmarkPostgresCommitCeiling is the ceiling the outbox figure is bounded by on this machine:
 // 16 goroutines each commit one outbox-shaped row per transaction, with no bus and no relay,
 // written by the same single-round-trip insert as the outbox's (no RETURNING).
-func BenchmarkPostgresCommitCeiling(b *testing.B) {
-	d := outboxDB(b, config.Postgres)
+func BenchmarkPostgresCommitCeiling(b *testing.B) { commitCeiling(b, config.Postgres) }
+
+// BenchmarkSQLiteCommitCeiling is BenchmarkPostgresCommitCeiling on a SQLite file: the
+// database's own single-row commit rate, the reference of BenchmarkOutboxSQLite.
+func BenchmarkSQLiteCommitCeiling(b *testing.B) { commitCeiling(b, config.SQLite) }
+
+// commitCeiling commits b.N outbox-shaped rows, one per transaction, from 16 goroutines.
+func commitCeiling(b *testing.B, kind config.DBKind) {
+	d := outboxDB(b, kind)
 	b.ResetTimer()
 	publishConcurrently(b, 16, func() error {
 		return d.RunInTx(context.Background(), nil, func(ctx context.Context, tx bun.Tx) error {

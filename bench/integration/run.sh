@@ -17,14 +17,26 @@
 #   inbound 6376/s p50=2.2ms p99=7.9ms; outbound 7094/s p50=1.9ms p99=7.3ms.
 # With load average 8-12 the same runs gave inbound sqlite c=16 1874-2886/s (p99 29-37 ms) and
 # outbound 2235/s: the targets hold on this machine unless it is loaded several times over.
+#
+#   bench/integration/run.sh                     # the runs above
+#   CONC=16 D=3s WARMUP=1s DBS=sqlite bench/integration/run.sh   # shorter (bench/run.sh quick)
 set -eu
 cd "$(dirname "$0")/../.."
-go build -o /tmp/svc-bench-itg ./bench/integration
-/tmp/svc-bench-itg -mode inbound -c 16 -d 10s
-/tmp/svc-bench-itg -mode inbound -c 32 -d 10s
-/tmp/svc-bench-itg -mode outbound -c 16 -d 10s
-/tmp/svc-bench-itg -mode outbound -c 32 -d 10s
-if [ -n "${SVC_TEST_POSTGRES_DSN:-}" ]; then
-	/tmp/svc-bench-itg -mode inbound -db postgres -c 16 -d 10s
-	/tmp/svc-bench-itg -mode outbound -db postgres -c 16 -d 10s
-fi
+CONC="${CONC:-16 32}"
+D="${D:-10s}"
+DBS="${DBS:-sqlite postgres}"
+bin="$(mktemp -d)/itg"
+trap 'rm -rf "$(dirname "$bin")"' EXIT
+go build -o "$bin" ./bench/integration
+for db in $DBS; do
+	if [ "$db" = postgres ] && [ -z "${SVC_TEST_POSTGRES_DSN:-}" ]; then
+		continue
+	fi
+	for mode in inbound outbound; do
+		# PostgreSQL: the first concurrency only, as recorded above.
+		for c in $CONC; do
+			"$bin" -mode "$mode" -db "$db" -c "$c" -d "$D" -warmup "${WARMUP:-3s}"
+			if [ "$db" = postgres ]; then break; fi
+		done
+	done
+done

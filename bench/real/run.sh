@@ -16,6 +16,7 @@
 #                                                      # (minting them takes about 3 minutes: one argon2id login each)
 #   DURATION=30s LOGOUTS=5000 bench/real/run.sh
 #   SVC_SRC=/tmp/main-tree bench/real/run.sh           # build svc from another tree ("before")
+#   SVC_BIN=.cache/bin/svc bench/real/run.sh           # measure an already built binary (bench/run.sh)
 #
 # Only what a load test cannot avoid differs from the shipped configuration, through the
 # environment: the port, and the per-client rate limits (login 6 and the engine's 100 per 5
@@ -49,7 +50,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-(cd "$SVC_SRC" && go build -o "$work/svc" ./cmd/svc)
+if [ -n "${SVC_BIN:-}" ]; then cp "$SVC_BIN" "$work/svc"; else (cd "$SVC_SRC" && go build -o "$work/svc" ./cmd/svc); fi
 go build -o "$work/bare" ./bench/api/bare
 go build -o "$work/load" ./bench/real/load
 cp configs/application.toml "$work/application.toml"

@@ -6,6 +6,7 @@
 #   bench/upload/run.sh                 # both providers
 #   bench/upload/run.sh filesystem      # one provider
 #   RUNS=7 SIZE=512 bench/upload/run.sh
+#   SVC_BIN=.cache/bin/svc bench/upload/run.sh   # an already built binary (bench/run.sh)
 #
 # The targets (issue #6): upload throughput >= 40 % of cp's, server peak RSS <= idle + 64 MiB.
 # The numbers of the last recorded run are in docs/modules/storage.md ("Benchmark").
@@ -18,7 +19,7 @@ providers=(${providers[*]})
 
 bin="$(mktemp -d)/svc"
 trap 'rm -rf "$(dirname "$bin")"' EXIT
-go build -o "$bin" ./cmd/svc
+if [ -n "${SVC_BIN:-}" ]; then cp "$SVC_BIN" "$bin"; else go build -o "$bin" ./cmd/svc; fi
 
 for p in "${providers[@]}"; do
 	if [[ $p == objstore && -z ${SVC_TEST_S3_ENDPOINT:-} ]]; then

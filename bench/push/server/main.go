@@ -9,7 +9,6 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
-	"fmt"
 	"log"
 	"net/http"
 	"os"
@@ -17,12 +16,12 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/svc-framework/svc"
 	"github.com/svc-framework/svc/app"
+	"github.com/svc-framework/svc/bench/internal/procstat"
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/push"
 )
@@ -71,31 +70,8 @@ func stats(w http.ResponseWriter, p *push.Service) {
 	runtime.ReadMemStats(&m)
 	_ = json.NewEncoder(w).Encode(map[string]any{
 		"connections": p.Connections(), "dropped": p.Dropped(), "goroutines": runtime.NumGoroutine(),
-		"heapInuse": m.HeapInuse, "stackInuse": m.StackInuse, "sys": m.Sys, "rss": rss(), "cpu": cpuSeconds(),
+		"heapInuse": m.HeapInuse, "stackInuse": m.StackInuse, "sys": m.Sys, "rss": procstat.RSS(), "cpu": procstat.CPUSeconds(),
 	})
-}
-
-// rss is the resident set size from /proc/self/statm.
-func rss() uint64 {
-	b, err := os.ReadFile("/proc/self/statm")
-	if err != nil {
-		return 0
-	}
-	var size, res uint64
-	_, _ = fmt.Sscan(string(b), &size, &res)
-	return res * uint64(os.Getpagesize())
-}
-
-// cpuSeconds is the process's user + system CPU time from /proc/self/stat.
-func cpuSeconds() float64 {
-	b, err := os.ReadFile("/proc/self/stat")
-	if err != nil {
-		return 0
-	}
-	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
-	utime, _ := strconv.ParseFloat(f[11], 64)
-	stime, _ := strconv.ParseFloat(f[12], 64)
-	return (utime + stime) / 100 // USER_HZ
 }
 
 func payload() map[string]int64 { return map[string]int64{"t": time.Now().UnixNano()} }
