@@ -8,7 +8,7 @@ import (
 )
 
 // hashReclaim bounds the garbage of argon2id hashing (issue #13: a login burst must keep the
-// process within idle + 100 MiB). Every hash allocates its whole memory (19 MiB by default) as
+// process within idle + 32 MiB, issue #34). Every hash allocates its whole memory (9 MiB by default) as
 // one fresh block and drops it when done; the Go collector only starts a cycle when the heap has
 // grown by GOGC % of the live heap, and in-flight hashes count as live, so a burst lets several
 // dropped blocks pile up before any is reused. hashReclaim counts the hash memory released since
