@@ -18,14 +18,22 @@
 # since N argon2id logins would take N/50 seconds. Every answer is checked (code 0); a failed
 # logout is counted in the errors column.
 #
-# Output (one line per measure, then per round; every figure is the median round):
+# Output: one table, then each round (logout figures are the median round's):
 #
-#   measure                        svc            reference        ratio
-#   logout req/s                   14000          31000 (bare)     45.2 %
-#   logout server CPU µs/req       95             -
-#   ...
-# RSS: VmRSS of the server idle after warm-up, and its peak (VmHWM) during each phase, reset
-# between phases (clear_refs 5).
+#   measure                            svc                  reference            ratio
+#   login burst req/s (c=64, n=300)    8                    -                    -
+#   login burst peak RSS MiB           96 (+46)             idle 49              target +32
+#   logout req/s (c=64)                2371                 8550 (bare)          27.7 %
+#   logout p50 / p99 ms                19.10 / 137.75       6.09 / 31.35         -
+#   logout server CPU µs/req           197.3                46.7 (bare)          -
+#   logout errors (all rounds)         0                    -                    -
+#   RSS before the logouts MiB         61                   -                    -
+#   RSS after 45000 logouts MiB        77 (+15)             peak 78              -
+#     round 1: svc rps 2839 cpu 177.3 µs; bare rps 8815 cpu 40.7 µs
+#
+# CPU is the process's utime + stime over the round divided by its logouts. RSS: VmRSS of the
+# server idle after warm-up, and its peak (VmHWM) during each phase, reset between phases
+# (clear_refs 5).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
