@@ -131,7 +131,12 @@ type changeFeed struct {
 
 	mu       sync.Mutex // serializes polls
 	cursor   changeCursor
+	lastPoll time.Time // last successful poll
 	handlers map[string][]func(ref string)
+	// resync, when set, reloads state that the change log alone keeps complete (the
+	// revocation set); poll calls it when the last successful poll is older than
+	// changeRetention/2, since rows older than changeRetention may have been purged unseen.
+	resync func(ctx context.Context) error
 }
 
 func newChangeFeed(d *db.DB, kv *redis.Client, appName string, now func() time.Time, logger *slog.Logger) *changeFeed {
@@ -174,6 +179,7 @@ func (f *changeFeed) start(ctx context.Context) error {
 	}
 	f.mu.Lock()
 	f.cursor = changeCursor{high: seq}
+	f.lastPoll = f.now()
 	f.mu.Unlock()
 	return nil
 }
@@ -183,6 +189,12 @@ func (f *changeFeed) start(ctx context.Context) error {
 func (f *changeFeed) poll(ctx context.Context) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	started := f.now()
+	if f.resync != nil && !f.lastPoll.IsZero() && started.Sub(f.lastPoll) > changeRetention/2 {
+		if err := f.resync(ctx); err != nil {
+			return err
+		}
+	}
 	for {
 		q := f.db.NewSelect().Model((*changeRow)(nil)).Column("seq", "kind", "ref").Where("seq > ?", f.cursor.high)
 		if gaps := f.cursor.missing(); len(gaps) > 0 {
@@ -201,6 +213,7 @@ func (f *changeFeed) poll(ctx context.Context) error {
 			f.apply(byseq[seq].Kind, byseq[seq].Ref)
 		}
 		if len(rows) < changeBatch {
+			f.lastPoll = started
 			return nil
 		}
 	}

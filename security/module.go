@@ -306,6 +306,12 @@ func (s *Service) start(ctx context.Context) error {
 	if err := s.feed.start(ctx); err != nil {
 		return err
 	}
+	if jwt, ok := s.tokens.(*JWTTokens); ok {
+		if err := jwt.loadRevoked(ctx); err != nil {
+			return err
+		}
+		s.feed.resync = jwt.loadRevoked
+	}
 	if s.store == nil {
 		return nil
 	}
@@ -320,8 +326,12 @@ func (s *Service) start(ctx context.Context) error {
 	return nil
 }
 
-// purgeFamilies deletes token families whose refresh token has expired.
+// purgeFamilies deletes token families whose refresh token has expired and drops the expired
+// entries of the revocation set.
 func (s *Service) purgeFamilies(ctx context.Context) error {
+	if jwt, ok := s.tokens.(*JWTTokens); ok {
+		jwt.revoked.sweep(s.now())
+	}
 	n, err := s.families.purge(ctx, s.now().Add(-jwtLeeway))
 	if err == nil && n > 0 {
 		s.logger.Debug("token families purged", slog.Int64("count", n))

@@ -97,7 +97,7 @@ func (s *Service) buildTokens(deps app.Deps, opts Options, ext extensions) error
 		events:           s.events,
 		logger:           s.logger,
 		verified:         newVerifiedCache(),
-		revoked:          newStateMap[bool](s.now),
+		revoked:          &revokedSet{},
 		revocations:      &revoker{families: s.families},
 		feed:             s.feed,
 	}

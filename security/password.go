@@ -39,10 +39,14 @@ type HashParams struct {
 	BcryptCost int
 }
 
-// DefaultHashParams: argon2id with 19 MiB, 2 passes, 1 lane (the OWASP minimum profile), about
-// 20–50 ms per hash on one core of a current server (about 20 logins per second per core),
-// while an offline attacker pays the same per guess.
-var DefaultHashParams = HashParams{Algorithm: AlgorithmArgon2id, Memory: 19 * 1024, Time: 2, Threads: 1, BcryptCost: 12}
+// DefaultHashParams: argon2id with 9 MiB, 4 passes, 1 lane — one of the OWASP Password Storage
+// Cheat Sheet's argon2id profiles, which it rates as equal defences (46 MiB × 1, 19 MiB × 2,
+// 12 MiB × 3, 9 MiB × 4, 7 MiB × 5 passes): about the work of the 19 MiB × 2 profile per hash
+// (20–50 ms on one core of a current server, about 20 logins per second per core, and an
+// offline attacker pays the same per guess), with half the memory held per concurrent login
+// (issue #34: a 64-connection login burst within idle + 32 MiB). Hashes stored under other
+// parameters still verify and are re-hashed at the next login (PasswordHashUpgrader).
+var DefaultHashParams = HashParams{Algorithm: AlgorithmArgon2id, Memory: 9 * 1024, Time: 4, Threads: 1, BcryptCost: 12}
 
 const (
 	argonSaltLen = 16
@@ -89,7 +93,7 @@ func NewHasher(p HashParams) *Hasher {
 
 // Acquire waits for one of the Hasher's hash slots (as many as runtime.GOMAXPROCS when the
 // Hasher was made) and returns its release. An argon2id computation holds its whole memory
-// (19 MiB by default) while it runs, so a burst of logins must not run them all at once: the
+// (9 MiB by default) while it runs, so a burst of logins must not run them all at once: the
 // built-in password login holds a slot around its hash work (issue #13). At most
 // hashQueuePerCPU callers per slot wait; when the queue is full, or ctx ends first, Acquire
 // answers ErrHashBusy (429/1401) at once.

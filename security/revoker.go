@@ -2,8 +2,11 @@ package security
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
+
+	"github.com/uptrace/bun"
 )
 
 // revokeBatchTimeout bounds one batch's transaction (the batch runs for several requests, so
@@ -11,51 +14,68 @@ import (
 const revokeBatchTimeout = 10 * time.Second
 
 // revokeGather is how long the drain lets the next batch fill after writing a batch of more
-// than one request, i.e. while logouts arrive concurrently. A batch's transaction costs about
+// than one request, i.e. while writes arrive concurrently. A batch's transaction costs about
 // the same for one row as for a hundred (on SQLite most of it is writing the touched pages to
 // the WAL), so under load a millisecond of latency buys several times fewer commits; a lone
-// logout is still written at once.
+// write is still committed at once.
 const revokeGather = time.Millisecond
 
-// revoker group-commits family revocations (issue #13): logouts arriving while a batch is being
-// written wait and are written together in the next one, so concurrent logouts share one
-// transaction (one UPDATE and one INSERT) instead of queueing one by one on the database's
-// write lock (SQLite has a single writer; on the others it saves round trips and commits). A
-// lone logout is written at once.
+// revoker group-commits the writes of token families (issue #13, #34): family revocations
+// (logout, refresh-token reuse) and refresh-token rotations. Writes arriving while a batch is
+// being committed wait and are committed together in the next one, in one transaction: one
+// UPDATE … WHERE id IN per revocation reason, one multi-row INSERT of their change rows, and one
+// conditional UPDATE per rotation; so concurrent logouts and refreshes do not queue one by one
+// on the database's write lock (SQLite has a single writer; on the others it saves round trips
+// and commits). Each caller returns once its batch is committed: a write that returned is
+// durable. A lone write is committed at once.
 type revoker struct {
 	families *familyStore
 
 	mu      sync.Mutex
-	pending map[string][]revocation // by reason
+	pending []*familyWrite
 	running bool
 }
 
-// revocation is one waiting request.
-type revocation struct {
-	id   string
-	now  time.Time
-	done chan error
+// familyWrite is one waiting request: a revocation (reason set) or a rotation.
+type familyWrite struct {
+	id     string
+	reason string // revocation
+	from   string // rotation: the current jti expected
+	to     string // rotation: the new jti
+	now    time.Time
+	expiry time.Time // rotation: the new refresh token's expiry
+	done   chan error
+	ok     bool // rotation: applied (from was still current and the family not revoked)
 }
 
 // revoke revokes family id and returns once the change is committed (or ctx ends: the
 // revocation is then still written with its batch).
 func (r *revoker) revoke(ctx context.Context, id, reason string, now time.Time) error {
-	req := revocation{id: id, now: now, done: make(chan error, 1)}
+	_, err := r.submit(ctx, &familyWrite{id: id, reason: reason, now: now})
+	return err
+}
+
+// rotate moves family id from jti from to jti to, only if from is still current and the family
+// is not revoked, and returns once committed. ok = false means another request rotated or
+// revoked it first.
+func (r *revoker) rotate(ctx context.Context, id, from, to string, now, expires time.Time) (bool, error) {
+	return r.submit(ctx, &familyWrite{id: id, from: from, to: to, now: now, expiry: expires})
+}
+
+func (r *revoker) submit(ctx context.Context, w *familyWrite) (bool, error) {
+	w.done = make(chan error, 1)
 	r.mu.Lock()
-	if r.pending == nil {
-		r.pending = map[string][]revocation{}
-	}
-	r.pending[reason] = append(r.pending[reason], req)
+	r.pending = append(r.pending, w)
 	if !r.running {
 		r.running = true
 		go r.drain()
 	}
 	r.mu.Unlock()
 	select {
-	case err := <-req.done:
-		return err
+	case err := <-w.done:
+		return w.ok, err
 	case <-ctx.Done():
-		return ctx.Err()
+		return false, ctx.Err()
 	}
 }
 
@@ -74,29 +94,59 @@ func (r *revoker) drain() {
 			return
 		}
 		r.mu.Unlock()
-		last = 0
-		for reason, reqs := range batch {
-			r.write(reason, reqs)
-			last += len(reqs)
-		}
+		last = len(batch)
+		r.write(batch)
 	}
 }
 
-// write commits one batch of one reason and answers its requests; revoked_at is the latest
-// request time of the batch.
-func (r *revoker) write(reason string, reqs []revocation) {
-	ids := make([]string, len(reqs))
-	var now time.Time
-	for i, q := range reqs {
-		ids[i] = q.id
-		if q.now.After(now) {
-			now = q.now
+// write commits one batch and answers its requests. Rotations are applied before revocations
+// (the requests were concurrent, so either order is one they could have had); revoked_at is the
+// latest request time of its reason's revocations.
+func (r *revoker) write(batch []*familyWrite) {
+	ids := map[string][]string{} // reason → family ids
+	latest := map[string]time.Time{}
+	var changes []changeRow
+	for _, w := range batch {
+		if w.reason == "" {
+			continue
 		}
+		ids[w.reason] = append(ids[w.reason], w.id)
+		if w.now.After(latest[w.reason]) {
+			latest[w.reason] = w.now
+		}
+		changes = append(changes, changeRow{Kind: changeFamily, Ref: w.id, CreatedAt: w.now.UTC()})
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), revokeBatchTimeout)
-	err := r.families.revokeAll(ctx, ids, reason, now)
+	err := r.families.db.InTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+		for _, w := range batch {
+			if w.reason != "" {
+				continue
+			}
+			ok, err := r.families.rotateIn(ctx, tx, w.id, w.from, w.to, w.now, w.expiry)
+			if err != nil {
+				return err
+			}
+			w.ok = ok
+		}
+		for reason, list := range ids {
+			if err := r.families.revokeIn(ctx, tx, list, reason, latest[reason]); err != nil {
+				return err
+			}
+		}
+		if len(changes) == 0 {
+			return nil
+		}
+		_, err := tx.NewInsert().Model(&changes).Exec(ctx)
+		return err
+	})
 	cancel()
-	for _, q := range reqs {
-		q.done <- err
+	if err != nil {
+		err = fmt.Errorf("security: write token families: %w", err)
+	}
+	for _, w := range batch {
+		if err != nil {
+			w.ok = false
+		}
+		w.done <- err
 	}
 }

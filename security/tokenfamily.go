@@ -54,44 +54,34 @@ func (s *familyStore) get(ctx context.Context, id string) (*family, error) {
 	return &f, nil
 }
 
-// rotate moves the family from jti from to jti to, only if from is still current and the
-// family is not revoked. ok = false means another request rotated or revoked it first.
-func (s *familyStore) rotate(ctx context.Context, id, from, to string, now, expires time.Time) (bool, error) {
-	res, err := s.db.NewUpdate().Model((*family)(nil)).
+// rotateIn moves the family from jti from to jti to within tx, only if from is still current
+// and the family is not revoked. ok = false means another request rotated or revoked it first.
+// Rotations are committed by the revoker's batches.
+func (s *familyStore) rotateIn(ctx context.Context, tx bun.IDB, id, from, to string, now, expires time.Time) (bool, error) {
+	res, err := tx.NewUpdate().Model((*family)(nil)).
 		Set("current_jti = ?", to).Set("refreshed_at = ?", now.UTC()).Set("expires_at = ?", expires.UTC()).
 		Where("id = ?", id).Where("current_jti = ?", from).Where("revoked_at IS NULL").
 		Exec(ctx)
 	if err != nil {
-		return false, fmt.Errorf("security: rotate token family: %w", err)
+		return false, fmt.Errorf("rotate token family: %w", err)
 	}
 	n, err := res.RowsAffected()
 	if err != nil {
-		return false, fmt.Errorf("security: rotate token family: %w", err)
+		return false, fmt.Errorf("rotate token family: %w", err)
 	}
 	return n == 1, nil
 }
 
-// revokeAll marks the families revoked with reason and records one change row each, in one
-// transaction: one UPDATE and one multi-row INSERT whatever the number of families. Revoking a
-// family twice keeps the first reason (its extra change row is harmless).
-func (s *familyStore) revokeAll(ctx context.Context, ids []string, reason string, now time.Time) error {
-	changes := make([]changeRow, len(ids))
-	for i, id := range ids {
-		changes[i] = changeRow{Kind: changeFamily, Ref: id, CreatedAt: now.UTC()}
-	}
-	err := s.db.InTx(ctx, func(ctx context.Context, tx bun.Tx) error {
-		_, err := tx.NewUpdate().Model((*family)(nil)).
-			Set("revoked_at = ?", now.UTC()).Set("revoke_reason = ?", reason).
-			Where("id IN (?)", bun.List(ids)).Where("revoked_at IS NULL").
-			Exec(ctx)
-		if err != nil {
-			return err
-		}
-		_, err = tx.NewInsert().Model(&changes).Exec(ctx)
-		return err
-	})
+// revokeIn marks the families revoked with reason within tx (one UPDATE whatever their number);
+// the caller records their change rows in the same transaction. Revoking a family twice keeps
+// the first reason (its extra change row is harmless).
+func (s *familyStore) revokeIn(ctx context.Context, tx bun.IDB, ids []string, reason string, now time.Time) error {
+	_, err := tx.NewUpdate().Model((*family)(nil)).
+		Set("revoked_at = ?", now.UTC()).Set("revoke_reason = ?", reason).
+		Where("id IN (?)", bun.List(ids)).Where("revoked_at IS NULL").
+		Exec(ctx)
 	if err != nil {
-		return fmt.Errorf("security: revoke token families: %w", err)
+		return fmt.Errorf("revoke token families: %w", err)
 	}
 	return nil
 }
@@ -106,6 +96,45 @@ func (s *familyStore) isRevoked(ctx context.Context, id string) (bool, error) {
 		return false, fmt.Errorf("security: load token family: %w", err)
 	}
 	return len(revoked) > 0, nil
+}
+
+// revokedSince calls each with the id and revocation time of every family revoked after since,
+// reading the rows as they come. With fromLog it reads the family rows of the change log
+// (sys_security_change, indexed by created_at, which keeps changeRetention): every revocation
+// records one there at its revocation time. Otherwise it reads the family table, which has no
+// index on revoked_at (one would make every revocation's UPDATE several times dearer on
+// SQLite), so it is a scan: only for an access lifetime longer than the change log keeps.
+func (s *familyStore) revokedSince(ctx context.Context, since time.Time, fromLog bool, each func(id string, at time.Time)) error {
+	q := s.db.NewSelect().Model((*family)(nil)).Column("id", "revoked_at").Where("revoked_at > ?", since.UTC())
+	if fromLog {
+		q = s.db.NewSelect().Model((*changeRow)(nil)).Column("ref", "created_at").
+			Where("kind = ?", changeFamily).Where("created_at > ?", since.UTC())
+	}
+	rows, err := q.Rows(ctx)
+	if err != nil {
+		return fmt.Errorf("security: load revoked token families: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var f family
+		var c changeRow
+		if fromLog {
+			err = s.db.ScanRow(ctx, rows, &c)
+			f.ID, f.RevokedAt = c.Ref, &c.CreatedAt
+		} else {
+			err = s.db.ScanRow(ctx, rows, &f)
+		}
+		if err != nil {
+			return fmt.Errorf("security: load revoked token families: %w", err)
+		}
+		if f.RevokedAt != nil {
+			each(f.ID, *f.RevokedAt)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("security: load revoked token families: %w", err)
+	}
+	return nil
 }
 
 // purge deletes families whose refresh token can no longer be used, and returns how many.

@@ -76,7 +76,7 @@ type JWTTokens struct {
 	events           *emitter
 	logger           *slog.Logger
 	verified         *verifiedCache
-	revoked          *stateMap[bool] // family id → revoked
+	revoked          *revokedSet // families revoked within one access lifetime, complete once loaded
 	revocations      *revoker
 	feed             *changeFeed
 
@@ -104,7 +104,6 @@ func (t *JWTTokens) Issue(ctx context.Context, p *rpc.Principal) (AuthTokens, er
 			Principal: string(snap), CreatedAt: now, RefreshedAt: now, ExpiresAt: now.Add(t.refreshTTL)}); err != nil {
 			return AuthTokens{}, err
 		}
-		t.revoked.set(fid, false) // a family this node started needs no read to be known live
 	}
 	return pair, nil
 }
@@ -189,12 +188,20 @@ func (t *JWTTokens) Recheck(ctx context.Context, principalID, family string, iss
 }
 
 // familyLive refuses the tokens of a revoked family (1003). Tokens without a family (minted by
-// tools) have nothing to revoke. A store error fails open, like the token state.
+// tools) have nothing to revoke. Once the revocation set is loaded (the module's start) it is
+// complete and nothing is read; before that (a process that never started the module) the
+// family row is read, and a store error fails open, like the token state.
 func (t *JWTTokens) familyLive(ctx context.Context, fid string) error {
 	if fid == "" || t.families == nil {
 		return nil
 	}
-	revoked, err := t.revoked.load(ctx, fid, func(ctx context.Context) (bool, error) { return t.families.isRevoked(ctx, fid) })
+	if t.revoked.isLoaded() {
+		if t.revoked.revoked(fid, t.signer.now()) {
+			return ErrTokenInvalid
+		}
+		return nil
+	}
+	revoked, err := t.families.isRevoked(ctx, fid)
 	if err != nil {
 		t.logger.WarnContext(ctx, "token family state unavailable, accepting the token", slog.Any("error", err))
 		return nil
@@ -205,16 +212,47 @@ func (t *JWTTokens) familyLive(ctx context.Context, fid string) error {
 	return nil
 }
 
-// familyRevoked applies the revocation of family fid to this node's cache (a change of this
+// revokedMargin is added to how long a revoked family is remembered, for the clocks of the
+// nodes that issued its tokens.
+const revokedMargin = time.Minute
+
+// rememberRevoked is how long after its revocation a family must stay in the revocation set:
+// until every access token it could have issued has expired.
+func (t *JWTTokens) rememberRevoked() time.Duration {
+	return t.signer.lifetimes[typAccess] + jwtLeeway + revokedMargin
+}
+
+// familyRevoked applies the revocation of family fid to this node's set (a change of this
 // node or from the change feed) and tells the hooks.
 func (t *JWTTokens) familyRevoked(fid string) {
-	t.revoked.set(fid, true)
+	now := t.signer.now()
+	t.revoked.add(fid, now.Add(t.rememberRevoked()), now)
 	t.hookMu.RLock()
 	hooks := t.familyHooks
 	t.hookMu.RUnlock()
 	for _, h := range hooks {
 		h(fid)
 	}
+}
+
+// loadRevoked fills the revocation set with the families revoked within one access lifetime
+// (from the change log, which keeps an hour, when that covers it) and marks it complete. The module's start calls it after placing the change feed, so a
+// revocation committed meanwhile is in the table or in the feed; the feed calls it again after
+// a pause longer than the change log keeps rows.
+func (t *JWTTokens) loadRevoked(ctx context.Context) error {
+	if t.families == nil {
+		return nil
+	}
+	now := t.signer.now()
+	keep := t.rememberRevoked()
+	err := t.families.revokedSince(ctx, now.Add(-keep), keep < changeRetention, func(id string, at time.Time) {
+		t.revoked.add(id, at.Add(keep), now)
+	})
+	if err != nil {
+		return err
+	}
+	t.revoked.setLoaded()
+	return nil
 }
 
 // OnFamilyRevoked registers h, called with the id of every token family revoked (logout,
@@ -286,7 +324,7 @@ func (t *JWTTokens) Refresh(ctx context.Context, refreshToken string) (AuthToken
 	}
 	now := t.signer.now()
 	jti := newID()
-	ok, err := t.families.rotate(ctx, fam.ID, c.ID, jti, now, now.Add(t.refreshTTL))
+	ok, err := t.revocations.rotate(ctx, fam.ID, c.ID, jti, now, now.Add(t.refreshTTL))
 	if err != nil {
 		return AuthTokens{}, nil, err
 	}
@@ -351,7 +389,13 @@ func (t *JWTTokens) Revoke(ctx context.Context, accessToken string) error {
 	if fid == "" {
 		return nil
 	}
-	return t.revokeFamily(ctx, fid, revokeLogout)
+	if err := t.revokeFamily(ctx, fid, revokeLogout); err != nil {
+		return err
+	}
+	if ok {
+		t.verified.drop(accessToken) // refused from now on: its cached verification is dead weight
+	}
+	return nil
 }
 
 // revokeFamily records the revocation (the family row and its change row, in a transaction
