@@ -78,7 +78,7 @@ enabled = true
 secret = %q
 login_rate_limit = 1000000000
 refresh_rate_limit = 1000000000
-refresh_not_before = "0s"
+refresh_not_before = "1ms"
 [svc.security.roles]
 admin = ["*"]
 

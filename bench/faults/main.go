@@ -160,6 +160,10 @@ func run(o options) (int, error) {
 	if err := cl.setup(ctx); err != nil {
 		return 0, err
 	}
+	al := &authLoad{h: h}
+	if err := al.setup(); err != nil {
+		return 0, err
+	}
 	baseline := h.sampleRuntime()
 
 	h.rec.began = time.Now()
@@ -172,7 +176,7 @@ func run(o options) (int, error) {
 	wg.Go(func() {
 		h.injectFaults(faultCtx, rand.New(rand.NewPCG(base.Uint64(), 1)), strings.Split(o.faults, ","), o.gap)
 	})
-	loads := []func(context.Context, *rand.Rand){cl.run}
+	loads := []func(context.Context, *rand.Rand){cl.run, al.run}
 	for _, l := range loads {
 		r := rand.New(rand.NewPCG(base.Uint64(), 2))
 		wg.Go(func() { l(loadCtx, r) })
@@ -200,6 +204,7 @@ func run(o options) (int, error) {
 	if err := cl.check(db); err != nil {
 		return 0, fmt.Errorf("cron check: %w", err)
 	}
+	al.check(ctx)
 	h.checkRuntime(baseline)
 	h.check5xx()
 	h.rec.report(os.Stdout)

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -208,8 +209,23 @@ func (d *database) start() error {
 	})
 }
 
-// crash kills the server without a clean shutdown (its recovery replays the log).
-func (d *database) crash() { d.proc.kill() }
+// crash kills the server without a clean shutdown (its recovery replays the log). The
+// postmaster makes itself a session leader, away from runuser's process group, so its group
+// (the postmaster and every backend) is killed by the pid in its lock file.
+func (d *database) crash() {
+	if d.kind == "postgres" {
+		if b, err := os.ReadFile(filepath.Join(d.dir, "data", "postmaster.pid")); err == nil {
+			if pid, err := strconv.Atoi(strings.TrimSpace(strings.SplitN(string(b), "\n", 2)[0])); err == nil && pid > 0 {
+				_ = syscall.Kill(-pid, syscall.SIGKILL)
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+				for i := 0; i < 100 && syscall.Kill(pid, 0) == nil; i++ {
+					time.Sleep(50 * time.Millisecond)
+				}
+			}
+		}
+	}
+	d.proc.kill()
+}
 
 func (d *database) driver() string {
 	if d.kind == "postgres" {
