@@ -30,32 +30,48 @@ type revoker struct {
 	running bool
 }
 
-// revocation is one waiting request.
+// revocation is one waiting request; done is nil for a retry nobody waits for.
 type revocation struct {
-	id   string
-	now  time.Time
-	done chan error
+	id      string
+	now     time.Time
+	done    chan error
+	attempt int
 }
+
+// A batch whose write fails is written again in the background, first after revokeRetryFirst,
+// then after twice the previous wait up to revokeRetryMax, for as long as the process runs:
+// logout answers success whatever happens (the original's contract), so a revocation that met
+// a database outage must still be recorded once the database is back, or the family's tokens
+// would keep working on every other node (found by the fault-injection run, bench/faults).
+const (
+	revokeRetryFirst = 250 * time.Millisecond
+	revokeRetryMax   = 30 * time.Second
+)
 
 // revoke revokes family id and returns once the change is committed (or ctx ends: the
 // revocation is then still written with its batch).
 func (r *revoker) revoke(ctx context.Context, id, reason string, now time.Time) error {
 	req := revocation{id: id, now: now, done: make(chan error, 1)}
-	r.mu.Lock()
-	if r.pending == nil {
-		r.pending = map[string][]revocation{}
-	}
-	r.pending[reason] = append(r.pending[reason], req)
-	if !r.running {
-		r.running = true
-		go r.drain()
-	}
-	r.mu.Unlock()
+	r.enqueue(reason, req)
 	select {
 	case err := <-req.done:
 		return err
 	case <-ctx.Done():
 		return ctx.Err()
+	}
+}
+
+// enqueue adds requests to the next batch and starts the drain when it is idle.
+func (r *revoker) enqueue(reason string, reqs ...revocation) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.pending == nil {
+		r.pending = map[string][]revocation{}
+	}
+	r.pending[reason] = append(r.pending[reason], reqs...)
+	if !r.running {
+		r.running = true
+		go r.drain()
 	}
 }
 
@@ -97,6 +113,23 @@ func (r *revoker) write(reason string, reqs []revocation) {
 	err := r.families.revokeAll(ctx, ids, reason, now)
 	cancel()
 	for _, q := range reqs {
-		q.done <- err
+		if q.done != nil {
+			q.done <- err
+		}
 	}
+	if err != nil {
+		r.retryLater(reason, reqs)
+	}
+}
+
+// retryLater queues a failed batch again after its backoff.
+func (r *revoker) retryLater(reason string, reqs []revocation) {
+	again := make([]revocation, len(reqs))
+	attempt := 0
+	for i, q := range reqs {
+		again[i] = revocation{id: q.id, now: q.now, attempt: q.attempt + 1}
+		attempt = max(attempt, q.attempt)
+	}
+	wait := min(revokeRetryFirst<<min(attempt, 7), revokeRetryMax)
+	time.AfterFunc(wait, func() { r.enqueue(reason, again...) })
 }

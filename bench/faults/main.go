@@ -164,6 +164,7 @@ func run(o options) (int, error) {
 	if err := al.setup(); err != nil {
 		return 0, err
 	}
+	ul := &uploadLoad{h: h}
 	baseline := h.sampleRuntime()
 
 	h.rec.began = time.Now()
@@ -176,7 +177,7 @@ func run(o options) (int, error) {
 	wg.Go(func() {
 		h.injectFaults(faultCtx, rand.New(rand.NewPCG(base.Uint64(), 1)), strings.Split(o.faults, ","), o.gap)
 	})
-	loads := []func(context.Context, *rand.Rand){cl.run, al.run}
+	loads := []func(context.Context, *rand.Rand){cl.run, al.run, ul.run}
 	for _, l := range loads {
 		r := rand.New(rand.NewPCG(base.Uint64(), 2))
 		wg.Go(func() { l(loadCtx, r) })
@@ -205,6 +206,9 @@ func run(o options) (int, error) {
 		return 0, fmt.Errorf("cron check: %w", err)
 	}
 	al.check(ctx)
+	if err := ul.check(ctx, db, rand.New(rand.NewPCG(o.seed, 3))); err != nil {
+		return 0, fmt.Errorf("storage check: %w", err)
+	}
 	h.checkRuntime(baseline)
 	h.check5xx()
 	h.rec.report(os.Stdout)

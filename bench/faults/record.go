@@ -78,6 +78,26 @@ func (r *recorder) inWindow(s sample) bool {
 	return false
 }
 
+// storeDown reports whether node n could not reach the database at t: a database restart, or
+// a cut of n's own link, was under way (up to its recovery and the grace).
+func (r *recorder) storeDown(n *node, t time.Time) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, f := range r.faults {
+		if f.kind != "dbrestart" && (f.kind != "dbcut" || f.target != n.proc.name) {
+			continue
+		}
+		rec := f.recovered
+		if rec.IsZero() {
+			rec = time.Now()
+		}
+		if !t.Before(f.start) && !t.After(rec.Add(windowGrace)) {
+			return true
+		}
+	}
+	return false
+}
+
 func (r *recorder) addCheck(c check) {
 	r.mu.Lock()
 	r.checks = append(r.checks, c)
