@@ -129,9 +129,10 @@
 //     any number of nodes); an already exchanged refresh token revokes the whole family (1003,
 //     event refresh_reuse_detected). Logout revokes the family; a revocation whose write fails
 //     is applied on this node, published, and written again in the background until it
-//     commits (found by bench/faults). A revoked family's refresh token and access tokens (they carry its id, fid) are all refused (issue #11); otherwise
-//     access tokens live out svc.security.access_token_expires (ours; default 30 minutes, the
-//     original's fixed lifetime). Logouts that arrive together share one transaction (one
+//     commits (found by bench/faults). A revoked family's refresh token and access tokens
+//     (they carry its id, fid) are all refused (issue #11); otherwise access tokens live out
+//     svc.security.access_token_expires (ours; default 30 minutes, the original's fixed
+//     lifetime). Logouts that arrive together share one transaction (one
 //     UPDATE … WHERE id IN and one multi-row INSERT of change rows), so a logout burst does
 //     not queue on the database's write lock.
 //   - Beyond the original: tokens issued before a password change or disable are refused
