@@ -196,7 +196,7 @@ func (l *uploadLoad) download(ctx context.Context, n *node, key string) ([32]byt
 // sweeper takes an expired one sweepInterval after expiry, the delete worker runs every
 // deleteInterval.
 const (
-	claimTTL       = time.Minute
+	claimTTL       = 20 * time.Second
 	sweepInterval  = 5 * time.Second
 	deleteInterval = 2 * time.Second
 )
