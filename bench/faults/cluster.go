@@ -226,11 +226,22 @@ func (c *cluster) ready(n *node) error {
 	return nil
 }
 
-// allReady waits until every node is ready and returns how long that took.
-func (c *cluster) allReady(timeout time.Duration) (time.Duration, error) {
+// allReady waits until every node is ready and returns how long that took. With a token, ready
+// also means serving: an authenticated operation that reads the database (the cron journal's
+// first page) succeeds on the node, which /readyz alone does not show.
+func (c *cluster) allReady(timeout time.Duration, token string) (time.Duration, error) {
 	start := time.Now()
 	for _, n := range c.nodes {
-		if err := c.waitReady(n, timeout-time.Since(start)); err != nil {
+		err := waitFor(n.proc.name, timeout-time.Since(start), func() error {
+			if err := c.ready(n); err != nil || token == "" {
+				return err
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+			defer cancel()
+			_, err := c.call(ctx, n, token, "sys/cron/run", "find_page", map[string]any{"meta": map[string]any{"page": 1, "size": 1}}, nil)
+			return err
+		})
+		if err != nil {
 			return time.Since(start), err
 		}
 	}

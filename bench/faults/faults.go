@@ -59,7 +59,7 @@ func (h *harness) injectFaults(ctx context.Context, rng *rand.Rand, kinds []stri
 			outage(f, h.c.s3.kill, hold, h.c.s3.start)
 		}
 		f.healed = time.Now()
-		if _, err := h.c.allReady(recoveryBound); err != nil {
+		if _, err := h.c.allReady(recoveryBound, h.admin); err != nil {
 			f.note += fmt.Sprintf("not recovered: %v", err)
 			h.log("fault %s %s: %v", f.kind, f.target, err)
 			return

@@ -188,7 +188,7 @@ func run(o options) (int, error) {
 	// The cluster must be ready again within the bound after the last fault.
 	ready := newCheck("cluster.ready_after_last_fault")
 	ready.checked = len(c.nodes)
-	if took, err := c.allReady(recoveryBound); err != nil {
+	if took, err := c.allReady(recoveryBound, h.admin); err != nil {
 		ready.fail("not ready %s after the last fault: %v", recoveryBound, err)
 	} else {
 		h.log("all nodes ready (%.1fs)", took.Seconds())
