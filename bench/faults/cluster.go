@@ -123,6 +123,11 @@ auto_migrate = true
 
 [svc.push]
 enabled = true
+max_connections_per_user = -1
+[[svc.push.bridge]]
+event = "svc.storage.file.uploaded"
+type = "uploaded"
+broadcast = true
 
 [svc.event]
 default_transport = "memory"

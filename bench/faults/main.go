@@ -165,6 +165,8 @@ func run(o options) (int, error) {
 		return 0, err
 	}
 	ul := &uploadLoad{h: h}
+	pl := &pushLoad{h: h, ul: ul}
+	pl.setup()
 	baseline := h.sampleRuntime()
 
 	h.rec.began = time.Now()
@@ -177,7 +179,7 @@ func run(o options) (int, error) {
 	wg.Go(func() {
 		h.injectFaults(faultCtx, rand.New(rand.NewPCG(base.Uint64(), 1)), strings.Split(o.faults, ","), o.gap)
 	})
-	loads := []func(context.Context, *rand.Rand){cl.run, al.run, ul.run}
+	loads := []func(context.Context, *rand.Rand){cl.run, al.run, ul.run, pl.run}
 	for _, l := range loads {
 		r := rand.New(rand.NewPCG(base.Uint64(), 2))
 		wg.Go(func() { l(loadCtx, r) })
@@ -209,6 +211,7 @@ func run(o options) (int, error) {
 	if err := ul.check(ctx, db, rand.New(rand.NewPCG(o.seed, 3))); err != nil {
 		return 0, fmt.Errorf("storage check: %w", err)
 	}
+	pl.check()
 	h.checkRuntime(baseline)
 	h.check5xx()
 	h.rec.report(os.Stdout)
