@@ -79,6 +79,9 @@ secret = %q
 login_rate_limit = 1000000000
 refresh_rate_limit = 1000000000
 refresh_not_before = "1ms"
+# The harness's admin token must outlive a long run (the 30-minute default expired it before
+# the final checks of the first 30-minute run).
+access_token_expires = "24h"
 [svc.security.roles]
 admin = ["*"]
 
