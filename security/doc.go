@@ -146,7 +146,9 @@
 //   - Beyond the original: refresh-token rotation with reuse detection. Each login starts a
 //     family in the database; refresh swaps its current jti with one conditional UPDATE (safe on
 //     any number of nodes); an already exchanged refresh token revokes the whole family (1003,
-//     event refresh_reuse_detected). Logout revokes the family. A revoked family's refresh
+//     event refresh_reuse_detected). Logout revokes the family; a revocation whose write fails
+//     is applied on this node, published, and written again in the background until it
+//     commits (found by bench/faults). A revoked family's refresh
 //     token and access tokens (they carry its id, fid) are all refused (issue #11); otherwise
 //     access tokens live out svc.security.access_token_expires (ours; default 30 minutes, the
 //     original's fixed lifetime). Family writes are group-committed (revoker.go, issue #34):

@@ -43,10 +43,22 @@ type familyWrite struct {
 	from   string // rotation: the current jti expected
 	to     string // rotation: the new jti
 	now    time.Time
-	expiry time.Time // rotation: the new refresh token's expiry
-	done   chan error
-	ok     bool // rotation: applied (from was still current and the family not revoked)
+	expiry time.Time  // rotation: the new refresh token's expiry
+	done   chan error // nil for a background retry nobody waits for
+	ok     bool       // rotation: applied (from was still current and the family not revoked)
+	tries  int        // revocation: failed writes so far
 }
+
+// A revocation whose write fails is written again in the background, first after
+// revokeRetryFirst, then after twice the previous wait up to revokeRetryMax, for as long as the
+// process runs: logout answers success whatever happens (the original's contract), so a
+// revocation that met a database outage must still be recorded once the database is back, or
+// the family's tokens would keep working on every other node (found by the fault-injection
+// run, bench/faults). A failed rotation is not retried: its refresh answers the error.
+const (
+	revokeRetryFirst = 250 * time.Millisecond
+	revokeRetryMax   = 30 * time.Second
+)
 
 // revoke revokes family id and returns once the change is committed (or ctx ends: the
 // revocation is then still written with its batch).
@@ -64,18 +76,23 @@ func (r *revoker) rotate(ctx context.Context, id, from, to string, now, expires 
 
 func (r *revoker) submit(ctx context.Context, w *familyWrite) (bool, error) {
 	w.done = make(chan error, 1)
-	r.mu.Lock()
-	r.pending = append(r.pending, w)
-	if !r.running {
-		r.running = true
-		go r.drain()
-	}
-	r.mu.Unlock()
+	r.enqueue(w)
 	select {
 	case err := <-w.done:
 		return w.ok, err
 	case <-ctx.Done():
 		return false, ctx.Err()
+	}
+}
+
+// enqueue adds writes to the next batch and starts the drain when it is idle.
+func (r *revoker) enqueue(ws ...*familyWrite) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.pending = append(r.pending, ws...)
+	if !r.running {
+		r.running = true
+		go r.drain()
 	}
 }
 
@@ -143,10 +160,29 @@ func (r *revoker) write(batch []*familyWrite) {
 	if err != nil {
 		err = fmt.Errorf("security: write token families: %w", err)
 	}
+	var retry []*familyWrite
 	for _, w := range batch {
 		if err != nil {
 			w.ok = false
+			if w.reason != "" {
+				retry = append(retry, &familyWrite{id: w.id, reason: w.reason, now: w.now, tries: w.tries + 1})
+			}
 		}
-		w.done <- err
+		if w.done != nil {
+			w.done <- err
+		}
 	}
+	if len(retry) > 0 {
+		r.retryLater(retry)
+	}
+}
+
+// retryLater queues failed revocations again after their backoff.
+func (r *revoker) retryLater(ws []*familyWrite) {
+	tries := 0
+	for _, w := range ws {
+		tries = max(tries, w.tries)
+	}
+	wait := min(revokeRetryFirst<<min(tries-1, 7), revokeRetryMax)
+	time.AfterFunc(wait, func() { r.enqueue(ws...) })
 }

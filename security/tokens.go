@@ -399,14 +399,14 @@ func (t *JWTTokens) Revoke(ctx context.Context, accessToken string) error {
 }
 
 // revokeFamily records the revocation (the family row and its change row, in a transaction
-// shared with the revocations that arrive meanwhile) and applies it here at once.
+// shared with the revocations that arrive meanwhile) and applies it here at once. When the write
+// fails it is applied here and published anyway, and the revoker writes it again until the
+// database takes it (the other nodes' polls then see it); the error is still returned.
 func (t *JWTTokens) revokeFamily(ctx context.Context, fid, reason string) error {
-	if err := t.revocations.revoke(ctx, fid, reason, t.signer.now()); err != nil {
-		return err
-	}
+	err := t.revocations.revoke(ctx, fid, reason, t.signer.now())
 	t.familyRevoked(fid)
 	t.feed.publish(ctx, changeFamily, fid)
-	return nil
+	return err
 }
 
 // SupportsRefresh implements TokenService.

@@ -1,0 +1,119 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"math/rand/v2"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+// Push load: one WebSocket per node, reconnected whenever it drops. The run bridges
+// svc.storage.file.uploaded (outbox → stream → one node's bridge → the Redis relay → every
+// node) to a broadcast push of type "uploaded", so every completed upload should reach every
+// socket. Push is best effort (docs/push.md): a frame sent while a socket was down or Redis
+// restarting is lost, so the checks are that nothing arrives that did not happen and that no
+// socket sees one frame twice; the share delivered is reported.
+
+type pushLoad struct {
+	h  *harness
+	ul *uploadLoad
+	mu sync.Mutex
+	// frames per node: frame id → count, and the file keys received.
+	ids  []map[string]int
+	keys []map[string]int
+}
+
+func (l *pushLoad) setup() {
+	for range l.h.c.nodes {
+		l.ids = append(l.ids, map[string]int{})
+		l.keys = append(l.keys, map[string]int{})
+	}
+}
+
+// run keeps every node's socket open until ctx ends.
+func (l *pushLoad) run(ctx context.Context, _ *rand.Rand) {
+	var wg sync.WaitGroup
+	for i, n := range l.h.c.nodes {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				l.listen(ctx, i, n)
+				sleep(ctx, 500*time.Millisecond)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// listen holds one connection until it fails or ctx ends.
+func (l *pushLoad) listen(ctx context.Context, i int, n *node) {
+	start := time.Now()
+	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	conn, resp, err := websocket.Dial(dctx, "ws"+n.url()[len("http"):]+"/ws", &websocket.DialOptions{
+		HTTPHeader: http.Header{"Authorization": {"Bearer " + l.h.admin}}})
+	cancel()
+	status := 0
+	if resp != nil {
+		status = resp.StatusCode
+	}
+	if ctx.Err() == nil {
+		l.h.rec.op("push.connect", start, status, err)
+	}
+	if err != nil {
+		return
+	}
+	defer conn.CloseNow()
+	for {
+		_, data, err := conn.Read(ctx)
+		if err != nil {
+			return
+		}
+		var f struct {
+			ID      string `json:"id"`
+			Type    string `json:"type"`
+			Payload struct {
+				FileKey string `json:"fileKey"`
+			} `json:"payload"`
+		}
+		if json.Unmarshal(data, &f) != nil || f.Type != "uploaded" {
+			continue
+		}
+		l.mu.Lock()
+		l.ids[i][f.ID]++
+		l.keys[i][f.Payload.FileKey]++
+		l.mu.Unlock()
+	}
+}
+
+func (l *pushLoad) check() {
+	completed := map[string]bool{}
+	l.ul.mu.Lock()
+	for _, u := range l.ul.completed {
+		completed[u.key] = true
+	}
+	l.ul.mu.Unlock()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	phantom := newCheck("push.frame_names_a_completed_upload")
+	dup := newCheck("push.frame_once_per_socket")
+	for i := range l.h.c.nodes {
+		for key, c := range l.keys[i] {
+			phantom.checked += c
+			if !completed[key] {
+				phantom.fail("node%d received an upload push for %q, which no client completed", i, key)
+			}
+		}
+		for id, c := range l.ids[i] {
+			dup.checked++
+			if c > 1 {
+				dup.fail("node%d's socket received frame %s %d times", i, id, c)
+			}
+		}
+		l.h.log("push: node%d's sockets saw %d of %d completed uploads", i, len(l.keys[i]), len(completed))
+	}
+	l.h.rec.addCheck(*phantom)
+	l.h.rec.addCheck(*dup)
+}

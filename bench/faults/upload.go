@@ -1,0 +1,267 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"mime/multipart"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// Storage load: resumable uploads through /api onto the S3 server. Each upload's first part is
+// cut mid-body (the connection dropped) and sent again, possibly to another node; the upload is
+// completed on a random node and downloaded from another, compared by SHA-256. Some uploads are
+// left unfinished on purpose: the sweeps must clean them up. Every fourth upload has two parts
+// (the objstore part size is 16 MiB), the others one small part.
+
+type upload struct {
+	key, claim string
+	sum        [32]byte
+	size       int
+}
+
+type uploadLoad struct {
+	h         *harness
+	mu        sync.Mutex
+	completed []upload
+	abandoned []upload
+}
+
+const objstorePartSize = 16 << 20
+
+// run uploads until ctx ends.
+func (l *uploadLoad) run(ctx context.Context, rng *rand.Rand) {
+	for i := 0; ctx.Err() == nil; i++ {
+		size := 1 + rng.IntN(256<<10)
+		if i%4 == 3 {
+			size = objstorePartSize + 1 + rng.IntN(64<<10)
+		}
+		data := make([]byte, size)
+		for j := range data {
+			data[j] = byte(rng.Uint32())
+		}
+		l.one(ctx, rng, data, i%5 == 4)
+		sleep(ctx, time.Second)
+	}
+}
+
+func (l *uploadLoad) node(rng *rand.Rand) *node { return l.h.c.nodes[rng.IntN(len(l.h.c.nodes))] }
+
+// retry calls fn on random nodes until it succeeds, ctx ends or 30 attempts fail; each attempt is
+// recorded as an operation of kind.
+func (l *uploadLoad) retry(ctx context.Context, rng *rand.Rand, kind string, fn func(n *node) (int, error)) error {
+	var err error
+	for attempt := 0; attempt < 30 && ctx.Err() == nil; attempt++ {
+		start := time.Now()
+		var st int
+		st, err = fn(l.node(rng))
+		if ctx.Err() == nil {
+			l.h.rec.op(kind, start, st, err)
+		}
+		if err == nil {
+			return nil
+		}
+		sleep(ctx, 500*time.Millisecond)
+	}
+	if err == nil {
+		err = ctx.Err()
+	}
+	return err
+}
+
+func (l *uploadLoad) one(ctx context.Context, rng *rand.Rand, data []byte, abandon bool) {
+	var plan struct {
+		Key       string `json:"key"`
+		ClaimID   string `json:"claimId"`
+		PartSize  int    `json:"partSize"`
+		PartCount int    `json:"partCount"`
+	}
+	if err := l.retry(ctx, rng, "storage.init_upload", func(n *node) (int, error) {
+		return l.h.c.call(ctx, n, l.h.admin, "sys/storage", "init_upload", map[string]any{"filename": "f.bin", "size": len(data)}, &plan)
+	}); err != nil {
+		return
+	}
+	u := upload{key: plan.Key, claim: plan.ClaimID, sum: sha256.Sum256(data), size: len(data)}
+	// The first part is cut halfway: the client drops the connection.
+	first := data[:min(plan.PartSize, len(data))]
+	start := time.Now()
+	st, err := l.part(ctx, l.node(rng), plan.ClaimID, 1, first, true)
+	if ctx.Err() == nil {
+		l.h.rec.op("storage.part_cut", start, st, nil) // failing is the point; the status still counts
+	}
+	_ = err
+	for p := 1; p <= plan.PartCount; p++ {
+		chunk := data[(p-1)*plan.PartSize : min(p*plan.PartSize, len(data))]
+		if err := l.retry(ctx, rng, "storage.upload_part", func(n *node) (int, error) {
+			return l.part(ctx, n, plan.ClaimID, p, chunk, false)
+		}); err != nil {
+			return
+		}
+		if abandon {
+			l.mu.Lock()
+			l.abandoned = append(l.abandoned, u)
+			l.mu.Unlock()
+			return
+		}
+	}
+	if err := l.retry(ctx, rng, "storage.complete_upload", func(n *node) (int, error) {
+		return l.h.c.call(ctx, n, l.h.admin, "sys/storage", "complete_upload", map[string]any{"claimId": plan.ClaimID}, nil)
+	}); err != nil {
+		return
+	}
+	l.mu.Lock()
+	l.completed = append(l.completed, u)
+	l.mu.Unlock()
+	_ = l.retry(ctx, rng, "storage.download", func(n *node) (int, error) {
+		sum, st, err := l.download(ctx, n, u.key)
+		if err == nil && sum != u.sum {
+			return st, errors.New("checksum differs") // counted by the final check
+		}
+		return st, err
+	})
+}
+
+// part sends one part as a browser's FormData does; cut stops the body halfway and drops the
+// connection.
+func (l *uploadLoad) part(ctx context.Context, n *node, claim string, number int, chunk []byte, cut bool) (int, error) {
+	var head bytes.Buffer
+	mw := multipart.NewWriter(&head)
+	params := fmt.Sprintf(`{"claimId":%q,"partNumber":%d}`, claim, number)
+	for _, kv := range [][2]string{{"resource", "sys/storage"}, {"action", "upload_part"}, {"version", "v1"}, {"params", params}} {
+		_ = mw.WriteField(kv[0], kv[1])
+	}
+	if _, err := mw.CreateFormFile("file", "blob"); err != nil {
+		return 0, err
+	}
+	tail := "\r\n--" + mw.Boundary() + "--\r\n"
+	length := int64(head.Len() + len(chunk) + len(tail))
+	var body io.Reader = io.MultiReader(bytes.NewReader(head.Bytes()), bytes.NewReader(chunk), bytes.NewReader([]byte(tail)))
+	if cut {
+		pr, pw := io.Pipe()
+		go func() {
+			_, _ = pw.Write(head.Bytes())
+			_, _ = pw.Write(chunk[:len(chunk)/2])
+			time.Sleep(100 * time.Millisecond)
+			pw.CloseWithError(errors.New("connection cut by the harness"))
+		}()
+		body = pr
+	}
+	cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(cctx, http.MethodPost, n.url()+"/api", body)
+	if err != nil {
+		return 0, err
+	}
+	req.ContentLength = length
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	req.Header.Set("Authorization", "Bearer "+l.h.admin)
+	return l.h.c.do(req, nil)
+}
+
+// download fetches a key through the download proxy and returns its SHA-256.
+func (l *uploadLoad) download(ctx context.Context, n *node, key string) ([32]byte, int, error) {
+	cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(cctx, http.MethodGet, n.url()+"/storage/files/"+key, nil)
+	if err != nil {
+		return [32]byte{}, 0, err
+	}
+	req.Header.Set("Authorization", "Bearer "+l.h.admin)
+	resp, err := l.h.c.client.Do(req)
+	if err != nil {
+		return [32]byte{}, 0, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 300))
+		return [32]byte{}, resp.StatusCode, &apiError{status: resp.StatusCode, msg: string(b)}
+	}
+	h := sha256.New()
+	if _, err := io.Copy(h, resp.Body); err != nil {
+		return [32]byte{}, resp.StatusCode, err
+	}
+	var sum [32]byte
+	copy(sum[:], h.Sum(nil))
+	return sum, resp.StatusCode, nil
+}
+
+// Sweep bounds of the run's storage configuration (cluster.go): claims live claimTTL, the
+// sweeper takes an expired one sweepInterval after expiry, the delete worker runs every
+// deleteInterval.
+const (
+	claimTTL       = 20 * time.Second
+	sweepInterval  = 5 * time.Second
+	deleteInterval = 2 * time.Second
+)
+
+// check downloads every completed upload from every node and checks that expired claims were
+// swept and the delete queue drained.
+func (l *uploadLoad) check(ctx context.Context, db *sql.DB, rng *rand.Rand) error {
+	dl := newCheck("storage.completed_download_matches")
+	for _, u := range l.completed {
+		dl.checked++
+		sum, _, err := l.download(ctx, l.node(rng), u.key)
+		switch {
+		case err != nil:
+			dl.fail("%s: %v", u.key, err)
+		case sum != u.sum:
+			dl.fail("%s: checksum differs", u.key)
+		}
+	}
+	l.h.rec.addCheck(*dl)
+	// Expired claims: every one that expired more than two sweeps (and a delete run) ago must be
+	// gone from pending.
+	swept := newCheck("storage.expired_claims_swept")
+	bound := time.Now().UTC().Add(-2*sweepInterval - 2*deleteInterval - 5*time.Second)
+	rows, err := db.Query("SELECT id, status, expires_at FROM sys_storage_upload_claim")
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		var id, status string
+		var exp time.Time
+		if err := rows.Scan(&id, &status, &exp); err != nil {
+			rows.Close()
+			return err
+		}
+		if exp.Before(bound) {
+			swept.checked++
+			if status == "pending" {
+				swept.fail("claim %s expired at %s still pending", id, exp.Format(time.TimeOnly))
+			}
+		}
+	}
+	rows.Close()
+	l.h.rec.addCheck(*swept)
+	// The delete queue: rows older than a few worker runs must have been worked off.
+	queue := newCheck("storage.delete_queue_drained")
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var left, total int
+		cut := time.Now().UTC().Add(-10 * deleteInterval)
+		if err := db.QueryRow(l.h.c.db.q("SELECT COUNT(*) FROM sys_storage_pending_delete WHERE created_at < ?"), cut).Scan(&left); err != nil {
+			return err
+		}
+		if err := db.QueryRow("SELECT COUNT(*) FROM sys_storage_pending_delete").Scan(&total); err != nil {
+			return err
+		}
+		if left == 0 || time.Now().After(deadline) {
+			queue.checked = total
+			if left > 0 {
+				queue.fail("%d queued deletes older than %s still queued", left, 10*deleteInterval)
+			}
+			break
+		}
+		time.Sleep(time.Second)
+	}
+	l.h.rec.addCheck(*queue)
+	l.h.log("storage: %d uploads completed, %d abandoned", len(l.completed), len(l.abandoned))
+	return nil
+}
