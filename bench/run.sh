@@ -23,9 +23,8 @@ cd "$ROOT"
 MODE="${1:-quick}"
 case "$MODE" in quick | full) shift || true ;; *) echo "usage: $0 [quick|full] [measure...]" >&2; exit 2 ;; esac
 
-# The measures, in the order they run. "logout" (issue #34 item 1) joins this list with its
-# measure_logout function once bench/logout is merged.
-MEASURES=(startup binsize real approval upload event cron integration push mcp)
+# The measures, in the order they run.
+MEASURES=(startup binsize real logout approval upload event cron integration push mcp)
 selected=("$@")
 [ ${#selected[@]} -gt 0 ] || selected=("${MEASURES[@]}")
 
@@ -85,6 +84,28 @@ measure_real() {
   row "logout, a fresh token per request" "$(field "$logout" rps) req/s, p99 $(field "$logout" p99_ms) ms" \
     "bare net/http $BARE_RPS req/s" "$(pct "$(field "$logout" rps)" "$BARE_RPS")" "≥ 1.2 × the original's 11.5 k req/s"
   row "login burst, 64 connections: peak RSS over idle" "$(sed -E 's/.*= idle \+([0-9]+) MiB.*/+\1 MiB/' <<<"$burst")" "idle" "—" "≤ +32 MiB"
+}
+
+# measure_logout: bench/logout (revocation group commit and memory, issue #34 item 1); the
+# logout rate itself is the real measure's row, this one adds what revocations cost in memory.
+measure_logout() {
+  if quick; then
+    log logout env LOGOUTS=5000 ROUNDS=1 BURST=0 bench/logout/run.sh
+  else
+    log logout env MEMORY=1000000 bench/logout/run.sh
+  fi
+  local f="$LOGS/logout.log" line n
+  # Lines of bench/logout's table: "RSS after N logouts MiB  AFTER (+GROWTH)  peak P" and, with
+  # MEMORY, "RSS idle -> after MiB  IDLE -> AFTER (+GROWTH)  peak P (+G)".
+  line="$(grep -m1 '^RSS after ' "$f")"
+  n="$(sed -E 's/^RSS after ([0-9]+) logouts.*/\1/' <<<"$line")"
+  row "revocations: RSS growth after $n logouts" "$(sed -E 's/^[^(]*\(\+([0-9]+)\).*/+\1 MiB/' <<<"$line")" \
+    "RSS before the logouts" "—" "≤ 64 B per revoked family (TestRevokedSetBytesPerFamily)"
+  if ! quick; then
+    line="$(grep -m1 '^RSS idle -> after' "$f")"
+    row "revocations: RSS growth after 1 000 000 logouts" "$(sed -E 's/^[^(]*\(\+([0-9]+)\).*/+\1 MiB/' <<<"$line")" \
+      "idle" "—" "≤ idle + 100 MiB"
+  fi
 }
 
 measure_approval() {
