@@ -4,7 +4,7 @@
 #   scripts/console.sh build   npm ci, then the production build into console/dist
 #   scripts/console.sh check   rebuild into a temporary directory and fail when it differs
 #                              from the committed console/dist (CI: sources and build agree)
-#   scripts/console.sh e2e     the browser tests (console/e2e) against a freshly built svc
+#   scripts/console.sh e2e     the browser tests (console/web/e2e) against a freshly built svc
 #   scripts/console.sh chromium  install Debian's chromium when /usr/bin/chromium is missing
 #
 # The build is reproducible: content-hashed file names, no timestamps, pinned versions in
@@ -29,11 +29,12 @@ build_into() {
 }
 
 chromium() {
-	[[ -x /usr/bin/chromium ]] && return 0
+	# A CJK font lets the zh-CN screenshots show their text (the console itself ships no font).
+	[[ -x /usr/bin/chromium && -d /usr/share/fonts/truetype/wqy ]] && return 0
 	local sudo=""
 	((EUID == 0)) || sudo="sudo"
-	$sudo apt-get install -y --no-install-recommends chromium >/dev/null ||
-		{ $sudo apt-get update >/dev/null && $sudo apt-get install -y --no-install-recommends chromium >/dev/null; }
+	$sudo apt-get install -y --no-install-recommends chromium fonts-wqy-microhei >/dev/null ||
+		{ $sudo apt-get update >/dev/null && $sudo apt-get install -y --no-install-recommends chromium fonts-wqy-microhei >/dev/null; }
 }
 
 case "${1:-}" in
@@ -57,7 +58,7 @@ e2e)
 	chromium
 	mkdir -p "$ROOT/.cache"
 	(cd "$ROOT" && go build -o "$ROOT/.cache/console-e2e-svc" ./cmd/svc)
-	(cd "$WEB" && SVC_BIN="$ROOT/.cache/console-e2e-svc" SHOTS_DIR="$ROOT/.cache/console-shots" node ../e2e/run.mjs)
+	(cd "$WEB" && SVC_BIN="$ROOT/.cache/console-e2e-svc" SHOTS_DIR="$ROOT/.cache/console-shots" node e2e/run.mjs)
 	;;
 chromium)
 	chromium

@@ -37,7 +37,11 @@ export function Chart(props: ChartProps) {
         width: Math.max(200, el.clientWidth),
         height: p.height ?? 180,
         cursor: { drag: { x: false, y: false } },
-        scales: { y: p.yMax ? { range: [0, p.yMax] } : { range: (_u, _min, max) => [0, max > 0 ? max * 1.1 : 1] } },
+        // With fewer than two points uPlot would span years: show the last minutes instead.
+        scales: {
+          x: { time: true, range: (_u, min, max) => (min == null || max - min < 60 ? [(max ?? Date.now() / 1000) - 60, (max ?? Date.now() / 1000) + 5] : [min, max]) },
+          y: p.yMax ? { range: [0, p.yMax] } : { range: (_u, _min, max) => [0, max > 0 ? max * 1.1 : 1] },
+        },
         axes: [
           { stroke: "#5b6573", grid: { stroke: "#e3e7ed" } },
           {

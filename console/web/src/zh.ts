@@ -101,6 +101,7 @@ export const zh: Record<string, string> = {
   "Next": "下一页",
   "Next fire": "下次触发",
   "Next fires": "接下来的触发时间",
+  "No calls yet.": "暂无调用。",
   "No files match.": "没有匹配的文件。",
   "No live sessions.": "没有有效会话。",
   "No roles are configured (svc.security.roles).": "未配置角色(svc.security.roles)。",

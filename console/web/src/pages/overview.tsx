@@ -217,6 +217,13 @@ export function Overview() {
                 </tr>
               </thead>
               <tbody>
+                {!stats.data.stats.length && (
+                  <tr>
+                    <td colSpan={8} class="muted">
+                      {t("No calls yet.")}
+                    </td>
+                  </tr>
+                )}
                 {stats.data.stats.map((s) => (
                   <tr key={`${s.system}/${s.contract}/${s.direction}`}>
                     <td>{s.system}</td>
