@@ -102,6 +102,25 @@ func Contains[S any](column string, get func(s *S) string) Filter[S] {
 	}
 }
 
+// Keyword filters rows where any of columns contains the text, ignoring letter case the same way
+// on every dialect (LOWER on both sides: PostgreSQL's LIKE is case-sensitive, SQLite's and
+// MySQL's usual collations are not); an empty text means "no filter". It is the console's search
+// box over several columns at once (a user name or a display name).
+func Keyword[S any](get func(s *S) string, columns ...string) Filter[S] {
+	return Filter[S]{
+		set: func(s *S) bool { return get(s) != "" },
+		apply: func(q *bun.SelectQuery, s *S) *bun.SelectQuery {
+			pattern := "%" + EscapeLike(strings.ToLower(get(s))) + "%"
+			return q.WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
+				for _, c := range columns {
+					q = q.WhereOr("LOWER(?) LIKE ? ESCAPE '!'", bun.Ident(c), pattern)
+				}
+				return q
+			})
+		},
+	}
+}
+
 // Where is a filter of its own: set reports whether s carries it, apply adds it.
 func Where[S any](set func(s *S) bool, apply func(q *bun.SelectQuery, s *S) *bun.SelectQuery) Filter[S] {
 	return Filter[S]{set: set, apply: apply}

@@ -62,6 +62,11 @@ const (
 	CodeTrustRedirectNotAllowed       = 1061
 	CodeTrustUserNotResolved          = 1062
 	CodeTrustCodeInvalid              = 1063
+	// Codes of the user-store management resource security/user (svc additions, issue #35).
+	CodeUserTOTPNotPending  = 1070
+	CodeUserTOTPCodeInvalid = 1071
+	CodeUserInvalidName     = 1072
+	CodeUserSelfDisable     = 1073
 )
 
 // Cross-cutting error templates (wire-core §1.4, §1.5, §2.2). Derive request-specific copies with

@@ -16,6 +16,22 @@
 //	logout             bearer; revokes the JWT's family or the opaque session → null
 //	get_user_info      bearer; params forwarded to the UserInfoLoader        → UserInfo
 //
+// security/user (v1, svc addition, issue #35; only with the built-in user store, otherwise no
+// actions): find_page (keyword, role, disabled; meta page/size/sort) · get · list_roles —
+// security.user.query; create — security.user.create; update (display name) —
+// security.user.update; disable, enable — security.user.disable; set_roles —
+// security.user.roles; reset_password — security.user.password; begin_totp, confirm_totp,
+// remove_totp — security.user.totp. Users are addressed by id and answered as UserView; every
+// change is audited and calls the Store methods `svc user` calls. Errors: 2001, 2002, 1070
+// (no pending enrollment), 1071 (wrong enrollment code, 400), 1072 (invalid user name), 1073
+// (disabling oneself), 1050 (policy).
+//
+// security/session (v1, svc addition; only with the built-in token service): list {userId} →
+// {tokenType, items: [SessionView]} — security.session.query; revoke {id} (2001 when not live),
+// revoke_user {userId} → {revoked} — security.session.revoke, audited. Items are token families
+// (jwt_token: JWTTokens.Families, RevokeFamily, RevokeUserFamilies, which emit
+// session_revoked with the family id) or opaque sessions (Sessions.List, Revoke, RevokeUser).
+//
 // LoginResult is {tokens:{accessToken, refreshToken?}} XOR {challengeToken, challenge:{type,
 // data?, required}} (no refreshToken with opaque_token). No loader → 501/1500. Login type
 // trust_code exchanges a gateway code (principal = app id, credentials = the code) while trust
@@ -61,7 +77,8 @@
 //	                               time, tokens_valid_after
 //	sys_security_password_history  hashes of earlier passwords (history_depth)
 //	sys_security_token_family      refresh-token families: current jti, principal snapshot,
-//	                               expiry, revocation (rotation and reuse detection)
+//	                               expiry, revocation (rotation and reuse detection), the
+//	                               login's client IP (006)
 //	sys_security_totp_step         last accepted TOTP step per principal (no replay)
 //	sys_security_session           opaque sessions (002): id = hex(SHA-256(token)), principal
 //	                               id and snapshot, client IP, created, last seen, expiry, cap
@@ -254,6 +271,7 @@
 //     app, the User-Agent's hash (bind_user_agent) and the client IP (bind_client_ip). The first
 //     exchange attempt spends it whatever the outcome. trust_code belongs to the gateway: host
 //     authenticators cannot take the name.
-//   - Events also include svc.security.session_revoked (session id = hash, reason),
+//   - Events also include svc.security.session_revoked (session id = hash, or the token family's
+//     id for a family revoked through security/session; reason),
 //     trust_code_issued and trust_login_failed (app id of configured apps only, reason word).
 package security

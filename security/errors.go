@@ -102,6 +102,23 @@ var (
 	ErrNonceAlreadyUsed    = rpc.NewError(rpc.CodeNonceAlreadyUsed, http.StatusUnauthorized, "security_nonce_already_used")
 )
 
+// Errors of the user-store management resource security/user (svc additions, issue #35). They
+// are all 400: the operator's own session is fine when a code they typed is wrong, so none is a
+// 401 a console would take for a sign-out.
+var (
+	// ErrUserTOTPNotPending: confirm_totp without a pending enrollment (400/1070).
+	ErrUserTOTPNotPending = rpc.NewError(rpc.CodeUserTOTPNotPending, http.StatusBadRequest, "security_user_totp_not_pending")
+	// ErrUserTOTPCodeInvalid: confirm_totp with a code the pending secret does not give now
+	// (400/1071).
+	ErrUserTOTPCodeInvalid = rpc.NewError(rpc.CodeUserTOTPCodeInvalid, http.StatusBadRequest, "security_user_totp_code_invalid")
+	// ErrUserInvalidName: create with an empty or longer than 128 characters user name, or one
+	// with white space or control characters (400/1072).
+	ErrUserInvalidName = rpc.NewError(rpc.CodeUserInvalidName, http.StatusBadRequest, "security_user_invalid_name")
+	// ErrUserSelfDisable: disable names the caller's own account (400/1073); an operator would
+	// lock themselves out.
+	ErrUserSelfDisable = rpc.NewError(rpc.CodeUserSelfDisable, http.StatusBadRequest, "security_user_self_disable")
+)
+
 // Password policy errors (wire-core §5.8): every rule answers 400/1050 with a message naming it.
 var (
 	ErrPasswordTooShort          = policyError("security_password_too_short")

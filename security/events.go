@@ -19,7 +19,8 @@ const (
 	EventTokenRefreshed       = "svc.security.token_refreshed"
 	EventRefreshReuseDetected = "svc.security.refresh_reuse_detected"
 	// EventSessionRevoked: an opaque-token session ended before its time (Reason logout,
-	// evicted or forced).
+	// evicted or forced), or a token family was revoked by an operator (forced; SessionID is
+	// the family id).
 	EventSessionRevoked = "svc.security.session_revoked"
 	// EventTrustCodeIssued: the trust-login gateway redirected with a one-time code.
 	EventTrustCodeIssued = "svc.security.trust_code_issued"

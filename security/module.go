@@ -251,7 +251,7 @@ func New(deps app.Deps, opts Options) (*Service, error) {
 func (s *Service) Module() app.Module {
 	m := app.Module{
 		Name:        "security",
-		Resources:   []rpc.Resource{s.resource()},
+		Resources:   []rpc.Resource{s.resource(), s.userResource(), s.sessionResource()},
 		Strategies:  s.strategies(),
 		Messages:    Messages(),
 		Migrations:  Migrations(),

@@ -216,9 +216,14 @@ func (s *Sessions) RevokeUser(ctx context.Context, userID string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	return revokeEach(ctx, live, func(s Session) string { return s.ID }, s.Revoke)
+}
+
+// revokeEach revokes every login of live with revoke and returns how many were still live.
+func revokeEach[T any](ctx context.Context, live []T, id func(T) string, revoke func(context.Context, string) (bool, error)) (int, error) {
 	n := 0
-	for _, sess := range live {
-		ok, err := s.revoke(ctx, sess.ID, RevokeReasonForced)
+	for _, l := range live {
+		ok, err := revoke(ctx, id(l))
 		if err != nil {
 			return n, err
 		}

@@ -24,6 +24,7 @@ type family struct {
 	ExpiresAt    time.Time  `bun:"expires_at"`
 	RevokedAt    *time.Time `bun:"revoked_at"`
 	RevokeReason string     `bun:"revoke_reason"`
+	ClientIP     string     `bun:"client_ip"` // the login's client address (migration 006)
 }
 
 // familyStore keeps token families in the primary database, so every node agrees on which
@@ -94,6 +95,18 @@ func (s *familyStore) revokeAll(ctx context.Context, ids []string, reason string
 		return fmt.Errorf("security: revoke token families: %w", err)
 	}
 	return nil
+}
+
+// live returns the families of principal id that are neither revoked nor expired at now, oldest
+// first.
+func (s *familyStore) live(ctx context.Context, principalID string, now time.Time) ([]family, error) {
+	var out []family
+	err := s.db.NewSelect().Model(&out).Where("principal_id = ?", principalID).Where("revoked_at IS NULL").
+		Where("expires_at > ?", now.UTC()).Order("created_at ASC", "id ASC").Scan(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("security: list token families: %w", err)
+	}
+	return out, nil
 }
 
 // isRevoked reports whether the family is revoked; an unknown family (never issued, or purged

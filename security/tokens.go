@@ -100,8 +100,8 @@ func (t *JWTTokens) Issue(ctx context.Context, p *rpc.Principal) (AuthTokens, er
 		if err != nil {
 			return AuthTokens{}, fmt.Errorf("security: principal snapshot: %w", err)
 		}
-		if err := t.families.create(ctx, family{ID: fid, PrincipalID: p.ID, CurrentJTI: jti,
-			Principal: string(snap), CreatedAt: now, RefreshedAt: now, ExpiresAt: now.Add(t.refreshTTL)}); err != nil {
+		if err := t.families.create(ctx, family{ID: fid, PrincipalID: p.ID, CurrentJTI: jti, Principal: string(snap),
+			CreatedAt: now, RefreshedAt: now, ExpiresAt: now.Add(t.refreshTTL), ClientIP: rpc.RequestInfoFrom(ctx).ClientIP}); err != nil {
 			return AuthTokens{}, err
 		}
 		t.revoked.set(fid, false) // a family this node started needs no read to be known live

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/svc-framework/svc/config"
+	"github.com/svc-framework/svc/crud"
 	"github.com/svc-framework/svc/db"
 	"github.com/svc-framework/svc/rpc"
 	"github.com/uptrace/bun"
@@ -30,6 +31,7 @@ type User struct {
 	Roles             []string  `json:"roles"`
 	Disabled          bool      `json:"disabled"`
 	TOTPSecret        string    `json:"-"`
+	TOTPPending       bool      `json:"-"` // an enrollment waits for its confirming code
 	PasswordChangedAt time.Time `json:"passwordChangedAt"`
 	TokensValidAfter  time.Time `json:"-"`
 	CreatedAt         time.Time `json:"createdAt"`
@@ -100,7 +102,7 @@ type userRow struct {
 
 func (r *userRow) user() *User {
 	u := &User{ID: r.ID, Username: r.Username, DisplayName: r.DisplayName, PasswordHash: r.PasswordHash,
-		Disabled: r.Disabled, TOTPSecret: r.TOTPSecret, PasswordChangedAt: r.PasswordChangedAt.UTC(),
+		Disabled: r.Disabled, TOTPSecret: r.TOTPSecret, TOTPPending: r.TOTPPendingSecret != "", PasswordChangedAt: r.PasswordChangedAt.UTC(),
 		TokensValidAfter: r.TokensValidAfter.UTC(), CreatedAt: r.CreatedAt.UTC(), Roles: []string{}}
 	_ = json.Unmarshal([]byte(r.Roles), &u.Roles)
 	return u
@@ -286,6 +288,45 @@ func (s *Store) List(ctx context.Context) ([]*User, error) {
 		out[i] = rows[i].user()
 	}
 	return out, nil
+}
+
+// UserSearch filters Find: Keyword is contained in the user name or the display name (letter
+// case ignored), Role is one of the user's roles, Disabled the disabled flag; empty or nil
+// fields do not filter.
+type UserSearch struct {
+	Keyword  string `json:"keyword,omitempty"`
+	Role     string `json:"role,omitempty"`
+	Disabled *bool  `json:"disabled,omitempty"`
+}
+
+// userSearch is the filter plan of UserSearch: ordered by user name unless meta.sort names
+// one of the sortable columns.
+var userSearch = crud.NewSearch(
+	crud.Keyword(func(s *UserSearch) string { return s.Keyword }, "username", "display_name"),
+	crud.Where(func(s *UserSearch) bool { return s.Role != "" }, func(q *bun.SelectQuery, s *UserSearch) *bun.SelectQuery {
+		role, _ := json.Marshal(s.Role) // roles are stored as a JSON array: match the element with its quotes
+		return q.Where("roles LIKE ? ESCAPE '!'", "%"+crud.EscapeLike(string(role))+"%")
+	}),
+	crud.EqPtr("disabled", func(s *UserSearch) *bool { return s.Disabled }),
+).Sortable("username", "displayName", "passwordChangedAt").OrderBy("username ASC")
+
+// Find returns one page of the users matching search, ordered by meta's sort (default: user
+// name), and the number of matching users.
+func (s *Store) Find(ctx context.Context, search UserSearch, meta crud.Meta) ([]*User, int64, error) {
+	var rows []userRow
+	q, err := userSearch.Sort(userSearch.Apply(s.db.NewSelect().Model(&rows), &search, nil), meta.Sort)
+	if err != nil {
+		return nil, 0, err
+	}
+	total, err := q.Limit(int64(meta.Size)).Offset(int64((meta.Page - 1) * meta.Size)).ScanAndCount(ctx)
+	if err != nil {
+		return nil, 0, fmt.Errorf("security: find users: %w", err)
+	}
+	out := make([]*User, len(rows))
+	for i := range rows {
+		out[i] = rows[i].user()
+	}
+	return out, total, nil
 }
 
 // Count returns the number of users.
