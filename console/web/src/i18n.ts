@@ -67,7 +67,8 @@ export function pct(n: number | null | undefined): string {
 /** when renders an epoch-ms instant in the browser's zone and language. */
 export function when(ms: number | null | undefined): string {
   if (!ms) return "–";
-  return new Date(ms).toLocaleString(lang === "zh-CN" ? "zh-CN" : "en-GB", { hour12: false });
+  // sv-SE writes the unambiguous YYYY-MM-DD HH:mm:ss the server's own strings use.
+  return new Date(ms).toLocaleString(lang === "zh-CN" ? "zh-CN" : "sv-SE", { hour12: false });
 }
 
 /** duration renders seconds as d h m. */

@@ -1,6 +1,6 @@
 // Small shared pieces: async loading, error display, tables, paging, dialogs.
-import type { ComponentChildren } from "preact";
-import { useCallback, useEffect, useRef, useState } from "preact/hooks";
+import { cloneElement, type ComponentChildren, type VNode } from "preact";
+import { useCallback, useEffect, useId, useRef, useState } from "preact/hooks";
 import { ApiError } from "./api";
 import { t } from "./i18n";
 
@@ -75,7 +75,7 @@ export function Card(props: { title?: ComponentChildren; children: ComponentChil
     <section class={`card ${props.class ?? ""}`}>
       {(props.title || props.actions) && (
         <header class="card-head">
-          {props.title && <h2>{props.title}</h2>}
+          {typeof props.title === "string" ? <h2>{props.title}</h2> : props.title}
           {props.actions && <div class="actions">{props.actions}</div>}
         </header>
       )}
@@ -120,14 +120,15 @@ export function Dialog(props: { title: string; onClose: () => void; children: Co
   );
 }
 
-/** Field is a labelled form control. */
-export function Field(props: { label: string; children: ComponentChildren; hint?: string }) {
+/** Field is a labelled form control: its one child element gets the label's id. */
+export function Field(props: { label: string; children: VNode; hint?: string }) {
+  const id = useId();
   return (
-    <label class="field">
-      <span>{props.label}</span>
-      {props.children}
-      {props.hint && <small>{props.hint}</small>}
-    </label>
+    <div class="field">
+      <label for={id}>{props.label}</label>
+      {cloneElement(props.children, { id, "aria-describedby": props.hint ? `${id}-hint` : undefined })}
+      {props.hint && <small id={`${id}-hint`}>{props.hint}</small>}
+    </div>
   );
 }
 

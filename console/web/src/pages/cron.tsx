@@ -467,26 +467,20 @@ function Runs({ initialSchedule }: { initialSchedule: string }) {
               <span class="sr-only">{t("Schedule")}</span>
               <input type="search" placeholder={t("Schedule name")} value={schedule} onInput={(e) => setSchedule(e.currentTarget.value)} />
             </label>
-            <label>
-              <span class="sr-only">{t("Outcome")}</span>
-              <select value={status} onChange={(e) => setStatus(e.currentTarget.value)}>
+            <select aria-label={t("Outcome")} value={status} onChange={(e) => setStatus(e.currentTarget.value)}>
                 <option value="">{t("Every outcome")}</option>
                 {STATUSES.map((s) => (
                   <option key={s} value={s}>
                     {t(s)}
                   </option>
                 ))}
-              </select>
-            </label>
-            <label>
-              <span class="sr-only">{t("Period")}</span>
-              <select value={hours} onChange={(e) => setHours(e.currentTarget.value)}>
+            </select>
+            <select aria-label={t("Period")} value={hours} onChange={(e) => setHours(e.currentTarget.value)}>
                 <option value="1">{t("last hour")}</option>
                 <option value="24">{t("last 24 hours")}</option>
                 <option value="168">{t("last 7 days")}</option>
                 <option value="">{t("all time")}</option>
-              </select>
-            </label>
+            </select>
             <button type="submit">{t("Filter")}</button>
           </form>
         }
