@@ -408,6 +408,21 @@ await step("CSP in force: an inline script is refused", async () => {
   await c.close();
 });
 
+await step("sign-in: the login rate limit is shown in the server's words", async () => {
+  const { ctx: c, page: p } = await open();
+  expected = [/status of 401/, /status of 429/];
+  let text = "";
+  for (let i = 0; i < 8 && !/1401/.test(text); i++) {
+    await signIn(p, "viewer", "wrong-password-here");
+    await p.getByRole("alert").waitFor();
+    text = await p.getByRole("alert").innerText();
+  }
+  check(/1401/.test(text), `rate-limit answer shown: ${text}`);
+  await shot(p, "12-signin-rate-limited");
+  expected = [];
+  await c.close();
+});
+
 await browser.close();
 server.kill("SIGTERM");
 await new Promise((r) => server.once("exit", r));

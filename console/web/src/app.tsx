@@ -44,13 +44,10 @@ function useHash(): string {
 export function LangSwitch() {
   const lang = useLang();
   return (
-    <label class="lang">
-      <span class="sr-only">{t("Language")}</span>
-      <select value={lang} onChange={(e) => setLang((e.target as HTMLSelectElement).value as Lang)}>
-        <option value="en">English</option>
-        <option value="zh-CN">简体中文</option>
-      </select>
-    </label>
+    <select class="lang" aria-label={t("Language")} value={lang} onChange={(e) => setLang(e.currentTarget.value as Lang)}>
+      <option value="en">English</option>
+      <option value="zh-CN">简体中文</option>
+    </select>
   );
 }
 

@@ -143,7 +143,7 @@ export const zh: Record<string, string> = {
   "Roles of {name}": "{name} 的角色",
   "Run": "运行",
   "Run again after a crash (recover)": "崩溃后重新运行(恢复)",
-  "Run durations (s) by outcome": "按结果统计的运行耗时(秒)",
+  "Run durations (ms) by outcome": "按结果统计的运行耗时(毫秒)",
   "Run id": "运行 ID",
   "Runs": "运行记录",
   "Save": "保存",

@@ -447,7 +447,7 @@ function Runs({ initialSchedule }: { initialSchedule: string }) {
   const data = useMemo(() => {
     const runs = [...(chartRuns.data?.items ?? [])].sort((a, b) => a.scheduledAtUnixMs - b.scheduledAtUnixMs);
     const cols: (number | null)[][] = [runs.map((r) => r.scheduledAtUnixMs / 1000)];
-    for (const s of STATUSES) cols.push(runs.map((r) => (r.status === s ? r.durationMs / 1000 : null)));
+    for (const s of STATUSES) cols.push(runs.map((r) => (r.status === s ? r.durationMs : null)));
     return cols;
   }, [chartRuns.data]);
   return (
@@ -485,7 +485,7 @@ function Runs({ initialSchedule }: { initialSchedule: string }) {
           </form>
         }
       >
-        <Chart title={t("Run durations (s) by outcome")} series={series} data={data} height={200} yUnit="s" />
+        <Chart title={t("Run durations (ms) by outcome")} series={series} data={data} height={200} yUnit=" ms" />
         <ErrorBox error={chartRuns.error} />
       </Card>
       <Card title={t("Runs")}>

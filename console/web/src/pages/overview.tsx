@@ -3,7 +3,7 @@
 // statistics when the server has them. get_overview is polled every 6 s: sys/monitor allows
 // 60 calls per action in 5 minutes, so this leaves room for a reload.
 import { useEffect, useMemo, useState } from "preact/hooks";
-import { call } from "../api";
+import { ApiError, call } from "../api";
 import { Chart } from "../chart";
 import { bytes, duration, pct, t, useLang, when } from "../i18n";
 import { Card, ErrorBox, useAsync, useInterval } from "../ui";
@@ -74,7 +74,10 @@ export function Overview() {
   const [load, setLoad] = useState<Hist>(() => empty(3));
   const [ready, setReady] = useState<Ready | null>(null);
 
+  const [quietUntil, setQuietUntil] = useState(0);
   const poll = async () => {
+    // After a rate-limit answer (1401) the charts wait a minute instead of hammering.
+    if (Date.now() < quietUntil) return;
     try {
       const o = await call<Overview>("sys/monitor", "get_overview");
       const x = Date.now() / 1000;
@@ -85,6 +88,7 @@ export function Overview() {
       setLoad((h) => push(h, x, [o.load?.load1, o.load?.load5, o.load?.load15]));
     } catch (e) {
       setErr(e);
+      if (e instanceof ApiError && e.code === 1401) setQuietUntil(Date.now() + 60_000);
     }
   };
   const pollReady = () => readiness().then(setReady, () => setReady({ ready: false, checks: [], unreachable: true }));
