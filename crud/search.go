@@ -157,6 +157,13 @@ func (s *Search[S]) Sortable(names ...string) *Search[S] {
 	return s
 }
 
+// SortAs allows meta.sort to name a column by a JSON name that is not its snake_case form
+// ("uploadedAt" for started_at).
+func (s *Search[S]) SortAs(name, column string) *Search[S] {
+	s.sorts[name], s.sorts[column] = column, column
+	return s
+}
+
 // OrderBy replaces the default order (an SQL ORDER BY list of trusted column names).
 func (s *Search[S]) OrderBy(order string) *Search[S] { s.order = order; return s }
 

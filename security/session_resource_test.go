@@ -33,7 +33,7 @@ func (e *env) listSessions(t *testing.T, token, userID string) security.SessionL
 // everywhere", the 2001 of an unknown or spent id, and the permission refusals.
 func TestSessionResource(t *testing.T) {
 	run := func(t *testing.T, b backend, tokenType config.TokenType) {
-		log := &auditLog{}
+		log := &svctest.Audits{}
 		e := newEnv(t, append(b.options(t), withAudit(log), withCfg(func(c *config.Config) {
 			c.Security.TokenType = tokenType
 			c.Security.RefreshNotBefore = time.Second
@@ -49,7 +49,7 @@ func TestSessionResource(t *testing.T) {
 	})
 }
 
-func sessionResourceScenario(t *testing.T, e *env, log *auditLog, tokenType config.TokenType) {
+func sessionResourceScenario(t *testing.T, e *env, log *svctest.Audits, tokenType config.TokenType) {
 	root := e.addUser(t, "root", "root-password", "admin")
 	sam := e.addUser(t, "sam", "sam-password")
 	e.addUser(t, "viewer", "viewer-password", "viewer")
@@ -100,7 +100,7 @@ func sessionResourceScenario(t *testing.T, e *env, log *auditLog, tokenType conf
 	if left := e.listSessions(t, admin.AccessToken, sam.ID); len(left.Items) != 1 || left.Items[0].ID != l.Items[1].ID {
 		t.Errorf("after revoke: %+v", l.Items)
 	}
-	if rec, ok := log.find(security.ResourceSession, "revoke"); !ok || rec.Principal == nil || rec.Principal.ID != root.ID {
+	if rec, ok := log.Last(security.ResourceSession, "revoke"); !ok || rec.Principal == nil || rec.Principal.ID != root.ID {
 		t.Errorf("audit record of revoke = %+v, %v", rec, ok)
 	}
 
@@ -119,7 +119,7 @@ func sessionResourceScenario(t *testing.T, e *env, log *auditLog, tokenType conf
 	if l := e.listSessions(t, admin.AccessToken, sam.ID); len(l.Items) != 0 {
 		t.Errorf("after revoke_user: %+v", l.Items)
 	}
-	if _, ok := log.find(security.ResourceSession, "revoke_user"); !ok {
+	if _, ok := log.Last(security.ResourceSession, "revoke_user"); !ok {
 		t.Error("no audit record of revoke_user")
 	}
 	e.login(t, "sam", "sam-password") // a new login works

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,32 +15,8 @@ import (
 	"github.com/svc-framework/svc/svctest"
 )
 
-// auditLog collects the audit records of a test server.
-type auditLog struct {
-	mu   sync.Mutex
-	recs []rpc.AuditRecord
-}
-
-func (a *auditLog) Audit(_ context.Context, rec rpc.AuditRecord) {
-	a.mu.Lock()
-	a.recs = append(a.recs, rec)
-	a.mu.Unlock()
-}
-
-// find returns the last successful record of resource and action.
-func (a *auditLog) find(resource, action string) (rpc.AuditRecord, bool) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	for i := len(a.recs) - 1; i >= 0; i-- {
-		if a.recs[i].Resource == resource && a.recs[i].Action == action && a.recs[i].OK {
-			return a.recs[i], true
-		}
-	}
-	return rpc.AuditRecord{}, false
-}
-
 // withAudit sends the server's audit records to log.
-func withAudit(log *auditLog) envOption {
+func withAudit(log *svctest.Audits) envOption {
 	return func(s *setup) { s.svcOpts = append(s.svcOpts, svc.WithAuditSink(log)) }
 }
 
@@ -113,7 +88,7 @@ func TestUserResourcePermissions(t *testing.T) {
 // of each on logins and issued tokens, and the audit records of the changes.
 func TestUserResource(t *testing.T) {
 	svctest.EachDBKind(t, func(t *testing.T, kind config.DBKind) {
-		log := &auditLog{}
+		log := &svctest.Audits{}
 		e := newEnv(t, onDB(kind), withAudit(log), withCfg(func(c *config.Config) {
 			c.Security.PasswordPolicy.MinLength = 8
 			c.Security.PasswordPolicy.HistoryDepth = 2
@@ -134,7 +109,7 @@ func TestUserResource(t *testing.T) {
 			r := e.userCall(t, admin, "create", map[string]any{"username": "bob", "password": "short"})
 			want(t, r, 400, rpc.CodePasswordPolicyViolation)
 			want(t, e.userCall(t, admin, "create", map[string]any{"username": "bob"}), 400, rpc.CodeBadRequest)
-			rec, ok := log.find(security.ResourceUser, "create")
+			rec, ok := log.Last(security.ResourceUser, "create")
 			if !ok {
 				t.Fatal("no audit record of create")
 			}
@@ -241,7 +216,7 @@ func TestUserResource(t *testing.T) {
 			want(t, e.call(t, "get_user_info", nil, svctest.WithToken(erin)), 401, rpc.CodeTokenInvalid)
 			e.clock.Advance(2 * time.Second)
 			e.login(t, "erin", "erin-new-password")
-			rec, ok := log.find(security.ResourceUser, "reset_password")
+			rec, ok := log.Last(security.ResourceUser, "reset_password")
 			if !ok {
 				t.Fatal("no audit record of reset_password")
 			}
@@ -264,7 +239,7 @@ func TestUserResource(t *testing.T) {
 			if v := userView(t, e.userCall(t, admin, "get", id)); v.TOTPEnabled || !v.TOTPPending {
 				t.Errorf("after begin: %+v", v)
 			}
-			if rec, ok := log.find(security.ResourceUser, "begin_totp"); !ok {
+			if rec, ok := log.Last(security.ResourceUser, "begin_totp"); !ok {
 				t.Error("no audit record of begin_totp")
 			} else if b, _ := json.Marshal(rec.Result); strings.Contains(string(b), en.Secret) {
 				t.Errorf("audit result carries the secret: %s", b)

@@ -15,6 +15,13 @@
 //	                  abort_upload     {claimId} → null
 //	sys/storage/file  resolve          {keys: 1..200} → {files: [{key, originalFilename, contentType, size,
 //	                                   status, uploadedAt, uploadedBy}]}
+//	                  find_page        sys.storage.file.query (QueryPermission; svc addition, issue #35):
+//	                                   FileSearch {keyword, status, contentType (prefix), uploadedBy,
+//	                                   public}, meta page/size/sort → {page, size, total, items: [FileView]};
+//	                                   default: every status but deleted, newest upload first
+//	                  delete           sys.storage.file.delete (DeletePermission), audited: {key} → null;
+//	                                   queues the object (reason deleted, FileView.deleting until the
+//	                                   delete worker ran); unknown or deleted key 2001
 //
 // Every action has the engine default rate limit (spec §4.1, §8.1; wire-core §7.2), upload_part
 // too unless svc.storage.upload_part_rate_limit (ours) gives it its own maximum per engine period.

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -63,11 +64,34 @@ func (d DateTime) MarshalJSON() ([]byte, error) {
 	return []byte(`"` + t.Local().Format(DateTimeLayout) + `"`), nil
 }
 
-// FileResource returns sys/storage/file with its one action resolve (wire-core §7.5; the spec's
-// "file/resolve"): Bearer, engine default rate limit, ACL-governed like the download proxy.
+// UnmarshalJSON implements json.Unmarshaler: the wire layout in the local zone, or null (the
+// zero time), so Go clients read what MarshalJSON writes.
+func (d *DateTime) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*d = DateTime{}
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	t, err := time.ParseInLocation(DateTimeLayout, s, time.Local)
+	if err != nil {
+		return err
+	}
+	*d = DateTime(t)
+	return nil
+}
+
+// FileResource returns sys/storage/file: resolve (wire-core §7.5; the spec's "file/resolve"):
+// Bearer, engine default rate limit, ACL-governed like the download proxy; and the operator
+// actions (svc additions, issue #35) find_page under QueryPermission and delete under
+// DeletePermission, audited.
 func (s *Service) FileResource() rpc.Resource {
 	return rpc.Resource{Name: "sys/storage/file", Ops: []rpc.Op{
 		rpc.Handle("resolve", s.handleResolve),
+		rpc.Handle("find_page", s.handleFindFiles, rpc.RequiredPermission(QueryPermission)),
+		rpc.Handle("delete", s.handleDeleteFile, rpc.RequiredPermission(DeletePermission), rpc.Audit()),
 	}}
 }
 

@@ -44,7 +44,7 @@ func TestBuild(t *testing.T) {
 			names = append(names, r.Name+"."+op.Action)
 		}
 	}
-	want := "sys/storage.init_upload sys/storage.upload_part sys/storage.list_parts sys/storage.complete_upload sys/storage.abort_upload sys/storage/file.resolve"
+	want := "sys/storage.init_upload sys/storage.upload_part sys/storage.list_parts sys/storage.complete_upload sys/storage.abort_upload sys/storage/file.resolve sys/storage/file.find_page sys/storage/file.delete"
 	if got := strings.Join(names, " "); got != want {
 		t.Errorf("operations = %s, want %s", got, want)
 	}
