@@ -91,7 +91,7 @@ function TableDetail({ name }: { name: string }) {
       <Loading when={tb.loading} />
       {d && d.name === name && (
         <>
-          <Card title={<span class="mono">{d.name}</span>}>
+          <Card title={<h2 class="mono">{d.name}</h2>}>
             {d.comment && <p>{d.comment}</p>}
             <div class="table-wrap">
               <table>
@@ -164,7 +164,7 @@ function TableDetail({ name }: { name: string }) {
 function ViewDetail({ view }: { view?: View }) {
   if (!view) return null;
   return (
-    <Card title={<span class="mono">{view.name}</span>}>
+    <Card title={<h2 class="mono">{view.name}</h2>}>
       {view.comment && <p>{view.comment}</p>}
       {view.columns && (
         <p>
