@@ -90,6 +90,10 @@ async function signIn(page, user, password) {
 }
 
 const { ctx, page } = await open();
+const cdp = await ctx.newCDPSession(page);
+/** throttle limits the page's upload rate (bytes/s; -1 lifts it), so pause and reload land mid-way. */
+const throttle = (up) =>
+  cdp.send("Network.emulateNetworkConditions", { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: up });
 
 await step("console is served with a strict CSP and cache headers", async () => {
   const res = await fetch(`${s.base}/console/`);
@@ -123,7 +127,7 @@ await step("sign-in with password then TOTP", async () => {
 });
 
 await step("overview: facts, readiness and live charts", async () => {
-  await page.getByText("primary").first().waitFor();
+  await page.locator(".badge.ok", { hasText: "ready" }).waitFor();
   const charts = page.locator(".chart canvas");
   check((await charts.count()) >= 3, "three charts drawn");
   // Two polls 6 s apart: the series hold at least two points.
@@ -209,9 +213,7 @@ writeFileSync(resumeFile, randomBytes(9 * 1024 * 1024 + 17));
 
 await step("files: 20 MiB upload with pause/resume, progress to 100 %, download equal", async () => {
   await page.getByRole("link", { name: "Files" }).click();
-  // A loopback upload takes a blink: throttle it so pause and reload land mid-way.
-  const cdp = await ctx.newCDPSession(page);
-  await cdp.send("Network.emulateNetworkConditions", { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: 8 * 1024 * 1024 });
+  await throttle(8 * 1024 * 1024);
   await page.locator('input[type="file"]').setInputFiles(bigFile);
   const bar = page.locator("ul.uploads progress");
   await bar.waitFor();
@@ -239,15 +241,19 @@ await step("files: 20 MiB upload with pause/resume, progress to 100 %, download 
 });
 
 await step("files: an upload resumes after a reload", async () => {
+  await throttle(3 * 1024 * 1024);
   await page.locator('input[type="file"]').setInputFiles(resumeFile);
-  await page.waitForFunction(() => Number(document.querySelector('ul.uploads li:last-child progress')?.getAttribute("value")) >= 4 * 1024 * 1024);
+  await page.waitForFunction(() =>
+    [...document.querySelectorAll("ul.uploads li")].some(
+      (li) => li.querySelector(".name")?.textContent === "resume.bin" && Number(li.querySelector("progress")?.getAttribute("value")) >= 4 * 1024 * 1024,
+    ),
+  );
   await page.reload();
   await page.getByText("Choose this file again to resume the upload.").waitFor();
   await page.locator('input[type="file"]').setInputFiles(resumeFile);
   await page.locator("ul.uploads .state.done").waitFor({ timeout: 30_000 });
   await page.locator("tr", { hasText: "resume.bin" }).first().waitFor();
-  const cdp = await ctx.newCDPSession(page);
-  await cdp.send("Network.emulateNetworkConditions", { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1 });
+  await throttle(-1);
 });
 
 await step("files: delete where permitted", async () => {

@@ -60,9 +60,21 @@ function push(h: Hist, x: number, ys: (number | null | undefined)[]): Hist {
   });
 }
 
-/** readiness asks get_readiness (one check per data source and Redis). */
-function readiness(): Promise<Ready> {
-  return call<Ready>("sys/monitor", "get_readiness");
+/**
+ * readiness asks get_readiness (one check per data source and Redis); a server without that
+ * operation (404/1200) is asked GET /readyz, which names only what fails.
+ */
+async function readiness(): Promise<Ready> {
+  try {
+    return await call<Ready>("sys/monitor", "get_readiness");
+  } catch (e) {
+    if (!(e instanceof ApiError) || e.code !== 1200) throw e;
+    const r = (await (await fetch(new URL("/readyz", window.location.origin), { credentials: "omit" })).json()) as { status: string; failed?: string[] };
+    return {
+      ready: r.status === "ready",
+      checks: (r.failed ?? []).map((name) => ({ name, kind: "", type: "", ready: false, latencyMs: 0 })),
+    };
+  }
 }
 
 export function Overview() {
@@ -262,8 +274,8 @@ function ReadyView({ ready }: { ready: Ready | null }) {
         {ready.checks.map((c) => (
           <li key={c.name}>
             <span class={c.ready ? "dot ok" : "dot bad"} aria-hidden="true" />
-            <span class="mono">{c.name}</span> · {c.kind === "kvstore" ? "Redis" : c.type} ·{" "}
-            {c.ready ? `${c.latencyMs} ms` : t("does not answer")}
+            <span class="mono">{c.name}</span>
+            {c.kind && ` · ${c.kind === "kvstore" ? "Redis" : c.type}`} · {c.ready ? `${c.latencyMs} ms` : t("does not answer")}
           </li>
         ))}
       </ul>
