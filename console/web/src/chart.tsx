@@ -37,9 +37,15 @@ export function Chart(props: ChartProps) {
         width: Math.max(200, el.clientWidth),
         height: p.height ?? 180,
         cursor: { drag: { x: false, y: false } },
-        // With fewer than two points uPlot would span years: show the last minutes instead.
+        // A short series would be stretched over the width (or, with one point, over years):
+        // the axis spans at least a minute from the first point, so a live series grows
+        // from the left.
         scales: {
-          x: { time: true, range: (_u, min, max) => (min == null || max - min < 60 ? [(max ?? Date.now() / 1000) - 60, (max ?? Date.now() / 1000) + 5] : [min, max]) },
+          x: {
+            time: true,
+            range: (u, min, max) =>
+              min == null ? [Date.now() / 1000 - 60, Date.now() / 1000] : u.data[0].length < 2 || max - min < 60 ? [min, min + 60] : [min, max],
+          },
           y: p.yMax ? { range: [0, p.yMax] } : { range: (_u, _min, max) => [0, max > 0 ? max * 1.1 : 1] },
         },
         axes: [
