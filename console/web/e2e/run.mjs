@@ -130,8 +130,8 @@ await step("overview: facts, readiness and live charts", async () => {
   await page.locator(".badge.ok", { hasText: "ready" }).waitFor();
   const charts = page.locator(".chart canvas");
   check((await charts.count()) >= 3, "three charts drawn");
-  // Two polls 6 s apart: the series hold at least two points.
-  await page.waitForTimeout(6500);
+  // Three polls 6 s apart: the series hold three points.
+  await page.waitForTimeout(12_500);
   const host = await page.locator("dd").nth(4).innerText();
   check(host !== "–", `host facts shown: ${host}`);
   await shot(page, "02-overview");
