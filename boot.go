@@ -6,6 +6,7 @@ import (
 
 	"github.com/svc-framework/svc/app"
 	"github.com/svc-framework/svc/approval"
+	"github.com/svc-framework/svc/console"
 	"github.com/svc-framework/svc/cron"
 	"github.com/svc-framework/svc/event"
 	"github.com/svc-framework/svc/i18n"
@@ -108,8 +109,9 @@ func (s *Server) build() error {
 		}
 	}
 	mon, err := monitor.New(deps, monitor.Options{
-		Streams:     streamInspector(bus, eventCfg),
-		Integration: itgStats,
+		Streams:      streamInspector(bus, eventCfg),
+		Integration:  itgStats,
+		Dependencies: s.dependencies(),
 	})
 	if err != nil {
 		return fmt.Errorf("build module monitor: %w", err)
@@ -147,8 +149,15 @@ func (s *Server) build() error {
 		}
 	}
 
+	// The console serves its embedded build at svc.console.path; it calls only /api.
+	con, err := console.New(deps, console.Options{})
+	if err != nil {
+		return fmt.Errorf("build module console: %w", err)
+	}
+
 	// The ops module comes first, so its admin listener and span exporter stop last.
-	mods := []app.Module{tel.Module(), eventModule(bus, eventCfg), sec.Module(), st.Module(), sch.Module(), mon.Module(), crn.Module(), psh.Module(), mc.Module()}
+	mods := []app.Module{tel.Module(), eventModule(bus, eventCfg), sec.Module(), st.Module(), sch.Module(), mon.Module(), crn.Module(), psh.Module(), mc.Module(),
+		con.Module()}
 	if itg != nil {
 		mods = append(mods, itg.Module())
 	}

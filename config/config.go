@@ -50,6 +50,8 @@ type Config struct {
 	Pprof Pprof `toml:"pprof"`
 	// Tracing is svc.tracing: OpenTelemetry traces over OTLP.
 	Tracing Tracing `toml:"tracing"`
+	// Console is svc.console: the operators' web console (ours).
+	Console Console `toml:"console"`
 
 	// Source names where the file part came from: the path of the application.toml read, the
 	// string "embedded" for LoadOptions.Embedded, or "" when only the environment configured.
@@ -76,6 +78,7 @@ func base() *Config {
 	c.Security.Lockout.Enabled = true
 	c.Security.Session.Sliding = true
 	c.Security.TrustLogin.BindUserAgent = true
+	c.Console.Enabled = true
 	return c
 }
 
@@ -104,6 +107,7 @@ func (c *Config) applyDefaults() {
 	c.Admin.applyDefaults()
 	c.Metrics.applyDefaults()
 	c.Tracing.applyDefaults(c.App.Name)
+	c.Console.applyDefaults()
 }
 
 // number is what the "strictly positive, else default" rule applies to: counts, sizes and

@@ -106,6 +106,7 @@ func wantDefaults() *Config {
 		Admin:   Admin{Address: "127.0.0.1:9464"},
 		Metrics: Metrics{Path: "/metrics"},
 		Tracing: Tracing{SampleRatio: 1, ServiceName: "svc-app"},
+		Console: Console{Enabled: true, Path: "/console"},
 	}
 }
 

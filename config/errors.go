@@ -121,6 +121,9 @@ var (
 	// ErrInvalidEventRoute: an svc.event.routing entry has a malformed pattern or names no, an
 	// unknown or an unavailable transport.
 	ErrInvalidEventRoute = errors.New("invalid event route")
+	// ErrInvalidConsolePath: svc.console.path is not a clean absolute path other than "/" and
+	// outside /api.
+	ErrInvalidConsolePath = errors.New("invalid console path")
 	// ErrInvalidPushPath: svc.push.path does not start with a slash.
 	ErrInvalidPushPath = errors.New("invalid push path")
 	// ErrInvalidPushBridge: an entry of svc.push.bridge has no event, an invalid event type or no

@@ -26,6 +26,7 @@ func (c *Config) Validate() error {
 		c.MCP.validate(c.DataSources),
 		c.Event.validate(c.KVStore.Enabled),
 		c.validateAdmin(),
+		c.Console.validate(),
 	} {
 		errs = append(errs, section...)
 	}

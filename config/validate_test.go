@@ -306,6 +306,11 @@ func TestValidateSentinels(t *testing.T) {
 		{"push bridge without target", func(c *Config) {
 			c.Push.Bridge = []PushBridge{{Event: "a.b", Users: []string{"u"}}, {Event: "c.d"}}
 		}, ErrInvalidPushBridge, "svc.push.bridge[1]"},
+		{"console path relative", func(c *Config) { c.Console.Path = "console" }, ErrInvalidConsolePath, "svc.console.path"},
+		{"console path root", func(c *Config) { c.Console.Path = "/" }, ErrInvalidConsolePath, "svc.console.path"},
+		{"console path under /api", func(c *Config) { c.Console.Path = "/api/ui" }, ErrInvalidConsolePath, "svc.console.path"},
+		{"console path unclean", func(c *Config) { c.Console.Path = "/a/../console" }, ErrInvalidConsolePath, "svc.console.path"},
+		{"console path pattern", func(c *Config) { c.Console.Path = "/{x}" }, ErrInvalidConsolePath, "svc.console.path"},
 		{"log level", func(c *Config) { c.Log.Level = "trace" }, ErrInvalidLogLevel, "svc.log.level"},
 		{"language", func(c *Config) { c.I18n.Language = "fr" }, ErrInvalidLanguage, "svc.i18n.language"},
 	}

@@ -121,7 +121,7 @@ func TestMonitorPermission(t *testing.T) {
 	nobody := svctest.As(svctest.User("nobody"))
 	ops := svctest.As(svctest.User("ops", "ops"))
 	for _, action := range []string{"get_overview", "get_cpu", "get_memory", "get_disk", "get_network", "get_host",
-		"get_process", "get_load", "get_build_info", "get_event_streams", "get_integration_stats"} {
+		"get_process", "get_load", "get_build_info", "get_event_streams", "get_integration_stats", "get_readiness"} {
 		if resp := srv.Call(t, monitor.Resource, action, nil, nobody); resp.Status != http.StatusForbidden || resp.Code != rpc.CodeAccessDenied {
 			t.Errorf("%s without the permission: status, code = %d, %d; want 403, %d", action, resp.Status, resp.Code, rpc.CodeAccessDenied)
 		}

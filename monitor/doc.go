@@ -24,6 +24,10 @@
 //     StreamInspector; an inspector error answers 2101.
 //   - get_integration_stats: {enabled, stats}; {enabled:false, stats:[]} without a
 //     StatsInspector.
+//   - get_readiness (svc addition, issue #35): {ready, checks: [{name, kind, type, ready,
+//     latencyMs}]}: every Options.Dependencies entry (the composition root lists the data
+//     sources, primary first, and the key-value store when enabled, as GET /readyz checks them)
+//     pinged at once within 2 s each; never fails, carries no error text (the cause is logged).
 //
 // Routes: none. Tables: none.
 //

@@ -32,6 +32,9 @@ type Options struct {
 	Streams StreamInspector
 	// Integration reads the integration module's invocation statistics (get_integration_stats).
 	Integration StatsInspector
+	// Dependencies are the data sources and the key-value store get_readiness checks, in the
+	// order it answers them; none answers {ready: true, checks: []}.
+	Dependencies []Dependency
 }
 
 //go:embed messages
@@ -95,6 +98,7 @@ func (m *Service) resource() rpc.Resource {
 		rpc.Handle("get_build_info", m.getBuildInfo, limit, perm),
 		rpc.Handle("get_event_streams", m.getEventStreams, limit, perm),
 		rpc.Handle("get_integration_stats", m.getIntegrationStats, limit, perm),
+		rpc.Handle("get_readiness", m.getReadiness, limit, perm),
 	}}
 }
 
