@@ -1,0 +1,72 @@
+// Helpers of the console's browser tests: a scratch svc server, its CLI, TOTP codes.
+import { spawn, execFileSync } from "node:child_process";
+import { createHmac } from "node:crypto";
+import { mkdtempSync, readFileSync, writeFileSync, mkdirSync, openSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+/** totp computes the RFC 6238 code (SHA-1, 6 digits, 30 s) of a base32 secret at step. */
+export function totp(secret, step = Math.floor(Date.now() / 30000)) {
+  const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+  let bits = "";
+  for (const ch of secret.replace(/=+$/, "").toUpperCase()) bits += alphabet.indexOf(ch).toString(2).padStart(5, "0");
+  const key = Buffer.from(bits.match(/.{8}/g).map((b) => parseInt(b, 2)));
+  const msg = Buffer.alloc(8);
+  msg.writeBigUInt64BE(BigInt(step));
+  const h = createHmac("sha1", key).update(msg).digest();
+  const o = h[h.length - 1] & 0xf;
+  return String((h.readUInt32BE(o) & 0x7fffffff) % 1_000_000).padStart(6, "0");
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.listen(0, "127.0.0.1", () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+    s.on("error", reject);
+  });
+}
+
+/**
+ * scratch prepares a working directory with the shipped configuration plus the test's
+ * additions (a permission-limited role, a password policy, a fast monitor sampler).
+ */
+export async function scratch(root) {
+  const dir = mkdtempSync(join(tmpdir(), "svc-console-e2e-"));
+  mkdirSync(join(dir, "configs"));
+  let cfg = readFileSync(join(root, "configs", "application.toml"), "utf8");
+  cfg = cfg.replace('admin = ["*"]', 'admin = ["*"]\nviewer = ["sys.schema.query"]');
+  cfg += '\n[svc.security.password_policy]\nmin_length = 12\n\n[svc.monitor]\nsample_interval = "2s"\nsample_duration = "1s"\n';
+  writeFileSync(join(dir, "configs", "application.toml"), cfg);
+  const port = await freePort();
+  // Only what the server needs: the caller's SVC_* variables must not leak in.
+  const env = { PATH: process.env.PATH, HOME: dir, TZ: "UTC", SVC_APP_PORT: String(port) };
+  return { dir, port, env, base: `http://127.0.0.1:${port}` };
+}
+
+/** cli runs `svc ARGS` in the scratch directory with stdin and answers its stdout. */
+export function cli(bin, s, args, input = "") {
+  return execFileSync(bin, args, { cwd: s.dir, env: s.env, input, encoding: "utf8" });
+}
+
+/** serve starts `svc serve` and waits until /readyz answers ready. */
+export async function serve(bin, s) {
+  const log = openSync(join(s.dir, "svc.log"), "a");
+  const proc = spawn(bin, ["serve"], { cwd: s.dir, env: s.env, stdio: ["ignore", log, log] });
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    if (proc.exitCode !== null) break;
+    try {
+      const r = await fetch(`${s.base}/readyz`);
+      if (r.ok) return proc;
+    } catch {
+      /* not listening yet */
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  proc.kill("SIGKILL");
+  throw new Error(`svc serve did not become ready:\n${readFileSync(join(s.dir, "svc.log"), "utf8")}`);
+}
