@@ -71,6 +71,16 @@ if ((${#@} == 0)) && [[ ${SVC_TEST_FAULTS:-1} != 0 ]]; then
 	fi
 fi
 
+# The console (console/web → console/dist): the committed build must match its sources, and the
+# browser tests drive headless Chromium against the built binary (about a minute). Only on a
+# full run: a package pattern asks for Go packages alone.
+if (($# == 0)); then
+	section "console: committed build matches sources (scripts/console.sh check)"
+	if scripts/console.sh check; then echo "ok"; else failed+=("console check"); fi
+	section "console: browser tests (scripts/console.sh e2e)"
+	if scripts/console.sh e2e; then echo "ok"; else failed+=("console e2e"); fi
+fi
+
 if ((${#failed[@]})); then
 	section "FAILED: ${failed[*]}"
 	exit 1
