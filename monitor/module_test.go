@@ -47,7 +47,7 @@ func TestResourceDeclaresEveryActionWithRateLimit60(t *testing.T) {
 		}
 	}
 	want := []string{"get_overview", "get_cpu", "get_memory", "get_disk", "get_network", "get_host",
-		"get_process", "get_load", "get_build_info", "get_event_streams", "get_integration_stats"}
+		"get_process", "get_load", "get_build_info", "get_event_streams", "get_integration_stats", "get_readiness"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("actions mismatch (-want +got):\n%s", diff)
 	}
