@@ -389,13 +389,11 @@ func (t *JWTTokens) Revoke(ctx context.Context, accessToken string) error {
 	if fid == "" {
 		return nil
 	}
-	if err := t.revokeFamily(ctx, fid, revokeLogout); err != nil {
-		return err
-	}
+	err := t.revokeFamily(ctx, fid, revokeLogout) // applied here even when the write failed
 	if ok {
 		t.verified.drop(accessToken) // refused from now on: its cached verification is dead weight
 	}
-	return nil
+	return err
 }
 
 // revokeFamily records the revocation (the family row and its change row, in a transaction
