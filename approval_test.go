@@ -43,7 +43,7 @@ func TestApprovalNeedsTransactionalRoute(t *testing.T) {
 				t.Fatal(err)
 			}
 			ctx := context.Background()
-			err = srv.Start(ctx)
+			_, err = srv.Start(ctx)
 			if err == nil {
 				defer srv.Stop(ctx)
 			}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/svc-framework/svc/app"
 	"github.com/svc-framework/svc/approval"
+	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/console"
 	"github.com/svc-framework/svc/cron"
 	"github.com/svc-framework/svc/event"
@@ -21,191 +22,148 @@ import (
 	"github.com/svc-framework/svc/storage"
 )
 
-// build is the boot chain (spec §1, ARCHITECTURE.md): it creates the message catalog and the
-// /api engine, constructs each default module as a typed value in boot order, writes the wiring
-// between modules as plain statements, then appends the host's modules and registers everything
-// in the engine and the HTTP handler. It does no I/O.
-//
-// The order is the order of the statements: the event bus first (modules subscribe while they
-// are built, and its module starts before theirs and stops after them), then security (its
-// strategies and permission checker guard everything after it), then storage, schema,
-// monitor, cron, push and mcp, then integration when the host includes it (WithIntegration),
-// then approval when the host includes it (WithApproval), then the host modules.
-func (s *Server) build() error {
+// build is the boot chain (spec §1, ARCHITECTURE.md): it creates the message catalog, the
+// operations module and the event bus, then builds each module in boot order — every module is
+// appended to the list right after it is built, so the build reads top to bottom as the start
+// order (modules stop in reverse) — then registers everything in the /api engine and assembles
+// the HTTP handler. It does no I/O. What a module needs from an earlier one is passed to its
+// constructor (the adapters are in wiring.go); no setter is called on a built module.
+func (s *Server) build() (*Running, error) {
 	catalog, err := i18n.New(s.cfg.I18n.Language)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	tel, err := s.newTelemetry()
 	if err != nil {
-		return fmt.Errorf("build module ops: %w", err)
+		return nil, fmt.Errorf("build module ops: %w", err)
 	}
-	eventCfg := s.cfg.Event.Effective()
-	bus, err := s.newBus(eventCfg, tel)
+	bus, err := s.newBus(tel)
 	if err != nil {
-		return fmt.Errorf("build module event: %w", err)
+		return nil, fmt.Errorf("build module event: %w", err)
 	}
-	engine, err := s.newEngine(catalog, bus, tel)
-	if err != nil {
+	if tel.Registerer() != nil {
+		if err := wireMetrics(tel.Registerer(), bus); err != nil {
+			return nil, fmt.Errorf("build module ops: %w", err)
+		}
+	}
+	r := &Running{db: s.dbs[config.PrimaryDataSource], events: bus, telemetry: tel}
+	// The ops module comes first, so its admin listener and span exporter stop last; the bus
+	// next, so that subscriptions made while modules are built receive from the start and
+	// workers can publish until they stop.
+	r.modules = []app.Module{tel.Module(), eventModule(bus, s.cfg.Event)}
+	if err := s.buildModules(r, catalog); err != nil {
+		return nil, err
+	}
+	if err := register(r.engine, catalog, r.modules); err != nil {
+		return nil, err
+	}
+	if err := r.engine.Validate(); err != nil {
+		return nil, err
+	}
+	if r.handler, err = s.newHandler(r.engine, r.modules); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// buildModules builds the modules after the bus, in boot order, into r: security, the /api
+// engine, storage, schema, integration (WithIntegration), monitor, cron, push, approval
+// (WithApproval), mcp, console, then the host's modules (WithModule).
+func (s *Server) buildModules(r *Running, catalog *i18n.Catalog) (err error) {
+	deps := app.Deps{Config: s.cfg, Logger: s.logger, Clock: s.clock, I18n: catalog, DB: r.db,
+		DataSources: s.dbs, KV: s.kv, Events: r.events, Metrics: r.telemetry.Registerer()}
+	fail := func(name string, err error) error { return fmt.Errorf("build module %s: %w", name, err) }
+
+	// Security is built before the /api engine, which takes its permission checker (the host's
+	// WithPermissionChecker wins), so its Deps carry no engine. Every later module gets the
+	// engine as its authenticator, permission checker, error renderer and body reader.
+	if r.security, err = security.New(deps, s.opts.security); err != nil {
+		return fail("security", err)
+	}
+	r.modules = append(r.modules, r.security.Module())
+	perms := s.opts.permissions
+	if perms == nil {
+		perms = r.security.PermissionChecker()
+	}
+	if r.engine, err = s.newEngine(catalog, r.events, r.telemetry, perms); err != nil {
 		return err
 	}
-	deps := app.Deps{
-		Config:      s.cfg,
-		Logger:      s.logger,
-		Clock:       s.clock,
-		I18n:        catalog,
-		DB:          s.DB(),
-		DataSources: s.dbs,
-		KV:          s.kv,
-		Events:      bus,
-		Auth:        engine,
-		Permissions: engine,
-		Errors:      engine,
-		Bodies:      engine,
-		Metrics:     tel.Registerer(),
-	}
+	deps.Auth, deps.Permissions, deps.Errors, deps.Bodies = r.engine, r.engine, r.engine, r.engine
 
-	sec, err := security.New(deps, s.opts.security)
-	if err != nil {
-		return fmt.Errorf("build module security: %w", err)
+	// Storage publishes its events on deps.Events after checking that they are routed to a
+	// transactional transport (New gave storage.EventPattern a route).
+	if r.storage, err = storage.New(deps, s.opts.storage); err != nil {
+		return fail("storage", err)
 	}
-
-	// Storage takes the engine from deps as its download authenticator, error renderer and the
-	// permission checker of its default ACL, and publishes its events on deps.Events after
-	// checking that they are routed to a transactional transport.
-	st, err := storage.New(deps, s.opts.storage)
-	if err != nil {
-		return fmt.Errorf("build module storage: %w", err)
-	}
+	r.modules = append(r.modules, r.storage.Module())
 	sch, err := schema.New(deps, schema.Options{})
 	if err != nil {
-		return fmt.Errorf("build module schema: %w", err)
+		return fail("schema", err)
 	}
-	// Integration joins when the host includes it (WithIntegration); monitor reads its
-	// statistics through the inspector hook, converted here since modules do not import each
-	// other. Its outbound calls go through the ops transport (client spans, traceparent) unless
-	// the host wrapped them itself.
-	var itg *integration.Service
+	r.modules = append(r.modules, sch.Module())
+
+	// Integration joins when the host includes it; monitor reads its statistics.
 	var itgStats monitor.StatsInspector
 	if s.opts.integration != nil {
-		o := *s.opts.integration
-		if o.WrapTransport == nil {
-			tp := tel.TracerProvider()
-			o.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return ops.Transport(tp, rt) }
+		if r.integration, err = integration.New(deps, integrationOptions(*s.opts.integration, r.telemetry)); err != nil {
+			return fail("integration", err)
 		}
-		if itg, err = integration.New(deps, o); err != nil {
-			return fmt.Errorf("build module integration: %w", err)
-		}
-		itgStats = integrationStats(itg.Stats())
+		r.modules = append(r.modules, r.integration.Module())
+		itgStats = integrationStats(r.integration.Stats())
 	}
-	// Approval joins when the host includes it (WithApproval): its directory defaults to the
-	// built-in user store's departments and superiors, its business-binding check to the schema
-	// module's inspector; it checks that approval.* events route to a transactional transport.
-	var apv *approval.Service
+	mon, err := monitor.New(deps, monitor.Options{Streams: streamInspector(r.events, s.cfg.Event), Integration: itgStats,
+		Dependencies: s.dependencies()})
+	if err != nil {
+		return fail("monitor", err)
+	}
+	r.modules = append(r.modules, mon.Module())
+
+	// Cron runs the host's jobs (WithCron). With svc.cron.store.enabled = false its resources
+	// have no operations and it has no workers.
+	if r.cron, err = cron.New(deps, s.opts.cron); err != nil {
+		return fail("cron", err)
+	}
+	r.modules = append(r.modules, r.cron.Module())
+
+	// Push authenticates handshakes with the engine, binds connections to security's sessions
+	// and token families and watches its revocations and user changes (wiring.go). Disabled, it
+	// has no route and its Notifier drops pushes.
+	if r.push, err = push.New(deps, pushOptions(r.security)); err != nil {
+		return fail("push", err)
+	}
+	r.modules = append(r.modules, r.push.Module())
+
+	// Approval joins when the host includes it: its directory defaults to security's, its table
+	// inspector to schema's, its Notifier to push's.
 	if s.opts.approval != nil {
-		o := approvalOptions(*s.opts.approval, sec.Directory(), sch)
-		if apv, err = approval.New(deps, o); err != nil {
-			return fmt.Errorf("build module approval: %w", err)
+		if r.approval, err = approval.New(deps, approvalOptions(*s.opts.approval, r.security.Directory(), sch, r.push)); err != nil {
+			return fail("approval", err)
 		}
-	}
-	mon, err := monitor.New(deps, monitor.Options{
-		Streams:      streamInspector(bus, eventCfg),
-		Integration:  itgStats,
-		Dependencies: s.dependencies(),
-	})
-	if err != nil {
-		return fmt.Errorf("build module monitor: %w", err)
+		r.modules = append(r.modules, r.approval.Module())
 	}
 
-	// Cron runs the host's jobs (WithCron) and publishes its run events on deps.Events. With
-	// svc.cron.store.enabled = false its resources have no operations and it has no workers.
-	crn, err := cron.New(deps, s.opts.cron)
-	if err != nil {
-		return fmt.Errorf("build module cron: %w", err)
+	// MCP serves /mcp when svc.mcp.enabled: it lists and runs the /api operations it offers as
+	// tools (svc.mcp.expose_operations) once every module has registered them.
+	if r.mcp, err = mcp.New(deps, r.engine, s.opts.mcp); err != nil {
+		return fail("mcp", err)
 	}
-
-	// Push authenticates handshakes with the engine (deps.Auth), binds connections to the
-	// security module's sessions and token families (pushBinder) and is kicked by its
-	// revocations (wirePush). Disabled, it has no route and its Notifier drops pushes.
-	psh, err := push.New(deps, push.Options{Binder: newPushBinder(sec)})
-	if err != nil {
-		return fmt.Errorf("build module push: %w", err)
-	}
-	wirePush(sec, psh)
-	if apv != nil && s.opts.approval.Notifier == nil {
-		apv.SetNotifier(psh) // approval.task.created, urged, deadline_warning and cc.notified reach open tabs
-	}
-
-	// MCP serves /mcp when svc.mcp.enabled: the engine lists and runs the /api operations it
-	// offers as tools (svc.mcp.expose_operations) once every module has registered them.
-	mc, err := mcp.New(deps, engine, s.opts.mcp)
-	if err != nil {
-		return fmt.Errorf("build module mcp: %w", err)
-	}
-
-	if deps.Metrics != nil {
-		if err := wireMetrics(deps.Metrics, bus); err != nil {
-			return fmt.Errorf("build module ops: %w", err)
-		}
-	}
+	r.modules = append(r.modules, r.mcp.Module())
 
 	// The console serves its embedded build at svc.console.path; it calls only /api.
 	con, err := console.New(deps, console.Options{})
 	if err != nil {
-		return fmt.Errorf("build module console: %w", err)
+		return fail("console", err)
 	}
+	r.modules = append(r.modules, con.Module())
 
-	// The ops module comes first, so its admin listener and span exporter stop last.
-	mods := []app.Module{tel.Module(), eventModule(bus, eventCfg), sec.Module(), st.Module(), sch.Module(), mon.Module(), crn.Module(), psh.Module(), mc.Module(),
-		con.Module()}
-	if itg != nil {
-		mods = append(mods, itg.Module())
-	}
-	if apv != nil {
-		mods = append(mods, apv.Module())
-	}
 	for _, build := range s.opts.modules {
 		m, err := build(deps)
 		if err != nil {
 			return fmt.Errorf("build host module: %w", err)
 		}
-		mods = append(mods, m)
+		r.modules = append(r.modules, m)
 	}
-	if err := register(engine, catalog, mods); err != nil {
-		return err
-	}
-	// The host's permission checker wins over the security module's role checker.
-	perms := s.opts.permissions
-	if perms == nil {
-		perms = sec.PermissionChecker()
-	}
-	engine.SetPermissionChecker(perms)
-	if err := engine.Validate(); err != nil {
-		return err
-	}
-	handler, err := s.newHandler(engine, mods)
-	if err != nil {
-		return err
-	}
-	s.catalog, s.engine, s.modules, s.handler = catalog, engine, mods, handler
-	s.security, s.storage, s.cron, s.mcp, s.events, s.telemetry, s.push = sec, st, crn, mc, bus, tel, psh
-	s.approval = apv
-	s.integration = itg
 	return nil
-}
-
-// integrationStats adapts the integration module's counters to the monitor's inspector.
-func integrationStats(st *integration.Stats) monitor.StatsInspector {
-	return monitor.StatsInspectorFunc(func() []monitor.InvocationStats {
-		in := st.InvocationStats()
-		out := make([]monitor.InvocationStats, len(in))
-		for i, e := range in {
-			out[i] = monitor.InvocationStats{System: e.System, Contract: e.Contract, Direction: e.Direction,
-				Calls: e.Calls, Successes: e.Successes, Failures: e.Failures, AvgDurationMs: e.AvgDurationMs,
-				MaxDurationMs: e.MaxDurationMs, LastError: e.LastError, LastErrorAt: e.LastErrorAt}
-		}
-		return out
-	})
 }
 
 // register merges each module's messages into the catalog (a key defined twice is an error) and
@@ -229,9 +187,9 @@ func register(engine *rpc.Engine, catalog *i18n.Catalog, mods []app.Module) erro
 	return nil
 }
 
-// newEngine creates the /api engine from svc.api and svc.app. Audit records are published on the
+// newEngine creates the /api engine from svc.api and svc.app, with its permission checker. Audit records are published on the
 // bus as svc.api.request.audit and also handed to the host's sink (WithAuditSink) when set.
-func (s *Server) newEngine(catalog *i18n.Catalog, bus *event.Bus, tel *ops.Telemetry) (*rpc.Engine, error) {
+func (s *Server) newEngine(catalog *i18n.Catalog, bus *event.Bus, tel *ops.Telemetry, perms rpc.PermissionChecker) (*rpc.Engine, error) {
 	encKey, err := decodeKey(s.cfg.API.BodyEncoding.Key)
 	if err != nil {
 		return nil, fmt.Errorf("svc.api.body_encoding.key: %w", err)
@@ -251,6 +209,7 @@ func (s *Server) newEngine(catalog *i18n.Catalog, bus *event.Bus, tel *ops.Telem
 		Clock:           s.clock,
 		Messages:        catalog,
 		Audit:           audit,
+		Permissions:     perms,
 		DefaultStrategy: rpc.StrategyBearer,
 		Observer:        tel.Observer(),
 	})

@@ -2,7 +2,6 @@ package svc
 
 import (
 	"context"
-	"log/slog"
 
 	"github.com/svc-framework/svc/app"
 	"github.com/svc-framework/svc/config"
@@ -10,7 +9,6 @@ import (
 	"github.com/svc-framework/svc/event/kvstream"
 	"github.com/svc-framework/svc/event/memory"
 	"github.com/svc-framework/svc/event/outbox"
-	"github.com/svc-framework/svc/monitor"
 	"github.com/svc-framework/svc/ops"
 	"github.com/svc-framework/svc/rpc"
 )
@@ -26,12 +24,11 @@ func eventTransports() map[string]event.Factory {
 	}
 }
 
-// newBus builds the event bus of svc.event over the primary data source and the kv store, with
-// the effective configuration cfg (config.Event.Effective: storage events get a transactional
-// route when no rule covers them).
-func (s *Server) newBus(cfg config.Event, tel *ops.Telemetry) (*event.Bus, error) {
-	return event.New(cfg, event.Deps{
-		DB:         s.DB(),
+// newBus builds the event bus of svc.event over the primary data source and the kv store. The
+// server's svc.event already holds the transactional routes the modules need (New).
+func (s *Server) newBus(tel *ops.Telemetry) (*event.Bus, error) {
+	return event.New(s.cfg.Event, event.Deps{
+		DB:         s.dbs[config.PrimaryDataSource],
 		Redis:      s.kv,
 		Logger:     s.logger,
 		Clock:      s.clock,
@@ -40,25 +37,6 @@ func (s *Server) newBus(cfg config.Event, tel *ops.Telemetry) (*event.Bus, error
 		Tracer:     tel.TracerProvider(),
 		Transports: eventTransports(),
 	})
-}
-
-// busAuditSink is the /api engine's audit sink onto the bus: it publishes each record as
-// rpc.EventRequestAudit (its rpc.AuditEvent) asynchronously. It never fails the request: a full
-// async queue makes the bus publish synchronously, and a publish error is only logged. It lives
-// here, not in rpc, so that the /api engine depends on no bus, database or Redis.
-type busAuditSink struct {
-	bus    event.Publisher
-	logger *slog.Logger
-}
-
-var _ rpc.AuditSink = busAuditSink{}
-
-// Audit implements rpc.AuditSink.
-func (b busAuditSink) Audit(ctx context.Context, rec rpc.AuditRecord) {
-	err := b.bus.Publish(ctx, event.Named{Type: rpc.EventRequestAudit, Payload: rec.Event()}, event.Async())
-	if err != nil {
-		b.logger.ErrorContext(ctx, "svc: publish audit event", slog.String("request_id", rec.RequestID), slog.Any("err", err))
-	}
 }
 
 // eventModule is the bus (built from cfg) as the first module of the boot chain: its migrations (the outbox and
@@ -85,28 +63,4 @@ func appWorkers(ws []event.Worker) []app.Worker {
 		out[i] = app.Worker{Name: w.Name, Interval: w.Interval, Run: w.Run}
 	}
 	return out
-}
-
-// streamInspector is the bus's InspectStreams in the monitor's types (wire-runtime §2.8), or nil
-// when the kvstore_stream transport is off, so get_event_streams answers {enabled:false}.
-func streamInspector(bus *event.Bus, cfg config.Event) monitor.StreamInspector {
-	if !cfg.Transports.KVStoreStream.Enabled {
-		return nil
-	}
-	return monitor.StreamInspectorFunc(func(ctx context.Context) ([]monitor.StreamInfo, error) {
-		report, err := bus.InspectStreams(ctx)
-		if err != nil {
-			return nil, err
-		}
-		streams := make([]monitor.StreamInfo, 0, len(report.Streams))
-		for _, st := range report.Streams {
-			info := monitor.StreamInfo{Stream: st.Stream, Length: st.Length, Groups: make([]monitor.StreamGroupInfo, 0, len(st.Groups))}
-			for _, g := range st.Groups {
-				info.Groups = append(info.Groups, monitor.StreamGroupInfo{Name: g.Name, Consumers: g.Consumers,
-					Pending: g.Pending, Lag: g.Lag, LastDeliveredID: g.LastDeliveredID})
-			}
-			streams = append(streams, info)
-		}
-		return streams, nil
-	})
 }

@@ -69,7 +69,7 @@ var eventRoutes = []struct {
 // useTxMemory routes storage events to tx_memory.
 func useTxMemory(c *config.Config) {
 	c.Event.Transports.TxMemory.Enabled = true
-	c.Event.Routing = []config.EventRoute{{Pattern: config.StorageEventPattern, Transports: []string{config.TransportTxMemory}}}
+	c.Event.Routing = []config.EventRoute{{Pattern: storage.EventPattern, Transports: []string{config.TransportTxMemory}}}
 }
 
 // upload runs a one-part upload of content through /api and returns the file key.
@@ -321,7 +321,7 @@ func TestStorageEventsNeedTransactionalRoute(t *testing.T) {
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
-	err = srv.Start(context.Background())
+	_, err = srv.Start(context.Background())
 	if err == nil {
 		srv.Stop(context.Background())
 		t.Fatal("Start succeeded with storage events routed to memory")

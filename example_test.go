@@ -76,16 +76,17 @@ func ExampleWithModule() {
 		panic(err)
 	}
 	ctx := context.Background()
-	if err := srv.Start(ctx); err != nil {
+	running, err := srv.Start(ctx)
+	if err != nil {
 		panic(err)
 	}
 	defer srv.Stop(ctx)
 
-	out, err := srv.Engine().Call(ctx, rpc.System(), "shop/greeting", "say", "v1", json.RawMessage(`{"name":"Ada"}`))
+	out, err := running.Engine().Call(ctx, rpc.System(), "shop/greeting", "say", "v1", json.RawMessage(`{"name":"Ada"}`))
 	fmt.Println(out, err)
-	_, err = srv.Engine().Call(ctx, nil, "shop/greeting", "say", "v1", json.RawMessage(`{"name":"Ada"}`))
+	_, err = running.Engine().Call(ctx, nil, "shop/greeting", "say", "v1", json.RawMessage(`{"name":"Ada"}`))
 	fmt.Println(err)
-	_, err = srv.Engine().Call(ctx, nil, "shop/greeting", "closed", "v1", nil)
+	_, err = running.Engine().Call(ctx, nil, "shop/greeting", "closed", "v1", nil)
 	fmt.Println(err)
 	// Output:
 	// hello, Ada <nil>
@@ -105,7 +106,7 @@ func (orderPlaced) EventType() string { return "shop.order.placed" }
 // modules and keeps these subscriptions. Storage events work the same way
 // (event.SubscribeTyped with storage.FileUploaded, and event.WithGroup: they come through the
 // outbox, an at-least-once route). Publishing is for after Start: from requests,
-// workers or, as here, host code through Server.Events.
+// workers or, as here, host code through Running.Events.
 func ExampleWithModule_subscribe() {
 	cfg, cleanup := exampleConfig()
 	defer cleanup()
@@ -123,12 +124,13 @@ func ExampleWithModule_subscribe() {
 		panic(err)
 	}
 	ctx := context.Background()
-	if err := srv.Start(ctx); err != nil {
+	running, err := srv.Start(ctx)
+	if err != nil {
 		panic(err)
 	}
 	defer srv.Stop(ctx)
 
-	if err := srv.Events().Publish(ctx, orderPlaced{OrderID: "A-1"}); err != nil {
+	if err := running.Events().Publish(ctx, orderPlaced{OrderID: "A-1"}); err != nil {
 		panic(err)
 	}
 	fmt.Println("placed", <-placed)

@@ -36,7 +36,7 @@ func TestDefaultLoggerLeaksNoGoroutine(t *testing.T) {
 		t.Errorf("flusher goroutines after New = %d, want %d", got, before)
 	}
 	ctx := context.Background()
-	if err := srv.Start(ctx); err != nil {
+	if _, err := srv.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if got := flushers(); got != before+1 {
@@ -61,7 +61,7 @@ func TestHostMessagesClash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = srv.Start(context.Background())
+	_, err = srv.Start(context.Background())
 	if !errors.Is(err, i18n.ErrDuplicateKey) || !strings.Contains(err.Error(), "storage_claim_expired") {
 		t.Errorf("Start = %v, want ErrDuplicateKey naming the key", err)
 	}

@@ -67,7 +67,8 @@ func WithIntegration(o integration.Options) Option {
 // department resolvers; each nil part falls back to the built-in user store's departments and
 // superiors) and its table inspector (default: the schema module's). Its tables are migrated
 // by svc.approval.auto_migrate or `svc migrate`. approval.* events must be routed to a
-// transactional transport (config.Event.Effective adds the outbox route when none covers them).
+// transactional transport: New adds the outbox route for approval.EventPattern when no rule of
+// svc.event.routing covers it.
 func WithApproval(o approval.Options) Option {
 	return func(opts *options) { opts.approval = &o }
 }

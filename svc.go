@@ -8,6 +8,9 @@
 //	...
 //	err = srv.Run(ctx) // until ctx is cancelled (SIGINT/SIGTERM in cmd/svc)
 //
+// A caller that owns the listener uses Start instead, which returns the Running server's parts
+// (handler, engine, modules), and Stop.
+//
 // The lifecycle (ARCHITECTURE.md): validate configuration → open and ping data sources and the kv
 // store → build modules in boot order → run enabled migrations → start modules → start workers →
 // listen. A failure at any step undoes the earlier steps in reverse; shutdown drains in-flight
@@ -34,7 +37,6 @@ import (
 	"github.com/svc-framework/svc/cron"
 	"github.com/svc-framework/svc/db"
 	"github.com/svc-framework/svc/event"
-	"github.com/svc-framework/svc/i18n"
 	"github.com/svc-framework/svc/integration"
 	"github.com/svc-framework/svc/kv"
 	"github.com/svc-framework/svc/mcp"
@@ -54,8 +56,8 @@ const ShutdownGrace = 30 * time.Second
 // strategies, routes, workers, migrations and messages are all fields of the Module it returns.
 type ModuleFunc func(deps app.Deps) (app.Module, error)
 
-// Server is a configured svc instance. Start it with Run, or with Start/Handler/Stop when the
-// caller owns the listener (tests, embedding in another server).
+// Server is a configured svc instance. Start it with Run, or with Start/Stop when the caller owns
+// the listener (tests, embedding in another server): Start returns the Running server's parts.
 type Server struct {
 	cfg    *config.Config
 	opts   options
@@ -63,65 +65,74 @@ type Server struct {
 	logs   *app.LogWriter // the default logger's buffer; nil with WithLogger
 	clock  func() time.Time
 
-	mu       sync.Mutex
-	started  bool
-	dbs      map[string]*db.DB
-	kv       *redis.Client
-	engine   *rpc.Engine
-	modules  []app.Module
-	workers  *app.Workers
-	handler  http.Handler
-	catalog  *i18n.Catalog // built with the modules' messages (build)
-	security *security.Service
-	storage  *storage.Service
-	cron     *cron.Service
-	push     *push.Service
-	mcp      *mcp.Service
-	approval *approval.Service // nil unless WithApproval
-	// integration is the integration module; nil unless the host included it.
-	integration *integration.Service
-	events      *event.Bus
-	// telemetry is the operations module: metrics registry, tracer provider, admin listener.
-	telemetry *ops.Telemetry
+	mu      sync.Mutex
+	dbs     map[string]*db.DB
+	kv      *redis.Client
+	running *Running // from Start to Stop; nil otherwise
+	workers *app.Workers
 }
 
+// Running is a started server: what Start built, in boot order. Its values stay valid until Stop
+// (after Stop they belong to a stopped server). A Server started again gets a new Running.
+type Running struct {
+	engine      *rpc.Engine
+	handler     http.Handler
+	modules     []app.Module
+	db          *db.DB
+	events      *event.Bus
+	telemetry   *ops.Telemetry
+	security    *security.Service
+	storage     *storage.Service
+	integration *integration.Service // nil without WithIntegration
+	cron        *cron.Service
+	push        *push.Service
+	approval    *approval.Service // nil without WithApproval
+	mcp         *mcp.Service
+}
+
+// Engine returns the /api engine.
+func (r *Running) Engine() *rpc.Engine { return r.engine }
+
+// Handler returns the root HTTP handler: the outer middleware, /api and the modules' routes.
+func (r *Running) Handler() http.Handler { return r.handler }
+
+// DB returns the primary data source.
+func (r *Running) DB() *db.DB { return r.db }
+
 // Events returns the event bus of svc.event (publish, subscribe, RunInTx, InspectStreams,
-// Metrics); nil before Start. Host modules subscribe through app.Deps.Events while they are
-// built (WithModule), which is before the bus starts.
-func (s *Server) Events() *event.Bus { return s.events }
-
-// Security returns the security module's service (tokens, user store, password policy); nil
-// before Start.
-func (s *Server) Security() *security.Service { return s.security }
-
-// Storage returns the storage module's service (the adoption API for host code); nil before
-// Start.
-func (s *Server) Storage() *storage.Service { return s.storage }
-
-// Cron returns the cron module's service (the Go management API of schedules and runs, the job
-// registry); nil before Start.
-func (s *Server) Cron() *cron.Service { return s.cron }
-
-// Push returns the push module's Notifier (Push(ctx, msg, targets...), Kick) for host code; nil
-// before Start. With svc.push.enabled = false it drops every push.
-func (s *Server) Push() *push.Service { return s.push }
-
-// MCP returns the MCP endpoint's service (its SDK server, for features added at run time); nil
-// before Start.
-func (s *Server) MCP() *mcp.Service { return s.mcp }
-
-// Approval returns the approval module's service (its resolvers, for host code and the engine);
-// nil before Start and without WithApproval.
-func (s *Server) Approval() *approval.Service { return s.approval }
-
-// Integration returns the integration module's service — its Invoke (Invoker) and typed
-// integration.Call for host code; nil before Start or when the host did not include the module
-// (WithIntegration).
-func (s *Server) Integration() *integration.Service { return s.integration }
+// Metrics). Host modules subscribe through app.Deps.Events while they are built (WithModule),
+// which is before the bus starts.
+func (r *Running) Events() *event.Bus { return r.events }
 
 // Telemetry returns the operations module (Prometheus registry, tracer provider, admin
-// handler); nil before Start.
-func (s *Server) Telemetry() *ops.Telemetry { return s.telemetry }
+// handler).
+func (r *Running) Telemetry() *ops.Telemetry { return r.telemetry }
+
+// Security returns the security module's service (tokens, user store, password policy).
+func (r *Running) Security() *security.Service { return r.security }
+
+// Storage returns the storage module's service (the adoption API for host code).
+func (r *Running) Storage() *storage.Service { return r.storage }
+
+// Integration returns the integration module's service — its Invoke (Invoker) and typed
+// integration.Call for host code; nil when the host did not include the module
+// (WithIntegration).
+func (r *Running) Integration() *integration.Service { return r.integration }
+
+// Cron returns the cron module's service (the Go management API of schedules and runs, the job
+// registry).
+func (r *Running) Cron() *cron.Service { return r.cron }
+
+// Push returns the push module's Notifier (Push(ctx, msg, targets...), Kick) for host code.
+// With svc.push.enabled = false it drops every push.
+func (r *Running) Push() *push.Service { return r.push }
+
+// Approval returns the approval module's service (its resolvers, for host code and the
+// engine); nil when the host did not include the module (WithApproval).
+func (r *Running) Approval() *approval.Service { return r.approval }
+
+// MCP returns the MCP endpoint's service (its SDK server, for features added at run time).
+func (r *Running) MCP() *mcp.Service { return r.mcp }
 
 // New validates cfg and prepares a server; it does no I/O and starts no goroutine (the default
 // logger's flusher runs from Start to Stop). Every startup error of spec §7 is returned here,
@@ -137,6 +148,7 @@ func New(cfg *config.Config, opts ...Option) (*Server, error) {
 	for _, opt := range opts {
 		opt(&o)
 	}
+	cfg = withModuleEvents(cfg, o)
 	logger := o.logger
 	var logs *app.LogWriter
 	if logger == nil {
@@ -150,20 +162,28 @@ func New(cfg *config.Config, opts ...Option) (*Server, error) {
 	return &Server{cfg: cfg, opts: o, logger: logger, logs: logs, clock: clock}, nil
 }
 
-// Config returns the effective configuration.
+// withModuleEvents returns a copy of cfg whose svc.event routes the events the modules publish
+// inside their own transactions to a transactional transport: each module declares its pattern
+// (storage.EventPattern; approval.EventPattern when the host includes approval) and every
+// pattern no svc.event.routing rule covers gets the outbox (event.WithTransactionalRoutes). The
+// result is the server's Config: its fields are what the bus runs. The caller's cfg is not
+// modified.
+func withModuleEvents(cfg *config.Config, o options) *config.Config {
+	patterns := []string{storage.EventPattern}
+	if o.approval != nil {
+		patterns = append(patterns, approval.EventPattern)
+	}
+	eff := *cfg
+	eff.Event = event.WithTransactionalRoutes(cfg.Event, patterns...)
+	return &eff
+}
+
+// Config returns the effective configuration: the one given to New, with the event routes the
+// modules need (withModuleEvents).
 func (s *Server) Config() *config.Config { return s.cfg }
 
 // Logger returns the server's logger.
 func (s *Server) Logger() *slog.Logger { return s.logger }
-
-// Engine returns the /api engine (nil before Start).
-func (s *Server) Engine() *rpc.Engine { return s.engine }
-
-// DB returns the primary data source (nil before Start).
-func (s *Server) DB() *db.DB { return s.dbs[config.PrimaryDataSource] }
-
-// Handler returns the root HTTP handler (nil before Start).
-func (s *Server) Handler() http.Handler { return s.handler }
 
 // Run starts the server, listens on svc.app.port (or the listener given by WithListener) and
 // serves until ctx is cancelled; then it shuts down gracefully.
@@ -176,12 +196,13 @@ func (s *Server) Run(ctx context.Context) error {
 			return fmt.Errorf("svc: listen on svc.app.port %d: %w", s.cfg.App.Port, err)
 		}
 	}
-	if err := s.Start(ctx); err != nil {
+	r, err := s.Start(ctx)
+	if err != nil {
 		ln.Close()
 		return err
 	}
 	s.logger.Info("svc listening", slog.String("addr", ln.Addr().String()), slog.String("app", s.cfg.App.Name))
-	serveErr := app.Serve(ctx, ln, s.handler, ShutdownGrace, s.logger)
+	serveErr := app.Serve(ctx, ln, r.Handler(), ShutdownGrace, s.logger)
 	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ShutdownGrace)
 	defer cancel()
 	return errors.Join(serveErr, s.Stop(stopCtx))
@@ -189,12 +210,12 @@ func (s *Server) Run(ctx context.Context) error {
 
 // Start starts the default logger's flusher, opens the data sources and the kv store, builds
 // the modules, runs the enabled migrations, starts modules and workers and assembles the
-// handler. On failure everything already done is undone in reverse.
-func (s *Server) Start(ctx context.Context) (err error) {
+// handler, and returns them. On failure everything already done is undone in reverse.
+func (s *Server) Start(ctx context.Context) (_ *Running, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.started {
-		return errors.New("svc: server already started")
+	if s.running != nil {
+		return nil, errors.New("svc: server already started")
 	}
 	var undo []func(context.Context) error
 	defer func() {
@@ -211,25 +232,25 @@ func (s *Server) Start(ctx context.Context) (err error) {
 		undo = append(undo, func(context.Context) error { return s.logs.Close() })
 	}
 	if err = s.openData(ctx); err != nil {
-		return err
+		return nil, err
 	}
 	undo = append(undo, s.closeData)
 
-	if err = s.build(); err != nil {
-		return err
+	r, err := s.build()
+	if err != nil {
+		return nil, err
 	}
-	if err = s.migrate(ctx); err != nil {
-		return err
+	if err = s.migrate(ctx, r.modules); err != nil {
+		return nil, err
 	}
-	if err = app.StartModules(ctx, s.logger, s.modules); err != nil {
-		return err
+	if err = app.StartModules(ctx, s.logger, r.modules); err != nil {
+		return nil, err
 	}
-	mods := s.modules
-	undo = append(undo, func(c context.Context) error { return app.StopModules(c, s.logger, mods) })
+	undo = append(undo, func(c context.Context) error { return app.StopModules(c, s.logger, r.modules) })
 
-	s.workers = app.StartWorkers(ctx, s.logger, app.CollectWorkers(s.modules))
-	s.started = true
-	return nil
+	s.workers = app.StartWorkers(ctx, s.logger, app.CollectWorkers(r.modules))
+	s.running = r
+	return r, nil
 }
 
 // Stop stops workers, stops modules in reverse boot order, closes the data sources and stops
@@ -237,15 +258,16 @@ func (s *Server) Start(ctx context.Context) (err error) {
 func (s *Server) Stop(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.started {
+	r := s.running
+	if r == nil {
 		return nil
 	}
-	s.started = false
+	s.running = nil
 	var errs []error
 	if s.workers != nil {
 		errs = append(errs, s.workers.Stop(ctx))
 	}
-	errs = append(errs, app.StopModules(ctx, s.logger, s.modules), s.closeData(ctx))
+	errs = append(errs, app.StopModules(ctx, s.logger, r.modules), s.closeData(ctx))
 	if s.logs != nil {
 		errs = append(errs, s.logs.Close())
 	}
@@ -260,15 +282,16 @@ func (s *Server) Migrate(ctx context.Context) ([]db.Migration, error) {
 		return nil, err
 	}
 	defer s.closeData(context.WithoutCancel(ctx))
-	if err := s.build(); err != nil {
-		return nil, err
-	}
-	sets := s.migrationSets(true)
-	pending, err := db.Pending(ctx, s.DB(), sets...)
+	r, err := s.build()
 	if err != nil {
 		return nil, err
 	}
-	if err := db.Migrate(ctx, s.DB(), sets...); err != nil {
+	sets := migrationSets(r.modules, true)
+	pending, err := db.Pending(ctx, r.db, sets...)
+	if err != nil {
+		return nil, err
+	}
+	if err := db.Migrate(ctx, r.db, sets...); err != nil {
 		return nil, err
 	}
 	return pending, nil
@@ -325,18 +348,19 @@ func (s *Server) ready(ctx context.Context) error {
 	return nil
 }
 
-func (s *Server) migrate(ctx context.Context) error {
-	sets := s.migrationSets(false)
+// migrate applies the migrations of mods with auto_migrate on.
+func (s *Server) migrate(ctx context.Context, mods []app.Module) error {
+	sets := migrationSets(mods, false)
 	if len(sets) == 0 {
 		return nil
 	}
-	return db.Migrate(ctx, s.DB(), sets...)
+	return db.Migrate(ctx, s.dbs[config.PrimaryDataSource], sets...)
 }
 
 // migrationSets lists the modules' migrations: all of them, or only those with auto_migrate on.
-func (s *Server) migrationSets(all bool) []db.Migrations {
+func migrationSets(mods []app.Module, all bool) []db.Migrations {
 	var sets []db.Migrations
-	for _, m := range s.modules {
+	for _, m := range mods {
 		if m.Migrations != nil && (all || m.AutoMigrate) {
 			sets = append(sets, *m.Migrations)
 		}

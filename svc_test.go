@@ -31,7 +31,7 @@ func TestStartFailsFastOnUnreachablePostgres(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	start := time.Now()
-	err = srv.Start(ctx)
+	_, err = srv.Start(ctx)
 	if err == nil {
 		t.Fatal("Start succeeded against an unreachable PostgreSQL")
 	}
@@ -55,8 +55,10 @@ func TestStartRollsBackWhenAModuleFails(t *testing.T) {
 	var stopped []string
 	boom := errors.New("boom")
 	cfg := svctest.Config(t, config.SQLite)
+	var primary *db.DB // the primary data source, as the modules got it
 	srv, err := svc.New(cfg, svc.WithLogger(svctest.Logger()),
-		svc.WithModule(func(app.Deps) (app.Module, error) {
+		svc.WithModule(func(d app.Deps) (app.Module, error) {
+			primary = d.DB
 			return app.Module{Name: "first", Stop: func(context.Context) error { stopped = append(stopped, "first"); return nil }}, nil
 		}),
 		svc.WithModule(func(app.Deps) (app.Module, error) {
@@ -65,14 +67,14 @@ func TestStartRollsBackWhenAModuleFails(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = srv.Start(context.Background())
+	_, err = srv.Start(context.Background())
 	if !errors.Is(err, boom) || !strings.Contains(err.Error(), "second") {
 		t.Fatalf("Start error = %v, want boom naming module second", err)
 	}
 	if len(stopped) != 1 {
 		t.Errorf("modules stopped on rollback = %v, want [first]", stopped)
 	}
-	if srv.DB() != nil {
+	if primary == nil || primary.PingContext(context.Background()) == nil {
 		t.Error("data sources still open after a failed start")
 	}
 }

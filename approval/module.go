@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"log/slog"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/svc-framework/svc/app"
@@ -26,8 +25,9 @@ var messageFiles embed.FS
 
 // EventPattern is the routing pattern of the module's events: every approval.* event is
 // published inside the transaction of its change, so it must be routed to a transactional
-// transport (outbox or tx_memory); the module refuses to build otherwise.
-const EventPattern = config.ApprovalEventPattern
+// transport (outbox or tx_memory); the module refuses to build otherwise, and the composition
+// root gives the pattern to event.WithTransactionalRoutes.
+const EventPattern = "approval.*"
 
 // Migrations returns the module's migrations, creating the apv_* tables (wire-approval §3).
 func Migrations() *db.Migrations { return db.EmbeddedMigrations("approval", migrationFiles) }
@@ -54,7 +54,8 @@ type Options struct {
 	Tables TableInspector
 	// Notifier receives the pushes of approval.task.created, approval.task.urged,
 	// approval.task.deadline_warning and approval.cc.notified (docs/approval.md); the
-	// composition root sets the push module's when it is nil.
+	// composition root builds the push module first and gives it here when the host left this
+	// nil. Nil: nothing is pushed (the module does not subscribe).
 	Notifier Notifier
 	// LifecycleHooks are told about every instance creation and status change, inside the
 	// command's transaction (an error rolls it back).
@@ -79,7 +80,7 @@ type Service struct {
 	departments DepartmentResolver
 	tables      TableInspector
 	i18n        *i18n.Catalog
-	notifier    atomic.Pointer[notifierBox]
+	notifier    Notifier // nil: nothing is pushed
 	ext         extensions
 	graphs      sync.Map // version id → *graph (versions never change once deployed)
 	published   sync.Map // publishedKey → version id (a flow's current version number never changes its version)
@@ -100,7 +101,8 @@ func New(deps app.Deps, opts Options) (*Service, error) {
 	}
 	s := &Service{cfg: deps.Config.Approval, db: deps.DB, events: deps.Events, clock: deps.Clock,
 		log: deps.Logger.With(slog.String("module", "approval")), tables: opts.Tables, i18n: deps.I18n,
-		assignees: opts.Assignees, users: opts.Users, departments: opts.Departments, ext: extensionsOf(opts)}
+		assignees: opts.Assignees, users: opts.Users, departments: opts.Departments, ext: extensionsOf(opts),
+		notifier: opts.Notifier}
 	s.oneDirectory = opts.Directory != nil && opts.Users == nil && opts.Departments == nil
 	if d := opts.Directory; d != nil {
 		s.assignees = or[AssigneeService](s.assignees, d)
@@ -110,7 +112,6 @@ func New(deps app.Deps, opts Options) (*Service, error) {
 	if s.assignees == nil || s.users == nil || s.departments == nil {
 		return nil, errors.New("approval: a directory is required (Options.Directory or each of Assignees, Users, Departments)")
 	}
-	s.SetNotifier(opts.Notifier)
 	if err := s.subscribePush(deps.Events); err != nil {
 		return nil, fmt.Errorf("approval: %w", err)
 	}

@@ -73,7 +73,7 @@ func newTwoNodes(t *testing.T, kind config.DBKind) *twoNodes {
 		c.Event.Transports.TxMemory.Enabled = true
 		c.Event.Routing = []config.EventRoute{{Pattern: "approval.*", Transports: []string{config.TransportTxMemory}}}
 	}), svctest.WithOptions(svc.WithApproval(approval.Options{}), svc.WithModule(f.module)))
-	return &twoNodes{eng: e, clock: clock, w1: e.srv.Server.Approval(), w2: other.Server.Approval(), fails: f}
+	return &twoNodes{eng: e, clock: clock, w1: e.srv.Approval(), w2: other.Approval(), fails: f}
 }
 
 // scan runs both nodes' workers at once and returns how many projections they applied.

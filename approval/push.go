@@ -44,30 +44,15 @@ func assigneeOf(e *InstanceEvent) []string {
 	return nil
 }
 
-// notifierBox holds the push Notifier (set after the push module is built).
-type notifierBox struct{ n Notifier }
-
-// SetNotifier sets where the module pushes approval.task.created, approval.task.urged,
-// approval.task.deadline_warning and approval.cc.notified to the recipients' open tabs. The
-// composition root passes the push module's Notifier unless Options.Notifier is set; nil stops
-// pushing.
-func (s *Service) SetNotifier(n Notifier) {
-	if n == nil {
-		s.notifier.Store(nil)
-		return
-	}
-	s.notifier.Store(&notifierBox{n})
-}
-
-// subscribePush subscribes the push forwarding on the bus (at build time, as the bus requires).
+// subscribePush subscribes the push forwarding to Options.Notifier on the bus (at build time, as
+// the bus requires); without a Notifier it subscribes nothing.
 func (s *Service) subscribePush(bus event.PubSub) error {
+	if s.notifier == nil {
+		return nil
+	}
 	for typ, who := range pushed {
 		who := who
 		if _, err := bus.Subscribe(typ, func(ctx context.Context, env *event.Envelope) error {
-			box := s.notifier.Load()
-			if box == nil {
-				return nil
-			}
 			e, err := event.DecodePayload[InstanceEvent](env)
 			if err != nil {
 				return nil // not an instance event: nothing to push
@@ -76,7 +61,7 @@ func (s *Service) subscribePush(bus event.PubSub) error {
 			if len(users) == 0 {
 				return nil
 			}
-			return box.n.PushToUsers(ctx, env.Type, e, users...)
+			return s.notifier.PushToUsers(ctx, env.Type, e, users...)
 		}, event.WithGroup(PushGroup)); err != nil {
 			return err
 		}

@@ -28,7 +28,7 @@ func TestScanners(t *testing.T) {
 		t.Parallel()
 		clock := svctest.NewClock(time.Now().UTC().Truncate(time.Second))
 		e := newEng(t, kind, svctest.WithClock(clock))
-		apv := e.srv.Server.Approval()
+		apv := e.srv.Approval()
 		code := e.flow("to", approvalNode("a", users("u1")+`,"timeoutHours":1,"timeoutAction":"auto_pass"`)+`,`+
 			approvalNode("b", users("u2")+`,"timeoutHours":2,"timeoutAction":"auto_reject","timeoutNotifyBeforeHours":1`), "s>a", "a>b", "b>end")
 		id := e.start(applicant, code, `{}`)

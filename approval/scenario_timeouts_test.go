@@ -22,7 +22,7 @@ func TestScenarioTimeouts(t *testing.T) {
 		c.Approval.FormSnapshotRetention, c.Approval.UrgeRecordRetention, c.Approval.CCRecordRetention = day(2), day(1), day(3)
 	}
 	eachScenario(t, retentions, func(t *testing.T, e *eng) {
-		apv := e.srv.Server.Approval()
+		apv := e.srv.Approval()
 		clock := e.srv.Clock
 		t.Run("actions", func(t *testing.T) { timeoutActions(e.sub(t), apv) })
 		t.Run("sequential deadline from activation", func(t *testing.T) {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"path"
-	"slices"
 	"time"
 )
 
@@ -370,39 +369,4 @@ func (e *Event) validate(kvEnabled bool) []error {
 		}
 	}
 	return errs
-}
-
-// StorageEventPattern matches the storage module's events, which must travel through a
-// transactional transport (wire-core §7.8; the storage module calls RequireTransactional with it).
-const StorageEventPattern = "svc.storage.*"
-
-// ApprovalEventPattern matches the approval module's events, which are published inside the
-// transaction of their change (wire-approval §10; the module calls RequireTransactional with it).
-const ApprovalEventPattern = "approval.*"
-
-// Effective returns the bus configuration the server runs: e itself, plus an implicit last rule
-// for StorageEventPattern and one for ApprovalEventPattern when no rule of svc.event.routing
-// covers them. The implicit rule routes those events to the outbox and its sink, enabling the
-// outbox when it is off: a configuration built in code (Default) boots with storage and
-// approval events that commit with their data, and a rule the operator wrote is never
-// overridden, so an explicit non-transactional rule still fails startup.
-//
-// The outbox rather than tx_memory because host code adopts files (storage.Service.Adopt) inside
-// its own transaction, which carries no event.TxScope: tx_memory refuses such a publish, the
-// outbox writes its row through the transaction and the relay forwards it at its next tick.
-// Computed at build time rather than in applyDefaults, so changes made to a loaded Config
-// (tests, hosts) are taken into account.
-func (e Event) Effective() Event {
-	routing := e.Routing
-	for _, pattern := range []string{StorageEventPattern, ApprovalEventPattern} {
-		if slices.ContainsFunc(e.Routing, func(r EventRoute) bool { ok, _ := path.Match(r.Pattern, pattern); return ok }) {
-			continue
-		}
-		e.Transports.Outbox.Enabled = true
-		sink := orDefault(e.Transports.Outbox.Sink, TransportMemory)
-		e.Transports.Outbox.Sink = sink
-		routing = append(slices.Clone(routing), EventRoute{Pattern: pattern, Transports: []string{TransportOutbox, sink}})
-	}
-	e.Routing = routing
-	return e
 }

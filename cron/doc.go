@@ -54,7 +54,7 @@
 //
 //	srv, err := svc.New(cfg, svc.WithCron(cron.Options{Jobs: []cron.JobHandler{cron.Job("report", fn)}}))
 //
-// and srv.Cron() is the Go management API once started. Outside the server:
+// and running.Cron() (running, err := srv.Start(ctx)) is the Go management API. Outside the server:
 //
 //	store, err := cron.New(deps, cron.Options{Jobs: []cron.JobHandler{cron.Job("report", fn)}})
 //	mods = append(mods, store.Module())

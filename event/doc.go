@@ -22,8 +22,10 @@
 //
 // # In the server
 //
-// Package svc builds one bus per server from config.Event.Effective (which gives svc.storage.*
-// a transactional route when no rule covers it) and the four transport factories, as the first
+// Package svc builds one bus per server from its svc.event, to which svc.New added, with
+// WithTransactionalRoutes, a transactional route for each pattern the modules declare
+// (storage.EventPattern, approval.EventPattern) that no rule covers, and the four transport
+// factories, as the first
 // module of the boot chain: its migrations run with the modules' (at startup when the outbox or
 // inbox is on, always under svc migrate), it starts before and stops after every other module,
 // its Workers are the module's workers (run by app.Workers like every module's: panic recovery,

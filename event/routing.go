@@ -123,3 +123,30 @@ func (b *Bus) RequireTransactional(pattern string) error {
 
 // defaultRule is the rule text of routes that no rule matched.
 func (r *router) defaultRule() string { return fmt.Sprintf("svc.event.default_transport %q", r.def) }
+
+// WithTransactionalRoutes returns cfg with a transactional route for each pattern that no rule
+// of svc.event.routing covers: a last rule sending the pattern's events to the outbox and its
+// sink (svc.event.transports.outbox.sink, default memory), with the outbox enabled. A rule the
+// operator wrote is never overridden, so an explicit non-transactional rule still fails
+// RequireTransactional at boot. cfg's routing is not modified.
+//
+// The patterns are the modules' declarations of the events they publish inside their own
+// transactions (storage.EventPattern, approval.EventPattern); the composition root passes them
+// when it builds the server. The outbox rather than tx_memory because host code adopts files
+// (storage.Service.Adopt) inside its own transaction, which carries no TxScope: tx_memory
+// refuses such a publish, the outbox writes its row through the transaction.
+func WithTransactionalRoutes(cfg config.Event, patterns ...string) config.Event {
+	routing := cfg.Routing
+	for _, pattern := range patterns {
+		if slices.ContainsFunc(cfg.Routing, func(r config.EventRoute) bool { ok, _ := path.Match(r.Pattern, pattern); return ok }) {
+			continue
+		}
+		cfg.Transports.Outbox.Enabled = true
+		if cfg.Transports.Outbox.Sink == "" {
+			cfg.Transports.Outbox.Sink = config.TransportMemory
+		}
+		routing = append(slices.Clip(routing), config.EventRoute{Pattern: pattern, Transports: []string{config.TransportOutbox, cfg.Transports.Outbox.Sink}})
+	}
+	cfg.Routing = routing
+	return cfg
+}

@@ -107,7 +107,7 @@
 // # Outbound (wire-integration §7)
 //
 // Invoker.Invoke(ctx, contract, input, WithSystem | WithRoute, WithTimeout, WithCache) and
-// Call[T]; the host reaches it as svc.Server.Integration(). Order: both targets 2607; contract
+// Call[T]; the host reaches it as svc.Running.Integration(). Order: both targets 2607; contract
 // 2600/2601; route (Options.Routes or itg_route: enabled rows of the key with the contract or the
 // wildcard, exact first; 2606) or the given system; system 2602/2603; outbound adapter
 // 2604/2605 (these are returned as they are and not counted); input canonicalized; cache hit

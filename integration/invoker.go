@@ -16,7 +16,7 @@ import (
 )
 
 // Invoker calls a contract on the external system that serves it (wire-integration §7).
-// *Service implements it; the host reaches it through svc.Server.Integration().
+// *Service implements it; the host reaches it through svc.Running.Integration() (what svc.Server.Start returns).
 type Invoker interface {
 	Invoke(ctx context.Context, contract string, input any, opts ...InvokeOption) (*Result, error)
 }

@@ -87,7 +87,7 @@ func TestHostProviderNameTaken(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := srv.Start(context.Background()); err == nil || !strings.Contains(err.Error(), mcp.QueryTool) {
+	if _, err := srv.Start(context.Background()); err == nil || !strings.Contains(err.Error(), mcp.QueryTool) {
 		_ = srv.Stop(context.Background())
 		t.Errorf("Start with a host tool named database_query: %v, want a startup error naming it", err)
 	}

@@ -54,7 +54,7 @@
 //
 // # Notifier
 //
-// Service.Push(ctx, msg, targets...) (the Notifier interface; svc.Server.Push returns the
+// Service.Push(ctx, msg, targets...) (the Notifier interface; svc.Running.Push returns the
 // Service) validates, delivers locally, then relays. Errors only for invalid input:
 // ErrTypeRequired (2800), ErrNoTarget (2801: no target, or users/roles without values),
 // ErrUnknownTargetKind (2802). With push disabled it still validates and drops the push (no

@@ -53,11 +53,34 @@ type Binder interface {
 	Recheck(ctx context.Context, userID string, b Binding) (roles []string, live bool, err error)
 }
 
+// Kicker is what push offers a Revocations source; *Service implements it.
+type Kicker interface {
+	// Kick ends the connections of keys on this node and, through the relay, on every other.
+	Kick(ctx context.Context, keys ...string)
+	// KickLocal ends the connections of keys on this node only.
+	KickLocal(keys ...string)
+	// UserChanged re-decides the connections of userID on this node (Binder.Recheck).
+	UserChanged(userID string)
+}
+
+var _ Kicker = (*Service)(nil)
+
+// Revocations is the source of the credential changes that end or recheck connections (a
+// session revoked, a token family revoked, a user disabled or changed). Push is built after it
+// and subscribes when it is built: New calls Watch once, with the module, when push is enabled.
+// The composition root implements it over the security module (push never imports security).
+type Revocations interface {
+	Watch(k Kicker)
+}
+
 // Options are what the composition root plugs into the module. Every field is optional.
 type Options struct {
 	// Binder binds connections to sessions, token families and expiry and rechecks them; nil:
 	// connections live until they close (no kicks, no recheck, no expiry).
 	Binder Binder
+	// Revocations tells the module which connections to end or recheck; nil: only Kick,
+	// KickLocal and UserChanged called by host code do.
+	Revocations Revocations
 	// NodeID names this node in relay frames; default a random id.
 	NodeID string
 }
@@ -113,6 +136,9 @@ func New(deps app.Deps, opts Options) (*Service, error) {
 	}
 	if err := s.subscribeBridge(deps.Events, cfg.Bridge); err != nil {
 		return nil, fmt.Errorf("push: %w", err)
+	}
+	if opts.Revocations != nil {
+		opts.Revocations.Watch(s)
 	}
 	if err := s.registerMetrics(deps.Metrics); err != nil {
 		return nil, fmt.Errorf("push: metrics: %w", err)

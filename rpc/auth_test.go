@@ -11,7 +11,9 @@ import (
 )
 
 // TestPermissionTable covers wire-core §3.3: system principals bypass; denial, a missing checker
-// and a checker error all answer 403/1100; strategy failures keep their own 401 codes.
+// and a checker error all answer 403/1100; strategy failures keep their own 401 codes. (A server
+// always has a checker, the security module's or the host's: the engine is where a missing one
+// is tested.)
 func TestPermissionTable(t *testing.T) {
 	t.Parallel()
 	granting := permChecker{grants: map[string][]string{"u-alice": {"test.things.read"}}}
@@ -52,18 +54,19 @@ func TestPermissionTable(t *testing.T) {
 	}
 }
 
-func TestSetPermissionCheckerWhileServing(t *testing.T) {
+// TestPermissionCheckerFromConfig: the checker is EngineConfig.Permissions, fixed when the engine
+// is built; the same request is denied by an engine without one and granted by an engine with it.
+func TestPermissionCheckerFromConfig(t *testing.T) {
 	t.Parallel()
-	e := newEngine(t, EngineConfig{}, testResource())
-	req := func() result {
+	req := func(e *Engine) result {
 		return serve(t, e, post(envelopeJSON("test/things", "read", "v1", ""), "Authorization", bearerAlice))
 	}
-	if res := req(); res.Code != CodeAccessDenied {
-		t.Fatalf("before: code = %d, want 1100", res.Code)
+	if res := req(newEngine(t, EngineConfig{}, testResource())); res.Code != CodeAccessDenied {
+		t.Fatalf("without a checker: code = %d, want 1100", res.Code)
 	}
-	e.SetPermissionChecker(permChecker{grants: map[string][]string{"u-alice": {"test.things.read"}}})
-	if res := req(); res.Code != CodeOK {
-		t.Fatalf("after: code = %d, want 0", res.Code)
+	granting := permChecker{grants: map[string][]string{"u-alice": {"test.things.read"}}}
+	if res := req(newEngine(t, EngineConfig{Permissions: granting}, testResource())); res.Code != CodeOK {
+		t.Fatalf("with the checker: code = %d, want 0", res.Code)
 	}
 }
 

@@ -6,10 +6,9 @@
 //
 // # Wiring
 //
-//	e, err := rpc.NewEngine(rpc.EngineConfig{BodyLimit: …, Logger: …, Clock: …, Messages: …})
+//	e, err := rpc.NewEngine(rpc.EngineConfig{BodyLimit: …, Logger: …, Permissions: checker, …})
 //	e.RegisterStrategy(bearer)             // security registers bearer, api_key, http_basic, ip
 //	e.Register(module.Resources...)        // fails fast on any bad declaration
-//	e.SetPermissionChecker(checker)
 //	if err := e.Validate(); err != nil {…} // every strategy named by an op exists; freezes
 //	mux.Handle("/api", e)                  // every method: others get the 405 envelope
 //

@@ -78,7 +78,9 @@ type EngineConfig struct {
 	Clock func() time.Time
 	// Messages renders message keys in the process-wide language; nil means English.
 	Messages *i18n.Catalog
-	// Permissions decides RequiredPermission; nil denies every permissioned operation (403/1100).
+	// Permissions decides RequiredPermission for the engine's whole life (the composition root
+	// builds the security module first to have it); nil denies every permissioned operation
+	// (403/1100).
 	Permissions PermissionChecker
 	// Audit receives the records of operations declared with Audit(); nil drops them.
 	Audit AuditSink
@@ -107,15 +109,13 @@ type Engine struct {
 	obs        Observer          // cfg.Observer
 	unresolved OperationObserver // the Observer's value for calls without an operation
 
-	checker atomic.Pointer[checkerBox]
+	checker PermissionChecker // cfg.Permissions, fixed for the engine's life
 
 	mu         sync.Mutex
 	frozen     atomic.Bool
 	routes     map[string]*route // key: routeKey(resource, action, version)
 	strategies map[string]Strategy
 }
-
-type checkerBox struct{ pc PermissionChecker }
 
 // NewEngine validates cfg, applies its defaults and returns an empty engine.
 func NewEngine(cfg EngineConfig) (*Engine, error) {
@@ -160,6 +160,7 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 		routes:     make(map[string]*route),
 		strategies: map[string]Strategy{StrategyNone: noneStrategy{}},
 		obs:        cfg.Observer,
+		checker:    cfg.Permissions,
 	}
 	if cfg.BodyEncoding.Enabled {
 		enc := cfg.BodyEncoding.Encoding
@@ -173,15 +174,8 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 		e.protect = codec
 		e.cfg.BodyEncoding.Encoding = enc
 	}
-	e.SetPermissionChecker(cfg.Permissions)
 	e.okPrefix = appendEnvelopeHead(nil, CodeOK, e.msgs.T("ok", nil))
 	return e, nil
-}
-
-// SetPermissionChecker replaces the checker of RequiredPermission. It may be called at any time,
-// including while serving (the security module plugs its checker in after it is built).
-func (e *Engine) SetPermissionChecker(pc PermissionChecker) {
-	e.checker.Store(&checkerBox{pc: pc})
 }
 
 // RegisterStrategy adds an authentication strategy to the shared registry used by /api, the

@@ -27,11 +27,10 @@ func (e *Engine) CheckPermission(ctx context.Context, p *Principal, token string
 	if p.IsSystem() {
 		return nil
 	}
-	box := e.checker.Load()
-	if box == nil || box.pc == nil || p == nil {
+	if e.checker == nil || p == nil {
 		return ErrAccessDenied
 	}
-	ok, err := box.pc.HasPermission(ctx, p, token)
+	ok, err := e.checker.HasPermission(ctx, p, token)
 	if err != nil {
 		return ErrAccessDenied.Wrap(err)
 	}

@@ -492,20 +492,6 @@ func foreignToken(t *testing.T) string {
 	return tok
 }
 
-// TestScenarioCheckerMissing: without a PermissionChecker every permission-guarded operation
-// answers 403/1100, except for the system principal (wire-core §3.3).
-func TestScenarioCheckerMissing(t *testing.T) {
-	t.Parallel()
-	srv := newScenarioServer(t)
-	srv.Engine().SetPermissionChecker(nil)
-	runTable(t, target{Server: srv}, []scenario{
-		{name: "guarded", env: call("guarded", echoParams{Name: "g"}), as: svctest.User("t1", "tester"),
-			wantStatus: 403, wantCode: 1100, wantMsg: "Access denied"},
-		{name: "system principal", env: call("system_only", echoParams{Name: "s"}), wantStatus: 200},
-		{name: "no permission required", env: echoOf("free"), as: svctest.User("t1"), wantStatus: 200},
-	})
-}
-
 // step is a scenario of an ordered sequence, run after the fake clock moved by advance.
 type step struct {
 	advance time.Duration

@@ -75,7 +75,8 @@ type Options struct {
 	// nil).
 	Tokens TokenService
 	// OnRevoke is called after every revocation of an opaque session on this node (logout,
-	// eviction, forced); the push module registers its kick through Sessions.OnRevoke instead.
+	// eviction, forced). The push module, built after security, subscribes through
+	// Sessions.OnRevoke when it is built (push.Options.Revocations, the root's wiring.go).
 	OnRevoke RevocationHook
 	// TrustUsers resolves the user_id of trust-login gateway requests (default: a user name of
 	// the user directory).
@@ -142,8 +143,9 @@ func (s *Service) Sessions() *Sessions { return s.sessions }
 // OnUserChanged registers h, called with the id of every built-in user that changed (roles,
 // disabled, password, display name, TOTP, department): on the changing node at once, after its
 // caches dropped the user, and on every other server when its change feed applies the change
-// (within the bound of doc.go; a change made by the CLI included). The push module re-decides
-// the user's WebSocket connections with it, so they end (or change roles) when /api's decision
+// (within the bound of doc.go; a change made by the CLI included). The push module, built after
+// security, subscribes when it is built (push.Options.Revocations) and re-decides the user's
+// WebSocket connections with it, so they end (or change roles) when /api's decision
 // on their token does. h must not block: it runs on the changing request or the feed. With a
 // host user store there is no change feed and h is never called.
 func (s *Service) OnUserChanged(h func(userID string)) {

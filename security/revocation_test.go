@@ -63,10 +63,11 @@ func logoutChild(rawDS, secret, out string) error {
 		return err
 	}
 	ctx := context.Background()
-	if err := srv.Start(ctx); err != nil {
+	run, err := srv.Start(ctx)
+	if err != nil {
 		return err
 	}
-	if _, err := srv.Security().Store().Create(ctx, "alice", "Alice", alicePassword, nil); err != nil {
+	if _, err := run.Security().Store().Create(ctx, "alice", "Alice", alicePassword, nil); err != nil {
 		return err
 	}
 	call := func(action, token string, params string) (string, error) {
@@ -77,7 +78,7 @@ func logoutChild(rawDS, secret, out string) error {
 			r.Header.Set("Authorization", "Bearer "+token)
 		}
 		w := httptest.NewRecorder()
-		srv.Handler().ServeHTTP(w, r)
+		run.Handler().ServeHTTP(w, r)
 		var env struct {
 			Code int `json:"code"`
 			Data struct {

@@ -108,6 +108,7 @@ func TestGeneratedSecretStartRace(t *testing.T) {
 		cfg := svctest.Config(t, kind)
 		cfg.Security.Secret = ""
 		var servers [2]*svc.Server
+		var running [2]*svc.Running
 		var errs [2]error
 		var wg sync.WaitGroup
 		gate := make(chan struct{})
@@ -119,7 +120,7 @@ func TestGeneratedSecretStartRace(t *testing.T) {
 				t.Fatal(err)
 			}
 			servers[i] = srv
-			wg.Go(func() { <-gate; errs[i] = srv.Start(ctx) })
+			wg.Go(func() { <-gate; running[i], errs[i] = srv.Start(ctx) })
 		}
 		close(gate)
 		wg.Wait()
@@ -130,12 +131,12 @@ func TestGeneratedSecretStartRace(t *testing.T) {
 			}
 		}
 		p := svctest.User("racer")
-		for i, srv := range servers {
-			pair, err := srv.Security().Tokens().Issue(ctx, p)
+		for i, r := range running {
+			pair, err := r.Security().Tokens().Issue(ctx, p)
 			if err != nil {
 				t.Fatalf("server %d: issue: %v", i, err)
 			}
-			other := servers[1-i]
+			other := running[1-i]
 			if _, err := other.Security().Tokens().Verify(ctx, pair.AccessToken); err != nil {
 				t.Errorf("token of server %d refused by server %d: %v", i, 1-i, err)
 			}

@@ -116,7 +116,7 @@ func TestTrustLoginStartupErrors(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if err := srv.Start(context.Background()); err != nil {
+		if _, err := srv.Start(context.Background()); err != nil {
 			return err
 		}
 		return srv.Stop(context.Background())

@@ -7,6 +7,12 @@ import (
 	"github.com/uptrace/bun"
 )
 
+// EventPattern matches every event the storage module publishes. They are published inside the
+// transaction that makes them true, so they must be routed to a transactional transport (outbox
+// or tx_memory; wire-core §7.8): the module refuses to build otherwise, and the composition root
+// gives the pattern to event.WithTransactionalRoutes.
+const EventPattern = "svc.storage.*"
+
 // Names of the events the storage module publishes (wire-core §7.8, with the svc. prefix).
 const (
 	// EventFileUploaded: complete_upload (or the sweeper's recovery) registered a file.

@@ -70,7 +70,7 @@ func New(deps app.Deps, opts Options) (*Service, error) {
 	if opts.Events == nil && deps.Events != nil {
 		// wire-core §7.8: storage events commit with the change that makes them true, so the
 		// bus must route them to a transactional transport; a wrong routing fails startup.
-		if err := deps.Events.RequireTransactional(config.StorageEventPattern); err != nil {
+		if err := deps.Events.RequireTransactional(EventPattern); err != nil {
 			return nil, fmt.Errorf("storage: %w", err)
 		}
 		opts.Events = BusPublisher(deps.Events)

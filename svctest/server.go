@@ -27,7 +27,6 @@ import (
 	"github.com/svc-framework/svc"
 	"github.com/svc-framework/svc/app"
 	"github.com/svc-framework/svc/config"
-	"github.com/svc-framework/svc/db"
 	"github.com/uptrace/bun"
 )
 
@@ -45,9 +44,11 @@ func randomSecret() string {
 	return hex.EncodeToString(b)
 }
 
-// Server is a running in-process svc server.
+// Server is a running in-process svc server: the svc.Server and what its Start returned
+// (Handler, DB, Security, Push, ...).
 type Server struct {
 	*svc.Server
+	*svc.Running
 	// URL is the base URL of the httptest server (no trailing slash).
 	URL string
 	// HTTP is the underlying httptest server.
@@ -126,10 +127,11 @@ func New(t testing.TB, opts ...Option) *Server {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := srv.Start(ctx); err != nil {
+	running, err := srv.Start(ctx)
+	if err != nil {
 		t.Fatalf("svctest: start: %v", err)
 	}
-	hs := httptest.NewServer(srv.Handler())
+	hs := httptest.NewServer(running.Handler())
 	t.Cleanup(func() {
 		hs.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -138,7 +140,7 @@ func New(t testing.TB, opts ...Option) *Server {
 			t.Errorf("svctest: stop: %v", err)
 		}
 	})
-	return &Server{Server: srv, URL: hs.URL, HTTP: hs, Clock: st.clock, cfg: cfg}
+	return &Server{Server: srv, Running: running, URL: hs.URL, HTTP: hs, Clock: st.clock, cfg: cfg}
 }
 
 // Config returns the harness's base configuration for a primary data source of kind on a fresh
@@ -157,9 +159,6 @@ func Config(t testing.TB, kind config.DBKind) *config.Config {
 	cfg.Approval.AutoMigrate = true
 	return cfg
 }
-
-// DB returns the server's primary data source.
-func (s *Server) DB() *db.DB { return s.Server.DB() }
 
 // Logger is the logger of harness servers: silent unless SVC_TEST_LOG is set (to a level such
 // as debug), then JSON on stderr.

@@ -111,18 +111,19 @@ func run(mode, kind string, conc int, warm, dur time.Duration) error {
 		return err
 	}
 	ctx := context.Background()
-	if err := srv.Start(ctx); err != nil {
+	running, err := srv.Start(ctx)
+	if err != nil {
 		return err
 	}
 	defer srv.Stop(context.Background())
 	if ds.Schema != "" {
-		defer srv.DB().ExecContext(context.Background(), "DROP SCHEMA IF EXISTS "+ds.Schema+" CASCADE")
+		defer running.DB().ExecContext(context.Background(), "DROP SCHEMA IF EXISTS "+ds.Schema+" CASCADE")
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
 	}
-	hs := &http.Server{Handler: srv.Handler()}
+	hs := &http.Server{Handler: running.Handler()}
 	go hs.Serve(ln)
 	defer hs.Close()
 	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -131,7 +132,7 @@ func run(mode, kind string, conc int, warm, dur time.Duration) error {
 		w.Write([]byte(`{"ok":true,"ref":"R-1"}`))
 	}))
 	defer upstream.Close()
-	if err := define(ctx, srv, upstream.URL); err != nil {
+	if err := define(ctx, running, upstream.URL); err != nil {
 		return err
 	}
 	body, _ := json.Marshal(order{ID: 7, Items: []item{{"A-1", 2}, {"B-2", 1}}})
@@ -139,7 +140,7 @@ func run(mode, kind string, conc int, warm, dur time.Duration) error {
 	target := "http://" + ln.Addr().String() + "/integration/inbound/BENCH/bench.op"
 	call := func() error {
 		if mode == "outbound" {
-			_, err := srv.Integration().Invoke(ctx, "bench.op", order{ID: 7, Items: []item{{"A-1", 2}}}, integration.WithSystem("BENCH"))
+			_, err := running.Integration().Invoke(ctx, "bench.op", order{ID: 7, Items: []item{{"A-1", 2}}}, integration.WithSystem("BENCH"))
 			return err
 		}
 		res, err := client.Post(target, "application/json", bytes.NewReader(body))
@@ -217,7 +218,7 @@ func load(call func() error, conc int, warm, dur time.Duration) (int64, int64, [
 }
 
 // define stores the benchmark's system, contract and both adapters.
-func define(ctx context.Context, srv *svc.Server, upstream string) error {
+func define(ctx context.Context, srv *svc.Running, upstream string) error {
 	now := crud.NewTime(time.Now())
 	aud := func() crud.Audited {
 		return crud.Audited{ID: rpc.NewID(), CreatedAt: now, UpdatedAt: now, CreatedBy: "system", UpdatedBy: "system"}

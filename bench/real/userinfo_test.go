@@ -30,7 +30,7 @@ func BenchmarkGetUserInfo(b *testing.B) {
 
 // shippedServer starts svc on a copy of configs/application.toml in a scratch directory with one
 // user, logs that user in and returns the server and the access token.
-func shippedServer(b *testing.B) (*svc.Server, string) {
+func shippedServer(b *testing.B) (*svc.Running, string) {
 	b.Helper()
 	dir := b.TempDir()
 	shipped, err := os.ReadFile("../../configs/application.toml")

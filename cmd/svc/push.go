@@ -17,7 +17,7 @@ import (
 // relay (svc:push:relay:<db>:<svc.app.name>) and every running node delivers to its own
 // connections. Without the key-value store there is no relay and the command fails with
 // push.ErrRelayRequired rather than pretending to deliver; host code in the server process uses
-// the Notifier (Server.Push) instead.
+// the Notifier (svc.Running.Push) instead.
 func pushCmd(g *globalFlags) *cobra.Command {
 	c := &cobra.Command{Use: "push", Short: "Send WebSocket pushes to connected clients (needs svc.kvstore for the relay)"}
 	var users, roles []string

@@ -19,7 +19,7 @@ import (
 
 // Start builds and starts a server on cfg with its default logger writing to /dev/null (the
 // default logger writes to os.Stderr as it is at svc.New), and stops it when the benchmark ends.
-func Start(b *testing.B, cfg *config.Config, opts ...svc.Option) *svc.Server {
+func Start(b *testing.B, cfg *config.Config, opts ...svc.Option) *svc.Running {
 	b.Helper()
 	devNull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
 	if err != nil {
@@ -33,11 +33,12 @@ func Start(b *testing.B, cfg *config.Config, opts ...svc.Option) *svc.Server {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := srv.Start(context.Background()); err != nil {
+	running, err := srv.Start(context.Background())
+	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = srv.Stop(context.Background()) })
-	return srv
+	return running
 }
 
 // Run serves a POST /api with body and the given headers through h b.N times and reports

@@ -43,7 +43,8 @@ func main() {
 		log.Fatal(err)
 	}
 	ctx := context.Background()
-	if err := srv.Start(ctx); err != nil {
+	run, err := srv.Start(ctx)
+	if err != nil {
 		log.Fatal(err)
 	}
 	defer func() { _ = srv.Stop(ctx) }()
@@ -53,7 +54,7 @@ func main() {
 	r := httptest.NewRequest(http.MethodPost, "/api", strings.NewReader(body))
 	r.Header.Set("Content-Type", "application/json")
 	w := httptest.NewRecorder()
-	srv.Handler().ServeHTTP(w, r)
+	run.Handler().ServeHTTP(w, r)
 	var env struct {
 		Data struct {
 			Tokens struct{ AccessToken string } `json:"tokens"`
@@ -62,7 +63,7 @@ func main() {
 	if err := json.Unmarshal(w.Body.Bytes(), &env); err != nil || env.Data.Tokens.AccessToken == "" {
 		log.Fatalf("login answered %d %s (%v)", w.Code, w.Body, err)
 	}
-	tokens := srv.Security().Tokens()
+	tokens := run.Security().Tokens()
 	principal, err := tokens.Verify(ctx, env.Data.Tokens.AccessToken)
 	if err != nil {
 		log.Fatal(err)

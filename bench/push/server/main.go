@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"flag"
 	"log"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -44,21 +45,33 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	var srv *svc.Server
+	var pushes *push.Service // set once Start returned, before the listener serves
 	routes := func(app.Deps) (app.Module, error) {
 		return app.Module{Name: "bench", Routes: []app.Route{
-			{Pattern: "GET /bench/stats", Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { stats(w, srv.Push()) })},
-			{Pattern: "POST /bench/broadcast", Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { broadcast(w, r, srv.Push()) })},
-			{Pattern: "POST /bench/users", Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { users(w, r, srv.Push()) })},
+			{Pattern: "GET /bench/stats", Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { stats(w, pushes) })},
+			{Pattern: "POST /bench/broadcast", Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { broadcast(w, r, pushes) })},
+			{Pattern: "POST /bench/users", Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { users(w, r, pushes) })},
 		}}, nil
 	}
-	srv, err = svc.New(cfg, svc.WithModule(routes))
+	srv, err := svc.New(cfg, svc.WithModule(routes))
 	if err != nil {
 		log.Fatal(err)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := srv.Run(ctx); err != nil {
+	ln, err := net.Listen("tcp", ":"+strconv.Itoa(int(cfg.App.Port)))
+	if err != nil {
+		log.Fatal(err)
+	}
+	running, err := srv.Start(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	pushes = running.Push()
+	if err := app.Serve(ctx, ln, running.Handler(), svc.ShutdownGrace, srv.Logger()); err != nil {
+		log.Print(err)
+	}
+	if err := srv.Stop(context.WithoutCancel(ctx)); err != nil {
 		log.Print(err)
 	}
 }
