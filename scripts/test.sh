@@ -59,6 +59,13 @@ else
 	failed+=("go test")
 fi
 
+section "bypass guard tests with SVC_BYPASS_OFF=1 (internal/bypass)"
+if SVC_BYPASS_OFF=1 go test -count=1 -run 'TestFastCall|TestSDKOnly|TestAccessLine' ./mcp ./app; then
+	echo "ok"
+else
+	failed+=("bypass guard tests")
+fi
+
 if ((${#failed[@]})); then
 	section "FAILED: ${failed[*]}"
 	exit 1
