@@ -26,10 +26,13 @@ type outer struct {
 	cors    *cors
 	logger  *slog.Logger
 	access  bool // log one line per request at info level
-	clock   func() time.Time
-	errors  func(w http.ResponseWriter, r *http.Request, err error) // renders the panic envelope
-	gzip    bool                                                    // compress responses (compress.go)
-	pace    bodyPace                                                // body read-idle timeout and minimum rate (bodyidle.go)
+	// accessLine: with svc's default logger the line is formatted by appendAccessLine (the
+	// bypass bypass.AppAccessLine) rather than through a slog record
+	accessLine bool
+	clock      func() time.Time
+	errors     func(w http.ResponseWriter, r *http.Request, err error) // renders the panic envelope
+	gzip       bool                                                    // compress responses (compress.go)
+	pace       bodyPace                                                // body read-idle timeout and minimum rate (bodyidle.go)
 }
 
 var recorders = sync.Pool{New: func() any { return new(recorder) }}
@@ -110,7 +113,7 @@ func (o *outer) logAccess(r *http.Request, rec *recorder, info rpc.RequestInfo, 
 	// the method and path are the client's: bounded by rpc.LogText (issue #11 item 7); the
 	// request id is bounded where it is accepted and the client IP is a parsed address
 	method, path := rpc.LogText(r.Method), rpc.LogText(r.URL.Path)
-	if lw := accessLineWriter(o.logger); lw != nil {
+	if lw := accessLineWriter(o.logger); lw != nil && o.accessLine {
 		end := o.clock()
 		rec.line = appendAccessLine(rec.line[:0], accessLine{
 			time: end, method: method, path: path,

@@ -15,7 +15,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-	sjson "github.com/segmentio/encoding/json"
 )
 
 // The fast path of tools/call (issue #18's cost target). In stateless mode the SDK builds a
@@ -280,9 +279,9 @@ type toolCall struct {
 
 // callMeta is the _meta of a call in the new protocol; any other key leaves the call to the SDK.
 type callMeta struct {
-	ProtocolVersion    json.RawMessage `json:"io.modelcontextprotocol/protocolVersion"`
-	ClientCapabilities json.RawMessage `json:"io.modelcontextprotocol/clientCapabilities"`
-	ClientInfo         json.RawMessage `json:"io.modelcontextprotocol/clientInfo"`
+	ProtocolVersion    json.RawMessage // io.modelcontextprotocol/protocolVersion
+	ClientCapabilities json.RawMessage // io.modelcontextprotocol/clientCapabilities
+	ClientInfo         json.RawMessage // io.modelcontextprotocol/clientInfo
 }
 
 // parseToolCall parses body as one JSON-RPC request "tools/call" with exactly the members
@@ -290,28 +289,51 @@ type callMeta struct {
 // false for anything else, including forms the SDK would normalise (non-integer ids, escaped
 // strings, null arguments), so that the SDK answers them.
 func parseToolCall(body []byte) (toolCall, bool) {
-	var msg struct {
-		JSONRPC json.RawMessage `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Method  json.RawMessage `json:"method"`
-		Params  struct {
-			Meta      *callMeta       `json:"_meta"`
-			Name      json.RawMessage `json:"name"`
-			Arguments json.RawMessage `json:"arguments"`
-		} `json:"params"`
-	}
-	// The SDK's decoder, with exact member names; no other members.
-	rest, err := sjson.Parse(body, &msg, sjson.DontMatchCaseInsensitiveStructFields|sjson.DisallowUnknownFields)
-	if err != nil || len(bytes.TrimSpace(rest)) != 0 || string(msg.JSONRPC) != `"2.0"` ||
-		string(msg.Method) != `"tools/call"` || !plainID(msg.ID) {
+	msg, ok := members(body, "jsonrpc", "id", "method", "params")
+	if !ok || string(msg["jsonrpc"]) != `"2.0"` || string(msg["method"]) != `"tools/call"` || !plainID(msg["id"]) {
 		return toolCall{}, false
 	}
-	name, ok := plainString(msg.Params.Name)
-	args := msg.Params.Arguments
-	if !ok || (args != nil && (len(args) == 0 || args[0] != '{')) {
+	params, ok := members(msg["params"], "_meta", "name", "arguments")
+	if !ok {
 		return toolCall{}, false
 	}
-	return toolCall{id: msg.ID, name: name, arguments: args, meta: msg.Params.Meta}, true
+	name, ok := plainString(params["name"])
+	args := params["arguments"]
+	if !ok || (args != nil && args[0] != '{') {
+		return toolCall{}, false
+	}
+	call := toolCall{id: msg["id"], name: name, arguments: args}
+	if raw := params["_meta"]; raw != nil && string(raw) != "null" {
+		meta, ok := members(raw, metaProtocolVersion, metaClientCapabilities, metaClientInfo)
+		if !ok {
+			return toolCall{}, false
+		}
+		call.meta = &callMeta{ProtocolVersion: meta[metaProtocolVersion], ClientCapabilities: meta[metaClientCapabilities], ClientInfo: meta[metaClientInfo]}
+	}
+	return call, true
+}
+
+// The _meta keys of a call in the new protocol (SEP-2575).
+const (
+	metaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
+	metaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
+	metaClientInfo         = "io.modelcontextprotocol/clientInfo"
+)
+
+// members decodes raw, a JSON object, into its members by their exact names (the SDK's decoder
+// matches member names exactly, where encoding/json's struct decoding would fold case) and
+// reports false for anything else: not an object, or a member not named in allowed.
+func members(raw json.RawMessage, allowed ...string) (map[string]json.RawMessage, bool) {
+	var m map[string]json.RawMessage
+	if len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, &m) != nil {
+		return nil, false
+	}
+	for k := range m {
+		if !slices.Contains(allowed, k) {
+			return nil, false
+		}
+	}
+	return m, true
 }
 
 // matches reports whether the call fits the protocol version of its request as the SDK
@@ -339,13 +361,12 @@ func (c toolCall) matches(h http.Header, version string) bool {
 	return m.ClientInfo == nil || decodesObject(m.ClientInfo, &client)
 }
 
-// decodesObject reports whether raw is a JSON object that the SDK's decoder reads into v.
+// decodesObject reports whether raw is a JSON object that decodes into v. encoding/json folds
+// member names where the SDK's decoder does not, so it can only refuse more objects than the
+// SDK (a member in another case that does not fit its field's type), never fewer: a refused call
+// goes to the SDK, which answers it.
 func decodesObject(raw json.RawMessage, v any) bool {
-	if len(raw) == 0 || raw[0] != '{' {
-		return false
-	}
-	_, err := sjson.Parse(raw, v, sjson.DontMatchCaseInsensitiveStructFields)
-	return err == nil
+	return len(raw) > 0 && raw[0] == '{' && json.Unmarshal(raw, v) == nil
 }
 
 // plainID reports whether a JSON-RPC id is one the SDK echoes unchanged: an integer of at most

@@ -14,6 +14,7 @@ import (
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/db"
 	"github.com/svc-framework/svc/i18n"
+	"github.com/svc-framework/svc/internal/bypass"
 	"github.com/svc-framework/svc/rpc"
 )
 
@@ -53,7 +54,8 @@ type Options struct {
 	// SDKOnly sends every request through the SDK's handler, also tools/call of operation
 	// tools, which the endpoint otherwise answers itself (fastcall.go). Set it when the host
 	// adds receiving middleware through Server() that must see those calls; it costs about 20×
-	// the CPU per call.
+	// the CPU per call. SVC_BYPASS_OFF=mcp.fastcall (package internal/bypass) does the same for
+	// every server of the process.
 	SDKOnly bool
 }
 
@@ -80,7 +82,7 @@ type Service struct {
 
 	fast       map[string]sdk.ToolHandler // operation tools by name, for serveFast (under mu)
 	versions   []string                   // protocol versions serveFast answers (fastVersions)
-	noFastPath atomic.Bool                // tests: every request through the SDK
+	noFastPath atomic.Bool                // every request through the SDK (SDKOnly, the bypass switch, tests)
 	fastCalls  atomic.Int64               // requests answered by fastCall
 }
 
@@ -101,7 +103,7 @@ func New(deps app.Deps, ops Operations, opts Options) (*Service, error) {
 	if s.msgs == nil {
 		s.msgs = i18n.MustNew(i18n.Default, Messages())
 	}
-	s.noFastPath.Store(opts.SDKOnly)
+	s.noFastPath.Store(opts.SDKOnly || !bypass.On(bypass.MCPFastCall))
 	s.impl = identity(deps.Config.App.Name, opts)
 	s.implJSON, _ = json.Marshal(s.impl) // strings only: cannot fail
 	s.server = sdk.NewServer(s.impl, &sdk.ServerOptions{

@@ -93,10 +93,9 @@
 // meta stay raw slices of the body.
 //
 // Params are decoded with encoding/json's semantics (json.Unmarshal's result, UseNumber where a
-// number can reach an interface). A params or result type that is a struct of plain string,
-// bool, integer and float fields is decoded and encoded by flatStruct without encoding/json's
-// reflection walk, byte for byte as encoding/json would (held equal by fuzz tests); anything it
-// does not mirror simply goes to encoding/json, through pooled decoders.
+// number can reach an interface), through pooled decoders; results are encoded by encoding/json
+// (a hand-written codec for flat structs and a lazily armed deadline context stood here; issue
+// #32 measured them at about 4 % of a call's end-to-end CPU each and removed them).
 //
 // Before decoding, params that are not valid UTF-8 or contain a NUL character (\u0000) in any
 // string are refused with 400/1400 "params is invalid" (checkParamText, issue #11): PostgreSQL
@@ -129,9 +128,8 @@
 // The handler runs on the request goroutine, so it may stream the request body and set headers
 // without races; the operation's timeout reaches it through ctx. When the deadline has passed
 // by the time the handler returns, the answer is 408/1402 whatever it returned. A handler that
-// ignores ctx therefore delays its 408 until it returns: handlers must honour ctx. The ctx
-// behaves as context.WithTimeout's but arms its timer only when something first waits on Done
-// (deadlineCtx): most handlers return without ever doing so, and pay no timer.
+// ignores ctx therefore delays its 408 until it returns: handlers must honour ctx. The ctx is
+// context.WithTimeout's.
 //
 // # Strategies
 //

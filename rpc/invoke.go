@@ -7,7 +7,7 @@ import (
 )
 
 // invoke is steps 7 and 8: Op.Invoke decodes and validates the params and calls the handler,
-// all under the operation's timeout (DefaultTimeout unless declared; see deadlineCtx).
+// all under the operation's timeout (DefaultTimeout unless declared).
 //
 // The handler runs on the request goroutine, so it may stream the request body (multipart file
 // parts) and set response headers without races; the timeout reaches it through ctx. When the
@@ -16,8 +16,8 @@ import (
 // grew past the limit while the handler streamed it answers 413.
 func (e *Engine) invoke(q *request) (data any, err error) {
 	rt := q.route
-	ctx := withDeadline(q.ctx, rt.timeout) // context.WithTimeout without a timer until waited on
-	defer ctx.release()
+	ctx, cancel := context.WithTimeout(q.ctx, rt.timeout)
+	defer cancel()
 	c := Call{
 		Resource:  rt.resource,
 		Action:    rt.action,

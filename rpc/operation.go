@@ -45,8 +45,6 @@ type Op struct {
 	// Params is the Go type Invoke decodes params into (Handle's P), for callers that describe
 	// operations (the MCP endpoint derives a tool's input schema from it); nil when unknown.
 	Params reflect.Type
-
-	result *flatStruct // set by Handle when its result type encodes without encoding/json
 }
 
 // Limit is a rate limit: at most Max requests per Period. A zero Limit means "engine default".
@@ -116,7 +114,6 @@ func Handle[P, R any](action string, fn func(ctx context.Context, c Call, p P) (
 		opt(&op)
 	}
 	plan := planParams(reflect.TypeFor[P]())
-	op.result = newFlatStruct(reflect.TypeFor[R]())
 	op.Invoke = func(ctx context.Context, c Call, raw json.RawMessage) (any, error) {
 		var p P
 		if err := decodeParams(raw, &p, plan); err != nil {

@@ -14,13 +14,11 @@ type paramsPlan struct {
 	// ids above 2^53 keep their digits (numbersNeedCare); typed targets parse their digits
 	// exactly either way.
 	useNumber bool
-	// flat decodes a struct of plain scalar fields without encoding/json; nil for other types.
-	flat *flatStruct
 }
 
 // planParams returns the plan for params of type t.
 func planParams(t reflect.Type) paramsPlan {
-	return paramsPlan{useNumber: numbersNeedCare(t), flat: newFlatStruct(t)}
+	return paramsPlan{useNumber: numbersNeedCare(t)}
 }
 
 // decodeParams decodes raw params into p. Absent, empty or null params leave p at its zero value
@@ -38,17 +36,6 @@ func decodeParams[P any](raw json.RawMessage, p *P, plan paramsPlan) error {
 	}
 	if err := checkParamText(raw); err != nil {
 		return err
-	}
-	if plan.flat != nil && raw[0] == '{' {
-		handled, err := plan.flat.decode(raw, reflect.ValueOf(p).Elem())
-		if handled {
-			if err != nil {
-				return ErrInvalidRequestParams.Wrap(err)
-			}
-			return nil
-		}
-		var zero P
-		*p = zero // start encoding/json from where json.Unmarshal would
 	}
 	if err := decodeJSON(raw, p, plan.useNumber); err != nil {
 		return ErrInvalidRequestParams.Wrap(err)

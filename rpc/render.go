@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
-	"reflect"
+
 	"strconv"
 	"sync"
 	"unicode/utf8"
@@ -46,7 +46,7 @@ func (e *Engine) respond(q *request, status int, data any) {
 	if k := q.route.op.SuccessKey; k != "" {
 		msg = e.msgs.T(k, nil)
 	}
-	e.writeEnvelope(q.w, q.ctx, q.id, status, CodeOK, msg, data, q.route.op.result, e.protect)
+	e.writeEnvelope(q.w, q.ctx, q.id, status, CodeOK, msg, data, e.protect)
 	q.wrote, q.status, q.code, q.result = true, status, CodeOK, data
 }
 
@@ -67,7 +67,7 @@ func (e *Engine) WriteError(w http.ResponseWriter, r *http.Request, err error) {
 
 // WriteData renders a success envelope {"code":0,"message":<ok>,"data":data} with status.
 func (e *Engine) WriteData(w http.ResponseWriter, r *http.Request, status int, data any) {
-	e.writeEnvelope(w, r.Context(), RequestInfoFrom(r.Context()).ID, status, CodeOK, "", data, nil, nil)
+	e.writeEnvelope(w, r.Context(), RequestInfoFrom(r.Context()).ID, status, CodeOK, "", data, nil)
 }
 
 // writeError resolves err and writes it; it returns the status and code written.
@@ -84,7 +84,7 @@ func (e *Engine) writeError(w http.ResponseWriter, ctx context.Context, id strin
 		msg = e.msgs.T(re.Key, re.Args)
 	}
 	status := re.HTTPStatus()
-	e.writeEnvelope(w, ctx, id, status, re.Code, msg, re.Data, nil, codec)
+	e.writeEnvelope(w, ctx, id, status, re.Code, msg, re.Data, codec)
 	return status, re.Code
 }
 
@@ -100,9 +100,8 @@ func (e *Engine) logInternal(ctx context.Context, id string, err error) {
 
 // writeEnvelope encodes {"code","message","data"} into a pooled buffer, encrypts it when codec is
 // set, and writes it with one Write. An empty msg with code 0 uses the prepared success head.
-// Data that cannot be encoded turns into 500/1900. flat, when set, is the codec of the handler's
-// result type (Op.result).
-func (e *Engine) writeEnvelope(w http.ResponseWriter, ctx context.Context, id string, status, code int, msg string, data any, flat *flatStruct, codec *BodyCodec) {
+// Data that cannot be encoded turns into 500/1900.
+func (e *Engine) writeEnvelope(w http.ResponseWriter, ctx context.Context, id string, status, code int, msg string, data any, codec *BodyCodec) {
 	b := renderPool.Get().(*renderBuffer)
 	defer putRenderBuffer(b)
 	b.buf.Reset()
@@ -111,7 +110,7 @@ func (e *Engine) writeEnvelope(w http.ResponseWriter, ctx context.Context, id st
 	} else {
 		b.buf.Write(appendEnvelopeHead(b.buf.AvailableBuffer(), code, msg))
 	}
-	if err := encodeData(b, data, flat); err != nil {
+	if err := encodeData(b, data); err != nil {
 		e.logInternal(ctx, id, err)
 		b.buf.Reset()
 		status, code = http.StatusInternalServerError, CodeUnknown
@@ -142,8 +141,8 @@ func putRenderBuffer(b *renderBuffer) {
 }
 
 // encodeData appends the JSON of data: null for nil, raw JSON verbatim after a validity check,
-// through flat when data is of its type, else through encoding/json.
-func encodeData(b *renderBuffer, data any, flat *flatStruct) error {
+// else through encoding/json.
+func encodeData(b *renderBuffer, data any) error {
 	switch v := data.(type) {
 	case nil:
 		b.buf.WriteString("null")
@@ -158,12 +157,6 @@ func encodeData(b *renderBuffer, data any, flat *flatStruct) error {
 		}
 		b.buf.Write(v)
 		return nil
-	}
-	if flat != nil && reflect.TypeOf(data) == flat.typ {
-		if out, ok := flat.appendJSON(b.buf.AvailableBuffer(), reflect.ValueOf(data)); ok {
-			b.buf.Write(out)
-			return nil
-		}
 	}
 	mark := b.buf.Len()
 	if err := b.enc.Encode(data); err != nil {

@@ -59,6 +59,13 @@ else
 	failed+=("go test")
 fi
 
+section "bypass guard tests with SVC_BYPASS_OFF=1 (internal/bypass)"
+if SVC_BYPASS_OFF=1 go test -count=1 -run 'TestFastCall|TestSDKOnly|TestAccessLine' ./mcp ./app; then
+	echo "ok"
+else
+	failed+=("bypass guard tests")
+fi
+
 # The short fault-injection run (docs/testing.md): only with the default package pattern, and
 # SVC_TEST_FAULTS=0 skips it. Fixed seeds, about 3.5 minutes on 2 cores.
 if ((${#@} == 0)) && [[ ${SVC_TEST_FAULTS:-1} != 0 ]]; then
