@@ -230,8 +230,10 @@ s3_signed_ok() {
 }
 
 ensure_s3() {
+	# Built even when a server already answers: the fault-injection run (bench/faults) starts
+	# its own versitygw from $BIN (a no-op when the pinned build is there).
+	build_versitygw
 	if ! s3_answers; then
-		build_versitygw
 		mkdir -p "$S3_DATA"
 		log "starting versitygw on $S3_ENDPOINT (data in ${S3_DATA#"$ROOT"/})"
 		ROOT_ACCESS_KEY="$S3_ACCESS_KEY" ROOT_SECRET_KEY="$S3_SECRET_KEY" \
