@@ -164,3 +164,41 @@ export function Loading({ when }: { when: boolean }) {
     </p>
   ) : null;
 }
+
+/** ListStatus shows a list's error (else its last action's), the action's notice, and the first load. */
+export function ListStatus({ list, act }: { list: Async<unknown>; act?: { error: unknown; notice: string | null } }) {
+  return (
+    <>
+      <ErrorBox error={list.error ?? act?.error} />
+      <Notice text={act?.notice ?? null} />
+      <Loading when={list.loading && !list.data} />
+    </>
+  );
+}
+
+/**
+ * Table is a horizontally scrolling table with these column headings (plain text, or a node);
+ * actions adds a last column whose heading only screen readers announce. Its children are the
+ * body's rows.
+ */
+export function Table(props: { headings: ComponentChildren[]; actions?: boolean; children: ComponentChildren }) {
+  return (
+    <div class="table-wrap">
+      <table>
+        <thead>
+          <tr>
+            {props.headings.map((h, i) => (
+              <th key={i}>{h}</th>
+            ))}
+            {props.actions && (
+              <th>
+                <span class="sr-only">{t("Actions")}</span>
+              </th>
+            )}
+          </tr>
+        </thead>
+        <tbody>{props.children}</tbody>
+      </table>
+    </div>
+  );
+}

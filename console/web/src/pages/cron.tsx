@@ -7,7 +7,7 @@ import { Chart } from "../chart";
 import { t, useLang, when } from "../i18n";
 import { P } from "../perms";
 import { can } from "../session";
-import { Card, Dialog, ErrorBox, Field, Loading, Notice, Pager, useAction, useAsync, type Submit } from "../ui";
+import { Card, Dialog, ErrorBox, Field, ListStatus, Loading, Pager, Table, useAction, useAsync, type Submit } from "../ui";
 
 type Kind = "cron" | "interval" | "once";
 interface Schedule {
@@ -135,85 +135,66 @@ function Schedules({ onRuns }: { onRuns: (name: string) => void }) {
         )
       }
     >
-      <ErrorBox error={list.error ?? act.error} />
-      <Notice text={act.notice} />
-      <Loading when={list.loading && !list.data} />
+      <ListStatus list={list} act={act} />
       {list.data && (
         <>
-          <div class="table-wrap">
-            <table>
-              <thead>
-                <tr>
-                  <th>{t("Name")}</th>
-                  <th>{t("Job")}</th>
-                  <th>{t("Trigger")}</th>
-                  <th>{t("State")}</th>
-                  <th>{t("Next fire")}</th>
-                  <th>{t("Last fire")}</th>
-                  <th>
-                    <span class="sr-only">{t("Actions")}</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {list.data.items.map((s) => (
-                  <tr key={s.id} data-schedule={s.name}>
-                    <td class="mono">{s.name}</td>
-                    <td class="mono">{s.jobName}</td>
-                    <td class="mono">{trigger(s)}</td>
-                    <td>
-                      <span class={s.isEnabled ? "badge ok" : "badge"}>{s.isEnabled ? t("active") : t("paused")}</span>
-                    </td>
-                    <td>{s.isEnabled ? when(s.nextFireAtUnixMs) : "–"}</td>
-                    <td>{when(s.lastFireAtUnixMs)}</td>
-                    <td class="row-actions">
-                      {manage && (
-                        <>
-                          <button type="button" onClick={() => setEdit(s)}>
-                            {t("Edit")}
-                          </button>
-                          {s.isEnabled ? (
-                            <button type="button" onClick={() => void op("pause", s, t("{name} paused.", { name: s.name }))}>
-                              {t("Pause")}
-                            </button>
-                          ) : (
-                            <button type="button" onClick={() => void op("resume", s, t("{name} resumed.", { name: s.name }))}>
-                              {t("Resume")}
-                            </button>
-                          )}
-                          <button type="button" onClick={() => void op("trigger_now", s, t("{name} triggered.", { name: s.name }))}>
-                            {t("Trigger now")}
-                          </button>
-                          <button
-                            type="button"
-                            class="danger"
-                            onClick={() => {
-                              if (window.confirm(t("Delete the schedule {name}? Its runs stay in the journal.", { name: s.name })))
-                                void op("delete", s, t("{name} deleted.", { name: s.name }));
-                            }}
-                          >
-                            {t("Delete")}
-                          </button>
-                        </>
-                      )}
-                      {can(P.cronRuns) && (
-                        <button type="button" onClick={() => onRuns(s.name)}>
-                          {t("Runs")}
+          <Table headings={[t("Name"), t("Job"), t("Trigger"), t("State"), t("Next fire"), t("Last fire")]} actions>
+            {list.data.items.map((s) => (
+              <tr key={s.id} data-schedule={s.name}>
+                <td class="mono">{s.name}</td>
+                <td class="mono">{s.jobName}</td>
+                <td class="mono">{trigger(s)}</td>
+                <td>
+                  <span class={s.isEnabled ? "badge ok" : "badge"}>{s.isEnabled ? t("active") : t("paused")}</span>
+                </td>
+                <td>{s.isEnabled ? when(s.nextFireAtUnixMs) : "–"}</td>
+                <td>{when(s.lastFireAtUnixMs)}</td>
+                <td class="row-actions">
+                  {manage && (
+                    <>
+                      <button type="button" onClick={() => setEdit(s)}>
+                        {t("Edit")}
+                      </button>
+                      {s.isEnabled ? (
+                        <button type="button" onClick={() => void op("pause", s, t("{name} paused.", { name: s.name }))}>
+                          {t("Pause")}
+                        </button>
+                      ) : (
+                        <button type="button" onClick={() => void op("resume", s, t("{name} resumed.", { name: s.name }))}>
+                          {t("Resume")}
                         </button>
                       )}
-                    </td>
-                  </tr>
-                ))}
-                {!list.data.items.length && (
-                  <tr>
-                    <td colSpan={7} class="muted">
-                      {t("No schedules.")}
-                    </td>
-                  </tr>
-                )}
-              </tbody>
-            </table>
-          </div>
+                      <button type="button" onClick={() => void op("trigger_now", s, t("{name} triggered.", { name: s.name }))}>
+                        {t("Trigger now")}
+                      </button>
+                      <button
+                        type="button"
+                        class="danger"
+                        onClick={() => {
+                          if (window.confirm(t("Delete the schedule {name}? Its runs stay in the journal.", { name: s.name })))
+                            void op("delete", s, t("{name} deleted.", { name: s.name }));
+                        }}
+                      >
+                        {t("Delete")}
+                      </button>
+                    </>
+                  )}
+                  {can(P.cronRuns) && (
+                    <button type="button" onClick={() => onRuns(s.name)}>
+                      {t("Runs")}
+                    </button>
+                  )}
+                </td>
+              </tr>
+            ))}
+            {!list.data.items.length && (
+              <tr>
+                <td colSpan={7} class="muted">
+                  {t("No schedules.")}
+                </td>
+              </tr>
+            )}
+          </Table>
           <Pager page={list.data.page} size={list.data.size} total={list.data.total} onPage={setPage} />
         </>
       )}
@@ -489,53 +470,35 @@ function Runs({ initialSchedule }: { initialSchedule: string }) {
         <ErrorBox error={chartRuns.error} />
       </Card>
       <Card title={t("Runs")}>
-        <ErrorBox error={list.error} />
-        <Loading when={list.loading && !list.data} />
+        <ListStatus list={list} />
         {list.data && (
           <>
-            <div class="table-wrap">
-              <table>
-                <thead>
-                  <tr>
-                    <th>{t("Schedule")}</th>
-                    <th>{t("Job")}</th>
-                    <th>{t("Scheduled for")}</th>
-                    <th>{t("Outcome")}</th>
-                    <th>{t("Duration")}</th>
-                    <th>{t("Node")}</th>
-                    <th>
-                      <span class="sr-only">{t("Actions")}</span>
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {list.data.items.map((r) => (
-                    <tr key={r.id} data-run={r.id}>
-                      <td class="mono">{r.scheduleName}</td>
-                      <td class="mono">{r.jobName}</td>
-                      <td>{when(r.scheduledAtUnixMs)}</td>
-                      <td>
-                        <span class={`badge ${r.status === "succeeded" ? "ok" : r.status === "failed" ? "bad" : ""}`}>{t(r.status)}</span>
-                      </td>
-                      <td>{r.durationMs} ms</td>
-                      <td class="mono">{r.nodeId || "–"}</td>
-                      <td>
-                        <button type="button" onClick={() => setDetail(r.id)}>
-                          {t("Details")}
-                        </button>
-                      </td>
-                    </tr>
-                  ))}
-                  {!list.data.items.length && (
-                    <tr>
-                      <td colSpan={7} class="muted">
-                        {t("No runs match.")}
-                      </td>
-                    </tr>
-                  )}
-                </tbody>
-              </table>
-            </div>
+            <Table headings={[t("Schedule"), t("Job"), t("Scheduled for"), t("Outcome"), t("Duration"), t("Node")]} actions>
+              {list.data.items.map((r) => (
+                <tr key={r.id} data-run={r.id}>
+                  <td class="mono">{r.scheduleName}</td>
+                  <td class="mono">{r.jobName}</td>
+                  <td>{when(r.scheduledAtUnixMs)}</td>
+                  <td>
+                    <span class={`badge ${r.status === "succeeded" ? "ok" : r.status === "failed" ? "bad" : ""}`}>{t(r.status)}</span>
+                  </td>
+                  <td>{r.durationMs} ms</td>
+                  <td class="mono">{r.nodeId || "–"}</td>
+                  <td>
+                    <button type="button" onClick={() => setDetail(r.id)}>
+                      {t("Details")}
+                    </button>
+                  </td>
+                </tr>
+              ))}
+              {!list.data.items.length && (
+                <tr>
+                  <td colSpan={7} class="muted">
+                    {t("No runs match.")}
+                  </td>
+                </tr>
+              )}
+            </Table>
             <Pager page={list.data.page} size={list.data.size} total={list.data.total} onPage={setPage} />
           </>
         )}

@@ -6,7 +6,7 @@ import { useEffect, useMemo, useState } from "preact/hooks";
 import { ApiError, call } from "../api";
 import { Chart } from "../chart";
 import { bytes, duration, pct, t, useLang, when } from "../i18n";
-import { Card, ErrorBox, useAsync, useInterval } from "../ui";
+import { Card, ErrorBox, Table, useAsync, useInterval } from "../ui";
 
 interface Build {
   vefVersion: string;
@@ -185,76 +185,46 @@ export function Overview() {
       </div>
       {streams.data?.enabled && (
         <Card title={t("Event streams")}>
-          <div class="table-wrap">
-            <table>
-              <thead>
-                <tr>
-                  <th>{t("Stream")}</th>
-                  <th>{t("Length")}</th>
-                  <th>{t("Group")}</th>
-                  <th>{t("Consumers")}</th>
-                  <th>{t("Pending")}</th>
-                  <th>{t("Lag")}</th>
+          <Table headings={[t("Stream"), t("Length"), t("Group"), t("Consumers"), t("Pending"), t("Lag")]}>
+            {streams.data.streams.flatMap((s) =>
+              (s.groups.length ? s.groups : [null]).map((g, i) => (
+                <tr key={`${s.stream}-${i}`}>
+                  <td>{i === 0 ? s.stream : ""}</td>
+                  <td>{i === 0 ? s.length : ""}</td>
+                  <td>{g?.name ?? "–"}</td>
+                  <td>{g?.consumers ?? "–"}</td>
+                  <td>{g?.pending ?? "–"}</td>
+                  <td>{g?.lag ?? "–"}</td>
                 </tr>
-              </thead>
-              <tbody>
-                {streams.data.streams.flatMap((s) =>
-                  (s.groups.length ? s.groups : [null]).map((g, i) => (
-                    <tr key={`${s.stream}-${i}`}>
-                      <td>{i === 0 ? s.stream : ""}</td>
-                      <td>{i === 0 ? s.length : ""}</td>
-                      <td>{g?.name ?? "–"}</td>
-                      <td>{g?.consumers ?? "–"}</td>
-                      <td>{g?.pending ?? "–"}</td>
-                      <td>{g?.lag ?? "–"}</td>
-                    </tr>
-                  )),
-                )}
-              </tbody>
-            </table>
-          </div>
+              )),
+            )}
+          </Table>
         </Card>
       )}
       <ErrorBox error={streams.error} />
       {stats.data?.enabled && (
         <Card title={t("Integration statistics")}>
-          <div class="table-wrap">
-            <table>
-              <thead>
-                <tr>
-                  <th>{t("System")}</th>
-                  <th>{t("Contract")}</th>
-                  <th>{t("Direction")}</th>
-                  <th>{t("Calls")}</th>
-                  <th>{t("Succeeded")}</th>
-                  <th>{t("Average")}</th>
-                  <th>{t("Slowest")}</th>
-                  <th>{t("Last error")}</th>
-                </tr>
-              </thead>
-              <tbody>
-                {!stats.data.stats.length && (
-                  <tr>
-                    <td colSpan={8} class="muted">
-                      {t("No calls yet.")}
-                    </td>
-                  </tr>
-                )}
-                {stats.data.stats.map((s) => (
-                  <tr key={`${s.system}/${s.contract}/${s.direction}`}>
-                    <td>{s.system}</td>
-                    <td>{s.contract || "–"}</td>
-                    <td>{s.direction}</td>
-                    <td>{s.calls}</td>
-                    <td>{s.successes}</td>
-                    <td>{s.avgDurationMs} ms</td>
-                    <td>{s.maxDurationMs} ms</td>
-                    <td>{s.lastError ? `${s.lastError} (${when(s.lastErrorAt ? Date.parse(s.lastErrorAt) : 0)})` : "–"}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <Table headings={[t("System"), t("Contract"), t("Direction"), t("Calls"), t("Succeeded"), t("Average"), t("Slowest"), t("Last error")]}>
+            {!stats.data.stats.length && (
+              <tr>
+                <td colSpan={8} class="muted">
+                  {t("No calls yet.")}
+                </td>
+              </tr>
+            )}
+            {stats.data.stats.map((s) => (
+              <tr key={`${s.system}/${s.contract}/${s.direction}`}>
+                <td>{s.system}</td>
+                <td>{s.contract || "–"}</td>
+                <td>{s.direction}</td>
+                <td>{s.calls}</td>
+                <td>{s.successes}</td>
+                <td>{s.avgDurationMs} ms</td>
+                <td>{s.maxDurationMs} ms</td>
+                <td>{s.lastError ? `${s.lastError} (${when(s.lastErrorAt ? Date.parse(s.lastErrorAt) : 0)})` : "–"}</td>
+              </tr>
+            ))}
+          </Table>
         </Card>
       )}
       <ErrorBox error={stats.error} />

@@ -7,7 +7,7 @@ import { t, useLang, when } from "../i18n";
 import { P } from "../perms";
 import { QRCode } from "../qr";
 import { can, useUser } from "../session";
-import { Card, Dialog, ErrorBox, Field, Loading, Notice, Pager, useAction, useAsync, type Submit } from "../ui";
+import { Card, Dialog, ErrorBox, Field, ListStatus, Notice, Pager, Table, useAction, useAsync, type Submit } from "../ui";
 
 export interface UserView {
   id: string;
@@ -106,76 +106,57 @@ export function Users() {
           </form>
         }
       >
-        <ErrorBox error={list.error ?? act.error} />
-        <Notice text={act.notice} />
-        <Loading when={list.loading && !list.data} />
+        <ListStatus list={list} act={act} />
         {list.data && (
           <>
-            <div class="table-wrap">
-              <table>
-                <thead>
-                  <tr>
-                    <th>{t("User name")}</th>
-                    <th>{t("Display name")}</th>
-                    <th>{t("Roles")}</th>
-                    <th>{t("State")}</th>
-                    <th>TOTP</th>
-                    <th>{t("Password changed")}</th>
-                    <th>
-                      <span class="sr-only">{t("Actions")}</span>
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {list.data.items.map((u) => (
-                    <tr key={u.id} data-user={u.username}>
-                      <td class="mono">{u.username}</td>
-                      <td>{u.displayName}</td>
-                      <td>{u.roles.join(", ") || "–"}</td>
-                      <td>
-                        <span class={u.disabled ? "badge bad" : "badge ok"}>{u.disabled ? t("disabled") : t("active")}</span>
-                      </td>
-                      <td>{u.totpEnabled ? t("on") : u.totpPending ? t("pending") : t("off")}</td>
-                      <td>{iso(u.passwordChangedAt)}</td>
-                      <td class="row-actions">
-                        {can(P.userDisable) && u.id !== me?.id && (
-                          <button type="button" disabled={act.busy} onClick={() => void toggle(u)}>
-                            {u.disabled ? t("Enable") : t("Disable")}
-                          </button>
-                        )}
-                        {can(P.userRoles) && (
-                          <button type="button" onClick={() => setOpen({ kind: "roles", user: u })}>
-                            {t("Roles")}
-                          </button>
-                        )}
-                        {can(P.userPassword) && (
-                          <button type="button" onClick={() => setOpen({ kind: "password", user: u })}>
-                            {t("Reset password")}
-                          </button>
-                        )}
-                        {can(P.userTotp) && (
-                          <button type="button" onClick={() => setOpen({ kind: "totp", user: u })}>
-                            TOTP
-                          </button>
-                        )}
-                        {can(P.sessionQuery) && (
-                          <button type="button" onClick={() => setOpen({ kind: "sessions", user: u })}>
-                            {t("Sessions")}
-                          </button>
-                        )}
-                      </td>
-                    </tr>
-                  ))}
-                  {!list.data.items.length && (
-                    <tr>
-                      <td colSpan={7} class="muted">
-                        {t("No users match.")}
-                      </td>
-                    </tr>
-                  )}
-                </tbody>
-              </table>
-            </div>
+            <Table headings={[t("User name"), t("Display name"), t("Roles"), t("State"), "TOTP", t("Password changed")]} actions>
+              {list.data.items.map((u) => (
+                <tr key={u.id} data-user={u.username}>
+                  <td class="mono">{u.username}</td>
+                  <td>{u.displayName}</td>
+                  <td>{u.roles.join(", ") || "–"}</td>
+                  <td>
+                    <span class={u.disabled ? "badge bad" : "badge ok"}>{u.disabled ? t("disabled") : t("active")}</span>
+                  </td>
+                  <td>{u.totpEnabled ? t("on") : u.totpPending ? t("pending") : t("off")}</td>
+                  <td>{iso(u.passwordChangedAt)}</td>
+                  <td class="row-actions">
+                    {can(P.userDisable) && u.id !== me?.id && (
+                      <button type="button" disabled={act.busy} onClick={() => void toggle(u)}>
+                        {u.disabled ? t("Enable") : t("Disable")}
+                      </button>
+                    )}
+                    {can(P.userRoles) && (
+                      <button type="button" onClick={() => setOpen({ kind: "roles", user: u })}>
+                        {t("Roles")}
+                      </button>
+                    )}
+                    {can(P.userPassword) && (
+                      <button type="button" onClick={() => setOpen({ kind: "password", user: u })}>
+                        {t("Reset password")}
+                      </button>
+                    )}
+                    {can(P.userTotp) && (
+                      <button type="button" onClick={() => setOpen({ kind: "totp", user: u })}>
+                        TOTP
+                      </button>
+                    )}
+                    {can(P.sessionQuery) && (
+                      <button type="button" onClick={() => setOpen({ kind: "sessions", user: u })}>
+                        {t("Sessions")}
+                      </button>
+                    )}
+                  </td>
+                </tr>
+              ))}
+              {!list.data.items.length && (
+                <tr>
+                  <td colSpan={7} class="muted">
+                    {t("No users match.")}
+                  </td>
+                </tr>
+              )}
+            </Table>
             <Pager page={list.data.page} size={list.data.size} total={list.data.total} onPage={setPage} />
           </>
         )}
@@ -391,54 +372,36 @@ function SessionsDialog({ user, onClose }: { user: UserView; onClose: () => void
   const mayRevoke = can(P.sessionRevoke);
   return (
     <Dialog title={t("Sessions of {name}", { name: user.username })} onClose={onClose} wide>
-      <ErrorBox error={list.error ?? act.error} />
-      <Notice text={act.notice} />
-      <Loading when={list.loading && !list.data} />
+      <ListStatus list={list} act={act} />
       {list.data && (
-        <div class="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th>{t("Kind")}</th>
-                <th>{t("Client IP")}</th>
-                <th>{t("Signed in")}</th>
-                <th>{t("Last seen")}</th>
-                <th>{t("Expires")}</th>
-                <th>
-                  <span class="sr-only">{t("Actions")}</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.data.items.map((s) => (
-                <tr key={s.id}>
-                  <td>
-                    {s.kind === "session" ? t("session") : t("token family")}
-                    {s.current && <span class="badge ok">{t("this console")}</span>}
-                  </td>
-                  <td class="mono">{s.clientIp || "–"}</td>
-                  <td>{iso(s.createdAt)}</td>
-                  <td>{iso(s.lastSeenAt)}</td>
-                  <td>{iso(s.expiresAt)}</td>
-                  <td>
-                    {mayRevoke && (
-                      <button type="button" disabled={act.busy} onClick={() => void revoke(s.id)}>
-                        {t("Revoke")}
-                      </button>
-                    )}
-                  </td>
-                </tr>
-              ))}
-              {!list.data.items.length && (
-                <tr>
-                  <td colSpan={6} class="muted">
-                    {t("No live sessions.")}
-                  </td>
-                </tr>
-              )}
-            </tbody>
-          </table>
-        </div>
+        <Table headings={[t("Kind"), t("Client IP"), t("Signed in"), t("Last seen"), t("Expires")]} actions>
+          {list.data.items.map((s) => (
+            <tr key={s.id}>
+              <td>
+                {s.kind === "session" ? t("session") : t("token family")}
+                {s.current && <span class="badge ok">{t("this console")}</span>}
+              </td>
+              <td class="mono">{s.clientIp || "–"}</td>
+              <td>{iso(s.createdAt)}</td>
+              <td>{iso(s.lastSeenAt)}</td>
+              <td>{iso(s.expiresAt)}</td>
+              <td>
+                {mayRevoke && (
+                  <button type="button" disabled={act.busy} onClick={() => void revoke(s.id)}>
+                    {t("Revoke")}
+                  </button>
+                )}
+              </td>
+            </tr>
+          ))}
+          {!list.data.items.length && (
+            <tr>
+              <td colSpan={6} class="muted">
+                {t("No live sessions.")}
+              </td>
+            </tr>
+          )}
+        </Table>
       )}
       {mayRevoke && (
         <div class="actions">
