@@ -5,9 +5,9 @@
 //
 //   SVC_BIN=/path/to/svc SHOTS_DIR=.cache/console-shots node console/web/e2e/run.mjs
 import { createHash, randomBytes } from "node:crypto";
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { chromium } from "playwright-core";
 import { cli, scratch, serve, totp } from "./lib.mjs";
 
@@ -428,6 +428,18 @@ await step("sign-in: the login rate limit is shown in the server's words", async
   expected = [];
   await c.close();
 });
+
+// ---- the steps of further areas: every e2e/steps-*.mjs, in name order, gets the harness ----
+const HERE = dirname(fileURLToPath(import.meta.url));
+for (const f of readdirSync(HERE).filter((f) => /^steps-.*\.mjs$/.test(f)).sort()) {
+  const mod = await import(pathToFileURL(join(HERE, f)).href);
+  await mod.default({
+    s, BIN, ADMIN_PW, VIEWER_PW, secret, step, check, open, shot, signIn,
+    cli: (args, input) => cli(BIN, s, args, input),
+    /** expect sets the browser messages the current step expects ([] resets). */
+    expect: (res) => (expected = res),
+  });
+}
 
 await browser.close();
 server.kill("SIGTERM");

@@ -18,4 +18,10 @@ export const P = {
   fileQuery: "sys.storage.file.query",
   fileDelete: "sys.storage.file.delete",
   fileRead: "sys.storage.file.read",
+  // approval
+
+  // integration
+
+  // events
+
 } as const;

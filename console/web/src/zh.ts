@@ -1,6 +1,6 @@
-// Simplified Chinese texts of the console, keyed by the English text (tools/i18n-check.mjs
+// Simplified Chinese texts of the console's platform pages, keyed by the English text (tools/i18n-check.mjs
 // keeps this list and the sources in step).
-export const zh: Record<string, string> = {
+export const zhBase: Record<string, string> = {
   "(expression)": "(表达式)",
   "5 or 6 fields (seconds first), or @daily, @every 90m": "5 或 6 个字段(首字段为秒),或 @daily、@every 90m",
   "Actions": "操作",

@@ -1,6 +1,7 @@
-// Fails when a text passed to t("…") in src/ has no Simplified Chinese entry in src/zh.ts, or
-// when zh.ts holds an entry nothing uses. Texts passed through variables (statuses, route
-// labels) are listed in DYNAMIC below.
+// Fails when a text passed to t("…") in src/ has no Simplified Chinese entry in src/zh.ts or
+// src/zh-*.ts, when those hold an entry nothing uses, or when two of them hold the same entry.
+// Texts passed through variables (statuses, route labels) are either listed in DYNAMIC below
+// or marked where they are written with tk("…"), which returns its argument unchanged.
 import { readFileSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 
@@ -16,11 +17,23 @@ const files = [];
 const walk = (d) => readdirSync(d).forEach((f) => (statSync(join(d, f)).isDirectory() ? walk(join(d, f)) : files.push(join(d, f))));
 walk(root);
 const used = new Set(DYNAMIC);
-for (const f of files.filter((f) => /\.tsx?$/.test(f) && !f.endsWith("zh.ts"))) {
-  for (const m of readFileSync(f, "utf8").matchAll(/\bt\(\s*"((?:[^"\\]|\\.)*)"/g)) used.add(JSON.parse(`"${m[1]}"`));
+const isZh = (f) => /\/zh(-[a-z0-9-]+)?\.ts$/.test(f);
+for (const f of files.filter((f) => /\.tsx?$/.test(f) && !isZh(f))) {
+  for (const m of readFileSync(f, "utf8").matchAll(/\btk?\(\s*"((?:[^"\\]|\\.)*)"/g)) used.add(JSON.parse(`"${m[1]}"`));
 }
-const zhSrc = readFileSync(join(root, "zh.ts"), "utf8");
-const have = new Set([...zhSrc.matchAll(/^\s*"((?:[^"\\]|\\.)*)":/gm)].map((m) => JSON.parse(`"${m[1]}"`)));
+const have = new Set();
+const twice = [];
+for (const f of files.filter(isZh)) {
+  for (const m of readFileSync(f, "utf8").matchAll(/^\s*"((?:[^"\\]|\\.)*)":/gm)) {
+    const k = JSON.parse(`"${m[1]}"`);
+    if (have.has(k)) twice.push(k);
+    have.add(k);
+  }
+}
+if (twice.length) {
+  console.error(`texts translated twice in zh*.ts:\n${twice.map((k) => `  ${JSON.stringify(k)}`).join("\n")}`);
+  process.exit(1);
+}
 const missing = [...used].filter((k) => !have.has(k)).sort();
 const unused = [...have].filter((k) => !used.has(k)).sort();
 if (missing.length || unused.length) {

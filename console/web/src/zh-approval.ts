@@ -1,0 +1,3 @@
+// Simplified Chinese texts of the approval pages, keyed by the English text.
+export const zhApproval: Record<string, string> = {
+};

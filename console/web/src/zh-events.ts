@@ -1,0 +1,3 @@
+// Simplified Chinese texts of the events pages, keyed by the English text.
+export const zhEvents: Record<string, string> = {
+};

@@ -1,0 +1,3 @@
+// Simplified Chinese texts of the integration pages, keyed by the English text.
+export const zhIntegration: Record<string, string> = {
+};
