@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -355,6 +356,45 @@ func TestScopeAndStamp(t *testing.T) {
 		}
 		if a := call(t, hs, admin, "delete", fmt.Sprintf(`{"id":%q}`, ids["hidden"]), "{}"); a.Code != 0 {
 			t.Errorf("delete in scope = %d (%s)", a.Code, a.Message)
+		}
+	})
+}
+
+// part is a model without the audit columns: the sort columns every search allows by default
+// (createdAt, updatedAt) are not its columns.
+type part struct {
+	bun.BaseModel `bun:"table:crud_part"`
+	ID            string `bun:"id,pk" json:"id"`
+	WidgetID      string `bun:"widget_id" json:"widgetId"`
+}
+
+// TestSortOnlyColumnsOfTheModel: meta.sort naming a default sort column the model lacks is the
+// caller's mistake (400/1400), not a failed query (500), on every database.
+func TestSortOnlyColumnsOfTheModel(t *testing.T) {
+	t.Parallel()
+	svctest.EachDB(t, func(t *testing.T, d *db.DB) {
+		t.Parallel()
+		createTables(t, d)
+		search := crud.NewSearch[widgetSearch]()
+		for _, tc := range []struct {
+			column string
+			ok     bool
+		}{{"id", true}, {"updatedAt", false}, {"created_at", false}, {"widgetId", false}} {
+			q, err := search.Sort(d.NewSelect().Model((*part)(nil)), []crud.Order{{Column: tc.column, Direction: "desc"}})
+			if !tc.ok {
+				var e *rpc.Error
+				if !errors.As(err, &e) || e.Code != rpc.CodeBadRequest {
+					t.Errorf("sort by %s = %v, want 400/%d", tc.column, err, rpc.CodeBadRequest)
+				}
+				continue
+			}
+			var rows []part
+			if err != nil {
+				t.Fatalf("sort by %s: %v", tc.column, err)
+			}
+			if err := q.Scan(context.Background(), &rows); err != nil {
+				t.Fatalf("sort by %s: query: %v", tc.column, err)
+			}
 		}
 	})
 }

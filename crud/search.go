@@ -7,6 +7,7 @@ import (
 
 	"github.com/svc-framework/svc/rpc"
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/schema"
 )
 
 // Paging limits of find_page (wire-core §9: meta.page 1-based, <1 → 1; meta.size <1 → the
@@ -210,13 +211,21 @@ func metaSearch[S any](meta json.RawMessage) *S {
 }
 
 // Sort adds meta.sort, or the default order when it is empty; the id breaks ties so pages are
-// stable. A column not declared Sortable answers 400/1400.
+// stable. A column not declared Sortable, or declared but not a column of the query's model (the
+// default createdAt/updatedAt on a table without them), answers 400/1400.
 func (s *Search[S]) Sort(q *bun.SelectQuery, orders []Order) (*bun.SelectQuery, error) {
 	if len(orders) == 0 {
 		return q.OrderExpr(s.order), nil
 	}
+	var table *schema.Table
+	if m, ok := q.GetModel().(bun.TableModel); ok {
+		table = m.Table()
+	}
 	for _, o := range orders {
 		col, ok := s.sorts[o.Column]
+		if ok && table != nil {
+			ok = table.HasField(col)
+		}
 		if !ok {
 			return nil, rpc.ErrBadRequest.WithMessage(fmt.Sprintf("sort column %q is not sortable", o.Column))
 		}
