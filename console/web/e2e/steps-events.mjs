@@ -170,9 +170,21 @@ export default async function (h) {
     await shot(page, "events-05-zh-phone");
     await page.getByRole("tab", { name: "发件箱" }).click();
     await page.getByRole("group", { name: "各状态行数" }).getByRole("button", { name: /死信/ }).click();
+    await page.locator("tr[data-row]").first().waitFor();
+    // nothing but the tables' own scrolling areas is wider than the phone
+    const tooWide = () =>
+      page.evaluate(() =>
+        [...document.querySelectorAll("main *")]
+          .filter((e) => !e.closest(".table-wrap") && e.getBoundingClientRect().right > window.innerWidth + 1)
+          .map((e) => `${e.tagName.toLowerCase()}.${e.className} ${Math.round(e.getBoundingClientRect().right)}`),
+      );
+    let wide = await tooWide();
+    check(!wide.length, `wider than the phone: ${wide.slice(0, 5)}`);
     await page.locator("tr[data-row]").first().getByRole("button", { name: "详情" }).click();
     const dlg = page.getByRole("dialog");
     await dlg.locator('[data-status="dead"]').waitFor();
+    wide = await tooWide();
+    check(!wide.length, `dialog wider than the phone: ${wide.slice(0, 5)}`);
     check(!(await dlg.getByRole("button", { name: "重放" }).isVisible()), "no Replay for a reader");
     await dlg.getByText("sys.event.manage").waitFor();
     await shot(page, "events-06-reader");

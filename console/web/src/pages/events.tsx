@@ -103,7 +103,12 @@ function Bus({ o }: { o: Overview }) {
               <td>
                 {[tr.transactional && t("transactional"), tr.atLeastOnce && t("at least once"), tr.publishOnly && t("publish only")]
                   .filter(Boolean)
-                  .join(", ") || "–"}
+                  .map((g) => (
+                    <span key={g as string} class="badge">
+                      {g}
+                    </span>
+                  ))}
+                {!tr.transactional && !tr.atLeastOnce && !tr.publishOnly && "–"}
               </td>
               <td class="mono settings">
                 {tr.settings.map((s) => (
