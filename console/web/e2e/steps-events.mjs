@@ -195,6 +195,26 @@ export default async function (h) {
     expect([]);
   });
 
+  await step("events page: Discard removes the other dead letter after a confirmation", async () => {
+    const { ctx, page } = await open();
+    await signInAs(page, OPS);
+    const deadCount = page.getByRole("group", { name: "Rows per status" }).getByRole("button", { name: /dead/ });
+    await deadCount.click();
+    const row = page.locator("tr[data-row]").first();
+    const id = await row.getAttribute("data-row");
+    await row.getByRole("button", { name: "Details" }).click();
+    const dlg = page.getByRole("dialog");
+    await dlg.locator('[data-status="dead"]').waitFor();
+    page.once("dialog", (d) => void d.accept());
+    await dlg.getByRole("button", { name: "Discard" }).click();
+    await dlg.waitFor({ state: "detached" });
+    await page.getByText("No outbox rows match.").waitFor();
+    check((await deadCount.innerText()).trim().startsWith("0"), `dead count after discard: ${await deadCount.innerText()}`);
+    const r = await api(token, "sys/event/outbox", "get", { id });
+    check(r.code === 2001, `the discarded row is gone: ${JSON.stringify(r)}`);
+    await ctx.close();
+  });
+
   // the Redis keys of this run (streams, sessions, relay) go with it
   const keys = redis("--scan", "--pattern", `*${tag}*`).split("\n").filter(Boolean);
   if (keys.length) redis("DEL", ...keys);
