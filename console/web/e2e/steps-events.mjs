@@ -215,7 +215,10 @@ export default async function (h) {
     await ctx.close();
   });
 
-  // the Redis keys of this run (streams, sessions, relay) go with it
-  const keys = redis("--scan", "--pattern", `*${tag}*`).split("\n").filter(Boolean);
-  if (keys.length) redis("DEL", ...keys);
+  // The Redis keys of this run (streams, sessions, relay) go with it, once the server stopped
+  // (a running server makes its consumer groups again).
+  process.once("exit", () => {
+    const keys = redis("--scan", "--pattern", `*${tag}*`).split("\n").filter(Boolean);
+    for (let i = 0; i < keys.length; i += 500) redis("DEL", ...keys.slice(i, i + 500));
+  });
 }
