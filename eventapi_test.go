@@ -46,11 +46,16 @@ func (f *flaky) count(id string) int {
 }
 
 // outboxServer boots a server whose app.* events go through the outbox to memory, dead after one
-// failure (max_retries 1), with roles reader (sys.event.query) and operator (sys.event.*).
+// failure (max_retries 1; outboxServerRetries: another count), with roles reader (sys.event.query) and operator (sys.event.*).
 func outboxServer(t *testing.T, kind config.DBKind, f *flaky, opts ...svc.Option) *svctest.Server {
+	return outboxServerRetries(t, kind, f, 1, opts...)
+}
+
+// outboxServerRetries is outboxServer with max_retries retries.
+func outboxServerRetries(t *testing.T, kind config.DBKind, f *flaky, retries int, opts ...svc.Option) *svctest.Server {
 	return svctest.New(t, svctest.WithDB(kind), svctest.WithConfig(func(c *config.Config) {
 		c.Event.Transports.Outbox.Enabled = true
-		c.Event.Transports.Outbox.MaxRetries = 1
+		c.Event.Transports.Outbox.MaxRetries = retries
 		c.Event.Transports.Outbox.RelayInterval = 50 * time.Millisecond
 		c.Event.Routing = append(c.Event.Routing, config.EventRoute{Pattern: "app.*", Transports: []string{config.TransportOutbox, config.TransportMemory}})
 		c.Security.Roles = map[string][]string{"reader": {svc.EventQueryPermission}, "operator": {"sys.event.*"}}
@@ -78,7 +83,7 @@ func deadLetters(t *testing.T, srv *svctest.Server, f *flaky, n int) []svc.Outbo
 	}
 	reader := svctest.As(svctest.User("rita", "reader"))
 	var rows []svc.OutboxRowView
-	svctest.Eventually(t, 20*time.Second, func() bool {
+	svctest.Eventually(t, 30*time.Second, func() bool {
 		var p outboxPage
 		srv.Call(t, svc.OutboxResource, "find_page", map[string]any{"status": "dead", "eventType": "app."}, reader, svctest.WithMeta(map[string]int{"size": 100})).DataAs(t, &p)
 		rows = rows[:0]
@@ -346,6 +351,40 @@ func TestDeadLetterOnStreamSink(t *testing.T) {
 		}
 		if _, ok := names[prefix+event.DeadLetterPrefix+"app.stream.placed"]; !ok {
 			t.Errorf("get_streams lacks the dead-letter stream: %+v", report)
+		}
+	})
+}
+
+// TestReplayFailsThenRelayDelivers: on every database, with max_retries 2, a replay whose
+// forward fails leaves the row failed with one attempt and its back-off; the relay takes it
+// from there and delivers it once the subscriber recovers — exactly once, the row completed.
+func TestReplayFailsThenRelayDelivers(t *testing.T) {
+	svctest.EachDBKind(t, func(t *testing.T, kind config.DBKind) {
+		f := &flaky{got: map[string]int{}}
+		srv := outboxServerRetries(t, kind, f, 2)
+		row := deadLetters(t, srv, f, 1)[0]
+		if row.RetryCount != 2 {
+			t.Fatalf("dead row attempts = %d, want 2", row.RetryCount)
+		}
+		operator := svctest.As(svctest.User("otto", "operator"))
+		var rv svc.ReplayView
+		call(t, srv, svc.OutboxResource, "replay", map[string]any{"id": row.ID}, 0, operator).DataAs(t, &rv)
+		if rv.Outcome != event.ReplayFailed || rv.Row.Status != "failed" || rv.Row.RetryCount != 1 || rv.Row.RetryAfter == nil {
+			t.Fatalf("replay while broken = %+v", rv)
+		}
+		f.broken.Store(false)
+		var v svc.OutboxRowView
+		svctest.Eventually(t, 20*time.Second, func() bool {
+			v = svc.OutboxRowView{}
+			call(t, srv, svc.OutboxResource, "get", map[string]any{"id": row.ID}, 0, operator).DataAs(t, &v)
+			return v.Status == "completed"
+		}, "the relay delivers the replayed row after its back-off")
+		if n := f.count(row.EventID); n != 1 {
+			t.Errorf("deliveries = %d, want 1", n)
+		}
+		call(t, srv, svc.OutboxResource, "replay", map[string]any{"id": row.ID}, 0, operator).DataAs(t, &rv)
+		if rv.Outcome != event.ReplayNotDead {
+			t.Errorf("replay of the completed row = %+v", rv)
 		}
 	})
 }
