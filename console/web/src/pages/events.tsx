@@ -6,7 +6,7 @@ import { call } from "../api";
 import { t, tk, useLang } from "../i18n";
 import { P } from "../perms";
 import { can } from "../session";
-import { Card, Dialog, ErrorBox, ListStatus, Loading, Notice, Pager, Table, useAction, useAsync } from "../ui";
+import { Card, Dialog, EmptyRow, ErrorBox, ListStatus, Loading, Notice, Pager, Table, useAction, useAsync } from "../ui";
 
 interface Transport {
   name: string;
@@ -130,13 +130,7 @@ function Bus({ o }: { o: Overview }) {
               <td class="mono">{r.transports.join(" → ")}</td>
             </tr>
           ))}
-          {!o.routes.length && (
-            <tr>
-              <td colSpan={2} class="muted">
-                {t("No routing rules.")}
-              </td>
-            </tr>
-          )}
+          {!o.routes.length && <EmptyRow cols={2} text={t("No routing rules.")} />}
         </Table>
       </Card>
       <Card title={t("Stream consumer groups")} actions={<button type="button" onClick={streams.reload}>{t("Refresh")}</button>}>
@@ -157,13 +151,7 @@ function Bus({ o }: { o: Overview }) {
                 </tr>
               )),
             )}
-            {!streams.data.streams.length && (
-              <tr>
-                <td colSpan={7} class="muted">
-                  {t("No streams.")}
-                </td>
-              </tr>
-            )}
+            {!streams.data.streams.length && <EmptyRow cols={7} text={t("No streams.")} />}
           </Table>
         )}
       </Card>
@@ -275,13 +263,7 @@ function Outbox({ o, onChange }: { o: Overview; onChange: () => void }) {
                   </td>
                 </tr>
               ))}
-              {!list.data.items.length && (
-                <tr>
-                  <td colSpan={6} class="muted">
-                    {t("No outbox rows match.")}
-                  </td>
-                </tr>
-              )}
+              {!list.data.items.length && <EmptyRow cols={6} text={t("No outbox rows match.")} />}
             </Table>
             <Pager page={list.data.page} size={list.data.size} total={list.data.total} onPage={setPage} />
           </>
