@@ -50,6 +50,7 @@ func eventModule(bus *event.Bus, cfg config.Event) app.Module {
 		Name:        "event",
 		Migrations:  event.Migrations(),
 		AutoMigrate: cfg.Transports.Outbox.Enabled || cfg.Middleware.Inbox,
+		Resources:   eventResources(bus),
 		Workers:     appWorkers(bus.Workers()),
 		Start:       bus.Start,
 		Stop:        bus.Stop,

@@ -10,7 +10,10 @@
 // caller's transaction; RequireTransactional lets a module assert its events commit with its
 // data; InspectStreams serves sys/monitor get_event_streams; Metrics exposes counters and
 // OutboxCounts the outbox rows per status (both read by the ops module's collectors at scrape
-// time); Migrations returns the tables' migrations for db.Migrate.
+// time); Migrations returns the tables' migrations for db.Migrate. For the operator's resources
+// (admin.go): Transports, Routes and Config report what the bus runs, FindOutbox and
+// OutboxRowByID read sys_event_outbox, and ReplayDeadLetter and DiscardDeadLetter act on a dead
+// row through the outbox transport's DeadLetterAdmin.
 //
 // # OpenTelemetry
 //
@@ -34,6 +37,18 @@
 // package svc's audit sink: rpc imports no bus) publish with Async; sys/monitor
 // get_event_streams reads InspectStreams.
 // docs/events.md lists every event of the modules.
+//
+// # Resources (mounted by package svc, eventapi.go: rpc imports no bus)
+//
+//	sys/event         get_overview  sys.event.query   transports (enabled, capabilities, settings),
+//	                                                  routes, outbox {enabled, sink, maxRetries, counts}
+//	                  get_streams   sys.event.query   InspectStreams (consumer groups: pending, lag)
+//	sys/event/outbox  find_page     sys.event.query   {status?, eventType? (prefix), eventId?} + meta
+//	                  get           sys.event.query   {id} → the row with headers and payload
+//	                  replay        sys.event.manage  audited: {id} → {outcome, row}
+//	                  discard       sys.event.manage  audited: {id} → {discarded}
+//
+// docs/events.md ("Operating the bus from /api") has the wire shapes.
 //
 // # Packages and the transport SPI
 //
@@ -136,6 +151,11 @@
 //   - The 1 MiB body limit applies where a body is produced (outbox, stream); memory transports
 //     pass the value without encoding it. Header limits apply everywhere.
 //   - Relayed envelopes carry the outbox row's created_at as PublishedAt.
+//   - The original has no operations on the bus; sys/event and sys/event/outbox are svc's
+//     (issue #36). Replaying a dead letter is svc's too: the row is claimed from dead by one
+//     conditional UPDATE and forwarded in the request (the relay's step for one row), so the
+//     answer says whether it was delivered; the dead letter already sent to svc-dlq.<type> is
+//     not withdrawn.
 //   - The memory transport shares one *Envelope between its subscribers: handlers must not
 //     modify it.
 package event

@@ -21,6 +21,11 @@
 //     pg_notify per 10 ms of local commits, outside the publishing transaction;
 //   - cleanup: completed rows older than completed_ttl, every cleanup_interval.
 //
+// Replay and Discard (admin.go) are the transport's event.DeadLetterAdmin, behind sys/event/outbox
+// replay and discard: both act only on a dead row (UPDATE or DELETE … WHERE status = 'dead'), so
+// two replays, or a replay and a discard, cannot both succeed; a replay forwards and records the
+// row as the relay does.
+//
 // A bus whose workers do not run (a tool, a test) writes pending rows and relays nothing;
 // RelayOnce and Cleanup are exported for tests and tools that drive the relay by hand. New is
 // the transport's event.Factory, which package svc passes in event.Deps.Transports under

@@ -32,19 +32,38 @@ function freePort() {
 
 /**
  * scratch prepares a working directory with the shipped configuration plus the test's
- * additions (a permission-limited role, a password policy, a fast monitor sampler).
+ * additions (permission-limited roles, a password policy, a fast monitor sampler, the outbox
+ * relaying to Redis Streams for the events steps).
  */
 export async function scratch(root) {
   const dir = mkdtempSync(join(tmpdir(), "svc-console-e2e-"));
   mkdirSync(join(dir, "configs"));
   let cfg = readFileSync(join(root, "configs", "application.toml"), "utf8");
-  cfg = cfg.replace('admin = ["*"]', 'admin = ["*"]\nviewer = ["sys.schema.query"]');
+  cfg = cfg.replace('admin = ["*"]', 'admin = ["*"]\nviewer = ["sys.schema.query"]\nevents_reader = ["sys.event.query"]');
+  // 30 logins per address and period (default 6): every area's steps sign their users in from
+  // this one address; the rate-limit step, run last, still reaches the limit.
+  cfg += '\n[svc.security]\nlogin_rate_limit = 30\n';
   cfg += '\n[svc.security.password_policy]\nmin_length = 12\n\n[svc.monitor]\nsample_interval = "2s"\nsample_duration = "1s"\n';
+  // The events steps need a dead letter made by the binary's own relay: the outbox relays to
+  // Redis Streams (kvstore_stream) and gives up after one failed forward, so a stream key that
+  // Redis refuses to append to (a plain string: WRONGTYPE) dead-letters the event. Redis is the
+  // one of scripts/services.sh (SVC_TEST_REDIS_ADDR, else 127.0.0.1:6379); the app name and the
+  // stream prefix are unique, so runs sharing that Redis do not see each other's keys.
+  const tag = `e2e${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
+  const [redisHost, redisPort] = (process.env.SVC_TEST_REDIS_ADDR || "127.0.0.1:6379").split(":");
+  const streamPrefix = `svc-${tag}:`;
+  cfg = cfg.replace('name = "svc-app"', `name = "svc-${tag}"`);
+  cfg = cfg.replace('sink = "memory"', 'sink = "kvstore_stream"\nmax_retries = 1');
+  cfg = cfg.replaceAll('transports = ["outbox", "memory"]', 'transports = ["outbox", "kvstore_stream"]');
+  cfg += `\n[svc.kvstore]\nenabled = true\nhost = "${redisHost}"\nport = ${redisPort}\n`;
+  cfg += `\n[svc.event.transports.kvstore_stream]\nenabled = true\nstream_prefix = "${streamPrefix}"\nblock_timeout = "1s"\n`;
+  cfg += '\n[[svc.event.routing]]\npattern = "e2e.*"\ntransports = ["outbox", "kvstore_stream"]\n';
   writeFileSync(join(dir, "configs", "application.toml"), cfg);
   const port = await freePort();
   // Only what the server needs: the caller's SVC_* variables must not leak in.
   const env = { PATH: process.env.PATH, HOME: dir, TZ: "UTC", SVC_APP_PORT: String(port) };
-  return { dir, port, env, base: `http://127.0.0.1:${port}` };
+  const redis = { host: redisHost, port: redisPort };
+  return { dir, port, env, base: `http://127.0.0.1:${port}`, redis, streamPrefix };
 }
 
 /** cli runs `svc ARGS` in the scratch directory with stdin and answers its stdout. */

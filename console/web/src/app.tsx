@@ -11,6 +11,7 @@ import { Users } from "./pages/users";
 import { Files } from "./pages/files";
 import { Cron } from "./pages/cron";
 import { Schema } from "./pages/schema";
+import { Events } from "./pages/events";
 
 interface Route {
   path: string;
@@ -25,6 +26,7 @@ const routes: Route[] = [
   { path: "files", label: "Files", visible: () => true, page: () => <Files /> },
   { path: "cron", label: "Cron", visible: () => can(P.cronQuery) || can(P.cronRuns), page: () => <Cron /> },
   { path: "schema", label: "Schema", visible: () => can(P.schema), page: () => <Schema /> },
+  { path: "events", label: "Events", visible: () => can(P.eventQuery), page: () => <Events /> },
 ];
 
 function currentPath(): string {

@@ -23,5 +23,7 @@ export const P = {
   // integration
 
   // events
+  eventQuery: "sys.event.query",
+  eventManage: "sys.event.manage",
 
 } as const;

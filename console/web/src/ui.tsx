@@ -202,3 +202,14 @@ export function Table(props: { headings: ComponentChildren[]; actions?: boolean;
     </div>
   );
 }
+
+/** EmptyRow is a table's one row saying it has none, across cols columns. */
+export function EmptyRow({ cols, text }: { cols: number; text: string }) {
+  return (
+    <tr>
+      <td colSpan={cols} class="muted">
+        {text}
+      </td>
+    </tr>
+  );
+}
