@@ -5,6 +5,7 @@
 #   scripts/console.sh check   rebuild into a temporary directory and fail when it differs
 #                              from the committed console/dist (CI: sources and build agree)
 #   scripts/console.sh e2e     the browser tests (console/web/e2e) against a freshly built svc
+#                              (starts the test services of scripts/services.sh: Redis is needed)
 #   scripts/console.sh chromium  install Debian's chromium when /usr/bin/chromium is missing
 #
 # The build is reproducible: content-hashed file names, no timestamps, pinned versions in
@@ -57,6 +58,9 @@ e2e)
 	deps
 	chromium
 	mkdir -p "$ROOT/.cache"
+	# The events steps relay the outbox to Redis Streams: start the test services when the caller
+	# has not (scripts/test.sh already has).
+	[[ -n "${SVC_TEST_REDIS_ADDR:-}" ]] || eval "$("$ROOT/scripts/services.sh")"
 	(cd "$ROOT" && go build -o "$ROOT/.cache/console-e2e-svc" ./cmd/svc)
 	(cd "$WEB" && SVC_BIN="$ROOT/.cache/console-e2e-svc" SHOTS_DIR="$ROOT/.cache/console-shots" node e2e/run.mjs)
 	;;
