@@ -1,7 +1,9 @@
 // Command faults is the fault-injection run of issue #33: three `svc serve` nodes built from the
 // tree on one private PostgreSQL (or MariaDB), Redis and S3 server, under mixed load through
-// /api, while a seeded schedule kills, pauses and cuts nodes and restarts the services under
-// them. At the end it checks the invariants the docs promise and prints a report; it exits 1
+// /api and the other routes (cron http.request jobs to a sink, logins and logouts, resumable
+// uploads, push sockets, approval instances decided on every node, inbound integration
+// deliveries; events checked through the outbox, the inbox and the sockets), while a seeded
+// schedule kills, pauses and cuts nodes and restarts the services under them. At the end it checks the invariants the docs promise and prints a report; it exits 1
 // when any invariant was violated.
 //
 //	go run ./bench/faults -db postgres -duration 3m -seed 1
