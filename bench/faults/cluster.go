@@ -26,6 +26,7 @@ const (
 	cronAbandoned  = 3 * time.Second
 	outboxMinLease = 2 * time.Second
 	streamIdle     = 3 * time.Second
+	inboxLease     = 3 * time.Second
 	longestLease   = 4 * time.Second // the longest of all of them, with margin
 )
 
@@ -121,8 +122,15 @@ http_allowed_hosts = ["127.0.0.1/32"]
 
 [svc.integration]
 auto_migrate = true
+[svc.integration.log]
+mode = "all"
+[svc.integration.inbound.rate_limit]
+max = 1000000000
 [svc.approval]
 auto_migrate = true
+[svc.approval.business_binding]
+consistency = "eventual"
+scan_interval = "1s"
 
 [svc.push]
 enabled = true
@@ -131,9 +139,21 @@ max_connections_per_user = -1
 event = "svc.storage.file.uploaded"
 type = "uploaded"
 broadcast = true
+[[svc.push.bridge]]
+event = "approval.instance.created"
+type = "apv.created"
+broadcast = true
+[[svc.push.bridge]]
+event = "approval.instance.completed"
+type = "apv.completed"
+broadcast = true
 
 [svc.event]
 default_transport = "memory"
+[svc.event.middleware]
+inbox = true
+[svc.event.inbox]
+processing_lease = %q
 [svc.event.transports.kvstore_stream]
 enabled = true
 claim_idle = %q
@@ -151,7 +171,7 @@ transports = ["outbox", "kvstore_stream"]
 pattern = "approval.*"
 transports = ["outbox", "kvstore_stream"]
 `, n.port, n.admin, c.secret, ds, c.redisPt, c.s3Port, s3Access, s3Secret,
-		cronHeartbeat.String(), cronAbandoned.String(), streamIdle.String(), outboxMinLease.String())
+		cronHeartbeat.String(), cronAbandoned.String(), inboxLease.String(), streamIdle.String(), outboxMinLease.String())
 }
 
 // newCluster starts the services and three nodes.

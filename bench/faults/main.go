@@ -1,7 +1,9 @@
 // Command faults is the fault-injection run of issue #33: three `svc serve` nodes built from the
 // tree on one private PostgreSQL (or MariaDB), Redis and S3 server, under mixed load through
-// /api, while a seeded schedule kills, pauses and cuts nodes and restarts the services under
-// them. At the end it checks the invariants the docs promise and prints a report; it exits 1
+// /api and the other routes (cron http.request jobs to a sink, logins and logouts, resumable
+// uploads, push sockets, approval instances decided on every node, inbound integration
+// deliveries; events checked through the outbox, the inbox and the sockets), while a seeded
+// schedule kills, pauses and cuts nodes and restarts the services under them. At the end it checks the invariants the docs promise and prints a report; it exits 1
 // when any invariant was violated.
 //
 //	go run ./bench/faults -db postgres -duration 3m -seed 1
@@ -167,6 +169,19 @@ func run(o options) (int, error) {
 	ul := &uploadLoad{h: h}
 	pl := &pushLoad{h: h, ul: ul}
 	pl.setup()
+	db, err := c.db.open()
+	if err != nil {
+		return 0, err
+	}
+	defer db.Close()
+	apl := &approvalLoad{h: h}
+	if err := apl.setup(ctx, db); err != nil {
+		return 0, fmt.Errorf("approval setup: %w", err)
+	}
+	il := &inboundLoad{h: h}
+	if err := il.setup(ctx); err != nil {
+		return 0, err
+	}
 	baseline := h.sampleRuntime()
 
 	h.rec.began = time.Now()
@@ -179,7 +194,7 @@ func run(o options) (int, error) {
 	wg.Go(func() {
 		h.injectFaults(faultCtx, rand.New(rand.NewPCG(base.Uint64(), 1)), strings.Split(o.faults, ","), o.gap)
 	})
-	loads := []func(context.Context, *rand.Rand){cl.run, al.run, ul.run, pl.run}
+	loads := []func(context.Context, *rand.Rand){cl.run, al.run, ul.run, pl.run, apl.run, il.run}
 	for _, l := range loads {
 		r := rand.New(rand.NewPCG(base.Uint64(), 2))
 		wg.Go(func() { l(loadCtx, r) })
@@ -199,11 +214,6 @@ func run(o options) (int, error) {
 	if err := cl.stop(ctx); err != nil {
 		return 0, err
 	}
-	db, err := c.db.open()
-	if err != nil {
-		return 0, err
-	}
-	defer db.Close()
 	if err := cl.check(db); err != nil {
 		return 0, fmt.Errorf("cron check: %w", err)
 	}
@@ -212,6 +222,15 @@ func run(o options) (int, error) {
 		return 0, fmt.Errorf("storage check: %w", err)
 	}
 	pl.check()
+	if err := apl.check(ctx); err != nil {
+		return 0, fmt.Errorf("approval check: %w", err)
+	}
+	if err := h.checkEvents(ctx, db, apl, pl); err != nil {
+		return 0, fmt.Errorf("events check: %w", err)
+	}
+	if err := il.check(ctx, db); err != nil {
+		return 0, fmt.Errorf("integration check: %w", err)
+	}
 	h.checkRuntime(baseline)
 	h.check5xx()
 	h.rec.report(os.Stdout)

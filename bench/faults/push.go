@@ -25,13 +25,19 @@ type pushLoad struct {
 	// frames per node: frame id → count, and the file keys received.
 	ids  []map[string]int
 	keys []map[string]int
+	// apv: approval frames per node: "type instanceId" → arrival times; refs: business
+	// references named by any approval frame.
+	apv  []map[string][]time.Time
+	refs map[string]int
 }
 
 func (l *pushLoad) setup() {
 	for range l.h.c.nodes {
 		l.ids = append(l.ids, map[string]int{})
 		l.keys = append(l.keys, map[string]int{})
+		l.apv = append(l.apv, map[string][]time.Time{})
 	}
+	l.refs = map[string]int{}
 }
 
 // run keeps every node's socket open until ctx ends.
@@ -75,10 +81,23 @@ func (l *pushLoad) listen(ctx context.Context, i int, n *node) {
 			ID      string `json:"id"`
 			Type    string `json:"type"`
 			Payload struct {
-				FileKey string `json:"fileKey"`
+				FileKey     string `json:"fileKey"`
+				InstanceID  string `json:"instanceId"`
+				BusinessRef string `json:"businessRef"`
 			} `json:"payload"`
 		}
-		if json.Unmarshal(data, &f) != nil || f.Type != "uploaded" {
+		if json.Unmarshal(data, &f) != nil {
+			continue
+		}
+		if f.Type == apvCreatedPush || f.Type == apvCompletedPush {
+			l.mu.Lock()
+			k := f.Type + " " + f.Payload.InstanceID
+			l.apv[i][k] = append(l.apv[i][k], time.Now())
+			l.refs[f.Payload.BusinessRef]++
+			l.mu.Unlock()
+			continue
+		}
+		if f.Type != "uploaded" {
 			continue
 		}
 		l.mu.Lock()

@@ -349,3 +349,11 @@ func (d *database) q(query string) string {
 	}
 	return string(out)
 }
+
+// ident quotes an identifier that is a reserved word for the server's dialect.
+func (d *database) ident(name string) string {
+	if d.kind == "postgres" {
+		return `"` + name + `"`
+	}
+	return "`" + name + "`"
+}

@@ -32,7 +32,12 @@ type uploadLoad struct {
 	mu        sync.Mutex
 	completed []upload
 	abandoned []upload
+	// lost counts completions answered 2217 (the S3 server lost the session: start again).
+	lost int
 }
+
+// errUploadSessionLost is storage's 2217: the session is gone and no object was assembled.
+const errUploadSessionLost = 2217
 
 const objstorePartSize = 16 << 20
 
@@ -111,9 +116,21 @@ func (l *uploadLoad) one(ctx context.Context, rng *rand.Rand, data []byte, aband
 			return
 		}
 	}
+	lost := false
 	if err := l.retry(ctx, rng, "storage.complete_upload", func(n *node) (int, error) {
-		return l.h.c.call(ctx, n, l.h.admin, "sys/storage", "complete_upload", map[string]any{"claimId": plan.ClaimID}, nil)
-	}); err != nil {
+		st, err := l.h.c.call(ctx, n, l.h.admin, "sys/storage", "complete_upload", map[string]any{"claimId": plan.ClaimID}, nil)
+		var ae *apiError
+		if errors.As(err, &ae) && ae.code == errUploadSessionLost {
+			lost = true // the documented answer: start the upload again
+			return st, nil
+		}
+		return st, err
+	}); err != nil || lost {
+		if lost {
+			l.mu.Lock()
+			l.lost++
+			l.mu.Unlock()
+		}
 		return
 	}
 	l.mu.Lock()
@@ -262,6 +279,6 @@ func (l *uploadLoad) check(ctx context.Context, db *sql.DB, rng *rand.Rand) erro
 		time.Sleep(time.Second)
 	}
 	l.h.rec.addCheck(*queue)
-	l.h.log("storage: %d uploads completed, %d abandoned", len(l.completed), len(l.abandoned))
+	l.h.log("storage: %d uploads completed, %d abandoned, %d lost by the S3 server (2217)", len(l.completed), len(l.abandoned), l.lost)
 	return nil
 }

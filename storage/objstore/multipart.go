@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/minio/minio-go/v7"
 	"github.com/svc-framework/svc/storage/backend"
@@ -77,7 +78,44 @@ func (s *Store) CompleteMultipart(ctx context.Context, key, uploadID string, par
 	if err != nil {
 		return backend.Object{}, fmt.Errorf("objstore: complete multipart upload of %s: %w", key, mapErr(err))
 	}
-	return s.Stat(ctx, key)
+	return s.completedObject(ctx, key, uploadID)
+}
+
+// Completion grace: how long, and how often, CompleteMultipart looks for the object a server
+// answered a completion for before it counts the session as lost.
+var (
+	completionGrace = 3 * time.Second
+	completionPoll  = 200 * time.Millisecond
+)
+
+// completedObject stats the object a completion was answered for. A server may answer success
+// before the object exists: versitygw claims a session by renaming it when an assembly starts and
+// answers every later completion of that session with success while the claim is there — and a
+// crash of the server mid-assembly leaves the claim for good, with no object and no session to
+// complete (bench/faults found it: every retry of the completion failed). The object is looked
+// for over completionGrace (a concurrent assembly finishing); still missing, the session counts
+// as gone (backend.ErrSessionNotFound), so the caller decides from the object — the storage
+// module answers 2217 and the client starts the upload again — instead of failing every retry
+// with an internal error.
+func (s *Store) completedObject(ctx context.Context, key, uploadID string) (backend.Object, error) {
+	deadline := time.Now().Add(completionGrace)
+	for {
+		obj, err := s.Stat(ctx, key)
+		if !errors.Is(err, backend.ErrNotFound) {
+			return obj, err
+		}
+		if time.Now().After(deadline) {
+			return backend.Object{}, fmt.Errorf("%w: objstore: the server answered the completion of %s (upload %s) but holds no object: %w",
+				backend.ErrSessionNotFound, key, uploadID, err)
+		}
+		t := time.NewTimer(completionPoll)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return backend.Object{}, ctx.Err()
+		case <-t.C:
+		}
+	}
 }
 
 // AbortMultipart implements backend.Backend with AbortMultipartUpload; an empty uploadID lists

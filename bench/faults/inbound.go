@@ -1,0 +1,154 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// Inbound integration load: deliveries POSTed to the integration gateway of every node
+// (/integration/inbound/FAULTS/svc.echo, bearer-authenticated, no /api token), each with its own
+// delivery id; the inbound adapter dispatches the body to the binary's svc.echo handler, which
+// answers it back. The invocation log records every delivery (log.mode = all), so each delivery
+// the gateway accepted (200 with the echo) must be in itg_invocation_log exactly once.
+
+const (
+	inboundSystem = "FAULTS"
+	inboundToken  = "faults-inbound-token"
+)
+
+type inboundLoad struct {
+	h  *harness
+	mu sync.Mutex
+	// sent: delivery id → accepted (200 with its echo).
+	sent map[string]bool
+	seq  int
+}
+
+func (l *inboundLoad) setup(ctx context.Context) error {
+	l.sent = map[string]bool{}
+	admin, n := l.h.admin, l.h.c.nodes[0]
+	var contract, system struct {
+		ID string `json:"id"`
+	}
+	if _, err := l.h.c.call(ctx, n, admin, "integration/contract", "create", map[string]any{"code": "svc.echo", "name": "Echo",
+		"inputSchema": map[string]any{"type": "object", "required": []string{"delivery"}}}, &contract); err != nil {
+		return fmt.Errorf("integration contract: %w", err)
+	}
+	if _, err := l.h.c.call(ctx, n, admin, "integration/system", "create", map[string]any{"code": inboundSystem, "name": "Faults partner",
+		"inboundAuth": map[string]any{"scheme": "bearer", "params": map[string]any{"token": inboundToken}}}, &system); err != nil {
+		return fmt.Errorf("integration system: %w", err)
+	}
+	if _, err := l.h.c.call(ctx, n, admin, "integration/adapter", "create", map[string]any{"systemId": system.ID, "contractId": contract.ID,
+		"direction": "inbound", "script": "return dispatch(JSON.parse(request.body))"}, nil); err != nil {
+		return fmt.Errorf("integration adapter: %w", err)
+	}
+	return nil
+}
+
+// run delivers to a random node every 200 ms until ctx ends.
+func (l *inboundLoad) run(ctx context.Context, rng *rand.Rand) {
+	for ctx.Err() == nil {
+		l.mu.Lock()
+		l.seq++
+		id := fmt.Sprintf("d%07d", l.seq)
+		l.sent[id] = false
+		l.mu.Unlock()
+		n := l.h.c.nodes[rng.IntN(len(l.h.c.nodes))]
+		start := time.Now()
+		st, err := l.deliver(ctx, n, id)
+		if ctx.Err() == nil {
+			l.h.rec.op("integration.inbound", start, st, err)
+		}
+		if err == nil {
+			l.mu.Lock()
+			l.sent[id] = true
+			l.mu.Unlock()
+		}
+		sleep(ctx, 200*time.Millisecond)
+	}
+}
+
+// deliver posts one delivery; nil means accepted: 200 and the echo of the delivery.
+func (l *inboundLoad) deliver(ctx context.Context, n *node, id string) (int, error) {
+	body, _ := json.Marshal(map[string]string{"delivery": id})
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(cctx, http.MethodPost, n.url()+"/integration/inbound/"+inboundSystem+"/svc.echo", bytes.NewReader(body))
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+inboundToken)
+	resp, err := l.h.c.client.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	var echo struct {
+		Delivery string `json:"delivery"`
+	}
+	if resp.StatusCode != http.StatusOK || json.Unmarshal(raw, &echo) != nil || echo.Delivery != id {
+		return resp.StatusCode, &apiError{status: resp.StatusCode, code: -1, msg: string(raw[:min(len(raw), 200)])}
+	}
+	return resp.StatusCode, nil
+}
+
+// check counts each delivery's rows in the invocation log.
+func (l *inboundLoad) check(ctx context.Context, db *sql.DB) error {
+	rows, err := db.QueryContext(ctx, l.h.c.db.q("SELECT input FROM itg_invocation_log WHERE system_code = ? AND direction = 'inbound'"), inboundSystem)
+	if err != nil {
+		return err
+	}
+	logged := map[string]int{}
+	for rows.Next() {
+		var in []byte
+		if err := rows.Scan(&in); err != nil {
+			rows.Close()
+			return err
+		}
+		var v struct {
+			Delivery string `json:"delivery"`
+		}
+		_ = json.Unmarshal(in, &v)
+		logged[v.Delivery]++
+	}
+	rows.Close()
+	once := newCheck("integration.accepted_logged_once")
+	twice := newCheck("integration.delivery_logged_at_most_once")
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	accepted := 0
+	for id, ok := range l.sent {
+		twice.checked++
+		if logged[id] > 1 {
+			twice.fail("delivery %s logged %d times", id, logged[id])
+		}
+		if !ok {
+			continue
+		}
+		accepted++
+		once.checked++
+		if logged[id] != 1 {
+			once.fail("accepted delivery %s logged %d times", id, logged[id])
+		}
+	}
+	for id, n := range logged {
+		if _, ok := l.sent[id]; !ok {
+			twice.checked++
+			twice.fail("log row of delivery %q (%d) that no client sent", id, n)
+		}
+	}
+	l.h.rec.addCheck(*once)
+	l.h.rec.addCheck(*twice)
+	l.h.log("integration: %d deliveries sent, %d accepted, %d log rows", len(l.sent), accepted, len(logged))
+	return nil
+}
