@@ -39,7 +39,7 @@ export async function scratch(root) {
   mkdirSync(join(dir, "configs"));
   let cfg = readFileSync(join(root, "configs", "application.toml"), "utf8");
   cfg = cfg.replace('admin = ["*"]', 'admin = ["*"]\nviewer = ["sys.schema.query"]');
-  cfg += '\n[svc.security.password_policy]\nmin_length = 12\n\n[svc.monitor]\nsample_interval = "2s"\nsample_duration = "1s"\n';
+  cfg += '\n[svc.security.password_policy]\nmin_length = 12\n\n[svc.monitor]\nsample_interval = "2s"\nsample_duration = "1s"\n\n[svc.integration.log]\nmode = "all"\n';
   writeFileSync(join(dir, "configs", "application.toml"), cfg);
   const port = await freePort();
   // Only what the server needs: the caller's SVC_* variables must not leak in.

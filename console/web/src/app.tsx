@@ -1,7 +1,7 @@
 // The console shell: sign-in gate, navigation filtered by permission, hash routes.
 import { useEffect, useState } from "preact/hooks";
 import { getTokens, onTokens } from "./api";
-import { setLang, t, useLang, type Lang } from "./i18n";
+import { setLang, t, tk, useLang, type Lang } from "./i18n";
 import { P } from "./perms";
 import { can, loadUser, signOut, useUser } from "./session";
 import { ErrorBox } from "./ui";
@@ -11,6 +11,7 @@ import { Users } from "./pages/users";
 import { Files } from "./pages/files";
 import { Cron } from "./pages/cron";
 import { Schema } from "./pages/schema";
+import { Integration, integrationVisible } from "./pages/integration";
 
 interface Route {
   path: string;
@@ -25,6 +26,7 @@ const routes: Route[] = [
   { path: "files", label: "Files", visible: () => true, page: () => <Files /> },
   { path: "cron", label: "Cron", visible: () => can(P.cronQuery) || can(P.cronRuns), page: () => <Cron /> },
   { path: "schema", label: "Schema", visible: () => can(P.schema), page: () => <Schema /> },
+  { path: "integration", label: tk("Integration"), visible: integrationVisible, page: () => <Integration /> },
 ];
 
 function currentPath(): string {
