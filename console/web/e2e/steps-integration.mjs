@@ -213,6 +213,47 @@ export default async function (h) {
       // no routes yet: nothing to find
       await page.locator(".bench-result").getByText("No findings: every route resolves.").waitFor();
     });
+
+    await step("integration: the invocation log shows inbound deliveries, their detail and charts", async () => {
+      // the partner delivers twice through the gateway: once well, once with a body the
+      // adapter cannot parse
+      const deliver = (body) =>
+        fetch(`${s.base}/integration/inbound/SHOP/svc.echo`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${PARTNER_TOKEN}`, "content-type": "application/json" },
+          body,
+        });
+      const ok = await deliver('{"order": 42}');
+      check(ok.status === 200 && (await ok.text()) === '{"order":42}', `delivery answered ${ok.status}`);
+      const bad = await deliver("{not json");
+      check(bad.status === 500, `bad delivery answered ${bad.status}`);
+      await page.getByRole("tab", { name: "Invocation log" }).click();
+      const rows = page.locator("tr[data-log]");
+      await rows.nth(1).waitFor();
+      check((await rows.count()) === 2, `two rows: ${await rows.count()}`);
+      check(/script/.test(await rows.nth(0).innerText()) && /succeeded/.test(await rows.nth(1).innerText()), "newest first, outcomes shown");
+      const pair = await page.locator('tr[data-pair="SHOP / svc.echo"]').innerText();
+      check(/^SHOP \/ svc\.echo\s+2\s+1\s/.test(pair), `summary per system and contract: ${JSON.stringify(pair)}`);
+      check((await page.locator(".itg-charts canvas").count()) === 3, "three charts drawn");
+      // filter by failure kind
+      await page.getByLabel("Failure kind").selectOption("script");
+      await page.getByRole("button", { name: "Filter" }).click();
+      await page.locator('tr[data-pair="SHOP / svc.echo"]').getByText("1", { exact: true }).first().waitFor();
+      await page.waitForFunction(() => document.querySelectorAll("tr[data-log]").length === 1);
+      await page.getByLabel("Failure kind").selectOption("");
+      await page.getByRole("button", { name: "Filter" }).click();
+      await page.waitForFunction(() => document.querySelectorAll("tr[data-log]").length === 2);
+      await shot(page, "integration-07-log");
+      // detail: the dispatched input and output, the caller's request with its token masked
+      await rows.nth(1).getByRole("button", { name: "Details" }).click();
+      const d = dialog();
+      const text = await d.innerText();
+      check(/"order": 42/.test(text), `input shown: ${text}`);
+      check(/\*\*\*\*\*\*/.test(text) && !text.includes(PARTNER_TOKEN), `the token is masked in the detail: ${text}`);
+      check(!(await page.content()).includes(PARTNER_TOKEN), "the partner's token is not in the page");
+      await shot(page, "integration-08-log-detail");
+      await d.getByRole("button", { name: "Close" }).click();
+    });
   } finally {
     await ctx.close();
     up.server.close();

@@ -340,7 +340,11 @@ export function Trace({ trace }: { trace: Exchange[] }) {
                 <span class="mono">
                   {x.method} {x.url}
                 </span>{" "}
-                {x.status ? <span class={x.status < 400 ? "badge ok" : "badge bad"}>{x.status}</span> : <span class="badge bad">{t("no answer")}</span>}{" "}
+                {x.status ? (
+                  <span class={x.status < 400 ? "badge ok" : "badge bad"}>{x.status}</span>
+                ) : (
+                  x.error && <span class="badge bad">{t("no answer")}</span>
+                )}{" "}
                 <span class="muted">{x.durationMs} ms</span>
               </summary>
               {x.error && <p class="err-text">{x.error}</p>}

@@ -8,6 +8,7 @@ import { Systems } from "./systems";
 import { Contracts } from "./contracts";
 import { Adapters } from "./adapters";
 import { Bench, type BenchTarget } from "./bench";
+import { Log } from "./log";
 import "./integration.css";
 
 type Tab = "systems" | "contracts" | "adapters" | "bench" | "log" | "routes" | "codemaps";
@@ -21,6 +22,7 @@ const TABS: { tab: Tab; label: string; visible: () => boolean }[] = [
     label: tk("Test bench"),
     visible: () => can(P.itgDryRun) || can(P.itgDryRunInbound) || can(P.itgTestConnection) || can(P.itgDiagnose),
   },
+  { tab: "log", label: tk("Invocation log"), visible: () => can(P.itgLogQuery) },
 ];
 
 /** integrationVisible tells the navigation whether any tab of the page may be shown. */
@@ -49,6 +51,7 @@ export function Integration() {
       {tab === "contracts" && <Contracts />}
       {tab === "adapters" && <Adapters onBench={bench} />}
       {tab === "bench" && <Bench initial={target} />}
+      {tab === "log" && <Log />}
     </div>
   );
 }
