@@ -9,6 +9,8 @@ import { Contracts } from "./contracts";
 import { Adapters } from "./adapters";
 import { Bench, type BenchTarget } from "./bench";
 import { Log } from "./log";
+import { Routes } from "./routes";
+import { CodeMaps } from "./codemaps";
 import "./integration.css";
 
 type Tab = "systems" | "contracts" | "adapters" | "bench" | "log" | "routes" | "codemaps";
@@ -23,6 +25,8 @@ const TABS: { tab: Tab; label: string; visible: () => boolean }[] = [
     visible: () => can(P.itgDryRun) || can(P.itgDryRunInbound) || can(P.itgTestConnection) || can(P.itgDiagnose),
   },
   { tab: "log", label: tk("Invocation log"), visible: () => can(P.itgLogQuery) },
+  { tab: "routes", label: tk("Routes"), visible: () => can(P.itgRouteQuery) },
+  { tab: "codemaps", label: tk("Code maps"), visible: () => can(P.itgCodeMapQuery) },
 ];
 
 /** integrationVisible tells the navigation whether any tab of the page may be shown. */
@@ -52,6 +56,8 @@ export function Integration() {
       {tab === "adapters" && <Adapters onBench={bench} />}
       {tab === "bench" && <Bench initial={target} />}
       {tab === "log" && <Log />}
+      {tab === "routes" && <Routes />}
+      {tab === "codemaps" && <CodeMaps />}
     </div>
   );
 }
