@@ -20,8 +20,10 @@
 //   - integration/code_set: list_code_sets, list_codes under integration.code_map.query;
 //     {supported:false} unless the host passes Options.CodeSets.
 //   - integration/log: find_page, find_one under integration.log.query, newest first.
-//   - integration/ops (§5.8): dry_run, dry_run_inbound, test_connection, diagnose_routes, each
-//     under integration.ops.<action>. Dry runs allow disabled definitions, run the given
+//   - integration/ops (§5.8): dry_run, dry_run_inbound, test_connection, diagnose_routes, and
+//     key_status (beyond the original, keystatus.go: per system with secrets how many are
+//     sealed with the configured key, plaintext or undecryptable, and whether a rotation is
+//     needed; values never leave the server), each under integration.ops.<action>. Dry runs allow disabled definitions, run the given
 //     script or the saved adapter with real wire calls and run_timeout, answer the trace masked
 //     as the log stores it, and record nothing (no statistics, log or cache). dry_run_inbound
 //     skips verification and answers handlerOutput from a stub instead of the business handler.

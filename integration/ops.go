@@ -124,6 +124,7 @@ func (s *Service) opsResource() rpc.Resource {
 		rpc.Handle("dry_run_inbound", s.dryRunInbound, rpc.RequiredPermission("integration.ops.dry_run_inbound")),
 		rpc.Handle("test_connection", s.testConnection, rpc.RequiredPermission("integration.ops.test_connection")),
 		rpc.Handle("diagnose_routes", s.diagnoseRoutes, rpc.RequiredPermission("integration.ops.diagnose_routes")),
+		rpc.Handle("key_status", s.keyStatus, rpc.RequiredPermission("integration.ops.key_status")),
 	}}
 }
 

@@ -295,3 +295,30 @@ func openTarget(t *testing.T, ds config.DataSource) *db.DB {
 	t.Cleanup(func() { d.Close() })
 	return d
 }
+
+// TestOpsKeyStatus: key_status through /api lists systems with secrets as sealed with the
+// configured key, never a secret's value, and only under integration.ops.key_status.
+func TestOpsKeyStatus(t *testing.T) {
+	t.Parallel()
+	svctest.EachDBKind(t, func(t *testing.T, kind config.DBKind) {
+		t.Parallel()
+		srv := newServer(t, kind)
+		create(t, srv, systemR, map[string]any{"code": "K", "name": "keyed",
+			"outboundAuth": map[string]any{"scheme": "bearer", "params": map[string]any{"token": "ks-secret-token"}},
+			"inboundAuth":  map[string]any{"scheme": "http_basic", "params": map[string]any{"username": "u", "password": "ks-secret-pw"}}})
+		create(t, srv, systemR, map[string]any{"code": "N", "name": "no secrets"})
+		r := srv.Call(t, opsR, "key_status", nil, svctest.As(admin))
+		var st integration.KeyStatus
+		r.DataAs(t, &st)
+		if r.Code != 0 || !st.Encrypted || st.RotationNeeded || len(st.Systems) != 1 ||
+			st.Systems[0] != (integration.SystemKeyStatus{SystemCode: "K", SystemName: "keyed", Sealed: 2}) {
+			t.Errorf("key_status: %d %s", r.Code, r.Data)
+		}
+		if strings.Contains(string(r.Data), "ks-secret") || strings.Contains(string(r.Data), "enc:") {
+			t.Errorf("key_status shows a secret: %s", r.Data)
+		}
+		if r := srv.Call(t, opsR, "key_status", nil, svctest.As(viewer)); r.Code == 0 {
+			t.Error("key_status without integration.ops.key_status answered")
+		}
+	})
+}

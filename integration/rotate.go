@@ -56,10 +56,17 @@ func reseal(s *System, from, to *Secrets) error {
 		}
 		return to.Seal(plain), nil
 	}
+	return mapSecrets(s, outboundSchemes, inboundSchemes, move)
+}
+
+// mapSecrets replaces each stored secret of a system — the sensitive auth params of both
+// directions (out and in name each scheme's sensitive params) and the data-source password —
+// with f's answer, stopping at f's first error.
+func mapSecrets(s *System, out, in map[string][]string, f func(v string) (string, error)) error {
 	for _, a := range []struct {
 		cfg     *AuthConfig
 		schemes map[string][]string
-	}{{s.OutboundAuth, outboundSchemes}, {s.InboundAuth, inboundSchemes}} {
+	}{{s.OutboundAuth, out}, {s.InboundAuth, in}} {
 		if a.cfg == nil {
 			continue
 		}
@@ -67,7 +74,7 @@ func reseal(s *System, from, to *Secrets) error {
 			if !sensitive(a.schemes, a.cfg.Scheme, k) {
 				continue
 			}
-			nv, err := move(v)
+			nv, err := f(v)
 			if err != nil {
 				return err
 			}
@@ -75,7 +82,7 @@ func reseal(s *System, from, to *Secrets) error {
 		}
 	}
 	if s.DataSource != nil {
-		pw, err := move(s.DataSource.Password)
+		pw, err := f(s.DataSource.Password)
 		if err != nil {
 			return err
 		}

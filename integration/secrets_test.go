@@ -281,3 +281,48 @@ func TestSaveWithWrongKey(t *testing.T) {
 		}
 	}
 }
+
+// TestReadKeyStatus: key_status counts each system's secrets as sealed with the configured key,
+// plaintext or undecryptable, lists only systems with secrets, and says when a rotation is
+// needed; on the three databases.
+func TestReadKeyStatus(t *testing.T) {
+	t.Parallel()
+	eachKind(t, func(t *testing.T, kind config.DBKind) {
+		t.Parallel()
+		d, _ := migratedDB(t, kind)
+		ctx := context.Background()
+		current := mustSecrets(t, key16, config.SecretAlgorithmAES)
+		seedSystems(t, d, current, 2) // S0, S1: three sealed secrets each
+		insert := func(sys *System) {
+			sys.ID, sys.CreatedAt, sys.UpdatedAt, sys.CreatedBy, sys.UpdatedBy = rpc.NewID(), crud.NewTime(time.Now()), crud.NewTime(time.Now()), "t", "t"
+			if _, err := d.NewInsert().Model(sys).Exec(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		insert(&System{Code: "T0", Name: "none", OutboundAuth: &AuthConfig{Scheme: "http_basic", Params: map[string]string{"username": "u"}}})
+		status := func(s *Secrets) *KeyStatus {
+			t.Helper()
+			st, err := ReadKeyStatus(ctx, d, s, outboundSchemes, inboundSchemes)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return st
+		}
+		st := status(current)
+		if !st.Encrypted || st.RotationNeeded || len(st.Systems) != 2 || st.Systems[0] != (SystemKeyStatus{SystemCode: "S0", SystemName: "s", Sealed: 3}) {
+			t.Errorf("all sealed: %+v", st)
+		}
+		// a value saved without a key, and one sealed with another key
+		insert(&System{Code: "T1", Name: "mixed", OutboundAuth: &AuthConfig{Scheme: "header", Params: map[string]string{"x-key": "plain"}},
+			DataSource: &DataSourceConfig{Kind: "mysql", Password: mustSecrets(t, keyB, config.SecretAlgorithmAES).Seal("pw")}})
+		st = status(current)
+		if !st.RotationNeeded || len(st.Systems) != 3 || st.Systems[2] != (SystemKeyStatus{SystemCode: "T1", SystemName: "mixed", Plaintext: 1, Undecryptable: 1}) {
+			t.Errorf("mixed: %+v", st)
+		}
+		// without a key sealed values cannot be opened; plaintext ones are as expected
+		st = status(&Secrets{})
+		if st.Encrypted || !st.RotationNeeded || st.Systems[0].Undecryptable != 3 {
+			t.Errorf("no key: %+v", st)
+		}
+	})
+}

@@ -43,7 +43,7 @@ export async function scratch(root) {
   // 30 logins per address and period (default 6): every area's steps sign their users in from
   // this one address; the rate-limit step, run last, still reaches the limit.
   cfg += '\n[svc.security]\nlogin_rate_limit = 30\n';
-  cfg += '\n[svc.security.password_policy]\nmin_length = 12\n\n[svc.monitor]\nsample_interval = "2s"\nsample_duration = "1s"\n';
+  cfg += '\n[svc.security.password_policy]\nmin_length = 12\n\n[svc.monitor]\nsample_interval = "2s"\nsample_duration = "1s"\n\n[svc.integration.log]\nmode = "all"\n';
   // The events steps need a dead letter made by the binary's own relay: the outbox relays to
   // Redis Streams (kvstore_stream) and gives up after one failed forward, so a stream key that
   // Redis refuses to append to (a plain string: WRONGTYPE) dead-letters the event. Redis is the

@@ -1,7 +1,7 @@
 // The console shell: sign-in gate, navigation filtered by permission, hash routes.
 import { useEffect, useState } from "preact/hooks";
 import { getTokens, onTokens } from "./api";
-import { setLang, t, useLang, type Lang } from "./i18n";
+import { setLang, t, tk, useLang, type Lang } from "./i18n";
 import { P } from "./perms";
 import { can, loadUser, signOut, useUser } from "./session";
 import { ErrorBox } from "./ui";
@@ -12,6 +12,7 @@ import { Files } from "./pages/files";
 import { Cron } from "./pages/cron";
 import { Schema } from "./pages/schema";
 import { Events } from "./pages/events";
+import { Integration, integrationVisible } from "./pages/integration";
 
 interface Route {
   path: string;
@@ -27,6 +28,7 @@ const routes: Route[] = [
   { path: "cron", label: "Cron", visible: () => can(P.cronQuery) || can(P.cronRuns), page: () => <Cron /> },
   { path: "schema", label: "Schema", visible: () => can(P.schema), page: () => <Schema /> },
   { path: "events", label: "Events", visible: () => can(P.eventQuery), page: () => <Events /> },
+  { path: "integration", label: tk("Integration"), visible: integrationVisible, page: () => <Integration /> },
 ];
 
 function currentPath(): string {

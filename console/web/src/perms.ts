@@ -21,6 +21,32 @@ export const P = {
   // approval
 
   // integration
+  itgSystemQuery: "integration.system.query",
+  itgSystemCreate: "integration.system.create",
+  itgSystemUpdate: "integration.system.update",
+  itgSystemDelete: "integration.system.delete",
+  itgContractQuery: "integration.contract.query",
+  itgContractCreate: "integration.contract.create",
+  itgContractUpdate: "integration.contract.update",
+  itgContractDelete: "integration.contract.delete",
+  itgAdapterQuery: "integration.adapter.query",
+  itgAdapterCreate: "integration.adapter.create",
+  itgAdapterUpdate: "integration.adapter.update",
+  itgAdapterDelete: "integration.adapter.delete",
+  itgRouteQuery: "integration.route.query",
+  itgRouteCreate: "integration.route.create",
+  itgRouteUpdate: "integration.route.update",
+  itgRouteDelete: "integration.route.delete",
+  itgCodeMapQuery: "integration.code_map.query",
+  itgCodeMapCreate: "integration.code_map.create",
+  itgCodeMapUpdate: "integration.code_map.update",
+  itgCodeMapDelete: "integration.code_map.delete",
+  itgLogQuery: "integration.log.query",
+  itgDryRun: "integration.ops.dry_run",
+  itgDryRunInbound: "integration.ops.dry_run_inbound",
+  itgTestConnection: "integration.ops.test_connection",
+  itgDiagnose: "integration.ops.diagnose_routes",
+  itgKeyStatus: "integration.ops.key_status",
 
   // events
   eventQuery: "sys.event.query",
