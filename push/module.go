@@ -14,6 +14,7 @@ import (
 	"github.com/svc-framework/svc/app"
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/i18n"
+	"github.com/svc-framework/svc/internal/bypass"
 )
 
 //go:embed messages
@@ -98,6 +99,8 @@ type Service struct {
 	hub    *hub
 	relay  *relay // nil without the key-value store or with push disabled
 	accept websocket.AcceptOptions
+
+	smallBuffers bool // bypass.PushBuffers: Accept gets push/hijack.go's small buffers
 }
 
 // Notifier sends pushes; *Service implements it. Host code and other modules depend on this.
@@ -119,9 +122,10 @@ func New(deps app.Deps, opts Options) (*Service, error) {
 	}
 	cfg := deps.Config.Push
 	s := &Service{cfg: cfg, clock: deps.Clock, auth: deps.Auth, errs: deps.Errors, opts: opts,
-		log:    deps.Logger.With(slog.String("module", "push")),
-		hub:    newHub(cfg.MaxConnectionsPerUser, cfg.SendBuffer, cfg.WriteTimeout),
-		accept: websocket.AcceptOptions{OriginPatterns: cfg.AllowedOrigins, InsecureSkipVerify: len(cfg.AllowedOrigins) == 0}}
+		log:          deps.Logger.With(slog.String("module", "push")),
+		hub:          newHub(cfg.MaxConnectionsPerUser, cfg.SendBuffer, cfg.WriteTimeout),
+		accept:       websocket.AcceptOptions{OriginPatterns: cfg.AllowedOrigins, InsecureSkipVerify: len(cfg.AllowedOrigins) == 0},
+		smallBuffers: bypass.On(bypass.PushBuffers)}
 	if s.clock == nil {
 		s.clock = time.Now
 	}
