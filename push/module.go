@@ -15,6 +15,7 @@ import (
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/i18n"
 	"github.com/svc-framework/svc/internal/bypass"
+	"github.com/svc-framework/svc/internal/waitgroup"
 )
 
 //go:embed messages
@@ -248,12 +249,7 @@ func (s *Service) Stop(ctx context.Context) error {
 	for _, c := range s.hub.all() {
 		c.closeWith(CloseGoingAway, ReasonShutdown)
 	}
-	done := make(chan struct{})
-	go func() { s.hub.closers.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-ctx.Done():
-	}
+	_ = waitgroup.Wait(ctx, &s.hub.closers) // connections not closed by then are left to the process's end
 	return nil
 }
 
