@@ -68,7 +68,7 @@ func TestUserChangeClosesSockets(t *testing.T) {
 					t.Fatalf("change: %v", err)
 				}
 				onB.wantClose(t, closeBound, push.CloseSessionInvalid, push.ReasonSessionInvalid)
-				if r := b.Call(t, security.ResourceAuth, "get_user_info", nil, svctest.WithToken(tok)); r.Code == 0 {
+				if r := b.Call(t, svctest.ResourceAuth, "get_user_info", nil, svctest.WithToken(tok)); r.Code == 0 {
 					t.Error("/api on node B still accepts the token whose socket was closed")
 				}
 			})

@@ -7,7 +7,6 @@ import (
 
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/push"
-	"github.com/svc-framework/svc/security"
 	"github.com/svc-framework/svc/svctest"
 )
 
@@ -52,9 +51,7 @@ func TestTwoNodes(t *testing.T) {
 	}
 	_ = onB.next(t)
 
-	if ok, err := a.Security().Sessions().Revoke(context.Background(), security.SessionID(tok)); !ok || err != nil {
-		t.Fatalf("Revoke = %v, %v", ok, err)
-	}
+	a.RevokeSession(t, tok)
 	// The relayed kick says "session revoked". A recheck of the user's sockets may get there
 	// first (the change notice of the user's creation reaches B at a time of its own, and its
 	// recheck reads the session after the revocation): it closes with the same code as an
@@ -88,7 +85,7 @@ func TestSendKick(t *testing.T) {
 	connections(t, a, 1)
 	kv := svctest.Redis(t)
 	svctest.Eventually(t, wait, func() bool { // until the node's relay subscription is live
-		if err := push.SendKick(context.Background(), a.Config(), kv, security.SessionID(tok)); err != nil {
+		if err := push.SendKick(context.Background(), a.Config(), kv, svctest.SessionID(tok)); err != nil {
 			t.Fatal(err)
 		}
 		return a.Push().Connections() == 0

@@ -7,7 +7,6 @@ import (
 
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/push"
-	"github.com/svc-framework/svc/security"
 	"github.com/svc-framework/svc/svctest"
 )
 
@@ -23,9 +22,7 @@ func TestForcedLogoutKicks(t *testing.T) {
 	c := dial(t, srv, tok)
 	keep := dial(t, srv, other)
 	connections(t, srv, 2)
-	if ok, err := srv.Security().Sessions().Revoke(context.Background(), security.SessionID(tok)); !ok || err != nil {
-		t.Fatalf("Revoke = %v, %v", ok, err)
-	}
+	srv.RevokeSession(t, tok)
 	c.wantClose(t, time.Second, push.CloseSessionInvalid, push.ReasonSessionRevoked)
 	send(t, srv, push.NewMessage("still", nil), push.ToUsers(user))
 	if got := keep.next(t); got.Type != "still" {
@@ -39,9 +36,7 @@ func TestLogoutKicksOpaque(t *testing.T) {
 	tok, _, _ := login(t, srv)
 	c := dial(t, srv, tok)
 	connections(t, srv, 1)
-	if r := srv.Call(t, security.ResourceAuth, "logout", nil, svctest.WithToken(tok)); r.Code != 0 {
-		t.Fatalf("logout: %d %s", r.Code, r.Message)
-	}
+	srv.Logout(t, tok)
 	c.wantClose(t, time.Second, push.CloseSessionInvalid, push.ReasonSessionRevoked)
 }
 
@@ -52,10 +47,7 @@ func TestRecheck(t *testing.T) {
 	tok, _, _ := login(t, srv)
 	c := dial(t, srv, tok)
 	connections(t, srv, 1)
-	tool := security.OpenSessions(srv.Config(), srv.DB(), nil, nil) // like `svc session revoke`
-	if ok, err := tool.Revoke(context.Background(), security.SessionID(tok)); !ok || err != nil {
-		t.Fatalf("Revoke = %v, %v", ok, err)
-	}
+	srv.RevokeSessionOffline(t, tok) // like `svc session revoke`
 	svctest.Eventually(t, wait, func() bool {
 		_ = srv.Push().Recheck(context.Background())
 		return srv.Push().Connections() == 0
@@ -93,8 +85,6 @@ func TestJWTLogoutKicks(t *testing.T) {
 	tok, _, _ := login(t, srv)
 	c := dial(t, srv, tok)
 	connections(t, srv, 1)
-	if r := srv.Call(t, security.ResourceAuth, "logout", nil, svctest.WithToken(tok)); r.Code != 0 {
-		t.Fatalf("logout: %d %s", r.Code, r.Message)
-	}
+	srv.Logout(t, tok)
 	c.wantClose(t, time.Second, push.CloseSessionInvalid, push.ReasonSessionRevoked)
 }
