@@ -30,6 +30,7 @@ func twoNodes(t *testing.T, opts ...svctest.Option) (*svctest.Server, *svctest.S
 // its own relay frames (a user on A gets the push once); a forced logout on A kicks the socket
 // on B.
 func TestTwoNodes(t *testing.T) {
+	t.Parallel()
 	a, b := twoNodes(t, opaqueTokens)
 	tok, user, _ := login(t, a)
 	onB := dial(t, b, tok)
@@ -79,6 +80,7 @@ func waitRelay(t *testing.T, a *svctest.Server, c *client) {
 // TestSendKick: a kick published from outside the server (`svc session revoke`) closes the
 // session's socket with 4401.
 func TestSendKick(t *testing.T) {
+	t.Parallel()
 	a, _ := twoNodes(t, opaqueTokens)
 	tok, _, _ := login(t, a)
 	c := dial(t, a, tok)

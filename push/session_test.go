@@ -16,6 +16,7 @@ var opaqueTokens = svctest.WithConfig(func(c *config.Config) { c.Security.TokenT
 // TestForcedLogoutKicks: a forced logout of an opaque session closes its sockets with 4401
 // "session revoked" within one second; the user's other session stays connected.
 func TestForcedLogoutKicks(t *testing.T) {
+	t.Parallel()
 	srv := pushServer(t, opaqueTokens)
 	tok, user, name := login(t, srv)
 	other := loginAs(t, srv, name)
@@ -32,6 +33,7 @@ func TestForcedLogoutKicks(t *testing.T) {
 
 // TestLogoutKicksOpaque: logout through security/auth kicks the session's socket.
 func TestLogoutKicksOpaque(t *testing.T) {
+	t.Parallel()
 	srv := pushServer(t, opaqueTokens)
 	tok, _, _ := login(t, srv)
 	c := dial(t, srv, tok)
@@ -43,6 +45,7 @@ func TestLogoutKicksOpaque(t *testing.T) {
 // TestRecheck: a session ended where no hook sees it (another process, such as the CLI) is
 // found by the periodic recheck and its socket closed with 4401 "session invalid".
 func TestRecheck(t *testing.T) {
+	t.Parallel()
 	srv := pushServer(t, opaqueTokens)
 	tok, _, _ := login(t, srv)
 	c := dial(t, srv, tok)
@@ -59,6 +62,7 @@ func TestRecheck(t *testing.T) {
 // by the expiry check (called directly, and not before the expiry) and by the push-expiry
 // worker on its own.
 func TestJWTExpiry(t *testing.T) {
+	t.Parallel()
 	for _, byWorker := range []bool{false, true} {
 		clock := svctest.NewClock(time.Now())
 		srv := pushServer(t, svctest.WithClock(clock))
@@ -81,6 +85,7 @@ func TestJWTExpiry(t *testing.T) {
 // TestJWTLogoutKicks: logout revokes the JWT's token family, which closes its sockets with 4401
 // (beyond the original, where JWT connections lived on).
 func TestJWTLogoutKicks(t *testing.T) {
+	t.Parallel()
 	srv := pushServer(t)
 	tok, _, _ := login(t, srv)
 	c := dial(t, srv, tok)
