@@ -17,10 +17,7 @@ func (s *Server) newTelemetry() (*ops.Telemetry, error) {
 	}
 	if tp := tel.TracerProvider(); tp != nil {
 		for name, d := range s.dbs {
-			// Every module shares this handle; WithQueryHook would return a copy none of them
-			// holds. TODO(#32): hooks given when the handle is opened.
-			//lint:ignore SA1019 see above
-			d.AddQueryHook(ops.NewDBHook(tp, d.SystemName(), name))
+			d.UseQueryHook(ops.NewDBHook(tp, d.SystemName(), name))
 		}
 		if s.kv != nil {
 			s.kv.AddHook(ops.NewRedisHook(tp))

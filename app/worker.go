@@ -7,6 +7,8 @@ import (
 	"runtime/debug"
 	"sync"
 	"time"
+
+	"github.com/svc-framework/svc/internal/waitgroup"
 )
 
 // loopBackoff is how long a loop worker waits after an error or panic before running again, so a
@@ -38,14 +40,10 @@ func StartWorkers(ctx context.Context, logger *slog.Logger, ws []Worker) *Worker
 // Stop cancels every worker and waits for them to return, or for ctx to end.
 func (r *Workers) Stop(ctx context.Context) error {
 	r.cancel()
-	done := make(chan struct{})
-	go func() { r.wg.Wait(); close(done) }()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("app: workers did not stop in time: %w", ctx.Err())
+	if err := waitgroup.Wait(ctx, &r.wg); err != nil {
+		return fmt.Errorf("app: workers did not stop in time: %w", err)
 	}
+	return nil
 }
 
 func (r *Workers) run(ctx context.Context, w Worker) {

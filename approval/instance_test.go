@@ -259,10 +259,9 @@ func (e *eng) wantStatus(id, status string, tasks ...string) {
 func (e *eng) wantEvents(id string, pairs ...any) {
 	e.t.Helper()
 	for i := 0; i+1 < len(pairs); i += 2 {
-		got := e.rec.count(pairs[i].(string), id)
-		for end := time.Now().Add(3 * time.Second); got < pairs[i+1].(int) && time.Now().Before(end); got = e.rec.count(pairs[i].(string), id) {
-			time.Sleep(10 * time.Millisecond) // delivery after commit may trail the answer
-		}
+		var got int // delivery after commit may trail the answer
+		svctest.Eventually(e.t, 3*time.Second, func() bool { got = e.rec.count(pairs[i].(string), id); return got >= pairs[i+1].(int) },
+			fmt.Sprintf("%s events of %s reach %d", pairs[i], id, pairs[i+1]))
 		if got != pairs[i+1].(int) {
 			e.t.Errorf("%s events = %d, want %d", pairs[i], got, pairs[i+1])
 		}
@@ -560,10 +559,8 @@ func TestEngineRace(t *testing.T) {
 		if visits != 3 {
 			t.Errorf("visits = %d, want 3 (start, a, b)", visits)
 		}
-		deadline := time.Now().Add(5 * time.Second)
-		for e.rec.count(approval.EventTaskApproved, id) < 50 && time.Now().Before(deadline) {
-			time.Sleep(20 * time.Millisecond)
-		}
+		svctest.Eventually(t, 5*time.Second, func() bool { return e.rec.count(approval.EventTaskApproved, id) >= 50 },
+			"50 task.approved events")
 		e.wantEvents(id, approval.EventTaskApproved, 50, approval.EventTaskCreated, 51, approval.EventCCNotified, 1, approval.EventTaskCanceled, 0)
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/svc-framework/svc/approval"
+	"github.com/svc-framework/svc/svctest"
 )
 
 // lastEvent is the most recent recorded event of typ for instance id (nil when none).
@@ -110,10 +111,9 @@ func scenarioEventPayloads(t *testing.T, e *eng) {
 		}
 		return out
 	}
-	got := mismatches()
-	for end := time.Now().Add(10 * time.Second); len(got) > 0 && time.Now().Before(end); got = mismatches() {
-		time.Sleep(10 * time.Millisecond)
-	}
+	var got []string
+	svctest.Eventually(t, 10*time.Second, func() bool { got = mismatches(); return len(got) == 0 },
+		"the approval events match")
 	for _, m := range got {
 		t.Error(m)
 	}

@@ -108,10 +108,9 @@ func (e *eng) wantEventsSince(id string, from time.Time, want map[string]int) {
 		}
 		return n
 	}
-	got := e.rec.since(id, from)
-	for end := time.Now().Add(3 * time.Second); sum(got) < total && time.Now().Before(end); got = e.rec.since(id, from) {
-		time.Sleep(5 * time.Millisecond) // polling for delivery with a deadline, not synchronising
-	}
+	var got map[string]int
+	svctest.Eventually(e.t, 3*time.Second, func() bool { got = e.rec.since(id, from); return sum(got) >= total },
+		fmt.Sprintf("events of %s: want %v", id, sorted(want)))
 	if fmt.Sprint(sorted(got)) != fmt.Sprint(sorted(want)) {
 		e.t.Errorf("events = %v, want %v", sorted(got), sorted(want))
 	}

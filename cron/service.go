@@ -13,6 +13,7 @@ import (
 	"github.com/svc-framework/svc/app"
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/db"
+	"github.com/svc-framework/svc/internal/waitgroup"
 	"github.com/svc-framework/svc/rpc"
 )
 
@@ -161,12 +162,12 @@ func (s *Service) Stop(ctx context.Context) error {
 	s.mu.Unlock()
 	drain, cancel := context.WithTimeout(ctx, drainTimeout)
 	defer cancel()
-	if waitGroup(drain, &s.wg) {
+	if waitgroup.Wait(drain, &s.wg) == nil {
 		return nil
 	}
 	s.cancelRun(errShutdown)
-	if !waitGroup(ctx, &s.wg) {
-		return fmt.Errorf("cron: runs did not finish at shutdown: %w", ctx.Err())
+	if err := waitgroup.Wait(ctx, &s.wg); err != nil {
+		return fmt.Errorf("cron: runs did not finish at shutdown: %w", err)
 	}
 	return nil
 }
@@ -174,20 +175,5 @@ func (s *Service) Stop(ctx context.Context) error {
 // Wait blocks until every run this node started has been journaled, or ctx ends (tests and
 // operators).
 func (s *Service) Wait(ctx context.Context) error {
-	if !waitGroup(ctx, &s.wg) {
-		return ctx.Err()
-	}
-	return nil
-}
-
-// waitGroup waits for wg or ctx; true when wg finished.
-func waitGroup(ctx context.Context, wg *sync.WaitGroup) bool {
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	select {
-	case <-done:
-		return true
-	case <-ctx.Done():
-		return false
-	}
+	return waitgroup.Wait(ctx, &s.wg)
 }

@@ -25,6 +25,11 @@ type DB struct {
 	writer chan struct{}
 }
 
+// UseQueryHook makes d run hook around every query: the handle's bun.DB becomes a copy with
+// the hook (bun's WithQueryHook), so every holder of d sees it. Call it before d is in use by
+// more than one goroutine — while a server is built, before Start — as it replaces a field.
+func (d *DB) UseQueryHook(hook bun.QueryHook) { d.DB = d.DB.WithQueryHook(hook) }
+
 // Migrations are one module's embedded migration files: FS holds the directories postgres/,
 // mysql/ and sqlite/, each with files named NNN_name.sql applied in ascending NNN order.
 type Migrations struct {

@@ -18,7 +18,8 @@
 // absent, and closes what it had opened when any source fails. Every source is pinged within 10 s
 // at open. Errors name the data source ("db: data source \"primary\" (postgres): …") and never
 // contain its password: drivers leave it out, and Open removes it from the message in case one
-// does not.
+// does not. UseQueryHook adds a bun query hook (tracing spans, tests' statement counters) to a
+// handle before it is shared with running code: every holder of the *DB sees it.
 //
 // # Connection settings
 //

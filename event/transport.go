@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/db"
+	"github.com/svc-framework/svc/internal/waitgroup"
 	"github.com/uptrace/bun"
 )
 
@@ -133,14 +134,10 @@ type Worker struct {
 
 // Wait waits for wg, or fails with ErrShutdownTimeout when ctx ends first.
 func Wait(ctx context.Context, wg *sync.WaitGroup) error {
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("%w: %w", ErrShutdownTimeout, ctx.Err())
+	if err := waitgroup.Wait(ctx, wg); err != nil {
+		return fmt.Errorf("%w: %w", ErrShutdownTimeout, err)
 	}
+	return nil
 }
 
 // enabledTransports are the transports svc.event enables, by name in a fixed order: memory

@@ -19,7 +19,7 @@ import (
 
 	"github.com/dop251/goja"
 	"github.com/emmansun/gmsm/sm3"
-	"github.com/google/uuid"
+	"github.com/svc-framework/svc/rpc"
 )
 
 // installBaseline adds the bindings every surface has (wire-integration §8): console, crypto,
@@ -230,7 +230,7 @@ func (r *run) cryptoLib() goja.Value {
 		}
 		return string(b)
 	})
-	o.Set("uuid", func() string { return uuid.NewString() })
+	o.Set("uuid", func() string { return rpc.NewID() })
 	return o
 }
 

@@ -10,7 +10,6 @@ import (
 
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/mcp"
-	"github.com/svc-framework/svc/security"
 	"github.com/svc-framework/svc/svctest"
 )
 
@@ -49,9 +48,7 @@ func TestAuth(t *testing.T) {
 	if status, _, body := post(t, srv.URL+"/mcp", "Bearer "+revoked); status != http.StatusOK {
 		t.Fatalf("logged-in token before logout: %d %s", status, body)
 	}
-	if r := srv.Call(t, security.ResourceAuth, "logout", nil, svctest.WithToken(revoked)); r.Code != 0 {
-		t.Fatalf("logout: %d %s", r.Code, r.Message)
-	}
+	srv.Logout(t, revoked)
 	expired := srv.Token(t, svctest.User("dave", "querier"))
 	clock.Advance(31 * time.Minute) // access tokens live 30 minutes (spec §5.2)
 
@@ -63,8 +60,8 @@ func TestAuth(t *testing.T) {
 		{"garbage", "/mcp", "Bearer not-a-token"},
 		{"expired", "/mcp", "Bearer " + expired},
 		{"revoked", "/mcp", "Bearer " + revoked},
-		{"query parameter only", "/mcp?" + security.QueryAccessToken + "=" + valid, ""},
-		{"bad header, token in the query", "/mcp?" + security.QueryAccessToken + "=" + valid, "Bearer\tnot-a-token"},
+		{"query parameter only", "/mcp?" + svctest.QueryAccessToken + "=" + valid, ""},
+		{"bad header, token in the query", "/mcp?" + svctest.QueryAccessToken + "=" + valid, "Bearer\tnot-a-token"},
 	} {
 		status, challenge, body := post(t, srv.URL+tt.url, tt.auth)
 		if status != http.StatusUnauthorized || challenge != "Bearer" {

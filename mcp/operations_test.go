@@ -14,13 +14,12 @@ import (
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/mcp"
 	"github.com/svc-framework/svc/rpc"
-	"github.com/svc-framework/svc/security"
 	"github.com/svc-framework/svc/storage"
 	"github.com/svc-framework/svc/svctest"
 )
 
 // cheapHash keeps password hashing fast in tests that log in.
-var cheapHash = svctest.WithOptions(svc.WithSecurity(security.Options{Hash: security.HashParams{Memory: 256, Time: 1, Threads: 1}}))
+var cheapHash = svctest.WithCheapHashing()
 
 // password is the password of the users created by addUser.
 const password = "Correct-Horse-9-Battery"
@@ -36,13 +35,7 @@ func addUser(t *testing.T, srv *svctest.Server, user string) {
 // login logs user in over /api and returns its access token.
 func login(t *testing.T, srv *svctest.Server, user string) string {
 	t.Helper()
-	r := srv.Call(t, security.ResourceAuth, "login", map[string]any{"type": "password", "principal": user, "credentials": password})
-	var res security.LoginResult
-	r.DataAs(t, &res)
-	if res.Tokens == nil {
-		t.Fatalf("login %s: %d %s", user, r.Code, r.Message)
-	}
-	return res.Tokens.AccessToken
+	return srv.Login(t, user, password)
 }
 
 // fastCalls counts the tool calls served by the fast path during fn.
@@ -90,7 +83,7 @@ func TestLogoutTool(t *testing.T) {
 						t.Fatalf("logout tool: %s", text)
 					}
 					assertRefused(t, srv, token)
-					if r := srv.Call(t, security.ResourceAuth, "get_user_info", nil, svctest.WithToken(other)); r.Code != 0 {
+					if r := srv.Call(t, svctest.ResourceAuth, "get_user_info", nil, svctest.WithToken(other)); r.Code != 0 {
 						t.Errorf("/api with the user's other token: %d %s, want 0 (logout revokes only the presented token)", r.Code, r.Message)
 					}
 					if status, _, body := post(t, srv.URL+"/mcp", "Bearer "+other); status != http.StatusOK {
@@ -105,7 +98,7 @@ func TestLogoutTool(t *testing.T) {
 // assertRefused checks that a revoked token is refused on /api (401) and /mcp (401).
 func assertRefused(t *testing.T, srv *svctest.Server, token string) {
 	t.Helper()
-	if r := srv.Call(t, security.ResourceAuth, "get_user_info", nil, svctest.WithToken(token)); r.Status != http.StatusUnauthorized {
+	if r := srv.Call(t, svctest.ResourceAuth, "get_user_info", nil, svctest.WithToken(token)); r.Status != http.StatusUnauthorized {
 		t.Errorf("/api with the logged-out token: HTTP %d %d %s, want 401", r.Status, r.Code, r.Message)
 	}
 	if status, _, body := post(t, srv.URL+"/mcp", "Bearer "+token); status != http.StatusUnauthorized {
@@ -147,9 +140,9 @@ var anonymousCases = []struct {
 	params           map[string]any
 }{
 	{"approval/my", "find_available_flows", map[string]any{}},
-	{security.ResourceAuth, "get_user_info", map[string]any{}},
+	{svctest.ResourceAuth, "get_user_info", map[string]any{}},
 	{"sys/storage/file", "resolve", map[string]any{"keys": []string{"x"}}},
-	{security.ResourceAuth, "logout", map[string]any{}},
+	{svctest.ResourceAuth, "logout", map[string]any{}},
 }
 
 // TestAnonymousOperationTools (issue #31 item 4): with svc.mcp.require_auth = false an anonymous

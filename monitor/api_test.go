@@ -44,6 +44,7 @@ func keys(t *testing.T, data json.RawMessage) []string {
 }
 
 func TestMonitorAPI(t *testing.T) {
+	t.Parallel()
 	build, _ := json.Marshal(app.BuildInfo())
 	fields := func(s string) []string { f := strings.Fields(s); slices.Sort(f); return f }
 	svctest.EachDBKind(t, func(t *testing.T, kind config.DBKind) {
@@ -117,6 +118,7 @@ func TestMonitorAPI(t *testing.T) {
 // TestMonitorPermission (issue #11): every action needs sys.monitor.query — 403/1100 for an
 // authenticated user without it, 200 with the permission alone or with admin's "*".
 func TestMonitorPermission(t *testing.T) {
+	t.Parallel()
 	srv := svctest.New(t, withWindow(time.Hour))
 	nobody := svctest.As(svctest.User("nobody"))
 	ops := svctest.As(svctest.User("ops", "ops"))
@@ -136,6 +138,7 @@ func TestMonitorPermission(t *testing.T) {
 // TestMonitorNotReady: before the first sample completes, the sampled actions answer 2100 and
 // the overview shows their parts as null.
 func TestMonitorNotReady(t *testing.T) {
+	t.Parallel()
 	srv := svctest.New(t, withWindow(time.Hour)) // the first sample never completes in this test
 	admin := asAdmin()
 	for _, action := range []string{"get_cpu", "get_process"} {
@@ -160,6 +163,7 @@ func TestMonitorNotReady(t *testing.T) {
 
 // TestMonitorRateLimit: 60 calls per engine period and principal, then 429/1401.
 func TestMonitorRateLimit(t *testing.T) {
+	t.Parallel()
 	srv := svctest.New(t, withWindow(time.Hour))
 	for _, action := range []string{"get_build_info", "get_cpu", "get_event_streams"} {
 		t.Run(action, func(t *testing.T) {

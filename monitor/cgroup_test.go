@@ -7,6 +7,7 @@ import (
 )
 
 func TestCgroups(t *testing.T) {
+	t.Parallel()
 	v2 := func(files map[string]string) fstest.MapFS {
 		fsys := fstest.MapFS{"proc/self/cgroup": {Data: []byte("0::/app.slice/svc.service\n")}}
 		for name, data := range files {
@@ -73,6 +74,7 @@ func TestCgroups(t *testing.T) {
 }
 
 func TestApplyMemoryLimit(t *testing.T) {
+	t.Parallel()
 	host := VirtualMemory{Total: 64 << 30, Used: 10 << 30, UsedPercent: 15.625, Available: 54 << 30, Free: 50 << 30}
 
 	v := host

@@ -37,6 +37,7 @@ func invoke(t *testing.T, m *Service, action string) (string, error) {
 }
 
 func TestResourceDeclaresEveryActionWithRateLimit60(t *testing.T) {
+	t.Parallel()
 	m := testMonitor(&fakeProbes{}, Options{})
 	var got []string
 	for _, op := range m.resource().Ops {
@@ -54,6 +55,7 @@ func TestResourceDeclaresEveryActionWithRateLimit60(t *testing.T) {
 }
 
 func TestOverview(t *testing.T) {
+	t.Parallel()
 	build, _ := json.Marshal(app.BuildInfo())
 	tests := []struct {
 		name   string
@@ -106,6 +108,7 @@ func TestOverview(t *testing.T) {
 }
 
 func TestLiveActions(t *testing.T) {
+	t.Parallel()
 	for _, action := range []string{"get_memory", "get_disk", "get_network", "get_host", "get_load"} {
 		t.Run(action, func(t *testing.T) {
 			if _, err := invoke(t, testMonitor(&fakeProbes{}, Options{}), action); err != nil {
@@ -120,6 +123,7 @@ func TestLiveActions(t *testing.T) {
 }
 
 func TestSampledActionsBeforeFirstSample(t *testing.T) {
+	t.Parallel()
 	for _, action := range []string{"get_cpu", "get_process"} {
 		if _, err := invoke(t, testMonitor(&fakeProbes{}, Options{}), action); !errors.Is(err, ErrNotReady) {
 			t.Errorf("%s error = %v, want ErrNotReady (2100)", action, err)
@@ -128,6 +132,7 @@ func TestSampledActionsBeforeFirstSample(t *testing.T) {
 }
 
 func TestInspectors(t *testing.T) {
+	t.Parallel()
 	when := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 	streams := StreamInspectorFunc(func(context.Context) ([]StreamInfo, error) {
 		return []StreamInfo{{Stream: "svc:event:a", Length: 3, Groups: []StreamGroupInfo{
@@ -175,6 +180,7 @@ func TestInspectors(t *testing.T) {
 }
 
 func TestBuildInfo(t *testing.T) {
+	t.Parallel()
 	got, err := invoke(t, testMonitor(&fakeProbes{}, Options{}), "get_build_info")
 	if err != nil {
 		t.Fatal(err)
@@ -200,6 +206,7 @@ func TestBuildInfo(t *testing.T) {
 
 // TestWireFieldNames pins the JSON names of every result type to wire-core §8.2.
 func TestWireFieldNames(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		v    any
 		want string
@@ -249,6 +256,7 @@ func TestWireFieldNames(t *testing.T) {
 }
 
 func TestMessages(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ lang, key, want string }{
 		{"en", "monitor_not_ready", "Monitoring data is not ready yet, please try again later"},
 		{"zh-CN", "monitor_not_ready", "监控数据尚未就绪, 请稍后重试"},

@@ -10,6 +10,7 @@ import (
 // TestHostProbes reads the machine the test runs on: every probe answers, and the figures
 // are plausible.
 func TestHostProbes(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	h := newHostProbes()
 	if hi, err := h.host(ctx); err != nil || hi.Hostname == "" || hi.BootTime == 0 {

@@ -15,6 +15,7 @@ import (
 // makes the answer not ready without failing the call, and a hanging one is cut at
 // readinessTimeout.
 func TestReadinessChecks(t *testing.T) {
+	t.Parallel()
 	ok := func(context.Context) error { return nil }
 	down := func(context.Context) error { return errors.New("dial tcp 10.0.0.5:5432: refused") }
 	hang := func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() }

@@ -12,6 +12,7 @@ import (
 // TestReadinessServer: in the real boot chain get_readiness lists the primary data source with
 // its type, and the key-value store only when enabled, all ready, on every database.
 func TestReadinessServer(t *testing.T) {
+	t.Parallel()
 	check := func(t *testing.T, srv *svctest.Server, want []monitor.ReadinessCheck) {
 		t.Helper()
 		r := srv.Call(t, monitor.Resource, "get_readiness", nil, asAdmin())

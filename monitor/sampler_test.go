@@ -11,6 +11,7 @@ import (
 )
 
 func TestSamplerNotReadyBeforeFirstSample(t *testing.T) {
+	t.Parallel()
 	m := testMonitor(&fakeProbes{}, Options{})
 	if _, err := m.sampler.cpuInfo(); !errors.Is(err, ErrNotReady) {
 		t.Errorf("cpuInfo error = %v, want ErrNotReady", err)
@@ -21,6 +22,7 @@ func TestSamplerNotReadyBeforeFirstSample(t *testing.T) {
 }
 
 func TestSamplerMeasuresOverTheWindow(t *testing.T) {
+	t.Parallel()
 	p := &fakeProbes{}
 	m := testMonitor(p, Options{})
 	m.sampler.sampleOnce(context.Background())
@@ -44,6 +46,7 @@ func TestSamplerMeasuresOverTheWindow(t *testing.T) {
 }
 
 func TestSamplerInsideCPULimitedCgroup(t *testing.T) {
+	t.Parallel()
 	m := testMonitor(&fakeProbes{cgLimit: 2}, Options{})
 	m.sampler.sampleOnce(context.Background())
 	cpu, err := m.sampler.cpuInfo()
@@ -58,6 +61,7 @@ func TestSamplerInsideCPULimitedCgroup(t *testing.T) {
 }
 
 func TestSamplerQuotaAboveCoreCountIsNoLimit(t *testing.T) {
+	t.Parallel()
 	m := testMonitor(&fakeProbes{cgLimit: 8}, Options{})
 	m.sampler.sampleOnce(context.Background())
 	cpu, err := m.sampler.cpuInfo()
@@ -70,6 +74,7 @@ func TestSamplerQuotaAboveCoreCountIsNoLimit(t *testing.T) {
 }
 
 func TestSamplerFailedSampleAnswersCollectionFailed(t *testing.T) {
+	t.Parallel()
 	p := &fakeProbes{}
 	m := testMonitor(p, Options{})
 	m.sampler.sampleOnce(context.Background())
@@ -92,6 +97,7 @@ func TestSamplerFailedSampleAnswersCollectionFailed(t *testing.T) {
 }
 
 func TestSamplerCancelledPublishesNothing(t *testing.T) {
+	t.Parallel()
 	m := testMonitor(&fakeProbes{}, Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -104,6 +110,7 @@ func TestSamplerCancelledPublishesNothing(t *testing.T) {
 }
 
 func TestSamplerRunPacesByInterval(t *testing.T) {
+	t.Parallel()
 	m := testMonitor(&fakeProbes{}, Options{})
 	var waits []int64
 	inner := m.sampler.wait
@@ -123,6 +130,7 @@ func TestSamplerRunPacesByInterval(t *testing.T) {
 // TestCachedActionsDoNotSample: get_cpu, get_process and the overview read the sample cache;
 // only the sampler runs the sampling probes.
 func TestCachedActionsDoNotSample(t *testing.T) {
+	t.Parallel()
 	p := &fakeProbes{}
 	m := testMonitor(p, Options{})
 	m.sampler.sampleOnce(context.Background())

@@ -44,6 +44,7 @@ func cliStore(srv *svctest.Server) *security.Store {
 // token's socket on node B with 4401 "session invalid" within one second, for JWTs and opaque
 // sessions alike; /api refuses the token too, so the socket ends with it.
 func TestUserChangeClosesSockets(t *testing.T) {
+	t.Parallel()
 	changes := []struct {
 		name   string
 		change func(a *svctest.Server, clock *svctest.Clock, name string) error
@@ -68,7 +69,7 @@ func TestUserChangeClosesSockets(t *testing.T) {
 					t.Fatalf("change: %v", err)
 				}
 				onB.wantClose(t, closeBound, push.CloseSessionInvalid, push.ReasonSessionInvalid)
-				if r := b.Call(t, security.ResourceAuth, "get_user_info", nil, svctest.WithToken(tok)); r.Code == 0 {
+				if r := b.Call(t, svctest.ResourceAuth, "get_user_info", nil, svctest.WithToken(tok)); r.Code == 0 {
 					t.Error("/api on node B still accepts the token whose socket was closed")
 				}
 			})
@@ -81,6 +82,7 @@ func TestUserChangeClosesSockets(t *testing.T) {
 // the new roles) but within one second stops receiving pushes to the removed role, and starts
 // receiving those of a role it was given.
 func TestRoleRemovalStopsRolePushes(t *testing.T) {
+	t.Parallel()
 	for _, tk := range tokenKinds {
 		t.Run(tk.name, func(t *testing.T) {
 			a, b := twoNodes(t, tk.opts...)

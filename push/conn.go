@@ -41,7 +41,7 @@ const readLimit = 4096
 type conn struct {
 	id   uint64 // registration order, unique in the hub
 	ws   *websocket.Conn
-	raw  net.Conn // the hijacked connection under ws: write deadlines
+	raw  net.Conn // the hijacked connection under ws (write deadlines); nil on the plain path
 	hub  *hub
 	user string
 	bind Binding // revocation key, issue time and expiry of the token
@@ -107,10 +107,16 @@ func (c *conn) flush() {
 	}
 }
 
-// write sends one text frame within write_timeout. The bound is a deadline on the socket rather
-// than a context: no timer and context allocated per frame (bench/push). The deadline is
-// cleared after the write, so a later close handshake is not cut short by it.
+// write sends one text frame within write_timeout. With the small buffers (bypass.PushBuffers)
+// the bound is a deadline on the hijacked socket rather than a context: no timer and context
+// allocated per frame (bench/push). The deadline is cleared after the write, so a later close
+// handshake is not cut short by it. On the plain path the library's context bounds the write.
 func (c *conn) write(frame []byte) error {
+	if c.raw == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), c.hub.writeTimeout)
+		defer cancel()
+		return c.ws.Write(ctx, websocket.MessageText, frame)
+	}
 	_ = c.raw.SetWriteDeadline(time.Now().Add(c.hub.writeTimeout))
 	err := c.ws.Write(context.Background(), websocket.MessageText, frame)
 	_ = c.raw.SetWriteDeadline(time.Time{})

@@ -16,6 +16,7 @@ import (
 // TestSlowClientDropped: a client that stops reading fills its send buffer and is dropped
 // without a close frame, while a reading client gets every message.
 func TestSlowClientDropped(t *testing.T) {
+	t.Parallel()
 	srv := pushServer(t, withPush(func(p *config.Push) { p.SendBuffer = 2 }))
 	fast := dial(t, srv, srv.Token(t, svctest.User("fast")))
 	slow := dialMute(t, srv, "slow")
@@ -43,6 +44,7 @@ func TestSlowClientDropped(t *testing.T) {
 // TestMissedPongsDrop: a client that stops answering pings is dropped after two intervals; a
 // client that answers stays.
 func TestMissedPongsDrop(t *testing.T) {
+	t.Parallel()
 	srv := pushServer(t, withPush(func(p *config.Push) { p.PingInterval = 100 * time.Millisecond }))
 	healthy := dial(t, srv, srv.Token(t, svctest.User("healthy")))
 	dialMute(t, srv, "mute") // pings go unanswered
@@ -57,6 +59,7 @@ func TestMissedPongsDrop(t *testing.T) {
 // TestBridge: svc.push.bridge forwards a bus event to the users named in its payload, with the
 // event's payload and the configured type.
 func TestBridge(t *testing.T) {
+	t.Parallel()
 	srv := pushServer(t, withPush(func(p *config.Push) {
 		p.Bridge = []config.PushBridge{
 			{Event: "order.shipped", Type: "order", UserField: "userId"},
@@ -95,6 +98,7 @@ func (e namedEvent) MarshalJSON() ([]byte, error) { return json.Marshal(e.payloa
 // TestWriteTimeout: a write blocked longer than write_timeout (a client that stopped reading,
 // with buffer slots to spare) drops the connection.
 func TestWriteTimeout(t *testing.T) {
+	t.Parallel()
 	srv := pushServer(t, withPush(func(p *config.Push) {
 		p.SendBuffer = 10000
 		p.WriteTimeout = 200 * time.Millisecond

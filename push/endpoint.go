@@ -35,8 +35,12 @@ func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.opts.Binder != nil {
 		b = s.opts.Binder.Bind(r.Context(), r)
 	}
-	var raw net.Conn
-	ws, err := websocket.Accept(smallBuffers{ResponseWriter: w, conn: &raw}, r, &s.accept)
+	var raw net.Conn // nil on the plain path: writes are bounded by a context instead
+	rw := w
+	if s.smallBuffers {
+		rw = smallBuffers{ResponseWriter: w, conn: &raw}
+	}
+	ws, err := websocket.Accept(rw, r, &s.accept)
 	if err != nil {
 		return // Accept answered (403 for a refused origin)
 	}

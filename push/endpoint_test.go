@@ -19,6 +19,7 @@ import (
 // TestHandshake: non-upgrade requests get 426; the token comes from the Authorization header
 // first, then __accessToken; a missing or bad token is the 401 envelope with code 1003.
 func TestHandshake(t *testing.T) {
+	t.Parallel()
 	srv := pushServer(t)
 	good := srv.Token(t, svctest.User("alice"))
 	bearer := func(tok string) http.Header { return http.Header{"Authorization": {"Bearer " + tok}} }
@@ -59,6 +60,7 @@ func TestHandshake(t *testing.T) {
 // TestHandshakeEnvelope: the refusal body is the {code, message, data} envelope of 1003, and a
 // plain GET is 426 Upgrade Required.
 func TestHandshakeEnvelope(t *testing.T) {
+	t.Parallel()
 	srv := pushServer(t)
 	for _, q := range []string{"", "?__accessToken=garbage"} {
 		req, _ := http.NewRequest(http.MethodGet, srv.URL+"/ws"+q, nil)
@@ -84,6 +86,7 @@ var idPattern = regexp.MustCompile(`^[0-9a-v]{20}$`)
 // TestFrames: one JSON text frame {id, type, payload?, time} per message; payload omitted when
 // nil; a union of targets reaches each connection once; roles match the handshake's roles.
 func TestFrames(t *testing.T) {
+	t.Parallel()
 	srv := pushServer(t)
 	alice := dial(t, srv, srv.Token(t, svctest.User("alice", "admin")))
 	bob := dial(t, srv, srv.Token(t, svctest.User("bob")))
@@ -127,6 +130,7 @@ func TestFrames(t *testing.T) {
 
 // TestNotifierInput: errors only for invalid input.
 func TestNotifierInput(t *testing.T) {
+	t.Parallel()
 	srv := pushServer(t)
 	ctx := context.Background()
 	tests := []struct {
@@ -151,6 +155,7 @@ func TestNotifierInput(t *testing.T) {
 
 // TestDisabled: with push disabled there is no endpoint and the Notifier drops silently.
 func TestDisabled(t *testing.T) {
+	t.Parallel()
 	srv := svctest.New(t)
 	if err := srv.Push().Push(context.Background(), push.NewMessage("t", nil), push.Broadcast()); err != nil {
 		t.Errorf("push while disabled: %v", err)
@@ -166,6 +171,7 @@ func TestDisabled(t *testing.T) {
 
 // TestOrigin: allowed_origins restricts the handshake; empty allows any origin.
 func TestOrigin(t *testing.T) {
+	t.Parallel()
 	srv := pushServer(t, withPush(func(p *config.Push) { p.AllowedOrigins = []string{"https://app.example.com"} }))
 	tok := srv.Token(t, svctest.User("alice"))
 	origin := func(o string) http.Header { return http.Header{"Origin": {o}} }
@@ -189,6 +195,7 @@ func TestOrigin(t *testing.T) {
 // TestPerUserCap: over max_connections_per_user the upgrade succeeds and the socket is closed
 // with 4429; other users are not affected.
 func TestPerUserCap(t *testing.T) {
+	t.Parallel()
 	srv := pushServer(t, withPush(func(p *config.Push) { p.MaxConnectionsPerUser = 2 }))
 	tok := srv.Token(t, svctest.User("alice"))
 	dial(t, srv, tok)
@@ -203,6 +210,7 @@ func TestPerUserCap(t *testing.T) {
 // TestDefaultPerUserCap (issue #31 item 9): with the shipped configuration one user may hold 10
 // sockets on a node; the 11th is closed with 4429, and another user is not affected.
 func TestDefaultPerUserCap(t *testing.T) {
+	t.Parallel()
 	srv := pushServer(t)
 	if got := srv.Config().Push.MaxConnectionsPerUser; got != 10 {
 		t.Fatalf("max_connections_per_user = %d, want the default 10", got)
@@ -219,6 +227,7 @@ func TestDefaultPerUserCap(t *testing.T) {
 
 // TestShutdown: stopping the module closes connections with 1001.
 func TestShutdown(t *testing.T) {
+	t.Parallel()
 	srv := pushServer(t)
 	c := dial(t, srv, srv.Token(t, svctest.User("alice")))
 	connections(t, srv, 1)
@@ -236,6 +245,7 @@ func TestShutdown(t *testing.T) {
 // TestInbound: client frames are read and discarded; a frame over the 4096-byte read limit
 // closes the connection (1009).
 func TestInbound(t *testing.T) {
+	t.Parallel()
 	srv := pushServer(t)
 	c := dial(t, srv, srv.Token(t, svctest.User("alice")))
 	ctx := context.Background()

@@ -15,7 +15,6 @@ import (
 	"github.com/coder/websocket"
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/push"
-	"github.com/svc-framework/svc/security"
 	"github.com/svc-framework/svc/svctest"
 )
 
@@ -180,13 +179,7 @@ func login(t *testing.T, srv *svctest.Server) (token, userID, name string) {
 // loginAs logs the built-in user name in again and returns the access token.
 func loginAs(t *testing.T, srv *svctest.Server, name string) string {
 	t.Helper()
-	r := srv.Call(t, security.ResourceAuth, "login", map[string]any{"type": "password", "principal": name, "credentials": "Correct-Horse-9"})
-	var res security.LoginResult
-	r.DataAs(t, &res)
-	if r.Code != 0 || res.Tokens == nil {
-		t.Fatalf("login: %d %s", r.Code, r.Data)
-	}
-	return res.Tokens.AccessToken
+	return srv.Login(t, name, "Correct-Horse-9")
 }
 
 // send pushes through the node's Notifier, failing the test on error.

@@ -18,7 +18,9 @@ const (
 )
 
 // smallBuffers hands the WebSocket library a hijacked connection with small buffers instead of
-// net/http's. Bytes the server had already read past the request stay in front of the stream.
+// net/http's. It is a performance bypass (bypass.PushBuffers, docs/architecture.md "Performance
+// bypasses"; guard: TestSmallBuffersEarlyFrames): it relies on coder/websocket adopting the
+// returned reader's buffered bytes and on no deadline of its own on the connection. Bytes the server had already read past the request stay in front of the stream.
 type smallBuffers struct {
 	http.ResponseWriter
 	conn *net.Conn // receives the hijacked connection (write deadlines)

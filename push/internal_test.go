@@ -21,6 +21,7 @@ import (
 )
 
 func TestPayloadUsers(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		payload, field string
 		want           []string
@@ -74,6 +75,7 @@ func deadRedis(t *testing.T) *redis.Client {
 
 // TestRelayNeedsAppName: the relay refuses to start without svc.app.name (spec §6.2).
 func TestRelayNeedsAppName(t *testing.T) {
+	t.Parallel()
 	if _, err := New(testDeps(enabled(""), deadRedis(t)), Options{}); !errors.Is(err, ErrAppNameRequired) {
 		t.Errorf("New without an app name = %v, want ErrAppNameRequired", err)
 	}
@@ -84,6 +86,7 @@ func TestRelayNeedsAppName(t *testing.T) {
 
 // TestRelayBestEffort: with Redis down a push is still delivered to this node's sockets.
 func TestRelayBestEffort(t *testing.T) {
+	t.Parallel()
 	s, err := New(testDeps(enabled("app"), deadRedis(t)), Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -129,6 +132,7 @@ func (r *recordingLocal) KickLocal(keys ...string) { r.kicked = append(r.kicked,
 // TestRelayApply: frames of other nodes are applied; own frames, unknown kinds and malformed
 // frames are ignored.
 func TestRelayApply(t *testing.T) {
+	t.Parallel()
 	local := &recordingLocal{}
 	r := newRelay(nil, "ch", "me", local, slog.New(slog.DiscardHandler))
 	frames := []string{

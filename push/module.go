@@ -14,6 +14,8 @@ import (
 	"github.com/svc-framework/svc/app"
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/i18n"
+	"github.com/svc-framework/svc/internal/bypass"
+	"github.com/svc-framework/svc/internal/waitgroup"
 )
 
 //go:embed messages
@@ -98,6 +100,8 @@ type Service struct {
 	hub    *hub
 	relay  *relay // nil without the key-value store or with push disabled
 	accept websocket.AcceptOptions
+
+	smallBuffers bool // bypass.PushBuffers: Accept gets push/hijack.go's small buffers
 }
 
 // Notifier sends pushes; *Service implements it. Host code and other modules depend on this.
@@ -119,9 +123,10 @@ func New(deps app.Deps, opts Options) (*Service, error) {
 	}
 	cfg := deps.Config.Push
 	s := &Service{cfg: cfg, clock: deps.Clock, auth: deps.Auth, errs: deps.Errors, opts: opts,
-		log:    deps.Logger.With(slog.String("module", "push")),
-		hub:    newHub(cfg.MaxConnectionsPerUser, cfg.SendBuffer, cfg.WriteTimeout),
-		accept: websocket.AcceptOptions{OriginPatterns: cfg.AllowedOrigins, InsecureSkipVerify: len(cfg.AllowedOrigins) == 0}}
+		log:          deps.Logger.With(slog.String("module", "push")),
+		hub:          newHub(cfg.MaxConnectionsPerUser, cfg.SendBuffer, cfg.WriteTimeout),
+		accept:       websocket.AcceptOptions{OriginPatterns: cfg.AllowedOrigins, InsecureSkipVerify: len(cfg.AllowedOrigins) == 0},
+		smallBuffers: bypass.On(bypass.PushBuffers)}
 	if s.clock == nil {
 		s.clock = time.Now
 	}
@@ -244,12 +249,7 @@ func (s *Service) Stop(ctx context.Context) error {
 	for _, c := range s.hub.all() {
 		c.closeWith(CloseGoingAway, ReasonShutdown)
 	}
-	done := make(chan struct{})
-	go func() { s.hub.closers.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-ctx.Done():
-	}
+	_ = waitgroup.Wait(ctx, &s.hub.closers) // connections not closed by then are left to the process's end
 	return nil
 }
 

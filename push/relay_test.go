@@ -7,7 +7,6 @@ import (
 
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/push"
-	"github.com/svc-framework/svc/security"
 	"github.com/svc-framework/svc/svctest"
 )
 
@@ -31,6 +30,7 @@ func twoNodes(t *testing.T, opts ...svctest.Option) (*svctest.Server, *svctest.S
 // its own relay frames (a user on A gets the push once); a forced logout on A kicks the socket
 // on B.
 func TestTwoNodes(t *testing.T) {
+	t.Parallel()
 	a, b := twoNodes(t, opaqueTokens)
 	tok, user, _ := login(t, a)
 	onB := dial(t, b, tok)
@@ -52,9 +52,7 @@ func TestTwoNodes(t *testing.T) {
 	}
 	_ = onB.next(t)
 
-	if ok, err := a.Security().Sessions().Revoke(context.Background(), security.SessionID(tok)); !ok || err != nil {
-		t.Fatalf("Revoke = %v, %v", ok, err)
-	}
+	a.RevokeSession(t, tok)
 	// The relayed kick says "session revoked". A recheck of the user's sockets may get there
 	// first (the change notice of the user's creation reaches B at a time of its own, and its
 	// recheck reads the session after the revocation): it closes with the same code as an
@@ -82,13 +80,14 @@ func waitRelay(t *testing.T, a *svctest.Server, c *client) {
 // TestSendKick: a kick published from outside the server (`svc session revoke`) closes the
 // session's socket with 4401.
 func TestSendKick(t *testing.T) {
+	t.Parallel()
 	a, _ := twoNodes(t, opaqueTokens)
 	tok, _, _ := login(t, a)
 	c := dial(t, a, tok)
 	connections(t, a, 1)
 	kv := svctest.Redis(t)
 	svctest.Eventually(t, wait, func() bool { // until the node's relay subscription is live
-		if err := push.SendKick(context.Background(), a.Config(), kv, security.SessionID(tok)); err != nil {
+		if err := push.SendKick(context.Background(), a.Config(), kv, svctest.SessionID(tok)); err != nil {
 			t.Fatal(err)
 		}
 		return a.Push().Connections() == 0

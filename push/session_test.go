@@ -7,7 +7,6 @@ import (
 
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/push"
-	"github.com/svc-framework/svc/security"
 	"github.com/svc-framework/svc/svctest"
 )
 
@@ -17,15 +16,14 @@ var opaqueTokens = svctest.WithConfig(func(c *config.Config) { c.Security.TokenT
 // TestForcedLogoutKicks: a forced logout of an opaque session closes its sockets with 4401
 // "session revoked" within one second; the user's other session stays connected.
 func TestForcedLogoutKicks(t *testing.T) {
+	t.Parallel()
 	srv := pushServer(t, opaqueTokens)
 	tok, user, name := login(t, srv)
 	other := loginAs(t, srv, name)
 	c := dial(t, srv, tok)
 	keep := dial(t, srv, other)
 	connections(t, srv, 2)
-	if ok, err := srv.Security().Sessions().Revoke(context.Background(), security.SessionID(tok)); !ok || err != nil {
-		t.Fatalf("Revoke = %v, %v", ok, err)
-	}
+	srv.RevokeSession(t, tok)
 	c.wantClose(t, time.Second, push.CloseSessionInvalid, push.ReasonSessionRevoked)
 	send(t, srv, push.NewMessage("still", nil), push.ToUsers(user))
 	if got := keep.next(t); got.Type != "still" {
@@ -35,27 +33,24 @@ func TestForcedLogoutKicks(t *testing.T) {
 
 // TestLogoutKicksOpaque: logout through security/auth kicks the session's socket.
 func TestLogoutKicksOpaque(t *testing.T) {
+	t.Parallel()
 	srv := pushServer(t, opaqueTokens)
 	tok, _, _ := login(t, srv)
 	c := dial(t, srv, tok)
 	connections(t, srv, 1)
-	if r := srv.Call(t, security.ResourceAuth, "logout", nil, svctest.WithToken(tok)); r.Code != 0 {
-		t.Fatalf("logout: %d %s", r.Code, r.Message)
-	}
+	srv.Logout(t, tok)
 	c.wantClose(t, time.Second, push.CloseSessionInvalid, push.ReasonSessionRevoked)
 }
 
 // TestRecheck: a session ended where no hook sees it (another process, such as the CLI) is
 // found by the periodic recheck and its socket closed with 4401 "session invalid".
 func TestRecheck(t *testing.T) {
+	t.Parallel()
 	srv := pushServer(t, opaqueTokens)
 	tok, _, _ := login(t, srv)
 	c := dial(t, srv, tok)
 	connections(t, srv, 1)
-	tool := security.OpenSessions(srv.Config(), srv.DB(), nil, nil) // like `svc session revoke`
-	if ok, err := tool.Revoke(context.Background(), security.SessionID(tok)); !ok || err != nil {
-		t.Fatalf("Revoke = %v, %v", ok, err)
-	}
+	srv.RevokeSessionOffline(t, tok) // like `svc session revoke`
 	svctest.Eventually(t, wait, func() bool {
 		_ = srv.Push().Recheck(context.Background())
 		return srv.Push().Connections() == 0
@@ -67,6 +62,7 @@ func TestRecheck(t *testing.T) {
 // by the expiry check (called directly, and not before the expiry) and by the push-expiry
 // worker on its own.
 func TestJWTExpiry(t *testing.T) {
+	t.Parallel()
 	for _, byWorker := range []bool{false, true} {
 		clock := svctest.NewClock(time.Now())
 		srv := pushServer(t, svctest.WithClock(clock))
@@ -89,12 +85,11 @@ func TestJWTExpiry(t *testing.T) {
 // TestJWTLogoutKicks: logout revokes the JWT's token family, which closes its sockets with 4401
 // (beyond the original, where JWT connections lived on).
 func TestJWTLogoutKicks(t *testing.T) {
+	t.Parallel()
 	srv := pushServer(t)
 	tok, _, _ := login(t, srv)
 	c := dial(t, srv, tok)
 	connections(t, srv, 1)
-	if r := srv.Call(t, security.ResourceAuth, "logout", nil, svctest.WithToken(tok)); r.Code != 0 {
-		t.Fatalf("logout: %d %s", r.Code, r.Message)
-	}
+	srv.Logout(t, tok)
 	c.wantClose(t, time.Second, push.CloseSessionInvalid, push.ReasonSessionRevoked)
 }

@@ -33,7 +33,11 @@ type envelope struct {
 func (e *Engine) decodeEnvelope(q *request) error {
 	switch q.kind {
 	case kindJSON:
-		if err := parseEnvelopeJSON(q.body, &q.env); err != nil {
+		parse := parseEnvelopeJSON
+		if !e.scanEnvelope {
+			parse = decodeEnvelopeJSON
+		}
+		if err := parse(q.body, &q.env); err != nil {
 			return err
 		}
 	case kindMultipart:
@@ -46,7 +50,22 @@ func (e *Engine) decodeEnvelope(q *request) error {
 	return q.env.validate()
 }
 
-// parseEnvelopeJSON reads the top-level keys of a JSON envelope. The body is checked whole with
+// decodeEnvelopeJSON is the plain path of parseEnvelopeJSON (bypass.RPCEnvelope off):
+// encoding/json decodes the top-level object into raw values, then the same field checks apply.
+func decodeEnvelopeJSON(b []byte, env *envelope) error {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(b, &m) != nil || m == nil {
+		return ErrInvalidRequestBody
+	}
+	for k, v := range m {
+		env.setField(k, v)
+	}
+	return nil
+}
+
+// parseEnvelopeJSON is a performance bypass of encoding/json (bypass.RPCEnvelope,
+// docs/architecture.md "Performance bypasses"; guard: FuzzDecodeEnvelopeJSON and its seeds): it
+// reads the top-level keys of a JSON envelope without decoding them into a map. The body is checked whole with
 // json.Valid first (malformed or empty → 400/1400, svc's deviation from the
 // original's 500), so the scan below only has to find value boundaries: params and meta stay raw
 // slices of the body and keep every digit of their numbers. Keys match exactly; unknown keys are
@@ -92,7 +111,12 @@ func (env *envelope) set(key, val []byte) {
 		}
 		name = []byte(s)
 	}
-	switch string(name) {
+	env.setField(string(name), val)
+}
+
+// setField stores the value of the top-level key name.
+func (env *envelope) setField(name string, val []byte) {
+	switch name {
 	case "resource":
 		env.resource = stringField(val)
 	case "action":

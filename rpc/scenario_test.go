@@ -24,7 +24,6 @@ import (
 	"github.com/svc-framework/svc/app"
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/rpc"
-	"github.com/svc-framework/svc/security"
 	"github.com/svc-framework/svc/svctest"
 )
 
@@ -278,7 +277,7 @@ func (tg target) request(t *testing.T, sc scenario) *http.Request {
 	}
 	u := tg.URL + "/api"
 	if token != "" && sc.inQuery {
-		u += "?" + url.Values{security.QueryAccessToken: {token}}.Encode()
+		u += "?" + url.Values{svctest.QueryAccessToken: {token}}.Encode()
 	}
 	method := sc.method
 	if method == "" {
@@ -485,11 +484,7 @@ func foreignToken(t *testing.T) string {
 	t.Helper()
 	cfg := config.Default()
 	cfg.Security.Secret = strings.Repeat("ab", 32)
-	tok, err := security.MintAccessToken(cfg, svctest.User("u1"), time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tok
+	return svctest.MintToken(t, cfg, svctest.User("u1"), time.Now())
 }
 
 // step is a scenario of an ordered sequence, run after the fake clock moved by advance.

@@ -60,7 +60,8 @@ else
 fi
 
 section "bypass guard tests with SVC_BYPASS_OFF=1 (internal/bypass)"
-if SVC_BYPASS_OFF=1 go test -count=1 -run 'TestFastCall|TestSDKOnly|TestAccessLine' ./mcp ./app; then
+if SVC_BYPASS_OFF=1 go test -count=1 -run 'TestFastCall|TestSDKOnly|TestAccessLine|TestSmallBuffers|TestFrames' ./mcp ./app ./push &&
+	SVC_BYPASS_OFF=1 go test -count=1 ./rpc; then
 	echo "ok"
 else
 	failed+=("bypass guard tests")

@@ -87,7 +87,7 @@ func WithOptions(opts ...svc.Option) Option {
 	return func(s *setup) { s.options = append(s.options, opts...) }
 }
 
-// WithQueryHook installs h on the primary database before the server starts (bun's AddQueryHook
+// WithQueryHook installs h on the primary database before the server starts (db.DB.UseQueryHook
 // must not race with queries, and a running server's workers query at any time): how tests and
 // benchmarks count or read the statements the server runs.
 func WithQueryHook(h bun.QueryHook) Option {
@@ -113,10 +113,8 @@ func New(t testing.TB, opts ...Option) *Server {
 	if len(st.hooks) > 0 {
 		svcOpts = append(svcOpts, svc.WithModule(func(d app.Deps) (app.Module, error) {
 			for _, h := range st.hooks {
-				// The hook must reach every module's handle, which share this *bun.DB; bun's
-				// replacement (WithQueryHook) returns a copy. TODO(#32): hooks given at open.
-				//lint:ignore SA1019 see above
-				d.DB.AddQueryHook(h)
+				d.DB.UseQueryHook(h) // every module shares this *db.DB; nothing runs before Start
+
 			}
 			return app.Module{Name: "svctest.queryhooks"}, nil
 		}))

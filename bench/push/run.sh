@@ -15,7 +15,7 @@ N="${N:-10000}"
 RATE="${RATE:-50000}"
 DURATION="${DURATION:-10}" # seconds of the single-user run (not SECONDS: bash owns it)
 BROADCASTS="${BROADCASTS:-20}"
-PORT=18091
+PORT="${PORT:-18091}" # a free port when another run holds the default
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || ulimit -n 65536
 echo "open files limit: $(ulimit -n)"
 

@@ -5,9 +5,8 @@
 // path when it answers false.
 //
 // The switch is the environment variable SVC_BYPASS_OFF, read once per process: "1" or "all"
-// turns every bypass off, a comma-separated list of names (MCPFastCall,
-// AppAccessLine) turns
-// off those. It exists so that a library upgrade that breaks a bypass's assumptions can be
+// turns every bypass off, a comma-separated list of their names (the constants below) turns off
+// those. It exists so that a library upgrade that breaks a bypass's assumptions can be
 // answered by an operator without a rebuild, and so that CI runs the bypasses' guard tests on
 // the plain path too (scripts/test.sh).
 package bypass
@@ -29,6 +28,12 @@ const (
 	// AppAccessLine: app/logwriter.go formats the access-log line of svc's default logger
 	// itself, the bytes slog's JSON handler would write, instead of building a slog record.
 	AppAccessLine = "app.accessline"
+	// RPCEnvelope: rpc/envelope.go scans the top level of a JSON request envelope by hand
+	// instead of decoding it with encoding/json into a map of raw values.
+	RPCEnvelope = "rpc.envelope"
+	// PushBuffers: push/hijack.go hands coder/websocket a hijacked connection with small
+	// buffers instead of net/http's, relying on how the library adopts them.
+	PushBuffers = "push.buffers"
 )
 
 // setting is SVC_BYPASS_OFF as the process started with it.

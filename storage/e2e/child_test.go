@@ -17,8 +17,6 @@ import (
 	"time"
 
 	"github.com/svc-framework/svc/config"
-	"github.com/svc-framework/svc/rpc"
-	"github.com/svc-framework/svc/security"
 	"github.com/svc-framework/svc/svctest"
 )
 
@@ -165,11 +163,7 @@ func (c *child) kill() {
 
 func (c *child) token(id string) string {
 	c.t.Helper()
-	tok, err := security.MintAccessToken(c.cfg, &rpc.Principal{Type: rpc.PrincipalUser, ID: id, Name: id, Roles: []string{}}, time.Now())
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	return tok
+	return svctest.MintToken(c.t, c.cfg, svctest.User(id), time.Now())
 }
 
 // envelope is a decoded /api answer.

@@ -40,7 +40,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/google/uuid"
+	"github.com/svc-framework/svc/rpc"
 	"github.com/svc-framework/svc/storage/backend"
 )
 
@@ -177,7 +177,7 @@ func (f *Filesystem) Put(ctx context.Context, key string, r io.Reader, size int6
 	if size >= 0 {
 		r = backend.ExactReader(r, size)
 	}
-	tmp, err := f.writeTemp(path.Join(tmpDir, uuid.NewString()), func(w *os.File) error {
+	tmp, err := f.writeTemp(path.Join(tmpDir, rpc.NewID()), func(w *os.File) error {
 		_, err := backend.Copy(w, backend.ContextReader(ctx, r))
 		return err
 	})
@@ -322,7 +322,7 @@ func (f *Filesystem) Copy(ctx context.Context, src, dst string) (backend.Object,
 		return backend.Object{}, notFound(err, src)
 	}
 	defer in.Close()
-	tmp, err := f.writeTemp(path.Join(tmpDir, uuid.NewString()), func(w *os.File) error {
+	tmp, err := f.writeTemp(path.Join(tmpDir, rpc.NewID()), func(w *os.File) error {
 		_, err := w.ReadFrom(in) // copy_file_range on Linux
 		return err
 	})

@@ -15,6 +15,7 @@ import (
 	"syscall"
 
 	"github.com/google/uuid"
+	"github.com/svc-framework/svc/rpc"
 	"github.com/svc-framework/svc/storage/backend"
 )
 
@@ -50,7 +51,7 @@ func (f *Filesystem) InitMultipart(ctx context.Context, key, contentType string)
 	if err := f.checkKey(key); err != nil {
 		return "", err
 	}
-	id := keyHash(key) + "-" + uuid.NewString()
+	id := keyHash(key) + "-" + rpc.NewID()
 	dir := path.Join(multipartDir, id)
 	if err := f.root.Mkdir(dir, dirPerm); err != nil {
 		return "", fmt.Errorf("filesystem: create session: %w", err)
@@ -158,7 +159,7 @@ func newETag() string {
 
 // writeRecord stores the record of part p atomically (temporary file, rename).
 func (f *Filesystem) writeRecord(dir string, p backend.Part) error {
-	tmp := path.Join(dir, "tmp-"+uuid.NewString())
+	tmp := path.Join(dir, "tmp-"+rpc.NewID())
 	if err := f.root.WriteFile(tmp, []byte(p.ETag+" "+strconv.FormatInt(p.Size, 10)), filePerm); err != nil {
 		return err
 	}

@@ -14,7 +14,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/google/uuid"
+	"github.com/svc-framework/svc/rpc"
 	"github.com/svc-framework/svc/storage/backend"
 )
 
@@ -172,7 +172,7 @@ func (m *Memory) InitMultipart(ctx context.Context, key, contentType string) (st
 	if err := backend.CheckKey(key); err != nil {
 		return "", err
 	}
-	id := uuid.NewString()
+	id := rpc.NewID()
 	m.mu.Lock()
 	m.sessions[id] = &session{key: key, contentType: contentType, parts: map[int]*object{}}
 	m.mu.Unlock()

@@ -12,7 +12,6 @@ import (
 	"github.com/svc-framework/svc/bench/internal/handlerbench"
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/rpc"
-	"github.com/svc-framework/svc/security"
 	"github.com/svc-framework/svc/svctest"
 )
 
@@ -33,10 +32,7 @@ func BenchmarkHandler(b *testing.B) {
 		b.Fatal(err)
 	}
 	user := &rpc.Principal{Type: rpc.PrincipalUser, ID: "bench", Name: "bench", Roles: []string{}}
-	token, err := security.MintAccessToken(cfg, user, time.Now())
-	if err != nil {
-		b.Fatal(err)
-	}
+	token := svctest.MintToken(b, cfg, user, time.Now())
 	srv := handlerbench.Start(b, cfg, svc.WithModule(func(app.Deps) (app.Module, error) {
 		return app.Module{Name: "bench", Resources: []rpc.Resource{{Name: "bench/echo", Ops: []rpc.Op{rpc.Handle("echo", echo)}}}}, nil
 	}))
