@@ -32,14 +32,15 @@ function freePort() {
 
 /**
  * scratch prepares a working directory with the shipped configuration plus the test's
- * additions (permission-limited roles, a password policy, a fast monitor sampler, the outbox
+ * additions (permission-limited roles: viewer, events_reader, and staff who start and decide
+ * approvals; a password policy, a fast monitor sampler, the outbox
  * relaying to Redis Streams for the events steps).
  */
 export async function scratch(root) {
   const dir = mkdtempSync(join(tmpdir(), "svc-console-e2e-"));
   mkdirSync(join(dir, "configs"));
   let cfg = readFileSync(join(root, "configs", "application.toml"), "utf8");
-  cfg = cfg.replace('admin = ["*"]', 'admin = ["*"]\nviewer = ["sys.schema.query"]\nevents_reader = ["sys.event.query"]');
+  cfg = cfg.replace('admin = ["*"]', 'admin = ["*"]\nviewer = ["sys.schema.query"]\nevents_reader = ["sys.event.query"]\nstaff = ["approval.instance.start", "approval.task.process"]');
   // 30 logins per address and period (default 6): every area's steps sign their users in from
   // this one address; the rate-limit step, run last, still reaches the limit.
   cfg += '\n[svc.security]\nlogin_rate_limit = 30\n';
@@ -88,4 +89,26 @@ export async function serve(bin, s) {
   }
   proc.kill("SIGKILL");
   throw new Error(`svc serve did not become ready:\n${readFileSync(join(s.dir, "svc.log"), "utf8")}`);
+}
+
+/**
+ * apiClient calls the scratch server's /api from node: api(token, resource, action, params, meta)
+ * answers the envelope with the HTTP status; login(who) answers an access token of the
+ * password login of { user, pw } (users without TOTP).
+ */
+export function apiClient(s, check) {
+  const api = async (token, resource, action, params = {}, meta) => {
+    const r = await fetch(`${s.base}/api`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", ...(token ? { Authorization: `Bearer ${token}` } : {}) },
+      body: JSON.stringify({ resource, action, version: "v1", params, ...(meta ? { meta } : {}) }),
+    });
+    return { status: r.status, ...(await r.json()) };
+  };
+  const login = async ({ user, pw }) => {
+    const r = await api(null, "security/auth", "login", { type: "password", principal: user, credentials: pw });
+    check(r.code === 0 && r.data?.tokens?.accessToken, `login ${user}: ${JSON.stringify(r)}`);
+    return r.data.tokens.accessToken;
+  };
+  return { api, login };
 }

@@ -9,6 +9,7 @@
 // removed — the operator fixed the cause — Replay on the page forwards it, and the stream holds
 // the event.
 import { execFileSync } from "node:child_process";
+import { apiClient } from "./lib.mjs";
 
 const TYPE = "e2e.order.placed";
 const OPS = { user: "evops", pw: "evops-passphrase-1" };
@@ -20,20 +21,7 @@ export default async function (h) {
   const tag = s.streamPrefix.replace(/^svc-|:$/g, "");
   const redis = (...args) => execFileSync("redis-cli", ["-h", s.redis.host, "-p", s.redis.port, ...args], { encoding: "utf8" }).trim();
 
-  /** api calls /api from node with a bearer token and answers the envelope. */
-  const api = async (token, resource, action, params = {}, meta) => {
-    const r = await fetch(`${s.base}/api`, {
-      method: "POST",
-      headers: { "Content-Type": "application/json", ...(token ? { Authorization: `Bearer ${token}` } : {}) },
-      body: JSON.stringify({ resource, action, version: "v1", params, ...(meta ? { meta } : {}) }),
-    });
-    return { status: r.status, ...(await r.json()) };
-  };
-  const login = async ({ user, pw }) => {
-    const r = await api(null, "security/auth", "login", { type: "password", principal: user, credentials: pw });
-    check(r.code === 0 && r.data?.tokens?.accessToken, `login ${user}: ${JSON.stringify(r)}`);
-    return r.data.tokens.accessToken;
-  };
+  const { api, login } = apiClient(s, check);
   const signInAs = async (page, who, zh = false) => {
     if (zh) {
       await page.goto(`${s.base}/console/`);

@@ -11,6 +11,7 @@ import { Users } from "./pages/users";
 import { Files } from "./pages/files";
 import { Cron } from "./pages/cron";
 import { Schema } from "./pages/schema";
+import { Approval, InboxCount } from "./pages/approval";
 import { Events } from "./pages/events";
 import { Integration, integrationVisible } from "./pages/integration";
 
@@ -19,6 +20,8 @@ interface Route {
   label: string;
   visible: () => boolean;
   page: () => preact.JSX.Element;
+  /** badge is shown beside the label in the navigation (a count). */
+  badge?: () => preact.JSX.Element;
 }
 
 const routes: Route[] = [
@@ -26,6 +29,7 @@ const routes: Route[] = [
   { path: "users", label: "Users", visible: () => can(P.userQuery), page: () => <Users /> },
   { path: "files", label: "Files", visible: () => true, page: () => <Files /> },
   { path: "cron", label: "Cron", visible: () => can(P.cronQuery) || can(P.cronRuns), page: () => <Cron /> },
+  { path: "approval", label: "Approval", visible: () => true, page: () => <Approval />, badge: () => <InboxCount /> },
   { path: "schema", label: "Schema", visible: () => can(P.schema), page: () => <Schema /> },
   { path: "events", label: "Events", visible: () => can(P.eventQuery), page: () => <Events /> },
   { path: "integration", label: tk("Integration"), visible: integrationVisible, page: () => <Integration /> },
@@ -116,6 +120,7 @@ export function App() {
             <li key={r.path}>
               <a href={`#/${r.path}`} aria-current={route?.path === r.path ? "page" : undefined}>
                 {t(r.label)}
+                {r.badge?.()}
               </a>
             </li>
           ))}

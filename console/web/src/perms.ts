@@ -19,6 +19,20 @@ export const P = {
   fileDelete: "sys.storage.file.delete",
   fileRead: "sys.storage.file.read",
   // approval
+  approvalStart: "approval.instance.start",
+  approvalFlowQuery: "approval.flow.query",
+  approvalFlowUpdate: "approval.flow.update",
+  approvalFlowPublish: "approval.flow.publish",
+  approvalInstanceQuery: "approval.instance.query",
+  approvalInstanceDetail: "approval.instance.detail",
+  approvalTerminate: "approval.instance.terminate",
+  approvalTaskQuery: "approval.task.query",
+  approvalReassign: "approval.task.reassign",
+  approvalMetrics: "approval.metrics.query",
+  approvalCategoryQuery: "approval.category.query",
+  approvalCategoryCreate: "approval.category.create",
+  approvalDelegationQuery: "approval.delegation.query",
+  approvalDelegationDelete: "approval.delegation.delete",
 
   // integration
   itgSystemQuery: "integration.system.query",

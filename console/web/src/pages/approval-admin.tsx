@@ -1,0 +1,523 @@
+// Approval administration: flows and their versions (publish, activate/deactivate, the
+// definition as a read-only graph), all instances and tasks with filters (terminate, reassign),
+// the metrics as bar charts, categories and delegations. Each part shows only with the
+// permission token its operations require.
+import { useState } from "preact/hooks";
+import { call } from "../api";
+import { t, useLang } from "../i18n";
+import { P } from "../perms";
+import { can } from "../session";
+import { Card, Dialog, EmptyRow, Field, ListStatus, Pager, Table, useAction, useAsync } from "../ui";
+import { FlowGraph, type GraphNode } from "../graph";
+import { at, openInstance, statusBadge, STATUSES, type Page } from "./approval";
+
+interface Flow {
+  id: string;
+  code: string;
+  name: string;
+  categoryId: string;
+  isActive: boolean;
+  currentVersion: number;
+}
+interface Version {
+  id: string;
+  version: number;
+  status: string;
+  publishedAt?: string;
+  createdAt: string;
+}
+interface Graph {
+  flow: Flow;
+  version?: { id: string; version: number; flowSchema?: { nodes?: DesignNode[]; edges?: { id: string; source: string; target: string }[] } };
+}
+interface DesignNode {
+  id: string;
+  kind: string;
+  position: { x: number; y: number };
+  data?: { name?: string };
+}
+interface AdminInstance {
+  instanceId: string;
+  instanceNo: string;
+  title: string;
+  flowName: string;
+  applicant: { name: string };
+  status: string;
+  currentNodeName?: string;
+  createdAt: string;
+}
+interface AdminTask {
+  taskId: string;
+  instanceId: string;
+  instanceTitle: string;
+  flowName: string;
+  nodeName: string;
+  assignee: { id: string; name: string };
+  status: string;
+  createdAt: string;
+}
+interface Metrics {
+  instanceCounts: Record<string, number>;
+  taskCounts: Record<string, number>;
+  timeoutTaskCount: number;
+  avgCompletionSeconds: number;
+}
+interface Category {
+  id: string;
+  code: string;
+  name: string;
+  isActive: boolean;
+  sortOrder: number;
+  children?: Category[];
+}
+interface Delegation {
+  id: string;
+  delegatorId: string;
+  delegateeId: string;
+  flowId?: string;
+  startsAt: string;
+  endsAt: string;
+  isActive: boolean;
+  reason?: string;
+}
+
+const SIZE = 15;
+type Part = "flows" | "instances" | "tasks" | "metrics" | "categories" | "delegations";
+
+export function ApprovalAdmin() {
+  useLang();
+  const parts: [Part, string, boolean][] = [
+    ["flows", t("Flows"), can(P.approvalFlowQuery)],
+    ["instances", t("Instances"), can(P.approvalInstanceQuery)],
+    ["tasks", t("Tasks"), can(P.approvalTaskQuery)],
+    ["metrics", t("Metrics"), can(P.approvalMetrics)],
+    ["categories", t("Categories"), can(P.approvalCategoryQuery)],
+    ["delegations", t("Delegations"), can(P.approvalDelegationQuery)],
+  ];
+  const shown = parts.filter((p) => p[2]);
+  const [part, setPart] = useState<Part>(shown[0]?.[0] ?? "flows");
+  return (
+    <>
+      <div class="tabs sub" role="tablist" aria-label={t("Administration")}>
+        {shown.map(([k, label]) => (
+          <button key={k} type="button" role="tab" aria-selected={part === k} onClick={() => setPart(k)}>
+            {label}
+          </button>
+        ))}
+      </div>
+      {part === "flows" && <Flows />}
+      {part === "instances" && <Instances />}
+      {part === "tasks" && <Tasks />}
+      {part === "metrics" && <MetricsView />}
+      {part === "categories" && <Categories />}
+      {part === "delegations" && <Delegations />}
+    </>
+  );
+}
+
+function Flows() {
+  const [page, setPage] = useState(1);
+  const [keyword, setKeyword] = useState("");
+  const [q, setQ] = useState("");
+  const list = useAsync(() => call<Page<Flow>>("approval/flow", "find_flows", { keyword: q, page, pageSize: SIZE }), [q, page]);
+  const [open, setOpen] = useState<Flow | null>(null);
+  const act = useAction();
+  const toggle = (f: Flow) =>
+    act.run(() => call("approval/flow", "toggle_active", { flowId: f.id, isActive: !f.isActive }), f.isActive ? t("{name} deactivated.", { name: f.name }) : t("{name} activated.", { name: f.name })).then((ok) => ok && list.reload());
+  return (
+    <Card
+      title={
+        <form class="search" role="search" onSubmit={(e) => (e.preventDefault(), setPage(1), setQ(keyword.trim()))}>
+          <label>
+            <span class="sr-only">{t("Flow name")}</span>
+            <input type="search" placeholder={t("Flow name")} value={keyword} onInput={(e) => setKeyword(e.currentTarget.value)} />
+          </label>
+          <button type="submit">{t("Filter")}</button>
+        </form>
+      }
+    >
+      <p class="muted">{t("Flows are designed and deployed with the original framework's flow designer, which svc accepts unchanged; the console shows them read-only.")}</p>
+      <ListStatus list={list} act={act} />
+      {list.data && (
+        <>
+          <Table headings={[t("Flow"), t("Code"), t("Published version"), t("State")]} actions>
+            {list.data.items.map((f) => (
+              <tr key={f.id} data-flow={f.code}>
+                <td>{f.name}</td>
+                <td class="mono">{f.code}</td>
+                <td>{f.currentVersion || "–"}</td>
+                <td>
+                  <span class={f.isActive ? "badge ok" : "badge"}>{f.isActive ? t("active") : t("inactive")}</span>
+                </td>
+                <td class="row-actions">
+                  <button type="button" onClick={() => setOpen(f)}>
+                    {t("Versions")}
+                  </button>
+                  {can(P.approvalFlowUpdate) && (
+                    <button type="button" disabled={act.busy} onClick={() => void toggle(f)}>
+                      {f.isActive ? t("Deactivate") : t("Activate")}
+                    </button>
+                  )}
+                </td>
+              </tr>
+            ))}
+            {!list.data.items.length && <EmptyRow cols={5} text={t("No flows.")} />}
+          </Table>
+          <Pager page={page} size={SIZE} total={list.data.total} onPage={setPage} />
+        </>
+      )}
+      {open && <FlowDialog flow={open} onClose={() => (setOpen(null), list.reload())} />}
+    </Card>
+  );
+}
+
+function FlowDialog({ flow, onClose }: { flow: Flow; onClose: () => void }) {
+  const versions = useAsync(() => call<Version[]>("approval/flow", "find_versions", { flowId: flow.id }), [flow.id]);
+  const [versionId, setVersionId] = useState<string>("");
+  const graph = useAsync(() => call<Graph>("approval/flow", "get_graph", { flowId: flow.id, versionId: versionId || undefined }), [flow.id, versionId]);
+  const act = useAction();
+  const publish = (v: Version) =>
+    act.run(() => call("approval/flow", "publish_version", { versionId: v.id }), t("Version {n} published.", { n: v.version })).then((ok) => ok && (versions.reload(), graph.reload()));
+  const schema = graph.data?.version?.flowSchema;
+  const nodes: GraphNode[] = (schema?.nodes ?? []).map((n) => ({ id: n.id, kind: n.kind, position: n.position, name: n.data?.name ?? n.id, status: "" }));
+  return (
+    <Dialog title={flow.name} onClose={onClose} wide>
+      <ListStatus list={versions} act={act} />
+      {versions.data && (
+        <Table headings={[t("Version"), t("Status"), t("Created"), t("Published")]} actions>
+          {versions.data.map((v) => (
+            <tr key={v.id} data-version={v.version}>
+              <td>{v.version}</td>
+              <td>
+                <span class={v.status === "published" ? "badge ok" : "badge"}>{t(v.status)}</span>
+              </td>
+              <td>{at(v.createdAt)}</td>
+              <td>{at(v.publishedAt)}</td>
+              <td class="row-actions">
+                <button type="button" onClick={() => setVersionId(v.id)} aria-pressed={graph.data?.version?.id === v.id}>
+                  {t("Graph")}
+                </button>
+                {v.status === "draft" && can(P.approvalFlowPublish) && (
+                  <button type="button" disabled={act.busy} onClick={() => void publish(v)}>
+                    {t("Publish")}
+                  </button>
+                )}
+              </td>
+            </tr>
+          ))}
+          {!versions.data.length && <EmptyRow cols={5} text={t("No versions deployed.")} />}
+        </Table>
+      )}
+      <h3>{graph.data?.version ? t("Definition of version {n} (read-only)", { n: graph.data.version.version }) : t("Definition")}</h3>
+      <ListStatus list={graph} />
+      {graph.data && !graph.data.version && <p class="muted">{t("No published version.")}</p>}
+      {graph.data?.version && <FlowGraph nodes={nodes} edges={schema?.edges ?? []} label={t("The flow's definition")} />}
+    </Dialog>
+  );
+}
+
+function Instances() {
+  const [page, setPage] = useState(1);
+  const [status, setStatus] = useState("");
+  const [keyword, setKeyword] = useState("");
+  const [filter, setFilter] = useState({ status: "", keyword: "" });
+  const list = useAsync(() => call<Page<AdminInstance>>("approval/admin", "find_instances", { ...filter, page, pageSize: SIZE }), [filter, page]);
+  const [ending, setEnding] = useState<AdminInstance | null>(null);
+  return (
+    <Card
+      title={
+        <form class="search" role="search" onSubmit={(e) => (e.preventDefault(), setPage(1), setFilter({ status, keyword: keyword.trim() }))}>
+          <select aria-label={t("Status")} value={status} onChange={(e) => setStatus(e.currentTarget.value)}>
+            <option value="">{t("Every status")}</option>
+            {STATUSES.slice(0, 6).map((s) => (
+              <option key={s} value={s}>
+                {t(s)}
+              </option>
+            ))}
+          </select>
+          <label>
+            <span class="sr-only">{t("Title")}</span>
+            <input type="search" placeholder={t("Title")} value={keyword} onInput={(e) => setKeyword(e.currentTarget.value)} />
+          </label>
+          <button type="submit">{t("Filter")}</button>
+        </form>
+      }
+    >
+      <ListStatus list={list} />
+      {list.data && (
+        <>
+          <Table headings={[t("Title"), t("Number"), t("Flow"), t("Applicant"), t("Status"), t("Current node"), t("Started")]} actions>
+            {list.data.items.map((r) => (
+              <tr key={r.instanceId} data-instance={r.instanceId}>
+                <td>{r.title}</td>
+                <td class="mono">{r.instanceNo}</td>
+                <td>{r.flowName}</td>
+                <td>{r.applicant.name}</td>
+                <td>
+                  <span class={statusBadge(r.status)}>{t(r.status)}</span>
+                </td>
+                <td>{r.currentNodeName ?? "–"}</td>
+                <td>{at(r.createdAt)}</td>
+                <td class="row-actions">
+                  {can(P.approvalInstanceDetail) && (
+                    <button type="button" onClick={() => openInstance(r.instanceId, true)}>
+                      {t("Open")}
+                    </button>
+                  )}
+                  {can(P.approvalTerminate) && r.status === "running" && (
+                    <button type="button" class="danger" onClick={() => setEnding(r)}>
+                      {t("Terminate")}
+                    </button>
+                  )}
+                </td>
+              </tr>
+            ))}
+            {!list.data.items.length && <EmptyRow cols={8} text={t("No instances.")} />}
+          </Table>
+          <Pager page={page} size={SIZE} total={list.data.total} onPage={setPage} />
+        </>
+      )}
+      {ending && (
+        <Reason
+          title={t("Terminate {name}", { name: ending.title })}
+          run={(reason) => call("approval/admin", "terminate_instance", { instanceId: ending.instanceId, reason })}
+          onClose={(ok) => (setEnding(null), ok && list.reload())}
+        />
+      )}
+    </Card>
+  );
+}
+
+/** Reason asks for a reason (and optionally a user id) and runs the command with them. */
+function Reason(props: { title: string; user?: boolean; run: (reason: string, user: string) => Promise<unknown>; onClose: (ok: boolean) => void }) {
+  const [reason, setReason] = useState("");
+  const [user, setUser] = useState("");
+  const act = useAction();
+  return (
+    <Dialog title={props.title} onClose={() => props.onClose(false)}>
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          void act.run(() => props.run(reason.trim(), user.trim())).then((ok) => ok && props.onClose(true));
+        }}
+      >
+        <ListStatus list={{ data: true, error: null, loading: false, reload: () => undefined }} act={act} />
+        {props.user && (
+          <Field label={t("New assignee (user id)")}>
+            <input value={user} required onInput={(e) => setUser(e.currentTarget.value)} />
+          </Field>
+        )}
+        <Field label={t("Reason")}>
+          <textarea rows={2} value={reason} required onInput={(e) => setReason(e.currentTarget.value)} />
+        </Field>
+        <div class="actions">
+          <button type="submit" class="primary" disabled={act.busy || !reason.trim()}>
+            {t("Confirm")}
+          </button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}
+
+function Tasks() {
+  const [page, setPage] = useState(1);
+  const [status, setStatus] = useState("");
+  const [filter, setFilter] = useState("");
+  const list = useAsync(() => call<Page<AdminTask>>("approval/admin", "find_tasks", { status: filter, page, pageSize: SIZE }), [filter, page]);
+  const [moving, setMoving] = useState<AdminTask | null>(null);
+  return (
+    <Card
+      title={
+        <form class="search" role="search" onSubmit={(e) => (e.preventDefault(), setPage(1), setFilter(status))}>
+          <select aria-label={t("Status")} value={status} onChange={(e) => setStatus(e.currentTarget.value)}>
+            <option value="">{t("Every status")}</option>
+            {["pending", "waiting", "approved", "rejected", "handled", "transferred", "rolled_back", "canceled", "removed", "skipped"].map((s) => (
+              <option key={s} value={s}>
+                {t(s)}
+              </option>
+            ))}
+          </select>
+          <button type="submit">{t("Filter")}</button>
+        </form>
+      }
+    >
+      <ListStatus list={list} />
+      {list.data && (
+        <>
+          <Table headings={[t("Title"), t("Flow"), t("Node"), t("Assignee"), t("Status"), t("Since")]} actions>
+            {list.data.items.map((r) => (
+              <tr key={r.taskId}>
+                <td>{r.instanceTitle}</td>
+                <td>{r.flowName}</td>
+                <td>{r.nodeName}</td>
+                <td>{r.assignee.name}</td>
+                <td>
+                  <span class={statusBadge(r.status)}>{t(r.status)}</span>
+                </td>
+                <td>{at(r.createdAt)}</td>
+                <td>
+                  {can(P.approvalReassign) && r.status === "pending" && (
+                    <button type="button" onClick={() => setMoving(r)}>
+                      {t("Reassign")}
+                    </button>
+                  )}
+                </td>
+              </tr>
+            ))}
+            {!list.data.items.length && <EmptyRow cols={7} text={t("No tasks.")} />}
+          </Table>
+          <Pager page={page} size={SIZE} total={list.data.total} onPage={setPage} />
+        </>
+      )}
+      {moving && (
+        <Reason
+          title={t("Reassign {name}", { name: moving.instanceTitle })}
+          user
+          run={(reason, user) => call("approval/admin", "reassign_task", { taskId: moving.taskId, newAssigneeId: user, reason })}
+          onClose={(ok) => (setMoving(null), ok && list.reload())}
+        />
+      )}
+    </Card>
+  );
+}
+
+/** Bars is a horizontal bar chart of counts by status, each bar labelled with its number. */
+function Bars({ counts, label }: { counts: Record<string, number>; label: string }) {
+  const rows = Object.entries(counts);
+  const max = Math.max(1, ...rows.map(([, n]) => n));
+  return (
+    <svg class="bars" viewBox={`0 0 320 ${rows.length * 24}`} role="img" aria-label={label}>
+      {rows.map(([k, n], i) => (
+        <g key={k} transform={`translate(0 ${i * 24})`}>
+          <text x="0" y="15" class="bar-label">
+            {t(k)}
+          </text>
+          <rect x="110" y="4" height="14" width={Math.max(1, (n / max) * 170)} class={`bar ${k}`} />
+          <text x={116 + (n / max) * 170} y="15" class="bar-value">
+            {n}
+          </text>
+        </g>
+      ))}
+    </svg>
+  );
+}
+
+function MetricsView() {
+  const m = useAsync(() => call<Metrics>("approval/admin", "get_metrics"), []);
+  return (
+    <>
+      <ListStatus list={m} />
+      {m.data && (
+        <div class="grid2">
+          <Card title={t("Instances by status")}>
+            <Bars counts={m.data.instanceCounts} label={t("Instances by status")} />
+          </Card>
+          <Card title={t("Tasks by status")}>
+            <Bars counts={m.data.taskCounts} label={t("Tasks by status")} />
+            <p>
+              {t("Overdue tasks: {n}", { n: m.data.timeoutTaskCount })} · {t("Average completion: {s} s", { s: m.data.avgCompletionSeconds.toFixed(1) })}
+            </p>
+          </Card>
+        </div>
+      )}
+    </>
+  );
+}
+
+function flatten(cs: Category[], depth = 0, out: [Category, number][] = []): [Category, number][] {
+  for (const c of cs) {
+    out.push([c, depth]);
+    flatten(c.children ?? [], depth + 1, out);
+  }
+  return out;
+}
+
+function Categories() {
+  const tree = useAsync(() => call<Category[]>("approval/category", "find_tree"), []);
+  const [name, setName] = useState("");
+  const [code, setCode] = useState("");
+  const act = useAction();
+  return (
+    <Card title={t("Categories")}>
+      <ListStatus list={tree} act={act} />
+      {tree.data && (
+        <Table headings={[t("Name"), t("Code"), t("State")]}>
+          {flatten(tree.data).map(([c, depth]) => (
+            <tr key={c.id}>
+              <td class={`indent-${Math.min(depth, 4)}`}>
+                {c.name}
+              </td>
+              <td class="mono">{c.code}</td>
+              <td>
+                <span class={c.isActive ? "badge ok" : "badge"}>{c.isActive ? t("active") : t("inactive")}</span>
+              </td>
+            </tr>
+          ))}
+          {!tree.data.length && <EmptyRow cols={3} text={t("No categories.")} />}
+        </Table>
+      )}
+      {can(P.approvalCategoryCreate) && (
+        <form
+          class="inline"
+          onSubmit={(e) => {
+            e.preventDefault();
+            void act
+              .run(() => call("approval/category", "create", { code: code.trim(), name: name.trim(), sortOrder: 0, isActive: true }), t("{name} created.", { name }))
+              .then((ok) => ok && (setName(""), setCode(""), tree.reload()));
+          }}
+        >
+          <Field label={t("Name")}>
+            <input value={name} required onInput={(e) => setName(e.currentTarget.value)} />
+          </Field>
+          <Field label={t("Code")}>
+            <input value={code} required onInput={(e) => setCode(e.currentTarget.value)} />
+          </Field>
+          <button type="submit" disabled={act.busy || !name.trim() || !code.trim()}>
+            {t("Create")}
+          </button>
+        </form>
+      )}
+    </Card>
+  );
+}
+
+function Delegations() {
+  const [page, setPage] = useState(1);
+  const list = useAsync(() => call<Page<Delegation>>("approval/delegation", "find_page", {}, { meta: { page, size: SIZE } }), [page]);
+  const act = useAction();
+  const remove = (d: Delegation) => act.run(() => call("approval/delegation", "delete", { id: d.id }), t("Delegation deleted.")).then((ok) => ok && list.reload());
+  return (
+    <Card title={t("Delegations")}>
+      <ListStatus list={list} act={act} />
+      {list.data && (
+        <>
+          <Table headings={[t("Delegator"), t("Delegate"), t("Flow"), t("From"), t("Until"), t("State"), t("Reason")]} actions>
+            {list.data.items.map((d) => (
+              <tr key={d.id}>
+                <td class="mono">{d.delegatorId}</td>
+                <td class="mono">{d.delegateeId}</td>
+                <td class="mono">{d.flowId ?? t("every flow")}</td>
+                <td>{at(d.startsAt)}</td>
+                <td>{at(d.endsAt)}</td>
+                <td>
+                  <span class={d.isActive ? "badge ok" : "badge"}>{d.isActive ? t("active") : t("inactive")}</span>
+                </td>
+                <td>{d.reason ?? "–"}</td>
+                <td>
+                  {can(P.approvalDelegationDelete) && (
+                    <button type="button" class="danger" disabled={act.busy} onClick={() => void remove(d)}>
+                      {t("Delete")}
+                    </button>
+                  )}
+                </td>
+              </tr>
+            ))}
+            {!list.data.items.length && <EmptyRow cols={8} text={t("No delegations.")} />}
+          </Table>
+          <Pager page={page} size={SIZE} total={list.data.total} onPage={setPage} />
+        </>
+      )}
+    </Card>
+  );
+}

@@ -1,0 +1,689 @@
+// Approval: my work (the inbox, tasks done, instances I started, copies to me), starting a flow
+// from its form, an instance's detail with the flow drawn as a graph and the actions my task
+// allows — and, with the admin permissions, flows and versions, all instances and tasks, the
+// metrics, categories and delegations. Only approval/* operations of /api.
+import { useEffect, useState } from "preact/hooks";
+import { call } from "../api";
+import { t, tk, useLang } from "../i18n";
+import { P } from "../perms";
+import { can } from "../session";
+import { Card, Dialog, EmptyRow, ErrorBox, Field, ListStatus, Notice, Pager, Table, useAction, useAsync, useInterval } from "../ui";
+import { FlowGraph, type GraphEdge, type GraphNode } from "../graph";
+import { Form, parseForm, validate, type FormData, type Perms } from "./approval-form";
+import { ApprovalAdmin } from "./approval-admin";
+
+export interface Page<T> {
+  page: number;
+  size: number;
+  total: number;
+  items: T[];
+}
+interface UserRef {
+  id: string;
+  name: string;
+}
+interface InstanceRef {
+  instanceId: string;
+  instanceTitle: string;
+  instanceNo: string;
+  flowName: string;
+  applicant: UserRef;
+}
+interface PendingTask extends InstanceRef {
+  taskId: string;
+  nodeName: string;
+  createdAt: string;
+  deadline?: string;
+  isTimeout: boolean;
+}
+interface CompletedTask extends InstanceRef {
+  taskId: string;
+  nodeName: string;
+  status: string;
+  finishedAt?: string;
+}
+interface Initiated {
+  instanceId: string;
+  instanceNo: string;
+  title: string;
+  flowName: string;
+  status: string;
+  currentNodeName?: string;
+  createdAt: string;
+  finishedAt?: string;
+}
+interface CCRecord extends InstanceRef {
+  ccRecordId: string;
+  nodeName?: string;
+  isRead: boolean;
+  createdAt: string;
+}
+interface AvailableFlow {
+  flowId: string;
+  flowCode: string;
+  flowName: string;
+  description?: string;
+  categoryName: string;
+}
+interface StartForm {
+  flowCode: string;
+  flowName: string;
+  version: number;
+  formSchema?: unknown;
+}
+interface Participant {
+  taskId: string;
+  user: UserRef;
+  status: string;
+  opinion?: string;
+  actionTime?: string;
+  transferTo?: UserRef;
+}
+interface Activity {
+  action: string;
+  operator: UserRef;
+  opinion?: string;
+  createdAt: string;
+}
+interface Visit {
+  participants?: Participant[];
+  activities?: Activity[];
+}
+interface TimelineEntry extends Visit {
+  kind: string;
+  nodeId?: string;
+  name?: string;
+  status?: string;
+  startedAt: string;
+  finishedAt?: string;
+}
+interface ProgressNode {
+  id: string;
+  nodeId: string;
+  kind: string;
+  position: { x: number; y: number };
+  data: { name: string; status: string };
+}
+export interface Detail {
+  instance: {
+    instanceId: string;
+    instanceNo: string;
+    title: string;
+    flowName: string;
+    applicant: UserRef;
+    status: string;
+    currentNodeName?: string;
+    formData?: FormData;
+    createdAt: string;
+    finishedAt?: string;
+  };
+  formSchema?: unknown;
+  timeline: TimelineEntry[];
+  flowGraph: { nodes: ProgressNode[]; edges: GraphEdge[] };
+  availableActions?: string[];
+  fieldPermissions?: Perms;
+  myTask?: {
+    taskId: string;
+    isOpinionRequired: boolean;
+    addAssigneeTypes?: string[];
+    rollbackTargets?: { nodeId: string; name: string }[];
+    removableAssignees?: { taskId: string; assignee: UserRef; status: string }[];
+  };
+}
+
+const SIZE = 15;
+export const at = (s?: string) => (s ? new Date(s).toLocaleString() : "–");
+/** Statuses of instances and tasks as the server names them. */
+export const STATUSES = [
+  tk("running"), tk("approved"), tk("rejected"), tk("withdrawn"), tk("returned"), tk("terminated"),
+  tk("waiting"), tk("handled"), tk("transferred"), tk("rolled_back"), tk("removed"),
+];
+export const statusBadge = (s: string) =>
+  s === "approved" || s === "handled" || s === "passed" ? "badge ok" : s === "rejected" || s === "terminated" ? "badge bad" : "badge";
+
+/** openInstance shows an instance's detail (admin: through approval/admin). */
+export function openInstance(id: string, admin = false): void {
+  window.location.hash = `#/approval?instance=${encodeURIComponent(id)}${admin ? "&admin=1" : ""}`;
+}
+
+function hashParams(): URLSearchParams {
+  return new URLSearchParams(window.location.hash.split("?")[1] ?? "");
+}
+
+// ---- the inbox count in the navigation ----
+let count: number | null = null;
+const countSubs = new Set<(n: number | null) => void>();
+/** refreshCount reads the caller's pending task count again (after a decision, every 30 s). */
+export function refreshCount(): void {
+  call<{ pendingTaskCount: number }>("approval/my", "get_pending_counts").then(
+    (c) => {
+      count = c.pendingTaskCount;
+      countSubs.forEach((s) => s(count));
+    },
+    () => undefined,
+  );
+}
+
+/** InboxCount is the navigation's badge: the caller's pending approval tasks. */
+export function InboxCount() {
+  const [n, set] = useState(count);
+  useEffect(() => {
+    countSubs.add(set);
+    refreshCount();
+    return () => void countSubs.delete(set);
+  }, []);
+  useInterval(refreshCount, 30_000);
+  if (!n) return null;
+  return (
+    <span class="nav-count" aria-label={t("{n} pending", { n })} data-count={n}>
+      {n}
+    </span>
+  );
+}
+
+type Tab = "inbox" | "done" | "started" | "copies" | "start" | "admin";
+
+export function Approval() {
+  useLang();
+  const [, setTick] = useState(0);
+  useEffect(() => {
+    const on = () => setTick((n) => n + 1);
+    window.addEventListener("hashchange", on);
+    return () => window.removeEventListener("hashchange", on);
+  }, []);
+  const q = hashParams();
+  const [tab, setTab] = useState<Tab>((q.get("tab") as Tab) || "inbox");
+  const instance = q.get("instance");
+  if (instance) return <InstanceDetail id={instance} admin={q.get("admin") === "1"} />;
+  const admin = can(P.approvalFlowQuery) || can(P.approvalInstanceQuery) || can(P.approvalMetrics);
+  const tabs: [Tab, string][] = [
+    ["inbox", t("Inbox")],
+    ["done", t("Done")],
+    ["started", t("Started by me")],
+    ["copies", t("Copies to me")],
+    ["start", t("Start")],
+  ];
+  if (admin) tabs.push(["admin", t("Administration")]);
+  return (
+    <div class="page">
+      <h1>{t("Approval")}</h1>
+      <div class="tabs" role="tablist">
+        {tabs.map(([k, label]) => (
+          <button key={k} type="button" role="tab" aria-selected={tab === k} onClick={() => setTab(k)}>
+            {label}
+          </button>
+        ))}
+      </div>
+      {tab === "inbox" && <Inbox />}
+      {tab === "done" && <Done />}
+      {tab === "started" && <Started />}
+      {tab === "copies" && <Copies />}
+      {tab === "start" && <Start />}
+      {tab === "admin" && <ApprovalAdmin />}
+    </div>
+  );
+}
+
+/** useMyPage loads one page of an approval/my list. */
+function useMyPage<T>(action: string, extra: Record<string, unknown> = {}) {
+  const [page, setPage] = useState(1);
+  const list = useAsync(() => call<Page<T>>("approval/my", action, { ...extra, page, pageSize: SIZE }), [page, JSON.stringify(extra)]);
+  return { list, page, setPage };
+}
+
+function Open({ id, label }: { id: string; label: string }) {
+  return (
+    <button type="button" onClick={() => openInstance(id)} aria-label={label}>
+      {t("Open")}
+    </button>
+  );
+}
+
+function Inbox() {
+  const { list, page, setPage } = useMyPage<PendingTask>("find_pending_tasks");
+  return (
+    <Card title={t("Pending tasks")} actions={<button type="button" onClick={list.reload}>{t("Refresh")}</button>}>
+      <ListStatus list={list} />
+      {list.data && (
+        <>
+          <Table headings={[t("Title"), t("Flow"), t("Node"), t("Applicant"), t("Since"), t("Deadline")]} actions>
+            {list.data.items.map((r) => (
+              <tr key={r.taskId} data-task={r.taskId} data-instance={r.instanceId}>
+                <td>
+                  {r.instanceTitle || r.instanceNo}
+                  {r.isTimeout && <span class="badge bad">{t("overdue")}</span>}
+                </td>
+                <td>{r.flowName}</td>
+                <td>{r.nodeName}</td>
+                <td>{r.applicant.name}</td>
+                <td>{at(r.createdAt)}</td>
+                <td>{at(r.deadline)}</td>
+                <td>
+                  <Open id={r.instanceId} label={t("Open {name}", { name: r.instanceTitle || r.instanceNo })} />
+                </td>
+              </tr>
+            ))}
+            {!list.data.items.length && <EmptyRow cols={7} text={t("Nothing waits for you.")} />}
+          </Table>
+          <Pager page={page} size={SIZE} total={list.data.total} onPage={setPage} />
+        </>
+      )}
+    </Card>
+  );
+}
+
+function Done() {
+  const { list, page, setPage } = useMyPage<CompletedTask>("find_completed_tasks");
+  return (
+    <Card title={t("Tasks done")}>
+      <ListStatus list={list} />
+      {list.data && (
+        <>
+          <Table headings={[t("Title"), t("Flow"), t("Node"), t("Applicant"), t("Outcome"), t("Finished")]} actions>
+            {list.data.items.map((r) => (
+              <tr key={r.taskId}>
+                <td>{r.instanceTitle || r.instanceNo}</td>
+                <td>{r.flowName}</td>
+                <td>{r.nodeName}</td>
+                <td>{r.applicant.name}</td>
+                <td>
+                  <span class={statusBadge(r.status)}>{t(r.status)}</span>
+                </td>
+                <td>{at(r.finishedAt)}</td>
+                <td>
+                  <Open id={r.instanceId} label={t("Open {name}", { name: r.instanceTitle || r.instanceNo })} />
+                </td>
+              </tr>
+            ))}
+            {!list.data.items.length && <EmptyRow cols={7} text={t("No tasks done yet.")} />}
+          </Table>
+          <Pager page={page} size={SIZE} total={list.data.total} onPage={setPage} />
+        </>
+      )}
+    </Card>
+  );
+}
+
+function Started() {
+  const { list, page, setPage } = useMyPage<Initiated>("find_initiated");
+  return (
+    <Card title={t("Started by me")}>
+      <ListStatus list={list} />
+      {list.data && (
+        <>
+          <Table headings={[t("Title"), t("Number"), t("Flow"), t("Status"), t("Current node"), t("Started")]} actions>
+            {list.data.items.map((r) => (
+              <tr key={r.instanceId} data-instance={r.instanceId}>
+                <td>{r.title}</td>
+                <td class="mono">{r.instanceNo}</td>
+                <td>{r.flowName}</td>
+                <td>
+                  <span class={statusBadge(r.status)}>{t(r.status)}</span>
+                </td>
+                <td>{r.currentNodeName ?? "–"}</td>
+                <td>{at(r.createdAt)}</td>
+                <td>
+                  <Open id={r.instanceId} label={t("Open {name}", { name: r.title })} />
+                </td>
+              </tr>
+            ))}
+            {!list.data.items.length && <EmptyRow cols={7} text={t("You have started no instance.")} />}
+          </Table>
+          <Pager page={page} size={SIZE} total={list.data.total} onPage={setPage} />
+        </>
+      )}
+    </Card>
+  );
+}
+
+function Copies() {
+  const { list, page, setPage } = useMyPage<CCRecord>("find_cc_records");
+  const act = useAction();
+  const read = (r: CCRecord) =>
+    act.run(async () => {
+      if (!r.isRead) await call("approval/instance", "mark_cc_read", { instanceId: r.instanceId });
+      openInstance(r.instanceId);
+    });
+  return (
+    <Card title={t("Copies to me")}>
+      <ListStatus list={list} act={act} />
+      {list.data && (
+        <>
+          <Table headings={[t("Title"), t("Flow"), t("Node"), t("Applicant"), t("Received"), t("Read")]} actions>
+            {list.data.items.map((r) => (
+              <tr key={r.ccRecordId}>
+                <td>{r.instanceTitle || r.instanceNo}</td>
+                <td>{r.flowName}</td>
+                <td>{r.nodeName ?? "–"}</td>
+                <td>{r.applicant.name}</td>
+                <td>{at(r.createdAt)}</td>
+                <td>{r.isRead ? t("yes") : <span class="badge">{t("new")}</span>}</td>
+                <td>
+                  <button type="button" onClick={() => void read(r)}>
+                    {t("Open")}
+                  </button>
+                </td>
+              </tr>
+            ))}
+            {!list.data.items.length && <EmptyRow cols={7} text={t("No copies.")} />}
+          </Table>
+          <Pager page={page} size={SIZE} total={list.data.total} onPage={setPage} />
+        </>
+      )}
+    </Card>
+  );
+}
+
+function Start() {
+  const flows = useAsync(() => call<Page<AvailableFlow>>("approval/my", "find_available_flows", { page: 1, pageSize: 100 }), []);
+  const [code, setCode] = useState<string | null>(null);
+  return (
+    <>
+      <Card title={t("Flows I may start")}>
+        <ListStatus list={flows} />
+        {flows.data && (
+          <Table headings={[t("Flow"), t("Category"), t("Description")]} actions>
+            {flows.data.items.map((f) => (
+              <tr key={f.flowId} data-flow={f.flowCode}>
+                <td>{f.flowName}</td>
+                <td>{f.categoryName}</td>
+                <td>{f.description ?? "–"}</td>
+                <td>
+                  {can(P.approvalStart) && (
+                    <button type="button" onClick={() => setCode(f.flowCode)} aria-label={t("Start {name}", { name: f.flowName })}>
+                      {t("Start")}
+                    </button>
+                  )}
+                </td>
+              </tr>
+            ))}
+            {!flows.data.items.length && <EmptyRow cols={4} text={t("No flow you may start.")} />}
+          </Table>
+        )}
+      </Card>
+      {code && <StartDialog code={code} onClose={() => setCode(null)} />}
+    </>
+  );
+}
+
+function StartDialog({ code, onClose }: { code: string; onClose: () => void }) {
+  const form = useAsync(() => call<StartForm>("approval/my", "get_start_form", { flowCode: code }), [code]);
+  const fields = parseForm(form.data?.formSchema);
+  const [data, setData] = useState<FormData>({});
+  const [errors, setErrors] = useState<Record<string, string>>({});
+  const act = useAction();
+  const submit = (e: Event) => {
+    e.preventDefault();
+    const bad = validate(fields, data);
+    setErrors(bad);
+    if (Object.keys(bad).length) return;
+    void act.run(async () => {
+      const r = await call<{ id: string }>("approval/instance", "start", { flowCode: code, formData: data });
+      onClose();
+      openInstance(r.id);
+    });
+  };
+  return (
+    <Dialog title={form.data ? t("Start {name}", { name: form.data.flowName }) : t("Start")} onClose={onClose} wide>
+      <ListStatus list={form} act={act} />
+      {form.data && (
+        <form onSubmit={submit} noValidate>
+          <p class="muted">{t("Version {n}", { n: form.data.version })}</p>
+          <Form fields={fields} data={data} onChange={setData} errors={errors} />
+          <div class="actions">
+            <button type="submit" class="primary" disabled={act.busy}>
+              {t("Submit")}
+            </button>
+            <button type="button" onClick={onClose}>
+              {t("Cancel")}
+            </button>
+          </div>
+        </form>
+      )}
+    </Dialog>
+  );
+}
+
+/** graphNodes are the progress graph's nodes; once the instance is over, a node never reached shows as skipped. */
+export function graphNodes(d: Detail): GraphNode[] {
+  const over = d.instance.status !== "running";
+  return d.flowGraph.nodes.map((n) => ({
+    id: n.id,
+    kind: n.kind,
+    position: n.position,
+    name: n.data.name,
+    status: over && n.data.status === "pending" ? "skipped" : n.data.status,
+  }));
+}
+
+function InstanceDetail({ id, admin }: { id: string; admin: boolean }) {
+  useLang();
+  const d = useAsync(() => call<Detail>(admin ? "approval/admin" : "approval/my", "get_instance_detail", { instanceId: id }), [id, admin]);
+  const back = () => (window.location.hash = "#/approval");
+  return (
+    <div class="page">
+      <p>
+        <button type="button" onClick={back}>
+          ← {t("Back")}
+        </button>
+      </p>
+      <ListStatus list={d} />
+      {d.data && <DetailView d={d.data} admin={admin} reload={d.reload} />}
+    </div>
+  );
+}
+
+function DetailView({ d, admin, reload }: { d: Detail; admin: boolean; reload: () => void }) {
+  const fields = parseForm(d.formSchema);
+  const i = d.instance;
+  return (
+    <>
+      <h1>
+        {i.title} <span class={statusBadge(i.status)} data-instance-status={i.status}>{t(i.status)}</span>
+      </h1>
+      <dl class="facts">
+        <dt>{t("Number")}</dt>
+        <dd class="mono">{i.instanceNo}</dd>
+        <dt>{t("Flow")}</dt>
+        <dd>{i.flowName}</dd>
+        <dt>{t("Applicant")}</dt>
+        <dd>{i.applicant.name}</dd>
+        <dt>{t("Started")}</dt>
+        <dd>{at(i.createdAt)}</dd>
+        <dt>{t("Current node")}</dt>
+        <dd>{i.currentNodeName ?? "–"}</dd>
+        <dt>{t("Finished")}</dt>
+        <dd>{at(i.finishedAt)}</dd>
+      </dl>
+      {!admin && d.myTask && <TaskPanel d={d} fields={fields} onDone={reload} />}
+      {!admin && !d.myTask && <InstanceActions d={d} onDone={reload} />}
+      <Card title={t("Progress")}>
+        <FlowGraph nodes={graphNodes(d)} edges={d.flowGraph.edges} label={t("The flow with the instance's progress")} />
+      </Card>
+      <Card title={t("Form")}>
+        <Form fields={fields} data={i.formData ?? {}} />
+      </Card>
+      <Card title={t("Timeline")}>
+        <ol class="timeline">
+          {d.timeline.map((e, k) => (
+            <li key={k} data-kind={e.kind}>
+              <strong>{e.name ?? t(e.kind)}</strong> {e.status && <span class={statusBadge(e.status)}>{t(e.status)}</span>}{" "}
+              <span class="muted">{at(e.startedAt)}</span>
+              {(e.participants ?? []).map((p) => (
+                <div key={p.taskId} class="who-did">
+                  {p.user.name}: <span class={statusBadge(p.status)}>{t(p.status)}</span>
+                  {p.transferTo && ` → ${p.transferTo.name}`}
+                  {p.opinion && <q>{p.opinion}</q>} <span class="muted">{at(p.actionTime)}</span>
+                </div>
+              ))}
+              {(e.activities ?? []).map((a, j) => (
+                <div key={j} class="who-did">
+                  {a.operator.name}: {t(a.action)} {a.opinion && <q>{a.opinion}</q>} <span class="muted">{at(a.createdAt)}</span>
+                </div>
+              ))}
+            </li>
+          ))}
+        </ol>
+      </Card>
+    </>
+  );
+}
+
+/** Side actions and decisions, as the server names them in availableActions. */
+export const ACTIONS = [
+  tk("approve"), tk("handle"), tk("reject"), tk("transfer"), tk("rollback"), tk("add_assignee"), tk("remove_assignee"),
+  tk("withdraw"), tk("resubmit"), tk("add_cc"), tk("urge"), tk("submit"), tk("reassign"), tk("terminate"), tk("execute"),
+];
+
+function InstanceActions({ d, onDone }: { d: Detail; onDone: () => void }) {
+  const act = useAction();
+  const can = (a: string) => d.availableActions?.includes(a);
+  if (!can("withdraw")) return null;
+  return (
+    <Card title={t("Actions")}>
+      <ErrorBox error={act.error} />
+      <Notice text={act.notice} />
+      <button
+        type="button"
+        disabled={act.busy}
+        onClick={() => void act.run(() => call("approval/instance", "withdraw", { instanceId: d.instance.instanceId }), t("Withdrawn.")).then((ok) => ok && onDone())}
+      >
+        {t("Withdraw")}
+      </button>
+    </Card>
+  );
+}
+
+function TaskPanel({ d, fields, onDone }: { d: Detail; fields: ReturnType<typeof parseForm>; onDone: () => void }) {
+  const task = d.myTask!;
+  const actions = d.availableActions ?? [];
+  const [opinion, setOpinion] = useState("");
+  const [data, setData] = useState<FormData>(d.instance.formData ?? {});
+  const [errors, setErrors] = useState<Record<string, string>>({});
+  const [transferTo, setTransferTo] = useState("");
+  const [target, setTarget] = useState(task.rollbackTargets?.[0]?.nodeId ?? "");
+  const [addIds, setAddIds] = useState("");
+  const [addType, setAddType] = useState(task.addAssigneeTypes?.[0] ?? "");
+  const [remove, setRemove] = useState(task.removableAssignees?.[0]?.taskId ?? "");
+  const act = useAction();
+  const editable = Object.entries(d.fieldPermissions ?? {}).some(([, p]) => p === "editable" || p === "required");
+
+  const done = (ok: boolean) => {
+    if (!ok) return;
+    refreshCount();
+    onDone();
+  };
+  const decide = (action: string, extra: Record<string, unknown> = {}) => {
+    if (task.isOpinionRequired && !opinion.trim() && (action === "approve" || action === "handle" || action === "reject")) {
+      act.setError(new Error(t("An opinion is required at this node.")));
+      return;
+    }
+    if (editable && action !== "reject") {
+      const bad = validate(fields, data, d.fieldPermissions);
+      setErrors(bad);
+      if (Object.keys(bad).length) return;
+    }
+    const formData = editable ? Object.fromEntries(Object.entries(data).filter(([k]) => ["editable", "required"].includes(d.fieldPermissions?.[k] ?? ""))) : undefined;
+    void act
+      .run(() => call("approval/instance", "process_task", { taskId: task.taskId, action, opinion, formData, ...extra }), t("Done: {action}.", { action: t(action) }))
+      .then(done);
+  };
+  const decision = actions.includes("handle") ? "handle" : "approve";
+  return (
+    <Card title={t("Your task")}>
+      <ErrorBox error={act.error} />
+      <Notice text={act.notice} />
+      {editable && <Form fields={fields} data={data} onChange={setData} perms={d.fieldPermissions} errors={errors} />}
+      <Field label={task.isOpinionRequired ? t("Opinion (required)") : t("Opinion")}>
+        <textarea rows={2} value={opinion} onInput={(e) => setOpinion(e.currentTarget.value)} />
+      </Field>
+      <div class="actions">
+        <button type="button" class="primary" disabled={act.busy} onClick={() => decide(decision)}>
+          {decision === "handle" ? t("Handle") : t("Approve")}
+        </button>
+        {actions.includes("reject") && (
+          <button type="button" class="danger" disabled={act.busy} onClick={() => decide("reject")}>
+            {t("Reject")}
+          </button>
+        )}
+      </div>
+      {actions.includes("transfer") && (
+        <form class="inline" onSubmit={(e) => (e.preventDefault(), decide("transfer", { transferToId: transferTo.trim() }))}>
+          <Field label={t("Hand over to (user id)")}>
+            <input value={transferTo} required onInput={(e) => setTransferTo(e.currentTarget.value)} />
+          </Field>
+          <button type="submit" disabled={act.busy || !transferTo.trim()}>
+            {t("Hand over")}
+          </button>
+        </form>
+      )}
+      {actions.includes("rollback") && (
+        <form class="inline" onSubmit={(e) => (e.preventDefault(), decide("rollback", { targetNodeId: target }))}>
+          <Field label={t("Roll back to")}>
+            <select value={target} onChange={(e) => setTarget(e.currentTarget.value)}>
+              {task.rollbackTargets!.map((r) => (
+                <option key={r.nodeId} value={r.nodeId}>
+                  {r.name}
+                </option>
+              ))}
+            </select>
+          </Field>
+          <button type="submit" disabled={act.busy}>
+            {t("Roll back")}
+          </button>
+        </form>
+      )}
+      {actions.includes("add_assignee") && (
+        <form
+          class="inline"
+          onSubmit={(e) => {
+            e.preventDefault();
+            const userIds = addIds.split(/[\s,]+/).filter(Boolean);
+            void act.run(() => call("approval/instance", "add_assignee", { taskId: task.taskId, userIds, addType }), t("Assignees added.")).then(done);
+          }}
+        >
+          <Field label={t("Add assignees (user ids)")}>
+            <input value={addIds} onInput={(e) => setAddIds(e.currentTarget.value)} />
+          </Field>
+          <Field label={t("Where")}>
+            <select value={addType} onChange={(e) => setAddType(e.currentTarget.value)}>
+              {task.addAssigneeTypes!.map((a) => (
+                <option key={a} value={a}>
+                  {t(a)}
+                </option>
+              ))}
+            </select>
+          </Field>
+          <button type="submit" disabled={act.busy || !addIds.trim()}>
+            {t("Add")}
+          </button>
+        </form>
+      )}
+      {actions.includes("remove_assignee") && (
+        <form
+          class="inline"
+          onSubmit={(e) => {
+            e.preventDefault();
+            void act.run(() => call("approval/instance", "remove_assignee", { taskId: remove }), t("Assignee removed.")).then(done);
+          }}
+        >
+          <Field label={t("Remove assignee")}>
+            <select value={remove} onChange={(e) => setRemove(e.currentTarget.value)}>
+              {task.removableAssignees!.map((r) => (
+                <option key={r.taskId} value={r.taskId}>
+                  {r.assignee.name}
+                </option>
+              ))}
+            </select>
+          </Field>
+          <button type="submit" disabled={act.busy}>
+            {t("Remove")}
+          </button>
+        </form>
+      )}
+    </Card>
+  );
+}
+
+/** Where an added assignee goes, as the server names it. */
+export const ADD_TYPES = [tk("before"), tk("after"), tk("parallel")];
