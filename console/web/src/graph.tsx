@@ -33,8 +33,8 @@ export const PROGRESS = [tk("pending"), tk("active"), tk("passed"), tk("rejected
 // Node kinds of the designer.
 export const KINDS = [tk("start"), tk("approval"), tk("handle"), tk("condition"), tk("cc"), tk("end")];
 
-/** label is a progress status in words: the node being decided is "current", an unreached one "not reached". */
-const label = (s: string) => (s === "active" ? t("current") : s === "pending" ? t("not reached") : t(s));
+/** progressLabel is a progress status in words: the node being decided is "current", an unreached one "not reached". */
+const progressLabel = (s: string) => (s === "active" ? t("current") : s === "pending" ? t("not reached") : t(s));
 
 export function FlowGraph({ nodes, edges, label }: { nodes: GraphNode[]; edges: GraphEdge[]; label: string }) {
   if (!nodes.length) return <p class="muted">{t("The flow has no nodes.")}</p>;
@@ -71,14 +71,14 @@ export function FlowGraph({ nodes, edges, label }: { nodes: GraphNode[]; edges: 
           const p = at.get(n.id)!;
           return (
             <g key={n.id} class={`node ${n.kind} ${n.status || "plain"}`} data-node={n.id} data-status={n.status} transform={`translate(${p.x} ${p.y})`}>
-              <title>{`${n.name} — ${t(n.kind)}${n.status ? `: ${label(n.status)}` : ""}`}</title>
+              <title>{`${n.name} — ${t(n.kind)}${n.status ? `: ${progressLabel(n.status)}` : ""}`}</title>
               <rect width={W} height={H} rx={n.kind === "start" || n.kind === "end" ? H / 2 : 6} />
               <text x={W / 2} y={n.status ? 20 : H / 2 + 4} text-anchor="middle" class="name">
                 {n.name.length > 18 ? `${n.name.slice(0, 17)}…` : n.name}
               </text>
               {n.status && (
                 <text x={W / 2} y={37} text-anchor="middle" class="status">
-                  {label(n.status)}
+                  {progressLabel(n.status)}
                 </text>
               )}
             </g>
@@ -89,7 +89,7 @@ export function FlowGraph({ nodes, edges, label }: { nodes: GraphNode[]; edges: 
       <figcaption class="legend">
         {["passed", "active", "pending", "skipped", "rejected"].map((s) => (
           <span key={s} class={`key ${s}`}>
-            {label(s)}
+            {progressLabel(s)}
           </span>
         ))}
       </figcaption>
