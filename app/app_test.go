@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/svc-framework/svc/internal/testservice"
 	"github.com/svc-framework/svc/rpc"
 )
 
@@ -73,16 +74,8 @@ func TestWorkersRecoverPanicsAndStop(t *testing.T) {
 			return errors.New("keeps failing")
 		}},
 	})
-	deadline := time.Now().Add(5 * time.Second)
-	for (loops.Load() < 2 || ticks.Load() < 3) && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	if loops.Load() < 2 {
-		t.Errorf("loop worker ran %d times, want it restarted after its panic", loops.Load())
-	}
-	if ticks.Load() < 3 {
-		t.Errorf("interval worker ran %d times, want it to keep ticking after errors", ticks.Load())
-	}
+	testservice.Eventually(t, 5*time.Second, func() bool { return loops.Load() >= 2 && ticks.Load() >= 3 },
+		"the loop worker restarted after its panic and the interval worker kept ticking after errors")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := ws.Stop(ctx); err != nil {
