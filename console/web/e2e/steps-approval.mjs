@@ -100,6 +100,9 @@ export default async function (h) {
     check((await page.locator('.flow-graph [data-node="s"]').getAttribute("data-status")) === "passed", "start node passed");
     check((await page.locator('.flow-graph [data-node="e"]').getAttribute("data-status")) === "pending", "end node pending");
     check((await page.locator('[data-field="amount"] input').inputValue()) === "120.5", "form value shown");
+    await page.getByRole("button", { name: "Urge Bob" }).click();
+    await page.getByText("Bob was reminded.").waitFor();
+    await page.locator("ol.timeline", { hasText: "urge" }).waitFor();
     await shot(page, "approval-02-started");
     await ctx.close();
   });
@@ -145,6 +148,15 @@ export default async function (h) {
     await dlg.getByRole("button", { name: "Close" }).click();
     await page.getByRole("tab", { name: "Instances" }).click();
     await page.locator(`tr[data-instance="${instanceId}"]`).waitFor();
+    await page.getByRole("tab", { name: "Delegations" }).click();
+    const bobId = ok(await api(await login(BOB), "security/auth", "get_user_info"), "bob's user info").id;
+    await page.getByLabel("Delegator (user id)").fill(bobId);
+    await page.getByLabel("Delegate (user id)").fill("someone-else");
+    await page.getByLabel("From").fill("2026-12-01T09:00");
+    await page.getByLabel("Until").fill("2026-12-08T18:00");
+    await page.getByRole("button", { name: "Create" }).click();
+    await page.getByText("Delegation created.").waitFor();
+    await page.locator("td", { hasText: "someone-else" }).waitFor();
     await page.getByRole("tab", { name: "Metrics" }).click();
     await page.locator("svg.bars").first().waitFor();
     check(/approved/.test(await page.locator("svg.bars").first().textContent()), "instances by status drawn");

@@ -20,6 +20,10 @@ export const P = {
   fileRead: "sys.storage.file.read",
   // approval
   approvalStart: "approval.instance.start",
+  approvalCC: "approval.instance.cc",
+  approvalWithdraw: "approval.instance.withdraw",
+  approvalResubmit: "approval.instance.resubmit",
+  approvalUrge: "approval.task.urge",
   approvalFlowQuery: "approval.flow.query",
   approvalFlowUpdate: "approval.flow.update",
   approvalFlowPublish: "approval.flow.publish",
@@ -32,6 +36,7 @@ export const P = {
   approvalCategoryQuery: "approval.category.query",
   approvalCategoryCreate: "approval.category.create",
   approvalDelegationQuery: "approval.delegation.query",
+  approvalDelegationCreate: "approval.delegation.create",
   approvalDelegationDelete: "approval.delegation.delete",
 
   // integration

@@ -1,5 +1,16 @@
 // Simplified Chinese texts of the approval pages, keyed by the English text.
 export const zhApproval: Record<string, string> = {
+  "Resubmitted.": "已重新提交。",
+  "The instance came back to you: correct the form and submit it again.": "实例已退回给你:请修改表单后重新提交。",
+  "Resubmit": "重新提交",
+  "{name} was reminded.": "已催办 {name}。",
+  "Urge {name}": "催办 {name}",
+  "Copies sent.": "已抄送。",
+  "Send a copy to (user ids)": "抄送给(用户 ID)",
+  "Send copies": "抄送",
+  "Delegation created.": "委托已创建。",
+  "Delegator (user id)": "委托人(用户 ID)",
+  "Delegate (user id)": "代理人(用户 ID)",
   "Add assignees (user ids)": "加签(用户 ID)",
   "Add row": "添加行",
   "Administration": "管理",

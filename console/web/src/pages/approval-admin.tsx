@@ -487,6 +487,27 @@ function Delegations() {
   const list = useAsync(() => call<Page<Delegation>>("approval/delegation", "find_page", {}, { meta: { page, size: SIZE } }), [page]);
   const act = useAction();
   const remove = (d: Delegation) => act.run(() => call("approval/delegation", "delete", { id: d.id }), t("Delegation deleted.")).then((ok) => ok && list.reload());
+  const [form, setForm] = useState({ delegatorId: "", delegateeId: "", startsAt: "", endsAt: "", reason: "" });
+  const set = (k: keyof typeof form) => (e: Event) => setForm({ ...form, [k]: (e.currentTarget as HTMLInputElement).value });
+  // datetime-local is the browser's wall clock; the server takes RFC 3339.
+  const iso = (v: string) => (v ? new Date(v).toISOString() : undefined);
+  const create = (e: Event) => {
+    e.preventDefault();
+    void act
+      .run(
+        () =>
+          call("approval/delegation", "create", {
+            delegatorId: form.delegatorId.trim(),
+            delegateeId: form.delegateeId.trim(),
+            startsAt: iso(form.startsAt),
+            endsAt: iso(form.endsAt),
+            reason: form.reason.trim() || undefined,
+            isActive: true,
+          }),
+        t("Delegation created."),
+      )
+      .then((ok) => ok && (setForm({ delegatorId: "", delegateeId: "", startsAt: "", endsAt: "", reason: "" }), list.reload()));
+  };
   return (
     <Card title={t("Delegations")}>
       <ListStatus list={list} act={act} />
@@ -517,6 +538,28 @@ function Delegations() {
           </Table>
           <Pager page={page} size={SIZE} total={list.data.total} onPage={setPage} />
         </>
+      )}
+      {can(P.approvalDelegationCreate) && (
+        <form class="inline" onSubmit={create}>
+          <Field label={t("Delegator (user id)")}>
+            <input value={form.delegatorId} required onInput={set("delegatorId")} />
+          </Field>
+          <Field label={t("Delegate (user id)")}>
+            <input value={form.delegateeId} required onInput={set("delegateeId")} />
+          </Field>
+          <Field label={t("From")}>
+            <input type="datetime-local" value={form.startsAt} required onInput={set("startsAt")} />
+          </Field>
+          <Field label={t("Until")}>
+            <input type="datetime-local" value={form.endsAt} required onInput={set("endsAt")} />
+          </Field>
+          <Field label={t("Reason")}>
+            <input value={form.reason} onInput={set("reason")} />
+          </Field>
+          <button type="submit" disabled={act.busy || !form.delegatorId.trim() || !form.delegateeId.trim()}>
+            {t("Create")}
+          </button>
+        </form>
       )}
     </Card>
   );

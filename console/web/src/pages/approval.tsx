@@ -341,7 +341,7 @@ function Copies() {
   const act = useAction();
   const read = (r: CCRecord) =>
     act.run(async () => {
-      if (!r.isRead) await call("approval/instance", "mark_cc_read", { instanceId: r.instanceId });
+      if (!r.isRead && can(P.approvalCC)) await call("approval/instance", "mark_cc_read", { instanceId: r.instanceId });
       openInstance(r.instanceId);
     });
   return (
@@ -496,7 +496,7 @@ function DetailView({ d, admin, reload }: { d: Detail; admin: boolean; reload: (
         <dd>{at(i.finishedAt)}</dd>
       </dl>
       {!admin && d.myTask && <TaskPanel d={d} fields={fields} onDone={reload} />}
-      {!admin && !d.myTask && <InstanceActions d={d} onDone={reload} />}
+      {!admin && !d.myTask && <InstanceActions d={d} fields={fields} onDone={reload} />}
       <Card title={t("Progress")}>
         <FlowGraph nodes={graphNodes(d)} edges={d.flowGraph.edges} label={t("The flow with the instance's progress")} />
       </Card>
@@ -535,21 +535,66 @@ export const ACTIONS = [
   tk("withdraw"), tk("resubmit"), tk("add_cc"), tk("urge"), tk("submit"), tk("reassign"), tk("terminate"), tk("execute"),
 ];
 
-function InstanceActions({ d, onDone }: { d: Detail; onDone: () => void }) {
+function InstanceActions({ d, fields, onDone }: { d: Detail; fields: ReturnType<typeof parseForm>; onDone: () => void }) {
   const act = useAction();
-  const can = (a: string) => d.availableActions?.includes(a);
-  if (!can("withdraw")) return null;
+  const [data, setData] = useState<FormData>(d.instance.formData ?? {});
+  const [errors, setErrors] = useState<Record<string, string>>({});
+  const [cc, setCC] = useState("");
+  const offered = (a: string, perm: string) => !!d.availableActions?.includes(a) && can(perm);
+  const waiting = d.timeline.flatMap((e) => (e.participants ?? []).filter((p) => p.status === "pending"));
+  const urge = offered("urge", P.approvalUrge) ? waiting : [];
+  const run = (fn: () => Promise<unknown>, done: string) => void act.run(fn, done).then((ok) => ok && onDone());
+  const id = d.instance.instanceId;
+  if (!offered("withdraw", P.approvalWithdraw) && !offered("resubmit", P.approvalResubmit) && !offered("add_cc", P.approvalCC) && !urge.length && !act.notice) return null;
   return (
     <Card title={t("Actions")}>
       <ErrorBox error={act.error} />
       <Notice text={act.notice} />
-      <button
-        type="button"
-        disabled={act.busy}
-        onClick={() => void act.run(() => call("approval/instance", "withdraw", { instanceId: d.instance.instanceId }), t("Withdrawn.")).then((ok) => ok && onDone())}
-      >
-        {t("Withdraw")}
-      </button>
+      {offered("resubmit", P.approvalResubmit) && (
+        <form
+          onSubmit={(e) => {
+            e.preventDefault();
+            const bad = validate(fields, data);
+            setErrors(bad);
+            if (!Object.keys(bad).length) run(() => call("approval/instance", "resubmit", { instanceId: id, formData: data }), t("Resubmitted."));
+          }}
+        >
+          <p class="muted">{t("The instance came back to you: correct the form and submit it again.")}</p>
+          <Form fields={fields} data={data} onChange={setData} errors={errors} />
+          <div class="actions">
+            <button type="submit" class="primary" disabled={act.busy}>
+              {t("Resubmit")}
+            </button>
+          </div>
+        </form>
+      )}
+      {offered("withdraw", P.approvalWithdraw) && (
+        <button type="button" disabled={act.busy} onClick={() => run(() => call("approval/instance", "withdraw", { instanceId: id }), t("Withdrawn."))}>
+          {t("Withdraw")}
+        </button>
+      )}
+      {urge.map((p) => (
+        <button key={p.taskId} type="button" disabled={act.busy} onClick={() => run(() => call("approval/instance", "urge_task", { taskId: p.taskId }), t("{name} was reminded.", { name: p.user.name }))}>
+          {t("Urge {name}", { name: p.user.name })}
+        </button>
+      ))}
+      {offered("add_cc", P.approvalCC) && (
+        <form
+          class="inline"
+          onSubmit={(e) => {
+            e.preventDefault();
+            const ccUserIds = cc.split(/[\s,]+/).filter(Boolean);
+            run(() => call("approval/instance", "add_cc", { instanceId: id, ccUserIds }), t("Copies sent."));
+          }}
+        >
+          <Field label={t("Send a copy to (user ids)")}>
+            <input value={cc} onInput={(e) => setCC(e.currentTarget.value)} />
+          </Field>
+          <button type="submit" disabled={act.busy || !cc.trim()}>
+            {t("Send copies")}
+          </button>
+        </form>
+      )}
     </Card>
   );
 }
