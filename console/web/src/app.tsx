@@ -11,7 +11,7 @@ import { Users } from "./pages/users";
 import { Files } from "./pages/files";
 import { Cron } from "./pages/cron";
 import { Schema } from "./pages/schema";
-import { Approval, InboxCount } from "./pages/approval";
+import { Approval, InboxCount, approvalPresent, useApprovalPresence } from "./pages/approval";
 import { Events } from "./pages/events";
 import { Integration, integrationVisible } from "./pages/integration";
 
@@ -29,7 +29,7 @@ const routes: Route[] = [
   { path: "users", label: "Users", visible: () => can(P.userQuery), page: () => <Users /> },
   { path: "files", label: "Files", visible: () => true, page: () => <Files /> },
   { path: "cron", label: "Cron", visible: () => can(P.cronQuery) || can(P.cronRuns), page: () => <Cron /> },
-  { path: "approval", label: "Approval", visible: () => true, page: () => <Approval />, badge: () => <InboxCount /> },
+  { path: "approval", label: "Approval", visible: approvalPresent, page: () => <Approval />, badge: () => <InboxCount /> },
   { path: "schema", label: "Schema", visible: () => can(P.schema), page: () => <Schema /> },
   { path: "events", label: "Events", visible: () => can(P.eventQuery), page: () => <Events /> },
   { path: "integration", label: tk("Integration"), visible: integrationVisible, page: () => <Integration /> },
@@ -62,6 +62,7 @@ export function LangSwitch() {
 export function App() {
   useLang();
   const user = useUser();
+  useApprovalPresence();
   const [signedIn, setSignedIn] = useState(!!getTokens());
   const [loadError, setLoadError] = useState<unknown>(null);
   const [menuOpen, setMenuOpen] = useState(false);

@@ -3,7 +3,7 @@
 // allows — and, with the admin permissions, flows and versions, all instances and tasks, the
 // metrics, categories and delegations. Only approval/* operations of /api.
 import { useEffect, useState } from "preact/hooks";
-import { call } from "../api";
+import { ApiError, call } from "../api";
 import { t, tk, useLang } from "../i18n";
 import { P } from "../perms";
 import { can } from "../session";
@@ -11,6 +11,9 @@ import { Card, Dialog, EmptyRow, ErrorBox, Field, ListStatus, Notice, Pager, Tab
 import { FlowGraph, type GraphEdge, type GraphNode } from "../graph";
 import { Form, parseForm, validate, type FormData, type Perms } from "./approval-form";
 import { ApprovalAdmin } from "./approval-admin";
+
+/** NOT_FOUND is /api's answer to an operation the server does not have (404/1200). */
+const NOT_FOUND = 1200;
 
 export interface Page<T> {
   page: number;
@@ -150,9 +153,25 @@ function hashParams(): URLSearchParams {
   return new URLSearchParams(window.location.hash.split("?")[1] ?? "");
 }
 
-// ---- the inbox count in the navigation ----
+// ---- the inbox count in the navigation, and whether the server has the approval module ----
 let count: number | null = null;
+let absent = false;
 const countSubs = new Set<(n: number | null) => void>();
+const presenceSubs = new Set<() => void>();
+
+/** approvalPresent is false once the server answered that it has no approval/my (a host without the module). */
+export const approvalPresent = (): boolean => !absent;
+
+/** useApprovalPresence re-renders the caller when the server turns out to have no approval module. */
+export function useApprovalPresence(): void {
+  const [, set] = useState(0);
+  useEffect(() => {
+    const on = () => set((n) => n + 1);
+    presenceSubs.add(on);
+    return () => void presenceSubs.delete(on);
+  }, []);
+}
+
 /** refreshCount reads the caller's pending task count again (after a decision, every 30 s). */
 export function refreshCount(): void {
   call<{ pendingTaskCount: number }>("approval/my", "get_pending_counts").then(
@@ -160,7 +179,12 @@ export function refreshCount(): void {
       count = c.pendingTaskCount;
       countSubs.forEach((s) => s(count));
     },
-    () => undefined,
+    (e) => {
+      if (e instanceof ApiError && e.code === NOT_FOUND && !absent) {
+        absent = true;
+        presenceSubs.forEach((s) => s());
+      }
+    },
   );
 }
 
