@@ -84,6 +84,14 @@ async function parse<T>(res: Response): Promise<Envelope<T>> {
   return env;
 }
 
+/** Page is one page of a find_page answer (wire-core §9). */
+export interface Page<T> {
+  page: number;
+  size: number;
+  total: number;
+  items: T[];
+}
+
 export interface CallOptions {
   meta?: Record<string, unknown>;
   /** anonymous skips the bearer token (login, refresh, resolve_challenge). */

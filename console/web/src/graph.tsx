@@ -43,6 +43,7 @@ export function FlowGraph({ nodes, edges, label }: { nodes: GraphNode[]; edges: 
   const at = new Map(
     nodes.map((n) => [n.id, { x: col.get(n.position.x)! * (W + GAP_X) + 8, y: row.get(n.position.y)! * (H + GAP_Y) + 8 }]),
   );
+  const status = new Map(nodes.map((n) => [n.id, n.status]));
   const width = col.size * (W + GAP_X) - GAP_X + 16;
   const height = row.size * (H + GAP_Y) - GAP_Y + 16;
   return (
@@ -64,7 +65,7 @@ export function FlowGraph({ nodes, edges, label }: { nodes: GraphNode[]; edges: 
           const y2 = down ? b.y : b.y + H / 2;
           const my = (y1 + y2) / 2;
           const d = down ? `M ${x1} ${y1} C ${x1} ${my}, ${x2} ${my}, ${x2} ${y2}` : `M ${x1} ${y1} L ${x2} ${y2}`;
-          const done = nodes.find((n) => n.id === e.target)?.status;
+          const done = status.get(e.target);
           return <path key={e.id} d={d} class={`edge ${done && done !== "pending" && done !== "skipped" ? "taken" : ""}`} marker-end="url(#arrow)" />;
         })}
         {nodes.map((n) => {

@@ -1,7 +1,7 @@
 // Small shared pieces: async loading, error display, tables, paging, dialogs.
 import { cloneElement, type ComponentChildren, type VNode } from "preact";
 import { useCallback, useEffect, useId, useRef, useState } from "preact/hooks";
-import { ApiError } from "./api";
+import { ApiError, type Page } from "./api";
 import { t } from "./i18n";
 
 export interface Async<T> {
@@ -211,5 +211,37 @@ export function EmptyRow({ cols, text }: { cols: number; text: string }) {
         {text}
       </td>
     </tr>
+  );
+}
+
+/**
+ * PagedTable is one page of a list: its status (error, notice, first load), the rows — or one
+ * saying there are none — and the pager. row renders one item as a <tr>.
+ */
+export function PagedTable<T>(props: {
+  list: Async<Page<T>>;
+  act?: { error: unknown; notice: string | null };
+  page: number;
+  size: number;
+  onPage: (p: number) => void;
+  headings: ComponentChildren[];
+  actions?: boolean;
+  empty: string;
+  row: (item: T) => VNode;
+}) {
+  const { list } = props;
+  return (
+    <>
+      <ListStatus list={list} act={props.act} />
+      {list.data && (
+        <>
+          <Table headings={props.headings} actions={props.actions}>
+            {list.data.items.map(props.row)}
+            {!list.data.items.length && <EmptyRow cols={props.headings.length + (props.actions ? 1 : 0)} text={props.empty} />}
+          </Table>
+          <Pager page={props.page} size={props.size} total={list.data.total} onPage={props.onPage} />
+        </>
+      )}
+    </>
   );
 }

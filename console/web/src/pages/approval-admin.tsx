@@ -3,13 +3,13 @@
 // the metrics as bar charts, categories and delegations. Each part shows only with the
 // permission token its operations require.
 import { useState } from "preact/hooks";
-import { call } from "../api";
+import { call, type Page } from "../api";
 import { t, useLang } from "../i18n";
 import { P } from "../perms";
 import { can } from "../session";
-import { Card, Dialog, EmptyRow, Field, ListStatus, Pager, Table, useAction, useAsync } from "../ui";
+import { Card, Dialog, EmptyRow, ErrorBox, Field, ListStatus, PagedTable, Table, useAction, useAsync } from "../ui";
 import { FlowGraph, type GraphNode } from "../graph";
-import { at, openInstance, statusBadge, STATUSES, type Page } from "./approval";
+import { at, openInstance, statusBadge, STATUSES } from "./approval";
 
 interface Flow {
   id: string;
@@ -137,35 +137,35 @@ function Flows() {
       }
     >
       <p class="muted">{t("Flows are designed and deployed with the original framework's flow designer, which svc accepts unchanged; the console shows them read-only.")}</p>
-      <ListStatus list={list} act={act} />
-      {list.data && (
-        <>
-          <Table headings={[t("Flow"), t("Code"), t("Published version"), t("State")]} actions>
-            {list.data.items.map((f) => (
-              <tr key={f.id} data-flow={f.code}>
-                <td>{f.name}</td>
-                <td class="mono">{f.code}</td>
-                <td>{f.currentVersion || "–"}</td>
-                <td>
-                  <span class={f.isActive ? "badge ok" : "badge"}>{f.isActive ? t("active") : t("inactive")}</span>
-                </td>
-                <td class="row-actions">
-                  <button type="button" onClick={() => setOpen(f)}>
-                    {t("Versions")}
-                  </button>
-                  {can(P.approvalFlowUpdate) && (
-                    <button type="button" disabled={act.busy} onClick={() => void toggle(f)}>
-                      {f.isActive ? t("Deactivate") : t("Activate")}
-                    </button>
-                  )}
-                </td>
-              </tr>
-            ))}
-            {!list.data.items.length && <EmptyRow cols={5} text={t("No flows.")} />}
-          </Table>
-          <Pager page={page} size={SIZE} total={list.data.total} onPage={setPage} />
-        </>
-      )}
+      <PagedTable
+        list={list} act={act}
+        page={page}
+        size={SIZE}
+        onPage={setPage}
+        headings={[t("Flow"), t("Code"), t("Published version"), t("State")]}
+        actions
+        empty={t("No flows.")}
+        row={(f) => (
+          <tr key={f.id} data-flow={f.code}>
+            <td>{f.name}</td>
+            <td class="mono">{f.code}</td>
+            <td>{f.currentVersion || "–"}</td>
+            <td>
+              <span class={f.isActive ? "badge ok" : "badge"}>{f.isActive ? t("active") : t("inactive")}</span>
+            </td>
+            <td class="row-actions">
+              <button type="button" onClick={() => setOpen(f)}>
+                {t("Versions")}
+              </button>
+              {can(P.approvalFlowUpdate) && (
+                <button type="button" disabled={act.busy} onClick={() => void toggle(f)}>
+                  {f.isActive ? t("Deactivate") : t("Activate")}
+                </button>
+              )}
+            </td>
+          </tr>
+        )}
+      />
       {open && <FlowDialog flow={open} onClose={() => (setOpen(null), list.reload())} />}
     </Card>
   );
@@ -243,40 +243,40 @@ function Instances() {
         </form>
       }
     >
-      <ListStatus list={list} />
-      {list.data && (
-        <>
-          <Table headings={[t("Title"), t("Number"), t("Flow"), t("Applicant"), t("Status"), t("Current node"), t("Started")]} actions>
-            {list.data.items.map((r) => (
-              <tr key={r.instanceId} data-instance={r.instanceId}>
-                <td>{r.title}</td>
-                <td class="mono">{r.instanceNo}</td>
-                <td>{r.flowName}</td>
-                <td>{r.applicant.name}</td>
-                <td>
-                  <span class={statusBadge(r.status)}>{t(r.status)}</span>
-                </td>
-                <td>{r.currentNodeName ?? "–"}</td>
-                <td>{at(r.createdAt)}</td>
-                <td class="row-actions">
-                  {can(P.approvalInstanceDetail) && (
-                    <button type="button" onClick={() => openInstance(r.instanceId, true)}>
-                      {t("Open")}
-                    </button>
-                  )}
-                  {can(P.approvalTerminate) && r.status === "running" && (
-                    <button type="button" class="danger" onClick={() => setEnding(r)}>
-                      {t("Terminate")}
-                    </button>
-                  )}
-                </td>
-              </tr>
-            ))}
-            {!list.data.items.length && <EmptyRow cols={8} text={t("No instances.")} />}
-          </Table>
-          <Pager page={page} size={SIZE} total={list.data.total} onPage={setPage} />
-        </>
-      )}
+      <PagedTable
+        list={list}
+        page={page}
+        size={SIZE}
+        onPage={setPage}
+        headings={[t("Title"), t("Number"), t("Flow"), t("Applicant"), t("Status"), t("Current node"), t("Started")]}
+        actions
+        empty={t("No instances.")}
+        row={(r) => (
+          <tr key={r.instanceId} data-instance={r.instanceId}>
+            <td>{r.title}</td>
+            <td class="mono">{r.instanceNo}</td>
+            <td>{r.flowName}</td>
+            <td>{r.applicant.name}</td>
+            <td>
+              <span class={statusBadge(r.status)}>{t(r.status)}</span>
+            </td>
+            <td>{r.currentNodeName ?? "–"}</td>
+            <td>{at(r.createdAt)}</td>
+            <td class="row-actions">
+              {can(P.approvalInstanceDetail) && (
+                <button type="button" onClick={() => openInstance(r.instanceId, true)}>
+                  {t("Open")}
+                </button>
+              )}
+              {can(P.approvalTerminate) && r.status === "running" && (
+                <button type="button" class="danger" onClick={() => setEnding(r)}>
+                  {t("Terminate")}
+                </button>
+              )}
+            </td>
+          </tr>
+        )}
+      />
       {ending && (
         <Reason
           title={t("Terminate {name}", { name: ending.title })}
@@ -301,7 +301,7 @@ function Reason(props: { title: string; user?: boolean; run: (reason: string, us
           void act.run(() => props.run(reason.trim(), user.trim())).then((ok) => ok && props.onClose(true));
         }}
       >
-        <ListStatus list={{ data: true, error: null, loading: false, reload: () => undefined }} act={act} />
+        <ErrorBox error={act.error} />
         {props.user && (
           <Field label={t("New assignee (user id)")}>
             <input value={user} required onInput={(e) => setUser(e.currentTarget.value)} />
@@ -342,34 +342,34 @@ function Tasks() {
         </form>
       }
     >
-      <ListStatus list={list} />
-      {list.data && (
-        <>
-          <Table headings={[t("Title"), t("Flow"), t("Node"), t("Assignee"), t("Status"), t("Since")]} actions>
-            {list.data.items.map((r) => (
-              <tr key={r.taskId}>
-                <td>{r.instanceTitle}</td>
-                <td>{r.flowName}</td>
-                <td>{r.nodeName}</td>
-                <td>{r.assignee.name}</td>
-                <td>
-                  <span class={statusBadge(r.status)}>{t(r.status)}</span>
-                </td>
-                <td>{at(r.createdAt)}</td>
-                <td>
-                  {can(P.approvalReassign) && r.status === "pending" && (
-                    <button type="button" onClick={() => setMoving(r)}>
-                      {t("Reassign")}
-                    </button>
-                  )}
-                </td>
-              </tr>
-            ))}
-            {!list.data.items.length && <EmptyRow cols={7} text={t("No tasks.")} />}
-          </Table>
-          <Pager page={page} size={SIZE} total={list.data.total} onPage={setPage} />
-        </>
-      )}
+      <PagedTable
+        list={list}
+        page={page}
+        size={SIZE}
+        onPage={setPage}
+        headings={[t("Title"), t("Flow"), t("Node"), t("Assignee"), t("Status"), t("Since")]}
+        actions
+        empty={t("No tasks.")}
+        row={(r) => (
+          <tr key={r.taskId}>
+            <td>{r.instanceTitle}</td>
+            <td>{r.flowName}</td>
+            <td>{r.nodeName}</td>
+            <td>{r.assignee.name}</td>
+            <td>
+              <span class={statusBadge(r.status)}>{t(r.status)}</span>
+            </td>
+            <td>{at(r.createdAt)}</td>
+            <td>
+              {can(P.approvalReassign) && r.status === "pending" && (
+                <button type="button" onClick={() => setMoving(r)}>
+                  {t("Reassign")}
+                </button>
+              )}
+            </td>
+          </tr>
+        )}
+      />
       {moving && (
         <Reason
           title={t("Reassign {name}", { name: moving.instanceTitle })}
@@ -510,35 +510,35 @@ function Delegations() {
   };
   return (
     <Card title={t("Delegations")}>
-      <ListStatus list={list} act={act} />
-      {list.data && (
-        <>
-          <Table headings={[t("Delegator"), t("Delegate"), t("Flow"), t("From"), t("Until"), t("State"), t("Reason")]} actions>
-            {list.data.items.map((d) => (
-              <tr key={d.id}>
-                <td class="mono">{d.delegatorId}</td>
-                <td class="mono">{d.delegateeId}</td>
-                <td class="mono">{d.flowId ?? t("every flow")}</td>
-                <td>{at(d.startsAt)}</td>
-                <td>{at(d.endsAt)}</td>
-                <td>
-                  <span class={d.isActive ? "badge ok" : "badge"}>{d.isActive ? t("active") : t("inactive")}</span>
-                </td>
-                <td>{d.reason ?? "–"}</td>
-                <td>
-                  {can(P.approvalDelegationDelete) && (
-                    <button type="button" class="danger" disabled={act.busy} onClick={() => void remove(d)}>
-                      {t("Delete")}
-                    </button>
-                  )}
-                </td>
-              </tr>
-            ))}
-            {!list.data.items.length && <EmptyRow cols={8} text={t("No delegations.")} />}
-          </Table>
-          <Pager page={page} size={SIZE} total={list.data.total} onPage={setPage} />
-        </>
-      )}
+      <PagedTable
+        list={list} act={act}
+        page={page}
+        size={SIZE}
+        onPage={setPage}
+        headings={[t("Delegator"), t("Delegate"), t("Flow"), t("From"), t("Until"), t("State"), t("Reason")]}
+        actions
+        empty={t("No delegations.")}
+        row={(d) => (
+          <tr key={d.id}>
+            <td class="mono">{d.delegatorId}</td>
+            <td class="mono">{d.delegateeId}</td>
+            <td class="mono">{d.flowId ?? t("every flow")}</td>
+            <td>{at(d.startsAt)}</td>
+            <td>{at(d.endsAt)}</td>
+            <td>
+              <span class={d.isActive ? "badge ok" : "badge"}>{d.isActive ? t("active") : t("inactive")}</span>
+            </td>
+            <td>{d.reason ?? "–"}</td>
+            <td>
+              {can(P.approvalDelegationDelete) && (
+                <button type="button" class="danger" disabled={act.busy} onClick={() => void remove(d)}>
+                  {t("Delete")}
+                </button>
+              )}
+            </td>
+          </tr>
+        )}
+      />
       {can(P.approvalDelegationCreate) && (
         <form class="inline" onSubmit={create}>
           <Field label={t("Delegator (user id)")}>

@@ -3,11 +3,11 @@
 // allows — and, with the admin permissions, flows and versions, all instances and tasks, the
 // metrics, categories and delegations. Only approval/* operations of /api.
 import { useEffect, useState } from "preact/hooks";
-import { ApiError, call } from "../api";
+import { ApiError, call, type Page } from "../api";
 import { t, tk, useLang } from "../i18n";
 import { P } from "../perms";
 import { can } from "../session";
-import { Card, Dialog, EmptyRow, ErrorBox, Field, ListStatus, Notice, Pager, Table, useAction, useAsync, useInterval } from "../ui";
+import { Card, Dialog, EmptyRow, ErrorBox, Field, ListStatus, Notice, PagedTable, Table, useAction, useAsync, useInterval } from "../ui";
 import { FlowGraph, type GraphEdge, type GraphNode } from "../graph";
 import { Form, parseForm, validate, type FormData, type Perms } from "./approval-form";
 import { ApprovalAdmin } from "./approval-admin";
@@ -15,12 +15,6 @@ import { ApprovalAdmin } from "./approval-admin";
 /** NOT_FOUND is /api's answer to an operation the server does not have (404/1200). */
 const NOT_FOUND = 1200;
 
-export interface Page<T> {
-  page: number;
-  size: number;
-  total: number;
-  items: T[];
-}
 interface UserRef {
   id: string;
   name: string;
@@ -267,31 +261,31 @@ function Inbox() {
   const { list, page, setPage } = useMyPage<PendingTask>("find_pending_tasks");
   return (
     <Card title={t("Pending tasks")} actions={<button type="button" onClick={list.reload}>{t("Refresh")}</button>}>
-      <ListStatus list={list} />
-      {list.data && (
-        <>
-          <Table headings={[t("Title"), t("Flow"), t("Node"), t("Applicant"), t("Since"), t("Deadline")]} actions>
-            {list.data.items.map((r) => (
-              <tr key={r.taskId} data-task={r.taskId} data-instance={r.instanceId}>
-                <td>
-                  {r.instanceTitle || r.instanceNo}
-                  {r.isTimeout && <span class="badge bad">{t("overdue")}</span>}
-                </td>
-                <td>{r.flowName}</td>
-                <td>{r.nodeName}</td>
-                <td>{r.applicant.name}</td>
-                <td>{at(r.createdAt)}</td>
-                <td>{at(r.deadline)}</td>
-                <td>
-                  <Open id={r.instanceId} label={t("Open {name}", { name: r.instanceTitle || r.instanceNo })} />
-                </td>
-              </tr>
-            ))}
-            {!list.data.items.length && <EmptyRow cols={7} text={t("Nothing waits for you.")} />}
-          </Table>
-          <Pager page={page} size={SIZE} total={list.data.total} onPage={setPage} />
-        </>
-      )}
+      <PagedTable
+        list={list}
+        page={page}
+        size={SIZE}
+        onPage={setPage}
+        headings={[t("Title"), t("Flow"), t("Node"), t("Applicant"), t("Since"), t("Deadline")]}
+        actions
+        empty={t("Nothing waits for you.")}
+        row={(r) => (
+          <tr key={r.taskId} data-task={r.taskId} data-instance={r.instanceId}>
+            <td>
+              {r.instanceTitle || r.instanceNo}
+              {r.isTimeout && <span class="badge bad">{t("overdue")}</span>}
+            </td>
+            <td>{r.flowName}</td>
+            <td>{r.nodeName}</td>
+            <td>{r.applicant.name}</td>
+            <td>{at(r.createdAt)}</td>
+            <td>{at(r.deadline)}</td>
+            <td>
+              <Open id={r.instanceId} label={t("Open {name}", { name: r.instanceTitle || r.instanceNo })} />
+            </td>
+          </tr>
+        )}
+      />
     </Card>
   );
 }
@@ -300,30 +294,30 @@ function Done() {
   const { list, page, setPage } = useMyPage<CompletedTask>("find_completed_tasks");
   return (
     <Card title={t("Tasks done")}>
-      <ListStatus list={list} />
-      {list.data && (
-        <>
-          <Table headings={[t("Title"), t("Flow"), t("Node"), t("Applicant"), t("Outcome"), t("Finished")]} actions>
-            {list.data.items.map((r) => (
-              <tr key={r.taskId}>
-                <td>{r.instanceTitle || r.instanceNo}</td>
-                <td>{r.flowName}</td>
-                <td>{r.nodeName}</td>
-                <td>{r.applicant.name}</td>
-                <td>
-                  <span class={statusBadge(r.status)}>{t(r.status)}</span>
-                </td>
-                <td>{at(r.finishedAt)}</td>
-                <td>
-                  <Open id={r.instanceId} label={t("Open {name}", { name: r.instanceTitle || r.instanceNo })} />
-                </td>
-              </tr>
-            ))}
-            {!list.data.items.length && <EmptyRow cols={7} text={t("No tasks done yet.")} />}
-          </Table>
-          <Pager page={page} size={SIZE} total={list.data.total} onPage={setPage} />
-        </>
-      )}
+      <PagedTable
+        list={list}
+        page={page}
+        size={SIZE}
+        onPage={setPage}
+        headings={[t("Title"), t("Flow"), t("Node"), t("Applicant"), t("Outcome"), t("Finished")]}
+        actions
+        empty={t("No tasks done yet.")}
+        row={(r) => (
+          <tr key={r.taskId}>
+            <td>{r.instanceTitle || r.instanceNo}</td>
+            <td>{r.flowName}</td>
+            <td>{r.nodeName}</td>
+            <td>{r.applicant.name}</td>
+            <td>
+              <span class={statusBadge(r.status)}>{t(r.status)}</span>
+            </td>
+            <td>{at(r.finishedAt)}</td>
+            <td>
+              <Open id={r.instanceId} label={t("Open {name}", { name: r.instanceTitle || r.instanceNo })} />
+            </td>
+          </tr>
+        )}
+      />
     </Card>
   );
 }
@@ -332,30 +326,30 @@ function Started() {
   const { list, page, setPage } = useMyPage<Initiated>("find_initiated");
   return (
     <Card title={t("Started by me")}>
-      <ListStatus list={list} />
-      {list.data && (
-        <>
-          <Table headings={[t("Title"), t("Number"), t("Flow"), t("Status"), t("Current node"), t("Started")]} actions>
-            {list.data.items.map((r) => (
-              <tr key={r.instanceId} data-instance={r.instanceId}>
-                <td>{r.title}</td>
-                <td class="mono">{r.instanceNo}</td>
-                <td>{r.flowName}</td>
-                <td>
-                  <span class={statusBadge(r.status)}>{t(r.status)}</span>
-                </td>
-                <td>{r.currentNodeName ?? "–"}</td>
-                <td>{at(r.createdAt)}</td>
-                <td>
-                  <Open id={r.instanceId} label={t("Open {name}", { name: r.title })} />
-                </td>
-              </tr>
-            ))}
-            {!list.data.items.length && <EmptyRow cols={7} text={t("You have started no instance.")} />}
-          </Table>
-          <Pager page={page} size={SIZE} total={list.data.total} onPage={setPage} />
-        </>
-      )}
+      <PagedTable
+        list={list}
+        page={page}
+        size={SIZE}
+        onPage={setPage}
+        headings={[t("Title"), t("Number"), t("Flow"), t("Status"), t("Current node"), t("Started")]}
+        actions
+        empty={t("You have started no instance.")}
+        row={(r) => (
+          <tr key={r.instanceId} data-instance={r.instanceId}>
+            <td>{r.title}</td>
+            <td class="mono">{r.instanceNo}</td>
+            <td>{r.flowName}</td>
+            <td>
+              <span class={statusBadge(r.status)}>{t(r.status)}</span>
+            </td>
+            <td>{r.currentNodeName ?? "–"}</td>
+            <td>{at(r.createdAt)}</td>
+            <td>
+              <Open id={r.instanceId} label={t("Open {name}", { name: r.title })} />
+            </td>
+          </tr>
+        )}
+      />
     </Card>
   );
 }
@@ -370,30 +364,30 @@ function Copies() {
     });
   return (
     <Card title={t("Copies to me")}>
-      <ListStatus list={list} act={act} />
-      {list.data && (
-        <>
-          <Table headings={[t("Title"), t("Flow"), t("Node"), t("Applicant"), t("Received"), t("Read")]} actions>
-            {list.data.items.map((r) => (
-              <tr key={r.ccRecordId}>
-                <td>{r.instanceTitle || r.instanceNo}</td>
-                <td>{r.flowName}</td>
-                <td>{r.nodeName ?? "–"}</td>
-                <td>{r.applicant.name}</td>
-                <td>{at(r.createdAt)}</td>
-                <td>{r.isRead ? t("yes") : <span class="badge">{t("new")}</span>}</td>
-                <td>
-                  <button type="button" onClick={() => void read(r)}>
-                    {t("Open")}
-                  </button>
-                </td>
-              </tr>
-            ))}
-            {!list.data.items.length && <EmptyRow cols={7} text={t("No copies.")} />}
-          </Table>
-          <Pager page={page} size={SIZE} total={list.data.total} onPage={setPage} />
-        </>
-      )}
+      <PagedTable
+        list={list} act={act}
+        page={page}
+        size={SIZE}
+        onPage={setPage}
+        headings={[t("Title"), t("Flow"), t("Node"), t("Applicant"), t("Received"), t("Read")]}
+        actions
+        empty={t("No copies.")}
+        row={(r) => (
+          <tr key={r.ccRecordId}>
+            <td>{r.instanceTitle || r.instanceNo}</td>
+            <td>{r.flowName}</td>
+            <td>{r.nodeName ?? "–"}</td>
+            <td>{r.applicant.name}</td>
+            <td>{at(r.createdAt)}</td>
+            <td>{r.isRead ? t("yes") : <span class="badge">{t("new")}</span>}</td>
+            <td>
+              <button type="button" onClick={() => void read(r)}>
+                {t("Open")}
+              </button>
+            </td>
+          </tr>
+        )}
+      />
     </Card>
   );
 }

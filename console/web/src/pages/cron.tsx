@@ -2,7 +2,7 @@
 // pause, resume, trigger now, delete) and runs (filters, detail, a chart of durations and
 // outcomes over time).
 import { useEffect, useMemo, useState } from "preact/hooks";
-import { call } from "../api";
+import { call, type Page } from "../api";
 import { Chart } from "../chart";
 import { t, useLang, when } from "../i18n";
 import { P } from "../perms";
@@ -43,12 +43,6 @@ interface Run {
   durationMs: number;
   error?: string;
   missedCount?: number;
-}
-interface Page<T> {
-  page: number;
-  size: number;
-  total: number;
-  items: T[];
 }
 const STATUSES = ["running", "succeeded", "failed", "missed", "skipped", "abandoned", "canceled"];
 const SIZE = 15;

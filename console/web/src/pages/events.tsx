@@ -2,7 +2,7 @@
 // outbox — counts per status, rows with filters, a row's detail with Replay and Discard for a
 // dead letter, showing what the replay did.
 import { useState } from "preact/hooks";
-import { call } from "../api";
+import { call, type Page } from "../api";
 import { t, tk, useLang } from "../i18n";
 import { P } from "../perms";
 import { can } from "../session";
@@ -46,12 +46,6 @@ interface Row {
   correlationId?: string;
   headers?: Record<string, string>;
   payload?: unknown;
-}
-interface Page<T> {
-  page: number;
-  size: number;
-  total: number;
-  items: T[];
 }
 interface Replay {
   outcome: "delivered" | "failed" | "not_dead";

@@ -1,7 +1,7 @@
 // Files: resumable uploads with a real progress bar (pause, resume, resume after a reload),
 // the stored files (sys/storage/file find_page) with search, metadata, download and delete.
 import { useRef, useState } from "preact/hooks";
-import { call, downloadFile } from "../api";
+import { call, downloadFile, type Page } from "../api";
 import { bytes, t, useLang } from "../i18n";
 import { P } from "../perms";
 import { can, useUser } from "../session";
@@ -20,12 +20,6 @@ interface FileView {
   claimedAt?: string;
   deletedAt?: string;
   deleteReason?: string;
-}
-interface Page<T> {
-  page: number;
-  size: number;
-  total: number;
-  items: T[];
 }
 
 interface Job {

@@ -2,7 +2,7 @@
 // search and paging, create, disable/enable, roles, password reset, TOTP enrollment with a QR
 // code, a user's sessions with revoke and "sign out everywhere".
 import { useState } from "preact/hooks";
-import { call } from "../api";
+import { call, type Page } from "../api";
 import { t, useLang, when } from "../i18n";
 import { P } from "../perms";
 import { QRCode } from "../qr";
@@ -19,12 +19,6 @@ export interface UserView {
   totpPending: boolean;
   passwordChangedAt: string;
   createdAt: string;
-}
-interface Page<T> {
-  page: number;
-  size: number;
-  total: number;
-  items: T[];
 }
 interface Role {
   name: string;

@@ -2,12 +2,7 @@
 import { call } from "../../api";
 import { t } from "../../i18n";
 
-export interface Page<T> {
-  page: number;
-  size: number;
-  total: number;
-  items: T[];
-}
+export type { Page } from "../../api";
 
 export interface Audited {
   id: string;
