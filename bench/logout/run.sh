@@ -11,7 +11,8 @@
 #                                          # (default 1000, 0 skips it)
 #   SVC_SRC=/tmp/main-tree bench/logout/run.sh   # build svc from another tree ("before")
 #   PROFILE=1 bench/logout/run.sh          # also save a CPU profile of one logout round and a
-#                                          # heap profile after it to $PROFILE_DIR (default /tmp)
+#                                          # heap profile after it to $PROFILE_DIR (default /tmp;
+#                                          # PROFILE_SECONDS long, default 3: make the round last longer)
 #
 # Tokens: each logout needs a fresh token of its own family. bench/logout/mint issues them
 # through the token service before the server starts (one family row each, as a login stores),
@@ -127,7 +128,7 @@ declare -a r_svc r_bare
 for ((r = 0; r < ROUNDS; r++)); do
   if ((r % 2 == 0)); then
     if [ "$PROFILE" = 1 ] && ((r == 0)); then
-      curl -s -o "$PROFILE_DIR/logout-cpu.pprof" "http://$ADMIN/debug/pprof/profile?seconds=3" &
+      curl -s -o "$PROFILE_DIR/logout-cpu.pprof" "http://$ADMIN/debug/pprof/profile?seconds=${PROFILE_SECONDS:-3}" &
       prof=$!
     fi
     r_svc+=("$(logout_round "$svc_pid" "$url" "$work/tokens.$r")")

@@ -16,8 +16,10 @@
 //
 // Then it starts svc once more, calls get_user_info, waits for the start-up work to settle and
 // reads the idle resident set from /proc/PID/smaps_rollup (Rss, its anonymous part — heap,
-// stacks, runtime — and its file-backed part, mostly the binary's touched pages); and again
-// after one password login, whose argon2id hash is the largest allocation a client causes.
+// stacks, runtime — and its file-backed part, mostly the binary's touched pages); again after
+// 5 000 more get_user_info calls over 16 connections (the pages the serving path maps back:
+// svc serve drops its start-up's mappings of the binary, internal/startmem); and again after
+// one password login, whose argon2id hash is the largest allocation a client causes.
 //
 // Every figure is the median of the rounds; the last lines are RESULT lines for bench/run.sh.
 package main
@@ -38,6 +40,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -126,7 +130,7 @@ func run(bin, bare, cfgPath string, rounds, port int, settle time.Duration) erro
 		}
 	}
 
-	mem, login, err := s.idle(base, token, settle)
+	mem, loaded, login, err := s.idle(base, token, settle)
 	if err != nil {
 		return err
 	}
@@ -138,15 +142,15 @@ func run(bin, bare, cfgPath string, rounds, port int, settle time.Duration) erro
 	for _, m := range []struct {
 		when string
 		kb   map[string]int64
-	}{{"idle", mem}, {"after one login", login}} {
+	}{{"idle", mem}, {fmt.Sprintf("after %d get_user_info calls", loadCalls), loaded}, {"after one login", login}} {
 		fmt.Printf("%s (+%s): Rss %.1f MiB = anonymous %.1f MiB + file-backed %.1f MiB (binary %.1f MiB on disk)\n",
 			m.when, settle, mib(m.kb["Rss"]), mib(m.kb["Anonymous"]), mib(m.kb["Rss"]-m.kb["Anonymous"]), mib(fileSize(bin)))
 	}
 	fmt.Printf("RESULT startup_fresh_ms=%s startup_existing_ms=%s startup_bare_ms=%s\n",
 		msNum(median(fresh)), msNum(median(existing)), msNum(median(bareRuns)))
-	fmt.Printf("RESULT rss_mib=%.1f anon_mib=%.1f file_mib=%.1f binary_mib=%.1f login_rss_mib=%.1f login_anon_mib=%.1f\n",
+	fmt.Printf("RESULT rss_mib=%.1f anon_mib=%.1f file_mib=%.1f binary_mib=%.1f load_rss_mib=%.1f load_file_mib=%.1f login_rss_mib=%.1f login_anon_mib=%.1f\n",
 		mib(mem["Rss"]), mib(mem["Anonymous"]), mib(mem["Rss"]-mem["Anonymous"]), mib(fileSize(bin)),
-		mib(login["Rss"]), mib(login["Anonymous"]))
+		mib(loaded["Rss"]), mib(loaded["Rss"]-loaded["Anonymous"]), mib(login["Rss"]), mib(login["Anonymous"]))
 	return nil
 }
 
@@ -231,32 +235,54 @@ func (s *svc) timeTo(ok func() bool) (time.Duration, error) {
 	return 0, fmt.Errorf("no answer within 30 s: %s", s.logTail())
 }
 
+// loadCalls is the number of get_user_info calls between the idle and the loaded reading.
+const loadCalls = 5000
+
 // idle starts the server, calls get_user_info, waits settle and reads /proc/PID/smaps_rollup;
-// then it logs in once (one argon2id hash, 19 MiB by default), waits settle and reads it again.
-func (s *svc) idle(base, token string, settle time.Duration) (idle, afterLogin map[string]int64, err error) {
+// then it makes loadCalls more calls over 16 connections, waits settle and reads it again; then
+// it logs in once (one argon2id hash), waits settle and reads it a third time.
+func (s *svc) idle(base, token string, settle time.Duration) (idle, loaded, afterLogin map[string]int64, err error) {
 	cmd, err := s.start()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	defer stop(cmd)
 	deadline := time.Now().Add(30 * time.Second)
 	for !userInfo(base, token) {
 		if time.Now().After(deadline) {
-			return nil, nil, fmt.Errorf("no answer within 30 s: %s", s.logTail())
+			return nil, nil, nil, fmt.Errorf("no answer within 30 s: %s", s.logTail())
 		}
 		time.Sleep(time.Millisecond)
 	}
 	time.Sleep(settle)
-	idle, err = smapsRollup(cmd.Process.Pid)
-	if err != nil {
-		return nil, nil, err
+	if idle, err = smapsRollup(cmd.Process.Pid); err != nil {
+		return nil, nil, nil, err
+	}
+	var failed atomic.Int64
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Go(func() {
+			for range loadCalls / 16 {
+				if !userInfo(base, token) {
+					failed.Add(1)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if n := failed.Load(); n > 0 {
+		return nil, nil, nil, fmt.Errorf("%d of %d get_user_info calls failed", n, loadCalls)
+	}
+	time.Sleep(settle)
+	if loaded, err = smapsRollup(cmd.Process.Pid); err != nil {
+		return nil, nil, nil, err
 	}
 	if tok, err := login(base); err != nil || tok == "" {
-		return nil, nil, fmt.Errorf("login: %v", err)
+		return nil, nil, nil, fmt.Errorf("login: %v", err)
 	}
 	time.Sleep(settle)
 	afterLogin, err = smapsRollup(cmd.Process.Pid)
-	return idle, afterLogin, err
+	return idle, loaded, afterLogin, err
 }
 
 func (s *svc) logTail() string {
@@ -289,7 +315,7 @@ func smapsRollup(pid int) (map[string]int64, error) {
 	return m, sc.Err()
 }
 
-var client = &http.Client{Timeout: 5 * time.Second}
+var client = &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 16}}
 
 // status is the status of GET url, 0 when nothing answers.
 func status(url string) int {

@@ -34,6 +34,10 @@ const (
 	// PushBuffers: push/hijack.go hands coder/websocket a hijacked connection with small
 	// buffers instead of net/http's, relying on how the library adopts them.
 	PushBuffers = "push.buffers"
+	// StartPages: internal/startmem drops the ready binary's mappings of its executable's
+	// read-only pages once the server has started, so that the pages only the start-up touched
+	// stop counting in its resident set.
+	StartPages = "start.pages"
 )
 
 // setting is SVC_BYPASS_OFF as the process started with it.
