@@ -168,6 +168,12 @@
 //     after a pause longer than half the log's retention the poll loads it again. So checking a
 //     token's family reads nothing; a process that never started the module reads the family
 //     row instead. A logged-out access token leaves the verified-token cache.
+//   - Checking a token not seen before (jwtown.go, issue #34; the security.jwt bypass of
+//     internal/bypass): a token in the exact form svc signs (its header byte for byte, then an
+//     HS256 signature that verifies) has its claims read by a decoder of their own members,
+//     whole-second dates and escape-free strings (3 µs instead of golang-jwt's 11); anything
+//     else, and every invalid token, goes through golang-jwt, whose errors name the fault.
+//     TestParseOwnMatchesGolangJWT and FuzzDecodeClaims hold both paths to the same answers.
 //   - Beyond the original: tokens issued before a password change or disable are refused
 //     (1003), and the roles of a built-in user's requests are the user's current roles, not
 //     the token's (TokenState.Roles), so a removed role stops working on issued tokens. Refresh

@@ -5,6 +5,7 @@ import (
 
 	"github.com/svc-framework/svc/app"
 	"github.com/svc-framework/svc/config"
+	"github.com/svc-framework/svc/internal/bypass"
 )
 
 // extensions are the directory-backed pieces, from the built-in store, a host UserStore that
@@ -88,7 +89,8 @@ func (s *Service) buildTokens(deps app.Deps, opts Options, ext extensions) error
 	}
 	s.families = &familyStore{db: deps.DB}
 	jwt := &JWTTokens{
-		signer:           signer{keys: s.keys, audience: deps.Config.App.Name, now: s.now, lifetimes: s.tokenLifetimes()},
+		signer: signer{keys: s.keys, audience: deps.Config.App.Name, now: s.now, lifetimes: s.tokenLifetimes(),
+			own: bypass.On(bypass.SecurityJWT)},
 		refreshTTL:       sec.TokenExpires,
 		refreshNotBefore: sec.RefreshNotBefore,
 		families:         s.families,

@@ -34,6 +34,9 @@ const (
 	// PushBuffers: push/hijack.go hands coder/websocket a hijacked connection with small
 	// buffers instead of net/http's, relying on how the library adopts them.
 	PushBuffers = "push.buffers"
+	// SecurityJWT: security/jwtown.go verifies and decodes a token in the exact form svc signs
+	// without golang-jwt's parser and encoding/json's reflection.
+	SecurityJWT = "security.jwt"
 	// StartPages: internal/startmem drops the ready binary's mappings of its executable's
 	// read-only pages once the server has started, so that the pages only the start-up touched
 	// stop counting in its resident set.
