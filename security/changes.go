@@ -63,7 +63,8 @@ type changeRow struct {
 // recordChange inserts a change row with idb, the transaction of the change itself, so the row
 // exists exactly when the change does.
 func recordChange(ctx context.Context, idb bun.IDB, kind, ref string, now time.Time) error {
-	_, err := idb.NewInsert().Model(&changeRow{Kind: kind, Ref: ref, CreatedAt: now.UTC()}).Exec(ctx)
+	// Returning("NULL"): nothing reads the seq back, and without it bun asks for it (a query, not an exec)
+	_, err := idb.NewInsert().Model(&changeRow{Kind: kind, Ref: ref, CreatedAt: now.UTC()}).Returning("NULL").Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("security: record %s change: %w", kind, err)
 	}

@@ -153,7 +153,7 @@ func (r *revoker) write(batch []*familyWrite) {
 		if len(changes) == 0 {
 			return nil
 		}
-		_, err := tx.NewInsert().Model(&changes).Exec(ctx)
+		_, err := tx.NewInsert().Model(&changes).Returning("NULL").Exec(ctx) // the seqs are not read back
 		return err
 	})
 	cancel()
