@@ -95,10 +95,15 @@
 // SEP-2575 _meta triple and the Mcp-Method / Mcp-Name headers), no other _meta, no other Mcp-*
 // headers — with the same sdk.ToolHandler and the bytes the SDK writes (TestFastCallMatchesSDK
 // compares them for every form taken and every form left to the SDK); every other request is
-// the SDK's. Measured (BenchmarkAPICall, BenchmarkToolsCall, BenchmarkToolsCallLegacy,
-// BenchmarkToolsCallSDK; median cpu-ns/op of one run on 2 shared cores): /api ≈ 11.4 µs,
-// tools/call ≈ 15 µs as the SDK client sends it (≈ 1.3×, 1.3–1.7× across runs; target ≤ 2×),
-// ≈ 13.7 µs in protocol 2025-11-25, ≈ 340 µs through the SDK. The fast path runs no receiving middleware a host adds
+// the SDK's. It reads the request's members with internal/jsontop (one json.Valid of the body,
+// then member boundaries, as the /api envelope does) and remembers the _meta capability and
+// client-info objects that decoded, by their bytes (metaSeen, at most 256), so a client's
+// repeated calls are not decoded into the SDK's types each time. Measured (BenchmarkAPICall,
+// BenchmarkToolsCall, BenchmarkToolsCallLegacy, BenchmarkToolsCallSDK; cpu-ns/op, 3 runs on 2
+// shared cores, 2026-11-28): /api 14.8–18.0 µs, tools/call 28.0–34.2 µs as the SDK client sends
+// it, 22.3–24.5 µs in protocol 2025-11-25, 380–500 µs through the SDK; bench/run.sh's mcp row
+// (alternating rounds, the medians) measured 1.8× twice (target ≤ 2×; 2.0–2.8× before these two
+// changes). The fast path runs no receiving middleware a host adds
 // through Server() and does not see operation tools removed or replaced there: such a host sets
 // Options.SDKOnly.
 package mcp

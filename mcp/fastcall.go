@@ -12,9 +12,12 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/svc-framework/svc/internal/jsontop"
 )
 
 // The fast path of tools/call (issue #18's cost target). In stateless mode the SDK builds a
@@ -62,7 +65,7 @@ func (s *Service) serveFast(w http.ResponseWriter, r *http.Request, info *auth.T
 	}
 	call, ok := parseToolCall(body)
 	if ok {
-		ok = call.matches(r.Header, version)
+		ok = call.matches(r.Header, version, &s.metaSeen)
 	}
 	var handler sdk.ToolHandler
 	if ok {
@@ -289,6 +292,9 @@ type callMeta struct {
 // false for anything else, including forms the SDK would normalise (non-integer ids, escaped
 // strings, null arguments), so that the SDK answers them.
 func parseToolCall(body []byte) (toolCall, bool) {
+	if !json.Valid(body) {
+		return toolCall{}, false
+	}
 	msg, ok := members(body, "jsonrpc", "id", "method", "params")
 	if !ok || string(msg["jsonrpc"]) != `"2.0"` || string(msg["method"]) != `"tools/call"` || !plainID(msg["id"]) {
 		return toolCall{}, false
@@ -320,27 +326,31 @@ const (
 	metaClientInfo         = "io.modelcontextprotocol/clientInfo"
 )
 
-// members decodes raw, a JSON object, into its members by their exact names (the SDK's decoder
-// matches member names exactly, where encoding/json's struct decoding would fold case) and
-// reports false for anything else: not an object, or a member not named in allowed.
+// members returns the members of raw, a JSON object, by their names (exact: the SDK's decoder
+// matches member names exactly, where encoding/json's struct decoding would fold case; with
+// duplicates the last wins) and reports false for anything else: not an object, or a member not
+// named in allowed. raw is part of a body parseToolCall checked with json.Valid.
 func members(raw json.RawMessage, allowed ...string) (map[string]json.RawMessage, bool) {
-	var m map[string]json.RawMessage
-	if len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, &m) != nil {
+	if len(raw) == 0 || raw[0] != '{' {
 		return nil, false
 	}
-	for k := range m {
-		if !slices.Contains(allowed, k) {
-			return nil, false
+	m := make(map[string]json.RawMessage, len(allowed))
+	ok := jsontop.Members(raw, func(name, value []byte) {
+		if !slices.Contains(allowed, string(name)) {
+			m = nil
 		}
-	}
-	return m, true
+		if m != nil {
+			m[string(name)] = value
+		}
+	})
+	return m, ok && m != nil
 }
 
 // matches reports whether the call fits the protocol version of its request as the SDK
 // requires it: before newProtocolVersion no _meta (the SDK then refuses a _meta protocol
 // version); from it on the _meta triple with the header's version, valid client capabilities
 // and client info, and Mcp-Method and Mcp-Name headers naming the call.
-func (c toolCall) matches(h http.Header, version string) bool {
+func (c toolCall) matches(h http.Header, version string, seen *metaSeen) bool {
 	if version < newProtocolVersion {
 		return c.meta == nil
 	}
@@ -349,16 +359,55 @@ func (c toolCall) matches(h http.Header, version string) bool {
 		h.Get("Mcp-Method") != "tools/call" || h.Get("Mcp-Name") != c.name {
 		return false
 	}
+	return seen.decodes(m.ClientCapabilities, decodesCapabilities) &&
+		(m.ClientInfo == nil || seen.decodes(m.ClientInfo, decodesClientInfo))
+}
+
+// decodesCapabilities reports whether raw is client capabilities the SDK decodes.
+func decodesCapabilities(raw json.RawMessage) bool {
 	var caps struct {
 		sdk.ClientCapabilities
 		//lint:ignore SA1019 clients may still declare roots; the SDK's own decoding accepts them
 		Roots *sdk.RootCapabilities `json:"roots,omitempty"`
 	}
-	if !decodesObject(m.ClientCapabilities, &caps) {
+	return decodesObject(raw, &caps)
+}
+
+// decodesClientInfo reports whether raw is a client identity the SDK decodes.
+func decodesClientInfo(raw json.RawMessage) bool {
+	var client sdk.Implementation
+	return decodesObject(raw, &client)
+}
+
+// metaSeen remembers the _meta objects that decoded, by their bytes: a client sends the same
+// capabilities and identity with every call, so a call checks them with a lookup instead of
+// decoding them into the SDK's types again. It keeps at most metaSeenMax objects and starts
+// again empty when full (a client that varies them only pays the decoding).
+type metaSeen struct {
+	mu sync.RWMutex
+	m  map[string]struct{}
+}
+
+const metaSeenMax = 256
+
+// decodes reports whether raw decodes, asking decode unless raw decoded before.
+func (s *metaSeen) decodes(raw json.RawMessage, decode func(json.RawMessage) bool) bool {
+	s.mu.RLock()
+	_, ok := s.m[string(raw)]
+	s.mu.RUnlock()
+	if ok {
+		return true
+	}
+	if !decode(raw) {
 		return false
 	}
-	var client sdk.Implementation
-	return m.ClientInfo == nil || decodesObject(m.ClientInfo, &client)
+	s.mu.Lock()
+	if len(s.m) >= metaSeenMax || s.m == nil {
+		s.m = make(map[string]struct{}, metaSeenMax)
+	}
+	s.m[string(raw)] = struct{}{}
+	s.mu.Unlock()
+	return true
 }
 
 // decodesObject reports whether raw is a JSON object that decodes into v. encoding/json folds

@@ -84,6 +84,7 @@ type Service struct {
 	versions   []string                   // protocol versions serveFast answers (fastVersions)
 	noFastPath atomic.Bool                // every request through the SDK (SDKOnly, the bypass switch, tests)
 	fastCalls  atomic.Int64               // requests answered by fastCall
+	metaSeen   metaSeen                   // the _meta objects serveFast found to decode
 }
 
 var _ Operations = (*rpc.Engine)(nil)

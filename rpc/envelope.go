@@ -3,6 +3,8 @@ package rpc
 import (
 	"bytes"
 	"encoding/json"
+
+	"github.com/svc-framework/svc/internal/jsontop"
 )
 
 // fieldState records what the client sent for one envelope field.
@@ -67,51 +69,17 @@ func decodeEnvelopeJSON(b []byte, env *envelope) error {
 // docs/architecture.md "Performance bypasses"; guard: FuzzDecodeEnvelopeJSON and its seeds): it
 // reads the top-level keys of a JSON envelope without decoding them into a map. The body is checked whole with
 // json.Valid first (malformed or empty → 400/1400, svc's deviation from the
-// original's 500), so the scan below only has to find value boundaries: params and meta stay raw
+// original's 500), so jsontop.Members only has to find value boundaries: params and meta stay raw
 // slices of the body and keep every digit of their numbers. Keys match exactly; unknown keys are
 // ignored; with duplicate keys the last wins, as in encoding/json.
 func parseEnvelopeJSON(b []byte, env *envelope) error {
 	if !json.Valid(b) {
 		return ErrInvalidRequestBody
 	}
-	i := skipSpace(b, 0)
-	if b[i] != '{' {
+	if !jsontop.Members(b, func(name, value []byte) { env.setField(string(name), value) }) {
 		return ErrInvalidRequestBody
 	}
-	for i++; i < len(b); {
-		if i = skipSpace(b, i); i >= len(b) {
-			break
-		}
-		switch b[i] {
-		case '}':
-			return nil
-		case ',':
-			i++
-			continue
-		}
-		ks := i
-		i = skipString(b, i)
-		key := b[ks:i]
-		i = skipSpace(b, i) + 1 // the colon
-		i = skipSpace(b, i)
-		vs := i
-		i = skipValue(b, i)
-		env.set(key, b[vs:i])
-	}
-	return ErrInvalidRequestBody // unreachable for a valid object
-}
-
-// set stores the value of one top-level key (key still quoted).
-func (env *envelope) set(key, val []byte) {
-	name := key[1 : len(key)-1]
-	if bytes.IndexByte(name, '\\') >= 0 {
-		var s string
-		if json.Unmarshal(key, &s) != nil {
-			return
-		}
-		name = []byte(s)
-	}
-	env.setField(string(name), val)
+	return nil
 }
 
 // setField stores the value of the top-level key name.
@@ -212,62 +180,4 @@ func (f field) rawOrEmpty() json.RawMessage {
 		return emptyObject
 	}
 	return f.val
-}
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) {
-		switch b[i] {
-		case ' ', '\t', '\n', '\r':
-			i++
-		default:
-			return i
-		}
-	}
-	return i
-}
-
-// skipString returns the index after the string starting at b[i] == '"'.
-func skipString(b []byte, i int) int {
-	for i++; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
-		}
-	}
-	return len(b)
-}
-
-// skipValue returns the index after the (valid) JSON value starting at b[i].
-func skipValue(b []byte, i int) int {
-	switch b[i] {
-	case '"':
-		return skipString(b, i)
-	case '{', '[':
-		depth := 0
-		for i < len(b) {
-			switch b[i] {
-			case '"':
-				i = skipString(b, i)
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				if depth--; depth == 0 {
-					return i + 1
-				}
-			}
-			i++
-		}
-		return len(b)
-	}
-	for i < len(b) {
-		switch b[i] {
-		case ',', '}', ']', ' ', '\t', '\n', '\r':
-			return i
-		}
-		i++
-	}
-	return len(b)
 }
