@@ -87,6 +87,7 @@ wrkrun() { ACTION="$2" wrk -t2 -c64 -d"$DURATION" --latency -s "$ROOT/bench/real
 field() { sed -E "s/.*[ ]$2=([0-9.]+).*/\1/" <<<"$1"; }
 
 idle="$(rss "$svc_pid" VmRSS)"
+idle_anon="$(rss "$svc_pid" RssAnon)"
 echo "load before: $(uptime)"
 DURATION=2s wrkrun "$SVC_PORT" get_user_info >/dev/null # warm-up
 DURATION=2s wrkrun "$BARE_PORT" get_user_info >/dev/null
@@ -123,6 +124,22 @@ echo "metrics instance exposes $series svc_api_requests_total series"
 
 # Peak RSS per phase: VmHWM read after each phase, then reset (clear_refs 5) for the next.
 peak() { local v; v="$(rss "$svc_pid" VmHWM)"; echo 5 >"/proc/$svc_pid/clear_refs" 2>/dev/null || true; echo "$v"; }
+# The largest anonymous resident set (heap, stacks: what hashing allocates) while the login loads
+# run, sampled every 10 ms into $work/anonpeak: VmHWM also counts the pages of the binary the
+# logins map back after `svc serve` dropped the start-up's (internal/startmem).
+anon_watch() {
+  local max=0 k v _
+  while [ -e "/proc/$svc_pid/status" ]; do
+    while read -r k v _; do
+      if [ "$k" = RssAnon: ] && ((v > max)); then max=$v; echo "$max" >"$work/anonpeak"; fi
+    done <"/proc/$svc_pid/status"
+    sleep 0.01
+  done
+}
+echo "$idle_anon" >"$work/anonpeak"
+anon_watch &
+watcher=$!
+pids+=("$watcher")
 peak >/dev/null # from here on, the login loads only
 echo "minting $LOGOUTS tokens for logout (64 connections of logins)..."
 mint="$(./load -mode mint -url "$url" -password "$PASSWORD" -n "$LOGOUTS" -c 64 -out "$work/tokens")"
@@ -131,13 +148,17 @@ echo "login (mint)   $mint"
 # logins queue for the hash slots: wrk's 2 s default timeout would count them as errors
 burst="$(ACTION=login PARAMS="$login_params" TOKEN="" wrk -t2 -c64 -d"$DURATION" --timeout 30s --latency -s "$ROOT/bench/real/api.lua" "$url" | grep RESULT)"
 peak_burst="$(peak)"
+kill "$watcher" 2>/dev/null || true
+wait "$watcher" 2>/dev/null || true
+peak_anon="$(cat "$work/anonpeak")"
 echo "login burst    $burst"
 logout="$(./load -mode logout -url "$url" -tokens "$work/tokens" -c 64)"
 peak_logout="$(peak)"
 echo "logout         $logout"
 
-awk -v i="$idle" -v m="$peak_mint" -v l="$peak_logout" -v b="$peak_burst" 'BEGIN{
+awk -v i="$idle" -v m="$peak_mint" -v l="$peak_logout" -v b="$peak_burst" -v ia="$idle_anon" -v pa="$peak_anon" 'BEGIN{
   p = (m > b) ? m : b
   printf "server RSS idle %.0f MiB; peak during the logins that mint %.0f MiB, the logouts %.0f MiB, the login burst %.0f MiB\n", i/1024, m/1024, l/1024, b/1024
-  printf "login loads: peak %.0f MiB = idle +%.0f MiB (target <= +100 MiB)\n", p/1024, (p-i)/1024}'
+  printf "login loads: peak %.0f MiB = idle +%.0f MiB (target <= +100 MiB)\n", p/1024, (p-i)/1024
+  printf "login loads, anonymous: peak %.0f MiB = idle +%.0f MiB (target <= +32 MiB)\n", pa/1024, (pa-ia)/1024}'
 echo "load after: $(uptime)"
