@@ -58,9 +58,9 @@ func (m *Service) getReadiness(ctx context.Context, c rpc.Call, _ rpc.NoParams) 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			start := time.Now() // before the deadline is set: a check cut by it took at least readinessTimeout
 			ctx, cancel := context.WithTimeout(ctx, readinessTimeout)
 			defer cancel()
-			start := time.Now()
 			err := d.Ping(ctx)
 			out.Checks[i] = ReadinessCheck{Name: d.Name, Kind: d.Kind, Type: d.Type, Ready: err == nil,
 				LatencyMs: float64(time.Since(start).Microseconds()) / 1000}
