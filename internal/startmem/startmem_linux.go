@@ -24,12 +24,16 @@ func dropExecutablePages() (int64, error) {
 	if !ok {
 		return 0, nil
 	}
+	path, err := os.Readlink("/proc/self/exe")
+	if err != nil {
+		return 0, fmt.Errorf("startmem: %w", err)
+	}
 	smaps, err := os.ReadFile("/proc/self/smaps")
 	if err != nil {
 		return 0, fmt.Errorf("startmem: %w", err)
 	}
 	var dropped int64
-	for _, m := range executableMappings(smaps, uint64(st.Dev), st.Ino) {
+	for _, m := range executableMappings(smaps, executable{dev: uint64(st.Dev), ino: st.Ino, path: path}) {
 		if _, _, errno := syscall.Syscall(syscall.SYS_MADVISE, m.start, m.end-m.start, syscall.MADV_DONTNEED); errno != 0 {
 			return dropped, fmt.Errorf("startmem: madvise %#x-%#x: %w", m.start, m.end, errno)
 		}
@@ -38,27 +42,37 @@ func dropExecutablePages() (int64, error) {
 	return dropped, nil
 }
 
+// executable names the running program's file: its device and inode as stat reports them, and
+// its path as /proc/self/exe reads. A mapping is the executable's when either matches: on
+// overlayfs (containers) smaps shows the underlying file's device and inode but, on recent
+// kernels, the path the program was started from.
+type executable struct {
+	dev, ino uint64
+	path     string
+}
+
 // mapping is one read-only mapping of the executable that holds no private page.
 type mapping struct {
 	start, end uintptr
 	rss        int64 // bytes resident
 }
 
-// executableMappings parses /proc/self/smaps and returns the mappings of the file with device
-// dev and inode ino that are not writable and whose Anonymous field is 0.
-func executableMappings(smaps []byte, dev, ino uint64) []mapping {
+// executableMappings parses /proc/self/smaps and returns the mappings of exe's file that are not
+// writable and whose Anonymous field is 0.
+func executableMappings(smaps []byte, exe executable) []mapping {
 	var out []mapping
 	var cur *mapping // the current mapping while it is a candidate
 	var rss int64
 	sc := bufio.NewScanner(bytes.NewReader(smaps))
 	for sc.Scan() {
-		f := strings.Fields(sc.Text())
+		line := sc.Text()
+		f := strings.Fields(line)
 		if len(f) == 0 {
 			continue
 		}
 		if !strings.HasSuffix(f[0], ":") { // a mapping's header: range perms offset dev inode [path]
 			cur = nil
-			if m, ok := candidate(f, dev, ino); ok {
+			if m, ok := candidate(line, exe); ok {
 				cur = &m
 			}
 			continue
@@ -85,9 +99,15 @@ func executableMappings(smaps []byte, dev, ino uint64) []mapping {
 	return out
 }
 
-// candidate reports whether the smaps header f maps file dev:ino without write permission.
-func candidate(f []string, dev, ino uint64) (mapping, bool) {
-	if len(f) < 5 || len(f[1]) != 4 || f[1][1] == 'w' {
+// candidate reports whether the smaps header line maps exe's file without write permission.
+func candidate(line string, exe executable) (mapping, bool) {
+	var f [5]string
+	rest := line
+	for i := range f {
+		f[i], rest, _ = strings.Cut(strings.TrimLeft(rest, " "), " ")
+	}
+	path := strings.TrimLeft(rest, " ")
+	if len(f[1]) != 4 || f[1][1] == 'w' {
 		return mapping{}, false
 	}
 	lo, hi, ok := strings.Cut(f[0], "-")
@@ -96,17 +116,24 @@ func candidate(f []string, dev, ino uint64) (mapping, bool) {
 	}
 	start, err1 := strconv.ParseUint(lo, 16, 64)
 	end, err2 := strconv.ParseUint(hi, 16, 64)
-	inode, err3 := strconv.ParseUint(f[4], 10, 64)
+	if err1 != nil || err2 != nil || end <= start {
+		return mapping{}, false
+	}
+	m := mapping{start: uintptr(start), end: uintptr(end)}
+	if path != "" && path == exe.path {
+		return m, true
+	}
+	inode, err1 := strconv.ParseUint(f[4], 10, 64)
 	major, minor, ok := strings.Cut(f[3], ":")
-	if !ok || err1 != nil || err2 != nil || err3 != nil || inode != ino || end <= start {
+	if !ok || err1 != nil || inode != exe.ino {
 		return mapping{}, false
 	}
 	mj, err1 := strconv.ParseUint(major, 16, 32)
 	mn, err2 := strconv.ParseUint(minor, 16, 32)
-	if err1 != nil || err2 != nil || mj != devMajor(dev) || mn != devMinor(dev) {
+	if err1 != nil || err2 != nil || mj != devMajor(exe.dev) || mn != devMinor(exe.dev) {
 		return mapping{}, false
 	}
-	return mapping{start: uintptr(start), end: uintptr(end)}, true
+	return m, true
 }
 
 // devMajor and devMinor split a Linux dev_t as glibc's gnu_dev_major and gnu_dev_minor do.

@@ -20,12 +20,16 @@ func executableRSS(t *testing.T) int64 {
 		t.Fatal(err)
 	}
 	st := fi.Sys().(*syscall.Stat_t)
+	path, err := os.Readlink("/proc/self/exe")
+	if err != nil {
+		t.Fatal(err)
+	}
 	smaps, err := os.ReadFile("/proc/self/smaps")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var n int64
-	for _, m := range executableMappings(smaps, uint64(st.Dev), st.Ino) {
+	for _, m := range executableMappings(smaps, executable{dev: uint64(st.Dev), ino: st.Ino, path: path}) {
 		n += m.rss
 	}
 	return n
@@ -87,10 +91,19 @@ Anonymous:             0 kB
 7f0000200000-7f0000300000 r-xp 00000000 fd:02 42                         /other/fs/inode42
 Rss:                 100 kB
 Anonymous:             0 kB
+7f0000400000-7f0000500000 r--p 00000000 00:2a 77                         /opt/my svc (deleted)
+Rss:                  64 kB
+Anonymous:             0 kB
 `
-	got := executableMappings([]byte(smaps), dev, 42)
+	got := executableMappings([]byte(smaps), executable{dev: dev, ino: 42, path: "/opt/svc"})
 	want := []mapping{{start: 0x400000, end: 0x1400000, rss: 8192 << 10}}
 	if !slices.Equal(got, want) {
 		t.Fatalf("got %+v, want %+v (the mapping with a private page, the writable one, other files and other devices are left)", got, want)
+	}
+	// on overlayfs the device and inode are the underlying file's: the path still names it
+	got = executableMappings([]byte(smaps), executable{dev: 1, ino: 1, path: "/opt/my svc (deleted)"})
+	want = []mapping{{start: 0x7f0000400000, end: 0x7f0000500000, rss: 64 << 10}}
+	if !slices.Equal(got, want) {
+		t.Fatalf("by path: got %+v, want %+v", got, want)
 	}
 }
