@@ -64,7 +64,9 @@ func parseOwn(token string, key []byte) (c *claims, ok bool) {
 // their exact names, strings without escapes, whole non-negative seconds for the dates, arrays
 // of such strings and any valid JSON value for det, all without white space. For anything else
 // it returns false, leaving c partly written, and the caller decodes with encoding/json
-// (FuzzDecodeClaims holds the two to the same result).
+// (FuzzDecodeClaims holds the two to the same result). It scans by itself rather than through
+// internal/jsontop, which needs the payload checked whole with json.Valid first: measured, that
+// made a token's check 5.2–6.2 µs instead of 3.2–3.5.
 func decodeClaims(b []byte, c *claims) bool {
 	d := claimScanner{b: b}
 	if !d.take('{') {

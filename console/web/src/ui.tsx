@@ -214,6 +214,20 @@ export function EmptyRow({ cols, text }: { cols: number; text: string }) {
   );
 }
 
+/** StatusFilter is a search form's status select: "every status" (the empty value) and each of
+ * statuses, shown translated. */
+export function StatusFilter(props: { statuses: readonly string[]; value: string; onChange: (v: string) => void }) {
+  return (
+    <select aria-label={t("Status")} value={props.value} onChange={(e) => props.onChange(e.currentTarget.value)}>
+      <option value="">{t("Every status")}</option>
+      {props.statuses.map((s) => (
+        <option key={s} value={s}>
+          {t(s)}
+        </option>
+      ))}
+    </select>
+  );
+}
 /**
  * PagedTable is one page of a list: its status (error, notice, first load), the rows — or one
  * saying there are none — and the pager. row renders one item as a <tr>.

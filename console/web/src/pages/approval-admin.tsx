@@ -7,7 +7,7 @@ import { call, type Page } from "../api";
 import { t, useLang } from "../i18n";
 import { P } from "../perms";
 import { can } from "../session";
-import { Card, Dialog, EmptyRow, ErrorBox, Field, ListStatus, PagedTable, Table, useAction, useAsync } from "../ui";
+import { Card, Dialog, EmptyRow, ErrorBox, Field, ListStatus, PagedTable, StatusFilter, Table, useAction, useAsync } from "../ui";
 import { FlowGraph, type GraphNode } from "../graph";
 import { at, openInstance, statusBadge, STATUSES } from "./approval";
 
@@ -227,14 +227,7 @@ function Instances() {
     <Card
       title={
         <form class="search" role="search" onSubmit={(e) => (e.preventDefault(), setPage(1), setFilter({ status, keyword: keyword.trim() }))}>
-          <select aria-label={t("Status")} value={status} onChange={(e) => setStatus(e.currentTarget.value)}>
-            <option value="">{t("Every status")}</option>
-            {STATUSES.slice(0, 6).map((s) => (
-              <option key={s} value={s}>
-                {t(s)}
-              </option>
-            ))}
-          </select>
+          <StatusFilter statuses={STATUSES.slice(0, 6)} value={status} onChange={setStatus} />
           <label>
             <span class="sr-only">{t("Title")}</span>
             <input type="search" placeholder={t("Title")} value={keyword} onInput={(e) => setKeyword(e.currentTarget.value)} />
@@ -330,14 +323,7 @@ function Tasks() {
     <Card
       title={
         <form class="search" role="search" onSubmit={(e) => (e.preventDefault(), setPage(1), setFilter(status))}>
-          <select aria-label={t("Status")} value={status} onChange={(e) => setStatus(e.currentTarget.value)}>
-            <option value="">{t("Every status")}</option>
-            {["pending", "waiting", "approved", "rejected", "handled", "transferred", "rolled_back", "canceled", "removed", "skipped"].map((s) => (
-              <option key={s} value={s}>
-                {t(s)}
-              </option>
-            ))}
-          </select>
+          <StatusFilter statuses={["pending", "waiting", "approved", "rejected", "handled", "transferred", "rolled_back", "canceled", "removed", "skipped"]} value={status} onChange={setStatus} />
           <button type="submit">{t("Filter")}</button>
         </form>
       }

@@ -6,7 +6,7 @@ import { call, type Page } from "../api";
 import { t, tk, useLang } from "../i18n";
 import { P } from "../perms";
 import { can } from "../session";
-import { Card, Dialog, EmptyRow, ErrorBox, ListStatus, Loading, Notice, Pager, Table, useAction, useAsync } from "../ui";
+import { Card, Dialog, EmptyRow, ErrorBox, ListStatus, Loading, Notice, PagedTable, StatusFilter, Table, useAction, useAsync } from "../ui";
 
 interface Transport {
   name: string;
@@ -215,14 +215,7 @@ function Outbox({ o, onChange }: { o: Overview; onChange: () => void }) {
               setFilter({ status, eventType: type.trim(), eventId: eventId.trim() });
             }}
           >
-            <select aria-label={t("Status")} value={status} onChange={(e) => setStatus(e.currentTarget.value)}>
-              <option value="">{t("Every status")}</option>
-              {STATUSES.map((s) => (
-                <option key={s} value={s}>
-                  {t(s)}
-                </option>
-              ))}
-            </select>
+            <StatusFilter statuses={STATUSES} value={status} onChange={setStatus} />
             <label>
               <span class="sr-only">{t("Event type")}</span>
               <input type="search" placeholder={t("Event type (prefix)")} value={type} onInput={(e) => setType(e.currentTarget.value)} />
@@ -235,33 +228,33 @@ function Outbox({ o, onChange }: { o: Overview; onChange: () => void }) {
           </form>
         }
       >
-        <ListStatus list={list} />
-        {list.data && (
-          <>
-            <Table headings={[t("Written"), t("Event type"), t("Status"), t("Attempts"), t("Last error")]} actions>
-              {list.data.items.map((r) => (
-                <tr key={r.id} data-row={r.id} data-event={r.eventId}>
-                  <td>{at(r.createdAt)}</td>
-                  <td class="mono">{r.eventType}</td>
-                  <td>
-                    <span class={badge(r.status)}>{t(r.status)}</span>
-                  </td>
-                  <td>{r.retryCount}</td>
-                  <td class="clip" title={r.lastError}>
-                    {r.lastError || "–"}
-                  </td>
-                  <td>
-                    <button type="button" onClick={() => setDetail(r.id)}>
-                      {t("Details")}
-                    </button>
-                  </td>
-                </tr>
-              ))}
-              {!list.data.items.length && <EmptyRow cols={6} text={t("No outbox rows match.")} />}
-            </Table>
-            <Pager page={list.data.page} size={list.data.size} total={list.data.total} onPage={setPage} />
-          </>
-        )}
+        <PagedTable
+          list={list}
+          page={page}
+          size={SIZE}
+          onPage={setPage}
+          headings={[t("Written"), t("Event type"), t("Status"), t("Attempts"), t("Last error")]}
+          actions
+          empty={t("No outbox rows match.")}
+          row={(r) => (
+            <tr key={r.id} data-row={r.id} data-event={r.eventId}>
+              <td>{at(r.createdAt)}</td>
+              <td class="mono">{r.eventType}</td>
+              <td>
+                <span class={badge(r.status)}>{t(r.status)}</span>
+              </td>
+              <td>{r.retryCount}</td>
+              <td class="clip" title={r.lastError}>
+                {r.lastError || "–"}
+              </td>
+              <td>
+                <button type="button" onClick={() => setDetail(r.id)}>
+                  {t("Details")}
+                </button>
+              </td>
+            </tr>
+          )}
+        />
       </Card>
       {detail && (
         <RowDetail

@@ -4,7 +4,7 @@
 import { useMemo, useState } from "preact/hooks";
 import { Chart } from "../../chart";
 import { t, useLang } from "../../i18n";
-import { Card, Dialog, ErrorBox, ListStatus, Pager, Table, useAsync } from "../../ui";
+import { Card, Dialog, ErrorBox, PagedTable, Table, useAsync } from "../../ui";
 import { itg, pretty, type Exchange, type LogRow, type Page } from "./api";
 import { DefSelect, useNames } from "./adapters";
 import { Trace } from "./bench";
@@ -145,39 +145,33 @@ export function Log() {
         )}
       </Card>
       <Card title={t("Invocations")}>
-        <ListStatus list={list} />
-        {list.data && (
-          <>
-            <Table headings={[t("Time"), t("System"), t("Contract"), t("Direction"), t("Outcome"), t("Duration"), t("Request id")]} actions>
-              {list.data.items.map((r) => (
-                <tr key={r.id} data-log={r.id}>
-                  <td>{r.createdAt}</td>
-                  <td class="mono">{r.systemCode}</td>
-                  <td class="mono">{r.contractCode || "–"}</td>
-                  <td>{t(r.direction)}</td>
-                  <td>
-                    <span class={r.failureKind ? "badge bad" : "badge ok"}>{r.failureKind || t("succeeded")}</span>
-                  </td>
-                  <td>{r.durationMs} ms</td>
-                  <td class="mono clip">{r.requestId || "–"}</td>
-                  <td>
-                    <button type="button" onClick={() => setDetail(r)}>
-                      {t("Details")}
-                    </button>
-                  </td>
-                </tr>
-              ))}
-              {!list.data.items.length && (
-                <tr>
-                  <td colSpan={8} class="muted">
-                    {t("No invocations match.")}
-                  </td>
-                </tr>
-              )}
-            </Table>
-            <Pager page={list.data.page} size={list.data.size} total={list.data.total} onPage={setPage} />
-          </>
-        )}
+        <PagedTable
+          list={list}
+          page={page}
+          size={SIZE}
+          onPage={setPage}
+          headings={[t("Time"), t("System"), t("Contract"), t("Direction"), t("Outcome"), t("Duration"), t("Request id")]}
+          actions
+          empty={t("No invocations match.")}
+          row={(r) => (
+            <tr key={r.id} data-log={r.id}>
+              <td>{r.createdAt}</td>
+              <td class="mono">{r.systemCode}</td>
+              <td class="mono">{r.contractCode || "–"}</td>
+              <td>{t(r.direction)}</td>
+              <td>
+                <span class={r.failureKind ? "badge bad" : "badge ok"}>{r.failureKind || t("succeeded")}</span>
+              </td>
+              <td>{r.durationMs} ms</td>
+              <td class="mono clip">{r.requestId || "–"}</td>
+              <td>
+                <button type="button" onClick={() => setDetail(r)}>
+                  {t("Details")}
+                </button>
+              </td>
+            </tr>
+          )}
+        />
       </Card>
       {detail && <LogDetail row={detail} onClose={() => setDetail(null)} />}
     </>
