@@ -77,15 +77,17 @@ func (s *Server) buildModules(r *Running, catalog *i18n.Catalog) (err error) {
 	// Security is built before the /api engine, which takes its permission checker (the host's
 	// WithPermissionChecker wins), so its Deps carry no engine. Every later module gets the
 	// engine as its authenticator, permission checker, error renderer and body reader.
-	if r.security, err = security.New(deps, s.opts.security); err != nil {
+	// The host's checker is handed to security too, so the grant rule of security/user and
+	// security/session (security.Service.CheckGrant) asks the checker /api authorizes with.
+	secOpts := s.opts.security
+	if s.opts.permissions != nil {
+		secOpts.Permissions = s.opts.permissions
+	}
+	if r.security, err = security.New(deps, secOpts); err != nil {
 		return fail("security", err)
 	}
 	r.modules = append(r.modules, r.security.Module())
-	perms := s.opts.permissions
-	if perms == nil {
-		perms = r.security.PermissionChecker()
-	}
-	if r.engine, err = s.newEngine(catalog, r.events, r.telemetry, perms); err != nil {
+	if r.engine, err = s.newEngine(catalog, r.events, r.telemetry, r.security.PermissionChecker()); err != nil {
 		return err
 	}
 	deps.Auth, deps.Permissions, deps.Errors, deps.Bodies = r.engine, r.engine, r.engine, r.engine

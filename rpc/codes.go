@@ -67,6 +67,7 @@ const (
 	CodeUserTOTPCodeInvalid = 1071
 	CodeUserInvalidName     = 1072
 	CodeUserSelfDisable     = 1073
+	CodeUserGrantDenied     = 1074 // the grant rule of issue #42
 )
 
 // Cross-cutting error templates (wire-core §1.4, §1.5, §2.2). Derive request-specific copies with

@@ -117,6 +117,10 @@ var (
 	// ErrUserSelfDisable: disable names the caller's own account (400/1073); an operator would
 	// lock themselves out.
 	ErrUserSelfDisable = rpc.NewError(rpc.CodeUserSelfDisable, http.StatusBadRequest, "security_user_self_disable")
+	// ErrUserGrantDenied: the grant rule (Service.CheckGrant, issue #42) refuses the change: the
+	// account has, or would get, a role with a permission token the caller does not hold
+	// (403/1074, not 400: like 1100 it is a matter of the caller's rights).
+	ErrUserGrantDenied = rpc.NewError(rpc.CodeUserGrantDenied, http.StatusForbidden, "security_user_grant_denied")
 )
 
 // Password policy errors (wire-core §5.8): every rule answers 400/1050 with a message naming it.

@@ -153,6 +153,9 @@ func (s *Service) buildChain(deps app.Deps, opts Options, ext extensions) {
 	if ext.totp != nil && !has(ChallengeTOTP) {
 		ps = append(ps, NewTOTPProvider(ext.totp, deps.DB, s.now))
 	}
+	if s.store != nil && !has(ChallengeTOTPEnrollment) {
+		ps = append(ps, &totpEnrollProvider{store: s.store, issuer: deps.Config.App.Name})
+	}
 	if deps.Config.Security.PasswordPolicy.MaxAge > 0 && ext.meta != nil && ext.changer != nil && !has(ChallengePasswordChange) {
 		ps = append(ps, &passwordChangeProvider{policy: s.policy, changer: ext.changer})
 	}

@@ -137,6 +137,10 @@ type logins interface {
 	current(r *http.Request) string
 	revoke(ctx context.Context, id string) (bool, error)
 	revokeUser(ctx context.Context, userID string) (int, error)
+	// owner is the principal id of the login id ("" when there is no such login).
+	owner(ctx context.Context, id string) (string, error)
+	// roles are the roles of the principal snapshots of a principal id's live logins.
+	roles(ctx context.Context, userID string) ([]string, error)
 }
 
 // sessionLogins are opaque sessions.
@@ -172,6 +176,28 @@ func (l sessionLogins) revokeUser(ctx context.Context, userID string) (int, erro
 	return l.s.RevokeUser(ctx, userID)
 }
 
+func (l sessionLogins) owner(ctx context.Context, id string) (string, error) {
+	sess, err := l.s.load(ctx, id, l.s.now())
+	if err != nil || sess == nil {
+		return "", err
+	}
+	return sess.UserID, nil
+}
+
+func (l sessionLogins) roles(ctx context.Context, userID string) ([]string, error) {
+	ss, err := l.s.List(ctx, userID)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, sess := range ss {
+		if sess.Principal != nil {
+			out = append(out, sess.Principal.Roles...)
+		}
+	}
+	return out, nil
+}
+
 // familyLogins are jwt_token families.
 type familyLogins struct{ t *JWTTokens }
 
@@ -204,6 +230,30 @@ func (l familyLogins) revokeUser(ctx context.Context, userID string) (int, error
 	return l.t.RevokeUserFamilies(ctx, userID)
 }
 
+func (l familyLogins) owner(ctx context.Context, id string) (string, error) {
+	f, err := l.t.families.get(ctx, id)
+	if err != nil || f == nil {
+		return "", err
+	}
+	return f.PrincipalID, nil
+}
+
+func (l familyLogins) roles(ctx context.Context, userID string) ([]string, error) {
+	fs, err := l.t.families.live(ctx, userID, l.t.signer.now())
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, f := range fs {
+		p, err := decodePrincipal(f.Principal, f.PrincipalID)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p.Roles...)
+	}
+	return out, nil
+}
+
 // logins returns the built-in token service's logins, or nil with a host token service.
 func (s *Service) logins() logins {
 	switch t := s.tokens.(type) {
@@ -220,7 +270,8 @@ func (s *Service) logins() logins {
 }
 
 // sessionResource is security/session; with a host token service it has no operations.
-// Revocations are audited.
+// Revocations are audited and pass the grant rule (CheckGrant) on the roles of the account
+// whose logins they end.
 func (s *Service) sessionResource() rpc.Resource {
 	l := s.logins()
 	if l == nil {
@@ -239,14 +290,26 @@ func (s *Service) sessionResource() rpc.Resource {
 			}
 			return &SessionList{TokenType: l.tokenType(), Items: items}, nil
 		}, rpc.RequiredPermission(PermSessionQuery)),
-		rpc.Handle("revoke", func(ctx context.Context, _ rpc.Call, p SessionIDParams) (any, error) {
+		rpc.Handle("revoke", func(ctx context.Context, c rpc.Call, p SessionIDParams) (any, error) {
+			owner, err := l.owner(ctx, p.ID)
+			if err != nil {
+				return nil, err
+			}
+			if owner != "" {
+				if err := s.checkLoginsGrant(ctx, c.Principal, l, owner); err != nil {
+					return nil, err
+				}
+			}
 			ok, err := l.revoke(ctx, p.ID)
 			if err == nil && !ok {
 				err = rpc.ErrRecordNotFound
 			}
 			return nil, err
 		}, rpc.RequiredPermission(PermSessionRevoke), rpc.Audit()),
-		rpc.Handle("revoke_user", func(ctx context.Context, _ rpc.Call, p SessionUserParams) (*RevokedCount, error) {
+		rpc.Handle("revoke_user", func(ctx context.Context, c rpc.Call, p SessionUserParams) (*RevokedCount, error) {
+			if err := s.checkLoginsGrant(ctx, c.Principal, l, p.UserID); err != nil {
+				return nil, err
+			}
 			n, err := l.revokeUser(ctx, p.UserID)
 			if err != nil {
 				return nil, err

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/pquerna/otp"
@@ -51,8 +52,12 @@ func (t *TOTPProvider) Type() string { return ChallengeTOTP }
 // Order implements ChallengeProvider.
 func (t *TOTPProvider) Order() int { return OrderTOTP }
 
-// Evaluate implements ChallengeProvider: it applies when the principal has a secret.
+// Evaluate implements ChallengeProvider: it applies when the principal has a secret, unless
+// this login just enrolled it (totp_enrollment resolved: its code was of that secret).
 func (t *TOTPProvider) Evaluate(ctx context.Context, st ChallengeState) (*LoginChallenge, error) {
+	if slices.Contains(st.Resolved, ChallengeTOTPEnrollment) {
+		return nil, nil
+	}
 	secret, err := t.secrets.LoadTOTPSecret(ctx, st.Principal)
 	if err != nil || secret == "" {
 		return nil, err
@@ -197,13 +202,25 @@ func (s *Store) ConfirmTOTP(ctx context.Context, username, code string) error {
 		return err
 	}
 	return s.update(ctx, row.Username, func(q *bun.UpdateQuery, _ time.Time) *bun.UpdateQuery {
-		return q.Set("totp_secret = ?", row.TOTPPendingSecret).Set("totp_pending_secret = ''")
+		return q.Set("totp_secret = ?", row.TOTPPendingSecret).Set("totp_pending_secret = ''").Set("totp_enroll = ?", false)
 	})
 }
 
-// DisableTOTP removes the active and any pending TOTP secret of username.
+// DisableTOTP removes the active and any pending TOTP secret of username, and a requested
+// enrollment.
 func (s *Store) DisableTOTP(ctx context.Context, username string) error {
 	return s.update(ctx, username, func(q *bun.UpdateQuery, _ time.Time) *bun.UpdateQuery {
-		return q.Set("totp_secret = ''").Set("totp_pending_secret = ''")
+		return q.Set("totp_secret = ''").Set("totp_pending_secret = ''").Set("totp_enroll = ?", false)
+	})
+}
+
+// RequestTOTPEnrollment makes username enroll a new authenticator at its next sign-in (the
+// totp_enrollment challenge), which shows the new secret to the user only: what begin_totp does
+// for another account (issue #42). A pending secret is dropped, so nobody who saw it can
+// confirm it; an active secret stays in force (and is asked for first) until the new one is
+// confirmed — remove_totp first to replace a lost device.
+func (s *Store) RequestTOTPEnrollment(ctx context.Context, username string) error {
+	return s.update(ctx, username, func(q *bun.UpdateQuery, _ time.Time) *bun.UpdateQuery {
+		return q.Set("totp_pending_secret = ''").Set("totp_enroll = ?", true)
 	})
 }

@@ -43,6 +43,7 @@ type UserView struct {
 	Disabled          bool      `json:"disabled"`
 	TOTPEnabled       bool      `json:"totpEnabled"`
 	TOTPPending       bool      `json:"totpPending"`
+	TOTPEnroll        bool      `json:"totpEnrollAtSignIn"` // begin_totp by someone else: enrolls at next sign-in
 	PasswordChangedAt time.Time `json:"passwordChangedAt"`
 	CreatedAt         time.Time `json:"createdAt"`
 }
@@ -53,13 +54,15 @@ func viewOf(u *User) UserView {
 		roles = []string{}
 	}
 	return UserView{ID: u.ID, Username: u.Username, DisplayName: u.DisplayName, Roles: roles, Disabled: u.Disabled,
-		TOTPEnabled: u.HasTOTP(), TOTPPending: u.TOTPPending, PasswordChangedAt: u.PasswordChangedAt, CreatedAt: u.CreatedAt}
+		TOTPEnabled: u.HasTOTP(), TOTPPending: u.TOTPPending, TOTPEnroll: u.TOTPEnroll, PasswordChangedAt: u.PasswordChangedAt, CreatedAt: u.CreatedAt}
 }
 
-// RoleView is one role of svc.security.roles with the permission tokens it grants.
+// RoleView is one role of svc.security.roles with the permission tokens it grants and whether
+// the caller may grant it (the grant rule, Service.RoleGrantable).
 type RoleView struct {
 	Name        string   `json:"name"`
 	Permissions []string `json:"permissions"`
+	Grantable   bool     `json:"grantable"`
 }
 
 // UserIDParams address one user by id.
@@ -168,16 +171,19 @@ func checkRoles(c *rpc.Check, roles []string) {
 	}
 }
 
-// TOTPEnrollmentView is the data of begin_totp: the secret and the otpauth URL to show as a QR
-// code. Audit records carry neither (their keys are credential words).
+// TOTPEnrollmentView is the data of begin_totp: for one's own account the secret and the
+// otpauth URL to show as a QR code; for another account both are empty and AtNextSignIn is
+// true (the account enrolls at its next sign-in, issue #42). Audit records carry neither
+// secret nor URL (their keys are credential words).
 type TOTPEnrollmentView struct {
-	Secret     string `json:"secret"`
-	OTPAuthURL string `json:"otpauthUrl"`
+	Secret       string `json:"secret"`
+	OTPAuthURL   string `json:"otpauthUrl"`
+	AtNextSignIn bool   `json:"atNextSignIn"`
 }
 
 // userResource is security/user: without the built-in store (a host user store or password
-// login) it has no operations. Every change is audited and goes through the Store methods the
-// CLI uses.
+// login) it has no operations. Every change is audited, passes the grant rule (CheckGrant)
+// first, and goes through the Store methods the CLI uses.
 func (s *Service) userResource() rpc.Resource {
 	if s.store == nil {
 		return rpc.Resource{Name: ResourceUser}
@@ -216,8 +222,14 @@ func (s *Service) userResource() rpc.Resource {
 	}}
 }
 
+// rolesChange is implemented by the params of a change that replaces the account's roles.
+type rolesChange interface{ newRoles() []string }
+
+func (p SetRolesParams) newRoles() []string { return p.Roles }
+
 // userOp adapts a change of one user (nil: none, a read) to an operation that answers the user
-// as it is afterwards. The user is addressed by id; the store methods take the user name.
+// as it is afterwards. The user is addressed by id; the store methods take the user name. A
+// change passes the grant rule first: the user's roles, and the new roles of a rolesChange.
 func userOp[P interface{ userID() string }](s *Service, change func(ctx context.Context, c rpc.Call, u *User, p P) error) func(context.Context, rpc.Call, P) (*UserView, error) {
 	return func(ctx context.Context, c rpc.Call, p P) (*UserView, error) {
 		u, err := s.store.UserByID(ctx, p.userID())
@@ -225,6 +237,13 @@ func userOp[P interface{ userID() string }](s *Service, change func(ctx context.
 			return nil, userError(err)
 		}
 		if change != nil {
+			var after []string
+			if rc, ok := any(p).(rolesChange); ok {
+				after = rc.newRoles()
+			}
+			if err := s.CheckGrant(ctx, c.Principal, u.Roles, after); err != nil {
+				return nil, err
+			}
 			if err := change(ctx, c, u, p); err != nil {
 				return nil, userError(err)
 			}
@@ -250,21 +269,29 @@ func (s *Service) findUsers(ctx context.Context, c rpc.Call, search UserSearch) 
 	return &crud.Page[UserView]{Page: m.Page, Size: m.Size, Total: total, Items: items}, nil
 }
 
-// listRoles answers the roles of svc.security.roles by name, for a roles picker.
-func (s *Service) listRoles(context.Context, rpc.Call, rpc.NoParams) ([]RoleView, error) {
+// listRoles answers the roles of svc.security.roles by name, for a roles picker, each with
+// whether the caller may grant it (RoleGrantable).
+func (s *Service) listRoles(ctx context.Context, c rpc.Call, _ rpc.NoParams) ([]RoleView, error) {
 	out := make([]RoleView, 0, len(s.cfg.Security.Roles))
 	for name, perms := range s.cfg.Security.Roles {
 		p := slices.Clone(perms)
 		if p == nil {
 			p = []string{}
 		}
-		out = append(out, RoleView{Name: name, Permissions: p})
+		ok, err := s.RoleGrantable(ctx, c.Principal, name)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, RoleView{Name: name, Permissions: p, Grantable: ok})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
 }
 
-func (s *Service) createUser(ctx context.Context, _ rpc.Call, p CreateUserParams) (*UserView, error) {
+func (s *Service) createUser(ctx context.Context, c rpc.Call, p CreateUserParams) (*UserView, error) {
+	if err := s.CheckGrant(ctx, c.Principal, nil, p.Roles); err != nil {
+		return nil, err
+	}
 	u, err := s.store.Create(ctx, p.Username, p.DisplayName, p.Password, p.Roles)
 	if err != nil {
 		return nil, userError(err)
@@ -273,10 +300,22 @@ func (s *Service) createUser(ctx context.Context, _ rpc.Call, p CreateUserParams
 	return &v, nil
 }
 
-func (s *Service) beginTOTP(ctx context.Context, _ rpc.Call, p UserIDParams) (*TOTPEnrollmentView, error) {
+// beginTOTP starts an enrollment. The secret goes only to the account's own session: for
+// another account (which the grant rule must let the caller act on) the enrollment is requested
+// for the account's next sign-in instead, and the answer carries no secret.
+func (s *Service) beginTOTP(ctx context.Context, c rpc.Call, p UserIDParams) (*TOTPEnrollmentView, error) {
 	u, err := s.store.UserByID(ctx, p.ID)
 	if err != nil {
 		return nil, userError(err)
+	}
+	if err := s.CheckGrant(ctx, c.Principal, u.Roles, nil); err != nil {
+		return nil, err
+	}
+	if c.Principal.Type != rpc.PrincipalUser || c.Principal.ID != u.ID {
+		if err := s.store.RequestTOTPEnrollment(ctx, u.Username); err != nil {
+			return nil, userError(err)
+		}
+		return &TOTPEnrollmentView{AtNextSignIn: true}, nil
 	}
 	en, err := s.store.BeginTOTP(ctx, u.Username, s.cfg.App.Name)
 	if err != nil {

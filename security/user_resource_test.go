@@ -226,17 +226,17 @@ func TestUserResource(t *testing.T) {
 		})
 
 		t.Run("totp", func(t *testing.T) {
-			u, _ := e.sec.Store().LookupUser(ctx, "alice")
-			id := map[string]any{"id": u.ID}
-			want(t, e.userCall(t, admin, "confirm_totp", map[string]any{"id": u.ID, "code": "123456"}), 400, rpc.CodeUserTOTPNotPending)
-			r := e.userCall(t, admin, "begin_totp", id)
+			// one's own enrollment answers the secret; root enrolls itself
+			rootID := map[string]any{"id": root.ID}
+			want(t, e.userCall(t, admin, "confirm_totp", map[string]any{"id": root.ID, "code": "123456"}), 400, rpc.CodeUserTOTPNotPending)
+			r := e.userCall(t, admin, "begin_totp", rootID)
 			want(t, r, 200, 0)
 			var en security.TOTPEnrollmentView
 			r.DataAs(t, &en)
-			if en.Secret == "" || !strings.HasPrefix(en.OTPAuthURL, "otpauth://totp/") || !strings.Contains(en.OTPAuthURL, "secret="+en.Secret) {
+			if en.Secret == "" || en.AtNextSignIn || !strings.HasPrefix(en.OTPAuthURL, "otpauth://totp/") || !strings.Contains(en.OTPAuthURL, "secret="+en.Secret) {
 				t.Fatalf("enrollment = %+v", en)
 			}
-			if v := userView(t, e.userCall(t, admin, "get", id)); v.TOTPEnabled || !v.TOTPPending {
+			if v := userView(t, e.userCall(t, admin, "get", rootID)); v.TOTPEnabled || !v.TOTPPending {
 				t.Errorf("after begin: %+v", v)
 			}
 			if rec, ok := log.Last(security.ResourceUser, "begin_totp"); !ok {
@@ -245,19 +245,43 @@ func TestUserResource(t *testing.T) {
 				t.Errorf("audit result carries the secret: %s", b)
 			}
 			wrong := totpCode(t, en.Secret, e.clock.Now().Add(-10*time.Minute))
-			want(t, e.userCall(t, admin, "confirm_totp", map[string]any{"id": u.ID, "code": wrong}), 400, rpc.CodeUserTOTPCodeInvalid)
-			v := userView(t, e.userCall(t, admin, "confirm_totp", map[string]any{"id": u.ID, "code": totpCode(t, en.Secret, e.clock.Now())}))
+			want(t, e.userCall(t, admin, "confirm_totp", map[string]any{"id": root.ID, "code": wrong}), 400, rpc.CodeUserTOTPCodeInvalid)
+			v := userView(t, e.userCall(t, admin, "confirm_totp", map[string]any{"id": root.ID, "code": totpCode(t, en.Secret, e.clock.Now())}))
 			if !v.TOTPEnabled || v.TOTPPending {
 				t.Errorf("after confirm: %+v", v)
 			}
-			if res, _ := e.passwordLogin(t, "alice", "alice-password"); res.Challenge == nil || res.Challenge.Type != security.ChallengeTOTP {
+			if res, _ := e.passwordLogin(t, "root", "root-password"); res.Challenge == nil || res.Challenge.Type != security.ChallengeTOTP {
 				t.Errorf("login with TOTP answered %+v", res)
 			}
-			if v := userView(t, e.userCall(t, admin, "remove_totp", id)); v.TOTPEnabled || v.TOTPPending {
+			if v := userView(t, e.userCall(t, admin, "remove_totp", rootID)); v.TOTPEnabled || v.TOTPPending {
 				t.Errorf("after remove: %+v", v)
 			}
-			if res, _ := e.passwordLogin(t, "alice", "alice-password"); res.Tokens == nil {
+			if res, _ := e.passwordLogin(t, "root", "root-password"); res.Tokens == nil {
 				t.Errorf("login after remove answered %+v", res)
+			}
+
+			// another account's enrollment is requested for its next sign-in: no secret here
+			u, _ := e.sec.Store().LookupUser(ctx, "alice")
+			id := map[string]any{"id": u.ID}
+			r = e.userCall(t, admin, "begin_totp", id)
+			want(t, r, 200, 0)
+			en = security.TOTPEnrollmentView{}
+			r.DataAs(t, &en)
+			if en.Secret != "" || en.OTPAuthURL != "" || !en.AtNextSignIn {
+				t.Fatalf("enrollment of another account = %+v", en)
+			}
+			if v := userView(t, e.userCall(t, admin, "get", id)); v.TOTPEnabled || v.TOTPPending || !v.TOTPEnroll {
+				t.Errorf("after begin for alice: %+v", v)
+			}
+			secret := e.finishEnrollment(t, "alice", "alice-password")
+			if v := userView(t, e.userCall(t, admin, "get", id)); !v.TOTPEnabled || v.TOTPPending || v.TOTPEnroll {
+				t.Errorf("after alice enrolled: %+v", v)
+			}
+			if res, _ := e.passwordLogin(t, "alice", "alice-password"); res.Challenge == nil || res.Challenge.Type != security.ChallengeTOTP {
+				t.Errorf("login after enrollment answered %+v (secret %d chars)", res, len(secret))
+			}
+			if v := userView(t, e.userCall(t, admin, "remove_totp", id)); v.TOTPEnabled || v.TOTPPending || v.TOTPEnroll {
+				t.Errorf("after remove: %+v", v)
 			}
 		})
 
@@ -270,13 +294,43 @@ func TestUserResource(t *testing.T) {
 			want(t, r, 200, 0)
 			var roles []security.RoleView
 			r.DataAs(t, &roles)
-			wantRoles := []security.RoleView{{Name: "admin", Permissions: []string{"*"}}, {Name: "ops", Permissions: []string{"cron.*", "sys.monitor"}},
-				{Name: "viewer", Permissions: []string{"sys.view"}}}
+			wantRoles := []security.RoleView{{Name: "admin", Permissions: []string{"*"}, Grantable: true},
+				{Name: "ops", Permissions: []string{"cron.*", "sys.monitor"}, Grantable: true},
+				{Name: "viewer", Permissions: []string{"sys.view"}, Grantable: true}}
 			if diff := cmp.Diff(wantRoles, roles); diff != "" {
 				t.Errorf("list_roles (-want +got):\n%s", diff)
 			}
 		})
 	})
+}
+
+// finishEnrollment signs in as user, whose enrollment someone else requested: the sign-in
+// presents the totp_enrollment challenge with a new secret, and a code of that secret completes
+// it with tokens. It returns the secret.
+func (e *env) finishEnrollment(t *testing.T, user, password string) string {
+	t.Helper()
+	res, _ := e.passwordLogin(t, user, password)
+	if res.Challenge == nil || res.Challenge.Type != security.ChallengeTOTPEnrollment || !res.Challenge.Required {
+		t.Fatalf("sign-in with a requested enrollment answered %+v", res)
+	}
+	var data security.TOTPEnrollmentData
+	b, _ := json.Marshal(res.Challenge.Data)
+	if err := json.Unmarshal(b, &data); err != nil || data.Secret == "" || !strings.Contains(data.OTPAuthURL, "secret="+data.Secret) {
+		t.Fatalf("enrollment challenge data = %s (%v)", b, err)
+	}
+	wrong := totpCode(t, data.Secret, e.clock.Now().Add(-10*time.Minute))
+	want(t, e.call(t, "resolve_challenge", map[string]any{"challengeToken": res.ChallengeToken, "type": security.ChallengeTOTPEnrollment,
+		"response": wrong}), 401, rpc.CodeOTPCodeInvalid)
+	r := e.call(t, "resolve_challenge", map[string]any{"challengeToken": res.ChallengeToken, "type": security.ChallengeTOTPEnrollment,
+		"response": totpCode(t, data.Secret, e.clock.Now())})
+	want(t, r, 200, 0)
+	var done security.LoginResult
+	r.DataAs(t, &done)
+	if done.Tokens == nil || done.Tokens.AccessToken == "" {
+		t.Fatalf("enrollment resolved to %+v", done)
+	}
+	e.clock.Advance(31 * time.Second) // the confirming code is spent: the next login needs the next step's code
+	return data.Secret
 }
 
 // disabledNames lists the disabled users through find_page.

@@ -24,14 +24,17 @@ const maxUsernameLen = 128
 
 // User is one account of a user store. PasswordHash is never rendered.
 type User struct {
-	ID                string    `json:"id"`
-	Username          string    `json:"username"`
-	DisplayName       string    `json:"displayName"`
-	PasswordHash      string    `json:"-"`
-	Roles             []string  `json:"roles"`
-	Disabled          bool      `json:"disabled"`
-	TOTPSecret        string    `json:"-"`
-	TOTPPending       bool      `json:"-"` // an enrollment waits for its confirming code
+	ID           string   `json:"id"`
+	Username     string   `json:"username"`
+	DisplayName  string   `json:"displayName"`
+	PasswordHash string   `json:"-"`
+	Roles        []string `json:"roles"`
+	Disabled     bool     `json:"disabled"`
+	TOTPSecret   string   `json:"-"`
+	TOTPPending  bool     `json:"-"` // an enrollment waits for its confirming code
+	// TOTPEnroll: an enrollment was requested for the user by someone else; the user is shown
+	// the new secret at its next sign-in (the totp_enrollment challenge).
+	TOTPEnroll        bool      `json:"-"`
 	PasswordChangedAt time.Time `json:"passwordChangedAt"`
 	TokensValidAfter  time.Time `json:"-"`
 	CreatedAt         time.Time `json:"createdAt"`
@@ -94,6 +97,7 @@ type userRow struct {
 	Disabled          bool      `bun:"disabled"`
 	TOTPSecret        string    `bun:"totp_secret"`
 	TOTPPendingSecret string    `bun:"totp_pending_secret"`
+	TOTPEnroll        bool      `bun:"totp_enroll"`
 	PasswordChangedAt time.Time `bun:"password_changed_at"`
 	TokensValidAfter  time.Time `bun:"tokens_valid_after"`
 	CreatedAt         time.Time `bun:"created_at"`
@@ -102,8 +106,9 @@ type userRow struct {
 
 func (r *userRow) user() *User {
 	u := &User{ID: r.ID, Username: r.Username, DisplayName: r.DisplayName, PasswordHash: r.PasswordHash,
-		Disabled: r.Disabled, TOTPSecret: r.TOTPSecret, TOTPPending: r.TOTPPendingSecret != "", PasswordChangedAt: r.PasswordChangedAt.UTC(),
-		TokensValidAfter: r.TokensValidAfter.UTC(), CreatedAt: r.CreatedAt.UTC(), Roles: []string{}}
+		Disabled: r.Disabled, TOTPSecret: r.TOTPSecret, TOTPPending: r.TOTPPendingSecret != "", TOTPEnroll: r.TOTPEnroll,
+		PasswordChangedAt: r.PasswordChangedAt.UTC(),
+		TokensValidAfter:  r.TokensValidAfter.UTC(), CreatedAt: r.CreatedAt.UTC(), Roles: []string{}}
 	_ = json.Unmarshal([]byte(r.Roles), &u.Roles)
 	return u
 }
