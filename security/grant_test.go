@@ -54,7 +54,7 @@ func TestRoleGrantable(t *testing.T) {
 		{[]string{"users"}, "deep", true}, // security.user.* covers security.user.totp.*
 		{[]string{"users"}, "query2", false},
 		{[]string{"users"}, "prefixlike", false}, // security.user.* is not security.user*
-		{[]string{"query"}, "users", false}, // an exact token does not cover a pattern
+		{[]string{"query"}, "users", false},      // an exact token does not cover a pattern
 		{[]string{"query", "query2"}, "query2", true},
 		{[]string{"query"}, "query2", false}, // every token of the role, not one
 		{[]string{"query"}, "empty", true},
