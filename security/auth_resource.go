@@ -166,6 +166,13 @@ func (s *Service) resolveChallenge(ctx context.Context, c rpc.Call, p resolvePar
 	if err != nil {
 		return nil, err
 	}
+	// a challenge token is a token too: one issued at or before the principal's password
+	// change or disable ends there, so a login begun with the old password cannot finish
+	if _, err := s.state.check(ctx, st.Principal.ID, st.issued, true); errors.Is(err, ErrTokenInvalid) {
+		return nil, ErrChallengeTokenInvalid
+	} else if err != nil {
+		return nil, err
+	}
 	st.ClientIP = c.ClientIP
 	guarded := st.LoginType != LoginTypeTrustCode
 	loginKey, challengeKey := s.guard.lockKey(st.Identifier, c.ClientIP), s.guard.challengeKey(st.Identifier, c.ClientIP)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"time"
 
 	"github.com/svc-framework/svc/rpc"
 )
@@ -50,6 +51,10 @@ type ChallengeState struct {
 	Resolved []string
 	// ClientIP is the caller's address.
 	ClientIP string
+
+	// issued is when the challenge token this state came from was issued (zero in a login's
+	// first step): a password change or disable at or after it ends the login (issue #42).
+	issued time.Time
 }
 
 // ChallengeProvider is one step of the login challenge chain (wire-core §5.2–5.3).
@@ -119,7 +124,7 @@ func (t *challengeTokens) issue(st ChallengeState, pending string) (string, erro
 	now := t.signer.now()
 	c := &claims{ID: newID(), Type: typChallenge, IssuedAt: date(now), NotBefore: date(now),
 		Expires: date(now.Add(ChallengeTokenTTL)), Mechanism: st.LoginType, Identifier: st.Identifier,
-		Pending: []string{pending}, Resolved: st.Resolved}
+		Pending: []string{pending}, Resolved: st.Resolved, LoginAt: now.UnixMicro()}
 	if err := c.setPrincipal(st.Principal); err != nil {
 		return "", err
 	}
@@ -136,7 +141,8 @@ func (t *challengeTokens) parse(token string) (ChallengeState, string, error) {
 	if err != nil {
 		return ChallengeState{}, "", ErrChallengeTokenInvalid
 	}
-	return ChallengeState{LoginType: c.Mechanism, Identifier: c.Identifier, Principal: p, Resolved: c.Resolved}, c.Pending[0], nil
+	return ChallengeState{LoginType: c.Mechanism, Identifier: c.Identifier, Principal: p, Resolved: c.Resolved,
+		issued: c.loginTime()}, c.Pending[0], nil
 }
 
 // PasswordChanger replaces a user's password (the password_change challenge). The built-in

@@ -23,8 +23,8 @@ import (
 // pnm (id and name, as ids may contain "@") and fid (token family). rls and det are on the
 // access token only.
 var (
-	accessClaimNames  = []string{"aud", "det", "exp", "fid", "iat", "iss", "jti", "nbf", "pnm", "rls", "sub", "typ", "uid"}
-	refreshClaimNames = []string{"aud", "exp", "fid", "iat", "iss", "jti", "nbf", "pnm", "sub", "typ", "uid"}
+	accessClaimNames  = []string{"aud", "det", "exp", "fid", "iat", "iss", "jti", "lat", "nbf", "pnm", "rls", "sub", "typ", "uid"}
+	refreshClaimNames = []string{"aud", "exp", "fid", "iat", "iss", "jti", "lat", "nbf", "pnm", "sub", "typ", "uid"}
 )
 
 // claimsApp is the app name of the claims tests: aud must be svc.app.name, not a constant.
@@ -192,6 +192,7 @@ func TestIssuedTokenClaims(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			pair := tt.login(t)
+			loginAt := e.clock.Now().UnixMicro()
 			first := checkPair(t, pair, e.clock.Now(), tt.want)
 			want(t, e.call(t, "get_user_info", nil, svctest.WithToken(pair.AccessToken)), 200, 0)
 
@@ -202,6 +203,13 @@ func TestIssuedTokenClaims(t *testing.T) {
 			r.DataAs(t, &next)
 			if jti := checkPair(t, next, e.clock.Now(), tt.want); jti == first {
 				t.Errorf("refreshed jti = %q, want a new one", jti)
+			}
+			// lat is the login's instant in µs, kept by the refresh (issue #42 item 6)
+			for _, tok := range []string{pair.AccessToken, pair.RefreshToken, next.AccessToken, next.RefreshToken} {
+				_, c := jwtParts(t, tok)
+				if got := claimTime(t, c, "lat"); got != loginAt {
+					t.Errorf("lat = %d, want the login's %d", got, loginAt)
+				}
 			}
 		})
 	}

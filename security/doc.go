@@ -22,9 +22,23 @@
 // security.user.update; disable, enable — security.user.disable; set_roles —
 // security.user.roles; reset_password — security.user.password; begin_totp, confirm_totp,
 // remove_totp — security.user.totp. Users are addressed by id and answered as UserView; every
-// change is audited and calls the Store methods `svc user` calls. Errors: 2001, 2002, 1070
-// (no pending enrollment), 1071 (wrong enrollment code, 400), 1072 (invalid user name), 1073
-// (disabling oneself), 1050 (policy).
+// change is audited, passes the grant rule (below) and calls the Store methods `svc user`
+// calls. list_roles marks each role grantable for the caller. begin_totp answers the secret
+// only for the caller's own account; for another it sets the user's totp_enroll flag and
+// answers {atNextSignIn: true}: the user enrolls at its next sign-in (challenge
+// totp_enrollment, order 150, data {secret, otpauthUrl}, response a code of the new secret).
+// Errors: 2001, 2002, 1070 (no pending enrollment), 1071 (wrong enrollment code, 400), 1072
+// (invalid user name), 1073 (disabling oneself), 1074 (the grant rule, 403), 1050 (policy).
+//
+// The grant rule (grant.go, issue #42): Service.CheckGrant(caller, before, after) is called by
+// every account-changing operation of security/user and security/session (the MCP tools of
+// those operations run the same handlers; the console calls /api); the CLI, the machine's
+// operator, is exempt. Every role the account has before the change and after it must be
+// RoleGrantable by the caller: each permission token of the role held by the caller, as the
+// permission checker /api authorizes with decides (the built-in one by MatchPermission, so a
+// pattern covers a pattern: "security.*" ⊇ "security.user.*", "*" only by "*"); a role
+// svc.security.roles does not define only by a holder of "*". The composition root hands a
+// WithPermissionChecker to the module (Options.Permissions), so both ask one checker.
 //
 // security/session (v1, svc addition; only with the built-in token service): list {userId} →
 // {tokenType, items: [SessionView]} — security.session.query; revoke {id} (2001 when not live),
@@ -74,7 +88,8 @@
 //
 //	sys_security_user              built-in users: argon2id/bcrypt hash, display name, roles,
 //	                               disabled, TOTP secret (active and pending), password change
-//	                               time, tokens_valid_after
+//	                               time, tokens_valid_after, totp_enroll (007: an enrollment
+//	                               requested by someone else, finished at the next sign-in)
 //	sys_security_password_history  hashes of earlier passwords (history_depth)
 //	sys_security_token_family      refresh-token families: current jti, principal snapshot,
 //	                               expiry, revocation (rotation and reuse detection), the
@@ -174,8 +189,14 @@
 //     whole-second dates and escape-free strings (3 µs instead of golang-jwt's 11); anything
 //     else, and every invalid token, goes through golang-jwt, whose errors name the fault.
 //     TestParseOwnMatchesGolangJWT and FuzzDecodeClaims hold both paths to the same answers.
-//   - Beyond the original: tokens issued before a password change or disable are refused
-//     (1003), and the roles of a built-in user's requests are the user's current roles, not
+//   - Beyond the original: tokens and sessions whose login was at or before a password change
+//     or disable are refused (1003; issue #42: to the microsecond — JWTs carry the login's
+//     instant as lat, Unix µs, kept by every refresh so a rotation never makes a login
+//     younger; a token without lat counts at its iat; sessions compare their creation time,
+//     µs in the database, ms in Redis; store times are truncated to µs before they are
+//     written; a login that observed the change, such as the password_change challenge's, is
+//     stamped one unit after ValidAfter; a challenge token issued at or before the change is
+//     refused at resolve_challenge, 1031), and the roles of a built-in user's requests are the user's current roles, not
 //     the token's (TokenState.Roles), so a removed role stops working on issued tokens. Refresh
 //     and the bearer strategy read the same change-fed state; the bearer strategy fails open
 //     if the store is down (the signature was valid), refresh fails closed. A host

@@ -50,6 +50,11 @@ type claims struct {
 	Roles     []string         `json:"rls,omitempty"`
 	Details   json.RawMessage  `json:"det,omitempty"`
 	Family    string           `json:"fid,omitempty"`
+	// LoginAt is the instant of the login the token descends from, in Unix microseconds (ours,
+	// issue #42): the login itself for its pair, kept by every refresh, and the issue time of a
+	// challenge token. iat has whole seconds only, so the token state compares this instead
+	// (tokenstate.go); a token without it counts as issued at its iat.
+	LoginAt int64 `json:"lat,omitempty"`
 	// Challenge state (typ "challenge"): login mechanism, identifier, pending and resolved.
 	Mechanism  string   `json:"mech,omitempty"`
 	Identifier string   `json:"unm,omitempty"`
@@ -83,6 +88,17 @@ func (c *claims) MarshalJSON() ([]byte, error) {
 		Roles   []string        `json:"rls"`
 		Details json.RawMessage `json:"det"`
 	}{(*plain)(c), roles, det})
+}
+
+// loginTime is the instant the token state compares with ValidAfter: LoginAt, else iat.
+func (c *claims) loginTime() time.Time {
+	if c.LoginAt > 0 {
+		return time.UnixMicro(c.LoginAt).UTC()
+	}
+	if c.IssuedAt == nil {
+		return time.Time{}
+	}
+	return c.IssuedAt.Time
 }
 
 func (c *claims) GetExpirationTime() (*jwt.NumericDate, error) { return c.Expires, nil }

@@ -28,5 +28,5 @@ func MintAccessToken(cfg *config.Config, p *rpc.Principal, now time.Time) (strin
 	keys.store(key)
 	s := &signer{keys: keys, audience: cfg.App.Name, now: func() time.Time { return now },
 		lifetimes: map[string]time.Duration{typAccess: accessTokenTTL(cfg)}}
-	return mintAccess(s, p, "", newID(), now)
+	return mintAccess(s, p, "", newID(), now, now)
 }

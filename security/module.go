@@ -110,6 +110,7 @@ type Service struct {
 	sessions       *Sessions
 	trust          *trustGateway
 	feed           *changeFeed
+	state          *stateCache // the token state of the built-in token services; nil with a host's
 	directory      *Directory
 	keys           *signingKeys  // filled by start: configured or database secret
 	accessTTL      time.Duration // the one place the access-token lifetime is read

@@ -72,6 +72,7 @@ func (s *Service) buildTokens(deps app.Deps, opts Options, ext extensions) error
 	}
 	sec := deps.Config.Security
 	state := newStateCache(ext.state, s.now, s.logger)
+	s.state = state
 	if s.store != nil {
 		s.store.onChange = append(s.store.onChange, state.invalidate)
 		s.feed.on(changeUser, s.store.forget)

@@ -83,6 +83,9 @@ type sessionLimit struct {
 // sessionStore keeps sessions: the primary database, or Redis when svc.kvstore.enabled. Times
 // come from the caller (the injected clock).
 type sessionStore interface {
+	// precision is the unit in which the store keeps times (CreatedAt is compared with the
+	// principal's ValidAfter at it).
+	precision() time.Duration
 	// create stores s, first applying limit to the user's live sessions: it returns the sessions
 	// it evicted, or ErrTooManyConcurrentSessions with limit.reject.
 	create(ctx context.Context, s Session, limit sessionLimit, now time.Time) ([]Session, error)
@@ -281,7 +284,7 @@ func (s *Sessions) create(ctx context.Context, p *rpc.Principal) (string, error)
 	now := s.now().UTC()
 	maxAt := now.Add(s.cfg.MaxLifetime)
 	sess := Session{ID: SessionID(token), UserID: p.ID, Principal: p, ClientIP: rpc.RequestInfoFrom(ctx).ClientIP,
-		CreatedAt: now, LastSeenAt: now, ExpiresAt: earliest(now.Add(s.cfg.IdleTTL), maxAt), MaxExpiresAt: maxAt}
+		CreatedAt: s.state.loginTime(ctx, p.ID, now, s.store.precision()), LastSeenAt: now, ExpiresAt: earliest(now.Add(s.cfg.IdleTTL), maxAt), MaxExpiresAt: maxAt}
 	limit := sessionLimit{max: max(s.cfg.MaxConcurrent, 0), reject: s.cfg.OnExceed == config.OnExceedReject}
 	mu := &s.locks[maphash.String(s.seed, p.ID)%userLockStripes]
 	mu.Lock()

@@ -70,6 +70,8 @@ var _ sessionStore = (*dbSessions)(nil)
 // create counts the user's live sessions and inserts the new one in one transaction. The count
 // is not locked across nodes (best effort, spec §5.3); Sessions serializes a user's logins per
 // node, which bounds the excess by the number of racing nodes.
+func (s *dbSessions) precision() time.Duration { return time.Microsecond }
+
 func (s *dbSessions) create(ctx context.Context, sess Session, limit sessionLimit, now time.Time) ([]Session, error) {
 	row, err := newSessionRow(sess)
 	if err != nil {

@@ -96,6 +96,8 @@ redis.call('ZREM', ARGV[1] .. f[1], ARGV[2])
 return f
 `)
 
+func (r *redisSessions) precision() time.Duration { return time.Millisecond }
+
 func (r *redisSessions) create(ctx context.Context, s Session, limit sessionLimit, now time.Time) ([]Session, error) {
 	row, err := newSessionRow(s)
 	if err != nil {

@@ -91,7 +91,7 @@ var _ TokenService = (*JWTTokens)(nil)
 func (t *JWTTokens) Issue(ctx context.Context, p *rpc.Principal) (AuthTokens, error) {
 	now := t.signer.now()
 	fid, jti := newID(), newID()
-	pair, err := t.pair(p, fid, jti, now)
+	pair, err := t.pair(p, fid, jti, now, t.state.loginTime(ctx, p.ID, now, time.Microsecond))
 	if err != nil {
 		return AuthTokens{}, err
 	}
@@ -108,13 +108,13 @@ func (t *JWTTokens) Issue(ctx context.Context, p *rpc.Principal) (AuthTokens, er
 	return pair, nil
 }
 
-// pair signs an access and a refresh token.
-func (t *JWTTokens) pair(p *rpc.Principal, fid, jti string, now time.Time) (AuthTokens, error) {
-	access, err := t.accessToken(p, fid, jti, now)
+// pair signs an access and a refresh token issued now for the login made at login.
+func (t *JWTTokens) pair(p *rpc.Principal, fid, jti string, now, login time.Time) (AuthTokens, error) {
+	access, err := mintAccess(&t.signer, p, fid, jti, now, login)
 	if err != nil {
 		return AuthTokens{}, err
 	}
-	rc := &claims{ID: jti, Type: typRefresh, Family: fid, IssuedAt: date(now),
+	rc := &claims{ID: jti, Type: typRefresh, Family: fid, IssuedAt: date(now), LoginAt: login.UnixMicro(),
 		NotBefore: date(now.Add(t.refreshNotBefore)), Expires: date(now.Add(t.refreshTTL))}
 	rc.Subject = p.ID + "@" + p.Name
 	rc.UserID, rc.Name = p.ID, p.Name
@@ -128,13 +128,11 @@ func (t *JWTTokens) pair(p *rpc.Principal, fid, jti string, now time.Time) (Auth
 	return AuthTokens{AccessToken: access, RefreshToken: refresh}, nil
 }
 
-func (t *JWTTokens) accessToken(p *rpc.Principal, fid, jti string, now time.Time) (string, error) {
-	return mintAccess(&t.signer, p, fid, jti, now)
-}
-
-// mintAccess signs an access token: iat = nbf = now, exp = now + the access lifetime (svc.security.access_token_expires); rls and det are always present (claims.MarshalJSON).
-func mintAccess(s *signer, p *rpc.Principal, fid, jti string, now time.Time) (string, error) {
-	ac := &claims{ID: jti, Type: typAccess, Family: fid, IssuedAt: date(now), NotBefore: date(now),
+// mintAccess signs an access token: iat = nbf = now, exp = now + the access lifetime
+// (svc.security.access_token_expires), lat = login; rls and det are always present
+// (claims.MarshalJSON).
+func mintAccess(s *signer, p *rpc.Principal, fid, jti string, now, login time.Time) (string, error) {
+	ac := &claims{ID: jti, Type: typAccess, Family: fid, IssuedAt: date(now), NotBefore: date(now), LoginAt: login.UnixMicro(),
 		Expires: date(now.Add(s.lifetimes[typAccess]))}
 	if err := ac.setPrincipal(p); err != nil {
 		return "", err
@@ -161,7 +159,7 @@ func (t *JWTTokens) Verify(ctx context.Context, accessToken string) (*rpc.Princi
 		if err != nil {
 			return nil, err
 		}
-		v = verifiedToken{principal: p, family: c.Family, issuedAt: c.IssuedAt.Time, expires: c.Expires.Time}
+		v = verifiedToken{principal: p, family: c.Family, issuedAt: c.loginTime(), expires: c.Expires.Time}
 		t.verified.put(accessToken, v, t.signer.now())
 	}
 	roles, err := t.Recheck(ctx, v.principal.ID, v.family, v.issuedAt)
@@ -273,7 +271,8 @@ func (t *JWTTokens) OnFamilyRevoked(h func(fid string)) {
 type TokenInfo struct {
 	// Family is the token family ("" for tokens minted without one, such as tools').
 	Family string
-	// IssuedAt is the token's iat: a password change or disable after it refuses the token.
+	// IssuedAt is the instant of the token's login (its lat claim, else its iat): a password
+	// change or disable at or after it refuses the token.
 	IssuedAt time.Time
 	// Expires is the token's exp.
 	Expires time.Time
@@ -290,7 +289,7 @@ func (t *JWTTokens) Inspect(accessToken string) (info TokenInfo, ok bool) {
 	if err != nil {
 		return TokenInfo{}, false
 	}
-	return TokenInfo{Family: c.Family, IssuedAt: c.IssuedAt.Time, Expires: c.Expires.Time}, true
+	return TokenInfo{Family: c.Family, IssuedAt: c.loginTime(), Expires: c.Expires.Time}, true
 }
 
 // Refresh implements TokenService with rotation and reuse detection.
@@ -316,7 +315,14 @@ func (t *JWTTokens) Refresh(ctx context.Context, refreshToken string) (AuthToken
 	if fam.CurrentJTI != c.ID {
 		return AuthTokens{}, nil, t.reused(ctx, fam.ID, p)
 	}
-	if _, err := t.state.check(ctx, p.ID, c.IssuedAt.Time, true); err != nil {
+	// the new pair keeps the login's instant, so no rotation makes a login look younger than
+	// it is (a refresh racing a password change, or on a node the change has not reached yet,
+	// mints tokens the change still refuses); a token from before lat had the family's start
+	login := c.loginTime()
+	if c.LoginAt == 0 && !fam.CreatedAt.IsZero() {
+		login = fam.CreatedAt
+	}
+	if _, err := t.state.check(ctx, p.ID, login, true); err != nil {
 		return AuthTokens{}, nil, err
 	}
 	if p, err = t.current(ctx, p, fam); err != nil {
@@ -331,7 +337,7 @@ func (t *JWTTokens) Refresh(ctx context.Context, refreshToken string) (AuthToken
 	if !ok { // another exchange of the same token won the race: that is a reuse too
 		return AuthTokens{}, nil, t.reused(ctx, fam.ID, p)
 	}
-	pair, err := t.pair(p, fam.ID, jti, now)
+	pair, err := t.pair(p, fam.ID, jti, now, login)
 	return pair, p, err
 }
 

@@ -39,11 +39,19 @@ func newStateCache(loader TokenStateLoader, now func() time.Time, logger *slog.L
 	return s
 }
 
-// check refuses a token issued before the principal's ValidAfter, or any token of a disabled
-// principal, with 401/1003, and returns the principal's current roles (nil: keep the token's).
+// check refuses a token whose login was at or before the principal's ValidAfter, or any token
+// of a disabled principal, with 401/1003, and returns the principal's current roles (nil: keep the token's).
 // Store errors fail open on access tokens (the signature was valid; an outage of the store must
 // not log everyone out) and closed on refresh (strict).
-func (s *stateCache) check(ctx context.Context, id string, iat time.Time, strict bool) ([]string, error) {
+//
+// login is the instant of the login the token or session descends from (issue #42): a JWT's
+// lat claim (µs; its iat for a token without one), an opaque session's creation time (µs in
+// the database, ms in Redis), a challenge token's lat. Every store time is truncated to the
+// microsecond before it is written (NewStore, Sessions.create), so ValidAfter is exact: a login
+// before the change is at or before it, and refused, whatever the second it fell in — never
+// "the same second, so still good". A login in the same microsecond as the change (the same
+// millisecond for Redis sessions, the same second for a token without lat) is refused too.
+func (s *stateCache) check(ctx context.Context, id string, login time.Time, strict bool) ([]string, error) {
 	if s == nil || s.loader == nil {
 		return nil, nil
 	}
@@ -58,10 +66,29 @@ func (s *stateCache) check(ctx context.Context, id string, iat time.Time, strict
 	if !known {
 		return nil, nil
 	}
-	if st.Disabled || iat.Before(st.ValidAfter.Truncate(time.Second)) {
+	if st.Disabled || !login.After(st.ValidAfter) {
 		return nil, ErrTokenInvalid
 	}
 	return st.Roles, nil
+}
+
+// loginTime is the instant to record for a login of principal id made now, at the precision
+// unit its store keeps: now, or — when the principal's ValidAfter is not before now at that
+// precision, because a password change this very login observed (the password_change
+// challenge) happened in the same unit — the first instant after ValidAfter. A login stamped so
+// read the change before it was issued, so it is not one the change must end; without the step
+// the check above would refuse the tokens of a login that changed the password in the same
+// microsecond (a frozen test clock, a coarse one). Store errors and unknown principals leave now.
+func (s *stateCache) loginTime(ctx context.Context, id string, now time.Time, unit time.Duration) time.Time {
+	now = now.Truncate(unit)
+	if s == nil || s.loader == nil {
+		return now
+	}
+	st, known, err := s.get(ctx, id, true)
+	if err != nil || !known || now.After(st.ValidAfter) {
+		return now
+	}
+	return st.ValidAfter.Truncate(unit).Add(unit)
 }
 
 // get returns the principal's state; known is false when the loader does not know it. The state

@@ -152,7 +152,10 @@ func NewStore(d *db.DB, hasher *Hasher, policy *Policy, now func() time.Time) *S
 	if hasher == nil {
 		hasher = NewHasher(HashParams{})
 	}
-	return &Store{db: d, hasher: hasher, policy: policy, now: now}
+	// every time the store writes is whole microseconds, the precision of its columns on every
+	// database, so the ValidAfter a node holds in memory is the one the others read back
+	clock := func() time.Time { return now().Truncate(time.Microsecond) }
+	return &Store{db: d, hasher: hasher, policy: policy, now: clock}
 }
 
 var (
