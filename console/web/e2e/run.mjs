@@ -46,6 +46,7 @@ async function step(name, fn) {
 const s = await scratch(ROOT);
 cli(BIN, s, ["user", "add", "admin", "--roles", "admin", "--display-name", "Administrator", "--password-stdin"], `${ADMIN_PW}\n`);
 cli(BIN, s, ["user", "add", "viewer", "--roles", "viewer", "--password-stdin"], `${VIEWER_PW}\n`);
+cli(BIN, s, ["user", "add", "ua", "--roles", "useradm", "--password-stdin"], `${VIEWER_PW}\n`);
 const enrolled = cli(BIN, s, ["user", "totp", "enroll", "admin"], "\n");
 const secret = /secret=([A-Z2-7]+)/.exec(enrolled)?.[1];
 if (!secret) throw new Error(`no TOTP secret in:\n${enrolled}`);
@@ -176,18 +177,15 @@ await step("users: list, create, disable/enable, roles, password policy, TOTP wi
   await dlg.getByRole("button", { name: "Set password" }).click();
   await dlg.getByRole("status").waitFor();
   await dlg.getByRole("button", { name: "Close" }).click();
-  // TOTP enrollment with the QR code, confirmed with a code computed from the shown key
+  // TOTP of another user: requested for carol's next sign-in, her key never shown here (issue
+  // #42); she enrolls at sign-in (the step after this one)
   await carol.getByRole("button", { name: "TOTP" }).click();
   dlg = page.getByRole("dialog");
   await dlg.getByRole("button", { name: "Enroll an authenticator" }).click();
-  await dlg.locator("canvas.qr").waitFor();
-  const key = (await dlg.locator("code.secret").innerText()).trim();
+  await dlg.getByText("next sign-in").waitFor();
+  check((await dlg.locator("code.secret").count()) === 0 && (await dlg.locator("canvas.qr").count()) === 0, "no key for another user");
   await shot(page, "03-users-totp");
-  await dlg.getByLabel("Verification code").fill(totp(key));
-  await dlg.getByRole("button", { name: "Activate" }).click();
-  await dlg.getByText("TOTP is on").waitFor();
   await dlg.getByRole("button", { name: "Close" }).click();
-  await carol.getByText("on", { exact: true }).waitFor();
   // sessions: the admin's own login is listed as this console
   await page.locator('tr[data-user="admin"]').getByRole("button", { name: "Sessions" }).click();
   dlg = page.getByRole("dialog");
@@ -201,6 +199,35 @@ await step("users: list, create, disable/enable, roles, password policy, TOTP wi
   await dlg.getByText("Signed out everywhere.").waitFor();
   await dlg.getByRole("button", { name: "Close" }).click();
   await shot(page, "04-users");
+});
+
+await step("an enrollment requested by an administrator is finished at the user's sign-in", async () => {
+  const { ctx: c, page: p } = await open();
+  await signIn(p, "carol", "carol-passphrase-2");
+  await p.locator("canvas.qr").waitFor();
+  const key = (await p.locator("code.secret").innerText()).trim();
+  await shot(p, "05-signin-enroll");
+  await p.getByLabel("Verification code").fill(totp(key));
+  await p.getByRole("button", { name: "Verify" }).click();
+  await p.getByRole("heading", { name: "Overview" }).waitFor();
+  await c.close();
+  await page.reload();
+  await page.locator('tr[data-user="carol"]').getByText("on", { exact: true }).waitFor();
+});
+
+await step("a user administrator is offered only the roles it may grant", async () => {
+  const { ctx: c, page: p } = await open();
+  await signIn(p, "ua", VIEWER_PW);
+  await p.getByRole("link", { name: "Users" }).click();
+  await p.getByRole("heading", { name: "Users" }).waitFor();
+  await p.getByRole("button", { name: "New user" }).click();
+  const d = p.getByRole("dialog");
+  await d.getByRole("checkbox", { name: /useradm/ }).waitFor();
+  const offered = await d.getByRole("checkbox").evaluateAll((els) => els.map((e) => e.value));
+  check(JSON.stringify(offered) === JSON.stringify(["useradm"]), `roles offered to useradm: ${offered}`);
+  await d.getByText("Only the roles whose permissions you hold").waitFor();
+  await shot(p, "05-useradm-roles");
+  await c.close();
 });
 
 // Files handed to the page by path (Chromium reads them itself).

@@ -5,12 +5,19 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import { call, setTokens, type Tokens } from "../api";
 import { LangSwitch } from "../app";
 import { t } from "../i18n";
+import { QRCode } from "../qr";
 import { ErrorBox, Field, type Submit } from "../ui";
 
 interface Challenge {
   type: string;
   required: boolean;
-  data?: { destination?: string; reason?: string; departments?: { id: string; name: string }[] };
+  data?: {
+    destination?: string;
+    reason?: string;
+    departments?: { id: string; name: string }[];
+    secret?: string; // totp_enrollment: the new authenticator's key, for this user only
+    otpauthUrl?: string;
+  };
 }
 
 interface LoginResult {
@@ -107,7 +114,16 @@ export function SignIn() {
             </Field>
           </>
         )}
-        {ch && ["totp", "sms_otp", "email_otp"].includes(ch.type) && (
+        {ch?.type === "totp_enrollment" && (
+          <div class="totp">
+            <p>{t("An authenticator is required for this account. Scan the code with an authenticator app, then enter the code it shows.")}</p>
+            <QRCode text={ch.data?.otpauthUrl ?? ""} label={t("QR code of the authenticator key")} />
+            <p>
+              {t("Key")}: <code class="secret">{ch.data?.secret}</code>
+            </p>
+          </div>
+        )}
+        {ch && ["totp", "sms_otp", "email_otp", "totp_enrollment"].includes(ch.type) && (
           <Field
             label={t("Verification code")}
             hint={t("Enter the code from {destination}.", { destination: ch.data?.destination ?? t("your authenticator app") })}

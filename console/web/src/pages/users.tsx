@@ -17,12 +17,15 @@ export interface UserView {
   disabled: boolean;
   totpEnabled: boolean;
   totpPending: boolean;
+  totpEnrollAtSignIn?: boolean;
   passwordChangedAt: string;
   createdAt: string;
 }
 interface Role {
   name: string;
   permissions: string[];
+  // the caller may grant it (the server's grant rule); absent from servers before issue #42
+  grantable?: boolean;
 }
 interface SessionView {
   id: string;
@@ -164,13 +167,17 @@ export function Users() {
   );
 }
 
+// RolePicker offers only the roles the signed-in user may grant (list_roles' grantable): the
+// server refuses any other with 1074 anyway.
 function RolePicker(props: { value: string[]; onChange: (v: string[]) => void }) {
   const roles = useAsync(() => call<Role[]>("security/user", "list_roles"), []);
+  const grantable = (roles.data ?? []).filter((r) => r.grantable !== false);
+  const hidden = (roles.data?.length ?? 0) - grantable.length;
   return (
     <fieldset class="roles">
       <legend>{t("Roles")}</legend>
       <ErrorBox error={roles.error} />
-      {(roles.data ?? []).map((r) => (
+      {grantable.map((r) => (
         <label key={r.name} class="check">
           <input
             type="checkbox"
@@ -187,6 +194,7 @@ function RolePicker(props: { value: string[]; onChange: (v: string[]) => void })
         </label>
       ))}
       {roles.data && !roles.data.length && <p class="muted">{t("No roles are configured (svc.security.roles).")}</p>}
+      {hidden > 0 && <p class="muted">{t("Only the roles whose permissions you hold yourself are offered.")}</p>}
     </fieldset>
   );
 }
@@ -286,13 +294,28 @@ function PasswordDialog({ user, onClose }: { user: UserView; onClose: () => void
   );
 }
 
+interface Enrollment {
+  secret: string;
+  otpauthUrl: string;
+  atNextSignIn?: boolean;
+}
+
 function TotpDialog({ user, onClose }: { user: UserView; onClose: () => void }) {
   const [state, setState] = useState(user);
-  const [enroll, setEnroll] = useState<{ secret: string; otpauthUrl: string } | null>(null);
+  const [enroll, setEnroll] = useState<Enrollment | null>(null);
   const [code, setCode] = useState("");
   const act = useAction();
+  // the server answers the secret for one's own account only; for another it asks the user to
+  // enroll at its next sign-in
   const begin = () =>
-    act.run(async () => setEnroll(await call<{ secret: string; otpauthUrl: string }>("security/user", "begin_totp", { id: user.id })));
+    act.run(async () => {
+      const en = await call<Enrollment>("security/user", "begin_totp", { id: user.id });
+      if (en.atNextSignIn) {
+        setState(await call<UserView>("security/user", "get", { id: user.id }));
+        return;
+      }
+      setEnroll(en);
+    });
   const confirm = async (e: Submit) => {
     e.preventDefault();
     await act.run(async () => {
@@ -308,6 +331,7 @@ function TotpDialog({ user, onClose }: { user: UserView; onClose: () => void }) 
       <p>
         {t("State")}: <strong>{state.totpEnabled ? t("on") : state.totpPending ? t("pending") : t("off")}</strong>
       </p>
+      {state.totpEnrollAtSignIn && <p class="muted">{t("A new authenticator is enrolled at the user's next sign-in; only the user sees its key.")}</p>}
       {enroll ? (
         <form onSubmit={confirm} class="totp">
           <p>{t("Scan the code with an authenticator app, then enter the code it shows.")}</p>
@@ -336,7 +360,7 @@ function TotpDialog({ user, onClose }: { user: UserView; onClose: () => void }) 
           <button type="button" class="primary" disabled={act.busy} onClick={() => void begin()}>
             {state.totpEnabled ? t("Enroll a new authenticator") : t("Enroll an authenticator")}
           </button>
-          {(state.totpEnabled || state.totpPending) && (
+          {(state.totpEnabled || state.totpPending || state.totpEnrollAtSignIn) && (
             <button type="button" class="danger" disabled={act.busy} onClick={() => void remove()}>
               {t("Remove TOTP")}
             </button>
