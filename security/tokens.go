@@ -38,7 +38,10 @@ type TokenService interface {
 
 // TokenState is what a principal's store says about the tokens issued to it.
 type TokenState struct {
-	// ValidAfter: tokens issued before this instant (password change, disable) are refused.
+	// ValidAfter: tokens and sessions whose login was at or before this instant (password
+	// change, disable) are refused. It is compared to the microsecond, so a host loader must
+	// keep the change's time at least that exactly: one rounded down to the second would let a
+	// login from earlier in that second pass.
 	ValidAfter time.Time
 	// Disabled: every token of the principal is refused.
 	Disabled bool
