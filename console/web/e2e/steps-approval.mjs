@@ -160,6 +160,9 @@ export default async function (h) {
     await page.getByRole("tab", { name: "Metrics" }).click();
     await page.locator("svg.bars").first().waitFor();
     check(/approved/.test(await page.locator("svg.bars").first().textContent()), "instances by status drawn");
+    const avg = await page.getByText(/Average completion/).textContent();
+    check(/Average completion: (\d+\.\d s|— \(no finished instances\))/.test(avg) && !/-1\.0/.test(avg), `average completion shown as a value or a dash: ${avg}`);
+    check(/applied/.test(await page.locator("svg.bars").nth(2).textContent()), "business records by status drawn");
     await shot(page, "approval-06-metrics");
     await ctx.close();
   });

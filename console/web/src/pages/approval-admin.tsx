@@ -4,7 +4,7 @@
 // permission token its operations require.
 import { useState } from "preact/hooks";
 import { call, type Page } from "../api";
-import { t, useLang } from "../i18n";
+import { t, tk, useLang } from "../i18n";
 import { P } from "../perms";
 import { can } from "../session";
 import { Card, Dialog, EmptyRow, ErrorBox, Field, ListStatus, PagedTable, StatusFilter, Table, useAction, useAsync } from "../ui";
@@ -60,7 +60,19 @@ interface Metrics {
   instanceCounts: Record<string, number>;
   taskCounts: Record<string, number>;
   timeoutTaskCount: number;
+  /** -1 when no instance has finished (the server's placeholder, wire-approval §6.6). */
   avgCompletionSeconds: number;
+  pendingBindingFailures: number;
+  pendingBusinessProjections: number;
+  businessProjectionCounts: Record<string, number>;
+}
+
+/** Statuses of business projections (wire-approval §4), in the order the metrics show them. */
+const PROJECTION_STATUSES = [tk("pending"), tk("processing"), tk("applied"), tk("failed")];
+
+/** averageCompletion renders avgCompletionSeconds: the server's -1 means no instance has finished. */
+function averageCompletion(secs: number): string {
+  return secs < 0 ? t("Average completion: — (no finished instances)") : t("Average completion: {s} s", { s: secs.toFixed(1) });
 }
 interface Category {
   id: string;
@@ -402,8 +414,18 @@ function MetricsView() {
           <Card title={t("Tasks by status")}>
             <Bars counts={m.data.taskCounts} label={t("Tasks by status")} />
             <p>
-              {t("Overdue tasks: {n}", { n: m.data.timeoutTaskCount })} · {t("Average completion: {s} s", { s: m.data.avgCompletionSeconds.toFixed(1) })}
+              {t("Overdue tasks: {n}", { n: m.data.timeoutTaskCount })} · {averageCompletion(m.data.avgCompletionSeconds)}
             </p>
+          </Card>
+          <Card title={t("Business records")}>
+            <Bars
+              counts={Object.fromEntries(PROJECTION_STATUSES.map((k) => [k, m.data!.businessProjectionCounts[k] ?? 0]))}
+              label={t("Business records")}
+            />
+            <p class={m.data.pendingBindingFailures > 0 ? "bad" : undefined}>
+              {t("Not written: {n}, of which failed: {f}", { n: m.data.pendingBusinessProjections, f: m.data.pendingBindingFailures })}
+            </p>
+            {m.data.pendingBindingFailures > 0 && <p class="muted">{t("Repair the host's records, then retry them (docs/approval.md, \"When the host's record is gone\").")}</p>}
           </Card>
         </div>
       )}
