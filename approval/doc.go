@@ -48,9 +48,9 @@
 //   - Messages: every client-facing error is a template of errors.go whose message is a key of
 //     messages/{en,zh-CN}/approval.json; a refusal's cause is logged with the request id
 //     (Service.explain), never sent.
-//   - Metrics: metrics.go registers on app.Deps.Metrics svc_approval_tasks and
-//     svc_approval_instances, read from Stats at scrape time (docs/operations.md; nothing with
-//     Deps.Metrics nil).
+//   - Metrics: metrics.go registers on app.Deps.Metrics svc_approval_tasks,
+//     svc_approval_instances and svc_approval_business_projections, read from Stats at scrape
+//     time (docs/operations.md; nothing with Deps.Metrics nil).
 //
 // # Resources (spec §2.2, wire-approval §6), all Bearer
 //

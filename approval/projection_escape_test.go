@@ -138,8 +138,12 @@ func TestBindingMissingRecord(t *testing.T) {
 				check: want("pendingBindingFailures", 1.0, "businessProjectionCounts.failed", 1.0, "pendingBusinessProjections", 1.0)},
 		}, map[string]string{})
 
-		// The worker retries with backoff while the record is missing.
 		w := e.srv.Approval()
+		if st, err := w.Stats(context.Background()); err != nil || st.Projections[approval.ProjectionFailed] != 1 {
+			t.Errorf("Stats projections %v (%v), want one failed", st.Projections, err)
+		}
+
+		// The worker retries with backoff while the record is missing.
 		scan := func(applied int) {
 			t.Helper()
 			if n, err := w.ScanProjections(context.Background()); err != nil || n != applied {
