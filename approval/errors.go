@@ -176,6 +176,9 @@ var (
 	// record is missing or its instance column names another instance (40109; the table, key and
 	// column are logged with the request id, never sent).
 	ErrBusinessRecordUnavailable = rpc.NewError(ErrCodeInvalidBusinessRef, http.StatusOK, "approval_business_record_unavailable")
+	// ErrTitleTemplateFailed: the published version's title template does not render at start
+	// (40009; the template's error is logged, the applicant reads the catalogue's sentence).
+	ErrTitleTemplateFailed = rpc.NewError(ErrCodeInvalidTitleTemplate, http.StatusOK, "approval_title_template_failed")
 	// ErrTenantNotResolved: the principal carries details without a tenant (403/1005 would hide the
 	// cause; the original fails the request with its internal error, we answer 40701).
 	ErrTenantNotResolved = rpc.NewError(ErrCodeAccessDenied, http.StatusOK, "approval_tenant_not_resolved")

@@ -33,7 +33,7 @@ func TestMessages(t *testing.T) {
 		approval.ErrNoUsersSpecified, approval.ErrNoAssignee, approval.ErrAssigneeResolveFailed,
 		approval.ErrFormValidationFailed, approval.ErrUrgeCooldown, approval.ErrAccessDenied, approval.ErrTerminateNotAllowed,
 		approval.ErrFormDataTooLarge, approval.ErrTenantNotResolved, approval.ErrBusinessRefMalformed,
-		approval.ErrBusinessRecordUnavailable, approval.ErrTableStorageNoFields, approval.ErrTableStorageField}
+		approval.ErrBusinessRecordUnavailable, approval.ErrTitleTemplateFailed, approval.ErrTableStorageNoFields, approval.ErrTableStorageField}
 	badRequests := []*rpc.Error{approval.ErrCategoryParentCycle, approval.ErrCategoryParentNotFound, approval.ErrDelegationWindow,
 		approval.ErrDelegationCategoryNotFound, approval.ErrDelegationFlowNotFound, approval.ErrDelegationSelf,
 		approval.ErrFlowCategoryNotFound, approval.ErrInvalidLabels}

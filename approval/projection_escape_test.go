@@ -124,9 +124,10 @@ func TestBindingMissingRecord(t *testing.T) {
 			!p.NextAttemptAt.Equal(e.clock.Now().Add(time.Second)) {
 			t.Errorf("projection after the terminate: %+v", p)
 		}
-		if e.fails.count() != 1 || e.fails.last().InstanceID != id || e.fails.last().Status != approval.InstanceTerminated ||
-			e.fails.last().Trigger != "completed" || e.fails.last().BusinessTable != "biz_order" {
-			t.Errorf("binding_failed events: %d, last %+v", e.fails.count(), e.fails.last())
+		svctest.Eventually(t, 5*time.Second, func() bool { return e.fails.count() > 0 }, "binding_failed delivered") // after the commit
+		if f := e.fails.last(); e.fails.count() != 1 || f.InstanceID != id || f.Status != approval.InstanceTerminated ||
+			f.Trigger != "completed" || f.BusinessTable != "biz_order" {
+			t.Errorf("binding_failed events: %d, last %+v", e.fails.count(), f)
 		}
 		if n := len(e.log.records("approval: business record not written; the instance ends anyway")); n != 1 {
 			t.Errorf("%d log records of the failed write, want 1", n)
@@ -215,6 +216,12 @@ func TestBusinessRefMessages(t *testing.T) {
 			}
 			if lang == i18n.Chinese && want == i18n.MustNew(i18n.English, approval.Messages()).T("approval_business_ref_malformed", nil) {
 				t.Error("the zh-CN message is the English one")
+			}
+			// A designer's binding refusal: the catalogue's sentence with what the designer named.
+			r := e.call(alice, flowR, "create", `{"tenantId":"t1","code":"bad","name":"Bad","categoryId":"`+e.cat+`","bindingMode":"business",`+
+				`"businessBinding":{"tableName":"biz_order","keyColumns":["id"],"statusColumn":"nope","instanceIdColumn":"apv_instance"}}`)
+			if w := cat.T("approval_binding_schema_invalid", map[string]string{"detail": "biz_order.nope (statusColumn)"}); r.Code != approval.ErrCodeBindingSchemaInvalid || r.Message != w {
+				t.Errorf("create with a missing column: %d %q, want 40018 %q", r.Code, r.Message, w)
 			}
 		})
 	}
