@@ -74,6 +74,22 @@ const PROJECTION_STATUSES = [tk("pending"), tk("processing"), tk("applied"), tk(
 function averageCompletion(secs: number): string {
   return secs < 0 ? t("Average completion: — (no finished instances)") : t("Average completion: {s} s", { s: secs.toFixed(1) });
 }
+/** BusinessProjection is admin.BusinessProjection: the state of one host record a bound flow writes. */
+interface BusinessProjection {
+  projectionId: string;
+  ownerInstanceId: string;
+  businessTable: string;
+  recordKey: Record<string, string>;
+  consistency: string;
+  desiredStatus: string;
+  desiredRevision: number;
+  appliedRevision: number;
+  status: string;
+  attemptCount: number;
+  nextAttemptAt?: string;
+  lastError?: string;
+  updatedAt: string;
+}
 interface Category {
   id: string;
   code: string;
@@ -94,7 +110,7 @@ interface Delegation {
 }
 
 const SIZE = 15;
-type Part = "flows" | "instances" | "tasks" | "metrics" | "categories" | "delegations";
+type Part = "flows" | "instances" | "tasks" | "metrics" | "records" | "categories" | "delegations";
 
 export function ApprovalAdmin() {
   useLang();
@@ -103,6 +119,7 @@ export function ApprovalAdmin() {
     ["instances", t("Instances"), can(P.approvalInstanceQuery)],
     ["tasks", t("Tasks"), can(P.approvalTaskQuery)],
     ["metrics", t("Metrics"), can(P.approvalMetrics)],
+    ["records", t("Business records"), can(P.approvalBindingQuery)],
     ["categories", t("Categories"), can(P.approvalCategoryQuery)],
     ["delegations", t("Delegations"), can(P.approvalDelegationQuery)],
   ];
@@ -121,6 +138,7 @@ export function ApprovalAdmin() {
       {part === "instances" && <Instances />}
       {part === "tasks" && <Tasks />}
       {part === "metrics" && <MetricsView />}
+      {part === "records" && <Records />}
       {part === "categories" && <Categories />}
       {part === "delegations" && <Delegations />}
     </>
@@ -430,6 +448,64 @@ function MetricsView() {
         </div>
       )}
     </>
+  );
+}
+
+/** Records lists the business projections (find_business_projections), the failed ones by default, with Retry now. */
+function Records() {
+  const [page, setPage] = useState(1);
+  const [status, setStatus] = useState("failed");
+  const [filter, setFilter] = useState("failed");
+  const list = useAsync(() => call<Page<BusinessProjection>>("approval/admin", "find_business_projections", { status: filter, page, pageSize: SIZE }), [filter, page]);
+  const act = useAction();
+  const retry = (r: BusinessProjection) =>
+    act.run(() => call("approval/admin", "retry_business_projection", { projectionId: r.projectionId }), t("The record will be written at the next scan.")).then((ok) => ok && list.reload());
+  return (
+    <Card
+      title={
+        <form class="search" role="search" onSubmit={(e) => (e.preventDefault(), setPage(1), setFilter(status))}>
+          <StatusFilter statuses={PROJECTION_STATUSES} value={status} onChange={setStatus} />
+          <button type="submit">{t("Filter")}</button>
+        </form>
+      }
+    >
+      <PagedTable
+        list={list}
+        act={act}
+        page={page}
+        size={SIZE}
+        onPage={setPage}
+        headings={[t("Business record"), t("Instance state"), t("Status"), t("Attempts"), t("Last error"), t("Changed")]}
+        actions
+        empty={t("No business records.")}
+        row={(r) => (
+          <tr key={r.projectionId} data-projection={r.projectionId}>
+            <td class="mono">
+              {r.businessTable} {Object.entries(r.recordKey).map(([k, v]) => `${k}=${v}`).join(", ")}
+            </td>
+            <td>{t(r.desiredStatus)}</td>
+            <td>
+              <span class={r.status === "failed" ? "badge bad" : r.status === "applied" ? "badge ok" : "badge"}>{t(r.status)}</span>
+            </td>
+            <td>{r.attemptCount}</td>
+            <td class="mono">{r.lastError ?? "–"}</td>
+            <td>{at(r.updatedAt)}</td>
+            <td class="row-actions">
+              {can(P.approvalInstanceDetail) && (
+                <button type="button" onClick={() => openInstance(r.ownerInstanceId, true)}>
+                  {t("Open")}
+                </button>
+              )}
+              {can(P.approvalBindingRetry) && r.status !== "applied" && (
+                <button type="button" disabled={act.busy} onClick={() => void retry(r)}>
+                  {t("Retry now")}
+                </button>
+              )}
+            </td>
+          </tr>
+        )}
+      />
+    </Card>
   );
 }
 
