@@ -206,6 +206,9 @@ func TestMetricsAfterDrivingModules(t *testing.T) {
 		for _, status := range approval.OpenInstanceStatuses {
 			wantValue(t, fams, "svc_approval_instances", map[string]string{"status": status}, 0)
 		}
+		for _, status := range approval.UnappliedProjectionStatuses {
+			wantValue(t, fams, "svc_approval_business_projections", map[string]string{"status": status}, 0)
+		}
 		wantSeries(t, fams, "go_goroutines", nil, 1)
 		wantSeries(t, fams, "process_start_time_seconds", nil, 1)
 

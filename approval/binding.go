@@ -2,6 +2,7 @@ package approval
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -18,19 +19,21 @@ var InstanceStatuses = []string{InstanceRunning, InstanceApproved, InstanceRejec
 // checkBinding validates a business binding in the original's order (§6.3): required parts
 // (40011), identifiers (40008), one column per role (40016), the status mapping (40020), then the
 // live schema: the table and every column exist (40018) and the key columns are exactly a
-// primary or unique key whose columns are all NOT NULL (40019).
+// primary or unique key whose columns are all NOT NULL (40019). Each refusal's {{detail}} is
+// what the designer named — a field, a role, table.column — never prose, so the catalogue's
+// sentence reads in the server's language.
 func (s *Service) checkBinding(ctx context.Context, b *BusinessBinding) error {
 	if b == nil {
-		return Detail(ErrBindingIncomplete, "businessBinding is required for a business flow")
+		return Detail(ErrBindingIncomplete, "businessBinding")
 	}
 	for _, req := range []struct{ name, value string }{{"tableName", b.TableName}, {"statusColumn", b.StatusColumn},
 		{"instanceIdColumn", b.InstanceIDColumn}} {
 		if strings.TrimSpace(req.value) == "" {
-			return Detail(ErrBindingIncomplete, req.name+" is required")
+			return Detail(ErrBindingIncomplete, req.name)
 		}
 	}
 	if len(b.KeyColumns) == 0 {
-		return Detail(ErrBindingIncomplete, "keyColumns is required")
+		return Detail(ErrBindingIncomplete, "keyColumns")
 	}
 	roles := b.columns()
 	for _, name := range append([]string{b.TableName}, columnNames(roles)...) {
@@ -42,16 +45,16 @@ func (s *Service) checkBinding(ctx context.Context, b *BusinessBinding) error {
 	for _, r := range roles {
 		col := strings.ToLower(r.column)
 		if other, ok := seen[col]; ok {
-			return Detail(ErrBindingColumnsConflict, fmt.Sprintf("%s and %s both name column %s", other, r.role, r.column))
+			return Detail(ErrBindingColumnsConflict, fmt.Sprintf("%s, %s: %s", other, r.role, r.column))
 		}
 		seen[col] = r.role
 	}
 	for status, value := range b.StatusMapping {
 		if !slices.Contains(InstanceStatuses, status) {
-			return Detail(ErrBindingStatusMappingInvalid, fmt.Sprintf("%q is not an instance status", status))
+			return Detail(ErrBindingStatusMappingInvalid, fmt.Sprintf("%q", status))
 		}
 		if strings.TrimSpace(value) == "" {
-			return Detail(ErrBindingStatusMappingInvalid, fmt.Sprintf("the value of %q is empty", status))
+			return Detail(ErrBindingStatusMappingInvalid, fmt.Sprintf("%q: \"\"", status))
 		}
 	}
 	return s.checkBindingSchema(ctx, b, roles)
@@ -60,14 +63,14 @@ func (s *Service) checkBinding(ctx context.Context, b *BusinessBinding) error {
 // checkBindingSchema checks the binding against the live table.
 func (s *Service) checkBindingSchema(ctx context.Context, b *BusinessBinding, roles []bindingColumn) error {
 	if s.tables == nil {
-		return Detail(ErrBindingSchemaInvalid, "no table inspector is configured")
+		return Detail(ErrBindingSchemaInvalid, b.TableName).Wrap(errors.New("approval: no table inspector is configured (Options.Tables)"))
 	}
 	t, err := s.tables.InspectTable(ctx, b.TableName)
 	if err != nil {
 		return fmt.Errorf("approval: inspect %s: %w", b.TableName, err)
 	}
 	if t == nil {
-		return Detail(ErrBindingSchemaInvalid, fmt.Sprintf("table %s does not exist", b.TableName))
+		return Detail(ErrBindingSchemaInvalid, b.TableName)
 	}
 	cols := make(map[string]bool, len(t.Columns))
 	for name, nullable := range t.Columns {
@@ -75,7 +78,7 @@ func (s *Service) checkBindingSchema(ctx context.Context, b *BusinessBinding, ro
 	}
 	for _, r := range roles {
 		if _, ok := cols[strings.ToLower(r.column)]; !ok {
-			return Detail(ErrBindingSchemaInvalid, fmt.Sprintf("column %s (%s) does not exist in %s", r.column, r.role, b.TableName))
+			return Detail(ErrBindingSchemaInvalid, fmt.Sprintf("%s.%s (%s)", b.TableName, r.column, r.role))
 		}
 	}
 	want := normalized(b.KeyColumns)
@@ -83,13 +86,13 @@ func (s *Service) checkBindingSchema(ctx context.Context, b *BusinessBinding, ro
 		if len(key) > 0 && slices.Equal(normalized(key), want) {
 			for _, c := range want {
 				if cols[c] {
-					return Detail(ErrBindingKeyNotUnique, fmt.Sprintf("key column %s is nullable", c))
+					return Detail(ErrBindingKeyNotUnique, b.TableName+"."+c)
 				}
 			}
 			return nil
 		}
 	}
-	return Detail(ErrBindingKeyNotUnique, fmt.Sprintf("(%s) is not a primary or unique key of %s", strings.Join(b.KeyColumns, ", "), b.TableName))
+	return Detail(ErrBindingKeyNotUnique, fmt.Sprintf("%s (%s)", b.TableName, strings.Join(b.KeyColumns, ", ")))
 }
 
 // bindingColumn is one column a binding names and the role it names it in.

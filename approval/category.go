@@ -105,14 +105,14 @@ func (s *Service) buildCategory(ctx context.Context, tx bun.IDB, p *CategoryPara
 	// Walk up from the parent: it must exist in the same tenant and never reach the row itself.
 	for id, depth := *row.ParentID, 0; id != ""; depth++ {
 		if old != nil && id == old.ID || depth > 1000 {
-			return nil, rpc.ErrBadRequest.WithMessage("parentId would make the category its own ancestor")
+			return nil, ErrCategoryParentCycle
 		}
 		var up Category
 		if err := tx.NewSelect().Model(&up).Column("id", "tenant_id", "parent_id").Where("id = ?", id).Scan(ctx); err != nil {
-			return nil, rpc.ErrBadRequest.WithMessage("parentId names no category")
+			return nil, ErrCategoryParentNotFound
 		}
 		if up.TenantID != row.TenantID {
-			return nil, rpc.ErrBadRequest.WithMessage("parentId names no category")
+			return nil, ErrCategoryParentNotFound
 		}
 		id = deref(up.ParentID)
 	}

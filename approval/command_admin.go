@@ -26,12 +26,17 @@ func (s *Service) AdminOps() []rpc.Op {
 }
 
 // terminate ends a running, returned or withdrawn instance by an administrator (§8
-// terminate_instance): live tasks canceled, status terminated with the reason.
+// terminate_instance): live tasks canceled, status terminated with the reason. It is the escape
+// hatch of a bound instance whose host record is gone or taken: the instance ends whatever the
+// record's state, and a synchronous business write that fails is recorded on the projection
+// (failed, retried by the approval-binding worker and retry_business_projection) instead of
+// refusing the terminate (run.forced, docs/approval.md "Business binding").
 func (s *Service) terminate(ctx context.Context, c rpc.Call, p InstanceReasonParams) (*struct{}, error) {
 	return s.onInstance(ctx, c, p.InstanceID, func(ctx context.Context, r *run, _ caller) error {
 		if !canTransition(r.inst.Status, InstanceTerminated) {
 			return ErrTerminateNotAllowed
 		}
+		r.forced = true
 		if err := r.log(ctx, ActionTerminate, nil, nil, func(l *ActionLog) { l.Opinion = optional(p.Reason) }); err != nil {
 			return err
 		}

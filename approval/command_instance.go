@@ -111,7 +111,7 @@ func (s *Service) instanceResource() rpc.Resource {
 func (s *Service) operator(ctx context.Context, cl caller) (UserInfo, error) {
 	infos, err := s.userInfos(ctx, []string{cl.ID})
 	if err != nil {
-		return UserInfo{}, err
+		return UserInfo{}, s.explain(ctx, err)
 	}
 	u := infos[cl.ID]
 	if u.Name == cl.ID && cl.Name != "" {
@@ -120,7 +120,7 @@ func (s *Service) operator(ctx context.Context, cl caller) (UserInfo, error) {
 	if u.DepartmentID == "" && !s.oneDirectory { // one directory: ResolveUsers answered the department
 		id, name, err := s.departments.UserDepartment(ctx, cl.ID)
 		if err != nil {
-			return UserInfo{}, Detail(ErrAssigneeResolveFailed, err.Error())
+			return UserInfo{}, s.explain(ctx, ErrAssigneeResolveFailed.Wrap(err))
 		}
 		u.DepartmentID, u.DepartmentName = id, name
 	}

@@ -185,14 +185,14 @@ func instanceNo(code string, now crud.Time) string {
 func title(f *Flow, inst *Instance) (string, error) {
 	t, err := template.New("title").Option("missingkey=zero").Parse(f.InstanceTitleTemplate)
 	if err != nil {
-		return "", Detail(ErrInvalidTitleTemplate, err.Error())
+		return "", ErrTitleTemplateFailed.Wrap(err)
 	}
 	var b bytes.Buffer
 	err = t.Execute(&b, map[string]any{"flowName": f.Name, "flowCode": f.Code, "instanceNo": inst.InstanceNo,
 		"formData": inst.FormData, "applicantId": inst.ApplicantID, "applicantName": inst.ApplicantName,
 		"flow": map[string]any{"name": f.Name, "code": f.Code}, "applicant": map[string]any{"id": inst.ApplicantID, "name": inst.ApplicantName}})
 	if err != nil {
-		return "", Detail(ErrInvalidTitleTemplate, err.Error())
+		return "", ErrTitleTemplateFailed.Wrap(err)
 	}
 	out := b.String()
 	if len(out) > 256 {

@@ -61,7 +61,7 @@ func (p *DelegationParams) Validate() error {
 		return err
 	}
 	if !start.Before(end.Time) {
-		return rpc.ErrBadRequest.WithMessage("startsAt must be before endsAt")
+		return ErrDelegationWindow
 	}
 	return nil
 }
@@ -113,13 +113,13 @@ func (s *Service) stampDelegation(ctx context.Context, c rpc.Call, p *Delegation
 	if id := deref(blankNil(p.FlowCategoryID)); id != "" {
 		q := cl.tenantFilter(s.db.NewSelect().Model((*Category)(nil)).Where("id = ?", id), "tenant_id", "")
 		if n, err := q.Count(ctx); err != nil || n == 0 {
-			return rpc.ErrBadRequest.WithMessage("flowCategoryId names no category")
+			return ErrDelegationCategoryNotFound
 		}
 	}
 	if id := deref(blankNil(p.FlowID)); id != "" {
 		q := cl.tenantFilter(s.db.NewSelect().Model((*Flow)(nil)).Where("id = ?", id), "tenant_id", "")
 		if n, err := q.Count(ctx); err != nil || n == 0 {
-			return rpc.ErrBadRequest.WithMessage("flowId names no flow")
+			return ErrDelegationFlowNotFound
 		}
 	}
 	return nil
@@ -130,7 +130,7 @@ func (s *Service) buildDelegation(_ context.Context, _ bun.IDB, p *DelegationPar
 	case strings.TrimSpace(p.DelegatorID) == "":
 		return nil, rpc.ErrValidationRequired.WithArgs("field", "delegatorId")
 	case p.DelegatorID == p.DelegateeID:
-		return nil, rpc.ErrBadRequest.WithMessage("delegateeId must differ from delegatorId")
+		return nil, ErrDelegationSelf
 	}
 	start, end := p.window()
 	return &Delegation{DelegatorID: p.DelegatorID, DelegateeID: p.DelegateeID, FlowCategoryID: blankNil(p.FlowCategoryID),

@@ -41,11 +41,16 @@
 //     (approval/my), query_admin.go and query_metrics.go (approval/admin, Stats),
 //     query_detail.go, query_timeline.go, query_progress.go and query_viewer.go
 //     (get_instance_detail).
-//   - Business binding: projection.go (claim and apply), projection_worker.go (the
-//     approval-binding worker), projection_admin.go (its admin operations).
-//   - Metrics: metrics.go registers on app.Deps.Metrics svc_approval_tasks and
-//     svc_approval_instances, read from Stats at scrape time (docs/operations.md; nothing with
-//     Deps.Metrics nil).
+//   - Business binding: projection.go (claim and apply; terminate_instance's escape hatch, which
+//     records a write that fails instead of refusing), projection_worker.go (the approval-binding
+//     worker, which retries failed projections of either consistency), projection_admin.go (its
+//     admin operations).
+//   - Messages: every client-facing error is a template of errors.go whose message is a key of
+//     messages/{en,zh-CN}/approval.json; a refusal's cause is logged with the request id
+//     (Service.explain), never sent.
+//   - Metrics: metrics.go registers on app.Deps.Metrics svc_approval_tasks,
+//     svc_approval_instances and svc_approval_business_projections, read from Stats at scrape
+//     time (docs/operations.md; nothing with Deps.Metrics nil).
 //
 // # Resources (spec §2.2, wire-approval §6), all Bearer
 //

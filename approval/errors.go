@@ -169,9 +169,50 @@ var (
 	ErrTerminateNotAllowed = rpc.NewError(ErrCodeTerminateNotAllowed, http.StatusOK, "approval_terminate_not_allowed")
 	// ErrFormDataTooLarge: the JSON-encoded form data exceeds svc.approval.form_data_max_bytes (40401).
 	ErrFormDataTooLarge = rpc.NewError(ErrCodeFormValidationFailed, http.StatusOK, "approval_form_data_too_large")
+	// ErrBusinessRefMalformed: a composite key's businessRef is not a JSON object of exactly the
+	// key columns with string or number values (40109; which column is logged, never sent).
+	ErrBusinessRefMalformed = rpc.NewError(ErrCodeInvalidBusinessRef, http.StatusOK, "approval_business_ref_malformed")
+	// ErrBusinessRecordUnavailable: a synchronous binding's write matched no row — the host's
+	// record is missing or its instance column names another instance (40109; the table, key and
+	// column are logged with the request id, never sent).
+	ErrBusinessRecordUnavailable = rpc.NewError(ErrCodeInvalidBusinessRef, http.StatusOK, "approval_business_record_unavailable")
+	// ErrTitleTemplateFailed: the published version's title template does not render at start
+	// (40009; the template's error is logged, the applicant reads the catalogue's sentence).
+	ErrTitleTemplateFailed = rpc.NewError(ErrCodeInvalidTitleTemplate, http.StatusOK, "approval_title_template_failed")
 	// ErrTenantNotResolved: the principal carries details without a tenant (403/1005 would hide the
 	// cause; the original fails the request with its internal error, we answer 40701).
 	ErrTenantNotResolved = rpc.NewError(ErrCodeAccessDenied, http.StatusOK, "approval_tenant_not_resolved")
+)
+
+// Answers 400/1400 of the definitions (the original has no code for them; docs/approval.md
+// "Compatibility choices"): each a message of the catalogue.
+var (
+	// ErrCategoryParentCycle: parentId would make the category its own ancestor.
+	ErrCategoryParentCycle = rpc.NewError(rpc.CodeBadRequest, http.StatusBadRequest, "approval_category_parent_cycle")
+	// ErrCategoryParentNotFound: parentId names no category of the tenant.
+	ErrCategoryParentNotFound = rpc.NewError(rpc.CodeBadRequest, http.StatusBadRequest, "approval_category_parent_not_found")
+	// ErrDelegationWindow: startsAt is not before endsAt.
+	ErrDelegationWindow = rpc.NewError(rpc.CodeBadRequest, http.StatusBadRequest, "approval_delegation_window_invalid")
+	// ErrDelegationCategoryNotFound: flowCategoryId names no category the caller sees.
+	ErrDelegationCategoryNotFound = rpc.NewError(rpc.CodeBadRequest, http.StatusBadRequest, "approval_delegation_category_not_found")
+	// ErrDelegationFlowNotFound: flowId names no flow the caller sees.
+	ErrDelegationFlowNotFound = rpc.NewError(rpc.CodeBadRequest, http.StatusBadRequest, "approval_delegation_flow_not_found")
+	// ErrDelegationSelf: delegateeId equals delegatorId.
+	ErrDelegationSelf = rpc.NewError(rpc.CodeBadRequest, http.StatusBadRequest, "approval_delegation_self")
+	// ErrFlowCategoryNotFound: categoryId names no category of the flow's tenant.
+	ErrFlowCategoryNotFound = rpc.NewError(rpc.CodeBadRequest, http.StatusBadRequest, "approval_flow_category_not_found")
+	// ErrInvalidLabels: a label breaks the shared labels rule (crud.LabelProblem; which one is
+	// logged).
+	ErrInvalidLabels = rpc.NewError(rpc.CodeBadRequest, http.StatusBadRequest, "approval_invalid_labels")
+)
+
+// Table storage refusals (40014 with their own messages): no form fields, or a field whose key
+// cannot name a column or table ({{field}}: the designer's key).
+var (
+	// ErrTableStorageNoFields: table storage needs a form document with fields.
+	ErrTableStorageNoFields = rpc.NewError(ErrCodeInvalidStorageMode, http.StatusOK, "approval_table_storage_no_fields")
+	// ErrTableStorageField: field {{field}} cannot be stored in a table.
+	ErrTableStorageField = rpc.NewError(ErrCodeInvalidStorageMode, http.StatusOK, "approval_table_storage_field")
 )
 
 // Detail derives the error e with its {{detail}} placeholder filled.

@@ -2,11 +2,14 @@ package approval
 
 import (
 	"context"
+	"log/slog"
+	"net/http"
 	"time"
 
 	"github.com/svc-framework/svc/approval/design"
 	"github.com/svc-framework/svc/crud"
 	"github.com/svc-framework/svc/event"
+	"github.com/svc-framework/svc/rpc"
 	"github.com/uptrace/bun"
 )
 
@@ -41,8 +44,26 @@ type FlowEvent struct {
 // sees the rows committed by the command that held it before; on SQLite one writer at a time in
 // the process, so a transaction waiting for the write lock holds no pooled connection the lock
 // holder may need for a directory read.
+//
+// A refusal that carries a cause (an *rpc.Error wrapping one: the business record a binding
+// could not write, a directory failure, a malformed businessRef) is logged with the request id
+// (explain): the client reads the catalogue's message only.
 func (s *Service) inTx(ctx context.Context, fn func(ctx context.Context, tx bun.Tx) error) error {
-	return event.RunInTx(ctx, s.db, fn)
+	return s.explain(ctx, event.RunInTx(ctx, s.db, fn))
+}
+
+// explain logs, at warning level with the request id, the cause an answered refusal carries
+// (an *rpc.Error below 500 that wraps one; the rpc engine logs the causes of 500s itself), and
+// returns err unchanged. The cause may name the host's tables and columns, so it goes to the
+// server log, never to the client.
+func (s *Service) explain(ctx context.Context, err error) error {
+	re, ok := rpc.AsError(err)
+	if !ok || re.Unwrap() == nil || re.HTTPStatus() >= http.StatusInternalServerError {
+		return err
+	}
+	s.log.LogAttrs(ctx, slog.LevelWarn, "approval: request refused", slog.String("request_id", rpc.RequestInfoFrom(ctx).ID),
+		slog.Int("code", re.Code), slog.String("key", re.Key), slog.Any("cause", re.Unwrap()))
+	return err
 }
 
 // publishFlow publishes a flow event of typ inside tx.

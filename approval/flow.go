@@ -145,7 +145,7 @@ func (s *Service) createFlow(ctx context.Context, c rpc.Call, p CreateFlowParams
 			return err
 		}
 		if n == 0 {
-			return rpc.ErrBadRequest.WithMessage("categoryId names no category of the flow's tenant")
+			return ErrFlowCategoryNotFound
 		}
 		if _, err := tx.NewInsert().Model(f).Exec(ctx); err != nil {
 			if db.IsUniqueViolation(err) {
@@ -197,7 +197,7 @@ func (s *Service) updateFlow(ctx context.Context, c rpc.Call, p UpdateFlowParams
 // (a Go text/template; empty takes the default), admins and the initiation flag.
 func (s *Service) applyFlowParams(ctx context.Context, tx bun.IDB, f *Flow, p *FlowParams) error {
 	if problem := crud.LabelProblem(p.Labels); problem != "" {
-		return rpc.ErrBadRequest.WithMessage("invalid label: " + problem)
+		return ErrInvalidLabels.Wrap(errors.New("invalid label: " + problem))
 	}
 	switch p.BindingMode {
 	case BindingStandalone:

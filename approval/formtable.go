@@ -79,7 +79,7 @@ func formTablesOf(code, versionID string, fields []design.FormField) ([]formTabl
 		}
 		child := formTable{name: "apv_form_" + ver + "__" + strings.ToLower(f.Key), source: f.Key, fields: f.Columns}
 		if !identifier.MatchString(child.name) {
-			return nil, tableStorageError(fmt.Sprintf("the table name of detail field %q is longer than 63 characters", f.Key))
+			return nil, ErrTableStorageField.WithArgs("field", f.Key)
 		}
 		for _, c := range f.Columns {
 			if err := columnName(c.Key); err != nil {
@@ -95,7 +95,7 @@ func formTablesOf(code, versionID string, fields []design.FormField) ([]formTabl
 // can all be columns (40014 naming the problem).
 func checkTableStorage(fields []design.FormField) error {
 	if len(fields) == 0 {
-		return tableStorageError("a form document with fields (formSchema) is required")
+		return ErrTableStorageNoFields
 	}
 	_, err := formTablesOf("", strings.Repeat("0", 32), fields)
 	return err
@@ -103,13 +103,9 @@ func checkTableStorage(fields []design.FormField) error {
 
 func columnName(key string) error {
 	if !identifier.MatchString(key) || slices.Contains(reservedColumns, strings.ToLower(key)) {
-		return tableStorageError(fmt.Sprintf("field %q cannot be a column (a letter or _ then letters, digits, _; not %s)", key, strings.Join(reservedColumns, ", ")))
+		return ErrTableStorageField.WithArgs("field", key)
 	}
 	return nil
-}
-
-func tableStorageError(detail string) error {
-	return ErrInvalidStorageMode.WithMessage("storage mode table: " + detail)
 }
 
 // columnType is the column type of field f: its projected type; a number without one decimal.

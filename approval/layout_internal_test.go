@@ -132,3 +132,19 @@ func TestEngineLayout(t *testing.T) {
 		}
 	}
 }
+
+// TestCatalogueMessages (issue #48 item 2): the module's errors take their messages from the
+// catalogue in the server's language. The one literal message is the form designer's own
+// validation text (FormDataError: design's validation.message, wire-approval §5); any other
+// WithMessage would send English, or the host's internals, to the client.
+func TestCatalogueMessages(t *testing.T) {
+	decls, _ := packageDecls(t)
+	for name, d := range decls {
+		ast.Inspect(d.fn, func(n ast.Node) bool {
+			if sel, ok := n.(*ast.SelectorExpr); ok && sel.Sel.Name == "WithMessage" && name != "FormDataError" {
+				t.Errorf("%s (%s) sets a literal message: use a catalogue key (messages/*/approval.json)", name, d.file)
+			}
+			return true
+		})
+	}
+}

@@ -9,7 +9,8 @@ import (
 )
 
 // TestMessages: the module's catalog (with package design's) has the same keys in en and
-// zh-CN, and every error template of errors.go has its message in both.
+// zh-CN, and every error template of errors.go has its message in both (the business codes ride
+// 200, the definitions' refusals without a code of their own 400/1400).
 func TestMessages(t *testing.T) {
 	t.Parallel()
 	if err := i18n.CheckLanguages(approval.Messages()); err != nil {
@@ -31,7 +32,11 @@ func TestMessages(t *testing.T) {
 		approval.ErrInvalidRollbackTarget, approval.ErrLastAssigneeRemoval, approval.ErrInvalidTransferTarget,
 		approval.ErrNoUsersSpecified, approval.ErrNoAssignee, approval.ErrAssigneeResolveFailed,
 		approval.ErrFormValidationFailed, approval.ErrUrgeCooldown, approval.ErrAccessDenied, approval.ErrTerminateNotAllowed,
-		approval.ErrFormDataTooLarge, approval.ErrTenantNotResolved}
+		approval.ErrFormDataTooLarge, approval.ErrTenantNotResolved, approval.ErrBusinessRefMalformed,
+		approval.ErrBusinessRecordUnavailable, approval.ErrTitleTemplateFailed, approval.ErrTableStorageNoFields, approval.ErrTableStorageField}
+	badRequests := []*rpc.Error{approval.ErrCategoryParentCycle, approval.ErrCategoryParentNotFound, approval.ErrDelegationWindow,
+		approval.ErrDelegationCategoryNotFound, approval.ErrDelegationFlowNotFound, approval.ErrDelegationSelf,
+		approval.ErrFlowCategoryNotFound, approval.ErrInvalidLabels}
 	for _, lang := range []string{"en", "zh-CN"} {
 		c := i18n.MustNew(lang, approval.Messages())
 		for _, e := range errs {
@@ -40,6 +45,11 @@ func TestMessages(t *testing.T) {
 			}
 			if e.Code < 40001 || e.Code > 40702 || e.HTTPStatus() != 200 {
 				t.Errorf("%s: code %d status %d", e.Key, e.Code, e.HTTPStatus())
+			}
+		}
+		for _, e := range badRequests {
+			if !c.Has(e.Key) || e.Code != rpc.CodeBadRequest || e.HTTPStatus() != 400 {
+				t.Errorf("%s: %s code %d status %d, want a message, 1400, 400", lang, e.Key, e.Code, e.HTTPStatus())
 			}
 		}
 	}

@@ -8,7 +8,7 @@ import (
 )
 
 // registerMetrics registers on reg (app.Deps.Metrics) the collector of Stats, read at scrape
-// time: live tasks and open instances by status, all tenants. A nil reg (metrics off)
+// time: live tasks, open instances and unapplied business projections by status, all tenants. A nil reg (metrics off)
 // registers nothing, so no scrape queries the tables.
 func (s *Service) registerMetrics(reg prometheus.Registerer) error {
 	if reg == nil {
@@ -16,6 +16,8 @@ func (s *Service) registerMetrics(reg prometheus.Registerer) error {
 	}
 	tasks := prometheus.NewDesc("svc_approval_tasks", "Live approval tasks by status (pending, waiting), all tenants.", []string{"status"}, nil)
 	instances := prometheus.NewDesc("svc_approval_instances", "Open approval instances by status (running, returned), all tenants.", []string{"status"}, nil)
+	projections := prometheus.NewDesc("svc_approval_business_projections",
+		"Business projections not written to the host's record yet by status (pending, processing, failed), all tenants.", []string{"status"}, nil)
 	return reg.Register(app.NewCollector(func(ctx context.Context, ch chan<- prometheus.Metric) {
 		stats, err := s.Stats(ctx)
 		if err != nil {
@@ -27,5 +29,8 @@ func (s *Service) registerMetrics(reg prometheus.Registerer) error {
 		for status, n := range stats.Instances {
 			ch <- prometheus.MustNewConstMetric(instances, prometheus.GaugeValue, float64(n), status)
 		}
-	}, tasks, instances))
+		for status, n := range stats.Projections {
+			ch <- prometheus.MustNewConstMetric(projections, prometheus.GaugeValue, float64(n), status)
+		}
+	}, tasks, instances, projections))
 }

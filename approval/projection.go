@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/crud"
 	"github.com/svc-framework/svc/db"
+	"github.com/svc-framework/svc/event"
 	"github.com/svc-framework/svc/rpc"
 	"github.com/uptrace/bun"
 )
@@ -60,7 +62,8 @@ type Projection struct {
 
 // recordKey resolves a business reference to the record key of binding b (wire-approval §9):
 // with one key column the reference verbatim; with several a JSON object holding exactly the key
-// columns with string or number values. Anything else is 40109 naming the problem.
+// columns with string or number values. Anything else is 40109 (ErrBusinessRefMalformed): the
+// client reads the catalogue's message, the cause naming the column is logged (Service.explain).
 func recordKey(b *BusinessBinding, ref string) (map[string]string, error) {
 	if len(b.KeyColumns) == 1 {
 		return map[string]string{b.KeyColumns[0]: ref}, nil
@@ -69,7 +72,7 @@ func recordKey(b *BusinessBinding, ref string) (map[string]string, error) {
 	dec.UseNumber()
 	var obj map[string]any
 	if err := dec.Decode(&obj); err != nil || obj == nil {
-		return nil, invalidRef(fmt.Sprintf("the key (%s) is composite: businessRef must be a JSON object of these columns", strings.Join(b.KeyColumns, ", ")))
+		return nil, malformedRef("the key (%s) is composite: businessRef must be a JSON object of these columns", strings.Join(b.KeyColumns, ", "))
 	}
 	key := make(map[string]string, len(b.KeyColumns))
 	for _, col := range b.KeyColumns {
@@ -79,21 +82,22 @@ func recordKey(b *BusinessBinding, ref string) (map[string]string, error) {
 		case json.Number:
 			key[col] = v.String()
 		case nil:
-			return nil, invalidRef(fmt.Sprintf("businessRef has no value for key column %s", col))
+			return nil, malformedRef("businessRef has no value for key column %s", col)
 		default:
-			return nil, invalidRef(fmt.Sprintf("the value of key column %s must be a string or a number", col))
+			return nil, malformedRef("the value of key column %s must be a string or a number", col)
 		}
 	}
 	for k := range obj {
 		if !slices.Contains(b.KeyColumns, k) {
-			return nil, invalidRef(fmt.Sprintf("%s is not a key column of %s", k, b.TableName))
+			return nil, malformedRef("%s is not a key column of %s", k, b.TableName)
 		}
 	}
 	return key, nil
 }
 
-func invalidRef(detail string) error {
-	return ErrInvalidBusinessRef.WithMessage("invalid business reference: " + detail)
+// malformedRef is ErrBusinessRefMalformed with its cause (logged, never sent).
+func malformedRef(format string, args ...any) error {
+	return ErrBusinessRefMalformed.Wrap(fmt.Errorf("approval: invalid business reference: "+format, args...))
 }
 
 // targetHash identifies a business record: SHA-256 of the lower-cased table and the canonical
@@ -173,7 +177,7 @@ func (r *run) fillProjection(p *Projection, b *BusinessBinding, key map[string]s
 
 // project records the instance's new state as the next desired revision of its projection
 // (nothing for a standalone instance or one superseded on its record); a synchronous projection
-// is applied at once, and a failed apply fails the command.
+// is applied at once (applySynchronous).
 func (r *run) project(ctx context.Context) error {
 	if r.inst.BusinessProjectionID == nil {
 		return nil
@@ -197,15 +201,60 @@ func (r *run) project(ctx context.Context) error {
 	p.Status, p.AttemptCount, p.NextAttemptAt, p.LeaseUntil, p.LastError = ProjectionPending, 0, crud.NewTime(r.now), crud.Time{}, nil
 	p.UpdatedAt, p.UpdatedBy = crud.NewTime(r.now), r.op.ID
 	if p.Consistency == string(config.ConsistencySynchronous) {
-		if err := applyProjection(ctx, r.tx(ctx), p, r.now); err != nil {
-			if errors.Is(err, ErrProjectionFenced) {
-				return invalidRef(strings.TrimPrefix(err.Error(), "approval: "))
-			}
+		if err := r.applySynchronous(ctx, p); err != nil {
 			return err
 		}
 	}
 	_, err := r.tx(ctx).NewUpdate().Model(p).Column(projectionState...).WherePK().Exec(ctx)
 	return err
+}
+
+// applySynchronous applies p inside the command's transaction. A failure fails the command —
+// a write that matched no row is 40109 (ErrBusinessRecordUnavailable: the catalogue's message
+// for the client, the table, key and fence in the server log) — except under an administrator's
+// terminate (run.forced): there the apply runs in a savepoint, and a failure is rolled back to it
+// and recorded on p instead (recordFailure), so the instance always ends. A deadlock or
+// serialization failure, or an ended ctx, still fails the command: the whole transaction is lost
+// then, not just the apply.
+func (r *run) applySynchronous(ctx context.Context, p *Projection) error {
+	if !r.forced {
+		err := applyProjection(ctx, r.tx(ctx), p, r.now)
+		if errors.Is(err, ErrProjectionFenced) {
+			return ErrBusinessRecordUnavailable.Wrap(err)
+		}
+		return err
+	}
+	err := r.tx(ctx).RunInTx(ctx, nil, func(ctx context.Context, sp bun.Tx) error {
+		return applyProjection(ctx, sp, p, r.now)
+	})
+	if err == nil {
+		return nil
+	}
+	if db.IsRetryable(err) || ctx.Err() != nil {
+		return err
+	}
+	return r.recordFailure(ctx, p, err)
+}
+
+// recordFailure records on p (written by project with the new revision) that its desired
+// revision could not be applied: status failed, attempt_count 1, the next attempt after the first
+// backoff, last_error — so find_business_projections and get_metrics (pendingBindingFailures)
+// show it and the approval-binding worker, or retry_business_projection, applies it once the
+// host has repaired the record. It logs the cause with the request id and publishes
+// approval.instance.binding_failed inside the command's transaction (it commits with the
+// terminate, or not at all).
+func (r *run) recordFailure(ctx context.Context, p *Projection, cause error) error {
+	msg := cause.Error()
+	p.Status, p.AttemptCount, p.NextAttemptAt, p.LastError = ProjectionFailed, 1, crud.NewTime(r.now.Add(backoff(1))), &msg
+	r.s.log.LogAttrs(ctx, slog.LevelWarn, "approval: business record not written; the instance ends anyway",
+		slog.String("request_id", rpc.RequestInfoFrom(ctx).ID), slog.String("instance", r.inst.ID),
+		slog.String("projection", p.ID), slog.String("status", p.DesiredStatus), slog.Any("cause", cause))
+	e := BindingFailedEvent{InstanceEvent: r.inst.event(r.now), Trigger: triggerOf(p.DesiredStatus, false), Status: p.DesiredStatus,
+		ErrorMessage: msg}
+	if p.Binding != nil {
+		e.BusinessTable = p.Binding.TableName
+	}
+	return r.s.events.Publish(ctx, event.Named{Type: EventInstanceBindingFailed, Payload: e}, event.InTx(r.raw))
 }
 
 // projectionState are the columns a change of desired or applied state writes.
@@ -263,8 +312,12 @@ func applyProjection(ctx context.Context, idb bun.IDB, p *Projection, now time.T
 		}
 		if found == 0 {
 			key, _ := json.Marshal(p.RecordKey)
-			return fmt.Errorf("%w: %s %s (%s is neither %s nor %s)", ErrProjectionFenced, b.TableName, key,
-				b.InstanceIDColumn, deref(p.AppliedOwnerInstanceID), p.OwnerInstanceID)
+			owners := p.OwnerInstanceID
+			if a := deref(p.AppliedOwnerInstanceID); a != "" && a != owners {
+				owners += " or " + a
+			}
+			return fmt.Errorf("%w: no row of %s with key %s whose %s is empty or %s", ErrProjectionFenced, b.TableName, key,
+				b.InstanceIDColumn, owners)
 		}
 	}
 	owner := p.OwnerInstanceID
@@ -273,7 +326,11 @@ func applyProjection(ctx context.Context, idb bun.IDB, p *Projection, now time.T
 	return nil
 }
 
-// fence is the WHERE clause of an apply: the key columns (sorted) and the owner fence.
+// fence is the WHERE clause of an apply: the key columns (sorted) and the owner fence — the
+// instance column is empty (NULL: nobody holds the record, before the first write or after the
+// host re-created it), the owner, or the applied owner (the instance written last, which a new
+// owner supersedes). Only the projection's owner ever writes, so an older instance never
+// overwrites a newer one.
 func fence(p *Projection) (string, []any) {
 	cols := make([]string, 0, len(p.RecordKey))
 	for c := range p.RecordKey {
@@ -288,10 +345,12 @@ func fence(p *Projection) (string, []any) {
 		args = append(args, bun.Ident(c), p.RecordKey[c])
 	}
 	inst := bun.Ident(p.Binding.InstanceIDColumn)
-	if p.AppliedOwnerInstanceID == nil {
-		w.WriteString("(? IS NULL OR ? = ?)")
-		return w.String(), append(args, inst, inst, p.OwnerInstanceID)
+	w.WriteString("(? IS NULL OR ? = ?")
+	args = append(args, inst, inst, p.OwnerInstanceID)
+	if p.AppliedOwnerInstanceID != nil && *p.AppliedOwnerInstanceID != p.OwnerInstanceID {
+		w.WriteString(" OR ? = ?")
+		args = append(args, inst, *p.AppliedOwnerInstanceID)
 	}
-	w.WriteString("(? = ? OR ? = ?)")
-	return w.String(), append(args, inst, *p.AppliedOwnerInstanceID, inst, p.OwnerInstanceID)
+	w.WriteString(")")
+	return w.String(), args
 }

@@ -186,17 +186,26 @@ func (s *Service) publishBindingFailed(ctx context.Context, p *Projection, cause
 	}
 }
 
-// bindingTrigger is the BindingTrigger of p's desired status: completed for a final status,
-// returned, withdrawn, and for running resubmitted when the owner has been resubmitted, else
-// started.
+// bindingTrigger is the BindingTrigger of p's desired status (triggerOf), running counting as
+// resubmitted when the owner has been resubmitted.
 func (s *Service) bindingTrigger(ctx context.Context, p *Projection) string {
-	switch p.DesiredStatus {
-	case InstanceReturned, InstanceWithdrawn:
-		return p.DesiredStatus
-	case InstanceRunning:
+	resubmitted := false
+	if p.DesiredStatus == InstanceRunning {
 		n, err := s.db.NewSelect().Model((*ActionLog)(nil)).Where("instance_id = ?", p.OwnerInstanceID).
 			Where("action = ?", ActionResubmit).Count(ctx)
-		if err == nil && n > 0 {
+		resubmitted = err == nil && n > 0
+	}
+	return triggerOf(p.DesiredStatus, resubmitted)
+}
+
+// triggerOf is the BindingTrigger of a desired status: completed for a final status, returned,
+// withdrawn, and for running resubmitted or started.
+func triggerOf(status string, resubmitted bool) string {
+	switch status {
+	case InstanceReturned, InstanceWithdrawn:
+		return status
+	case InstanceRunning:
+		if resubmitted {
 			return "resubmitted"
 		}
 		return "started"

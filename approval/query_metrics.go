@@ -123,7 +123,8 @@ func (c caller) listTenant(asked string) string {
 }
 
 // Stats are the module's open work at one moment, across every tenant and node: what the
-// operations metrics report (svc_approval_tasks, svc_approval_instances; docs/operations.md).
+// operations metrics report (svc_approval_tasks, svc_approval_instances,
+// svc_approval_business_projections; docs/operations.md).
 // Only open statuses are counted, so the queries stay on the live rows (the partial live-task
 // index, the status indexes) however much history the tables hold.
 type Stats struct {
@@ -133,9 +134,18 @@ type Stats struct {
 	// Instances counts the open instances by status: running and returned (back with the
 	// applicant). Both keys are present.
 	Instances map[string]int64
+	// Projections counts the business projections not applied yet by status: pending,
+	// processing and failed (a write that failed — the worker retries it; a terminate's failed
+	// write shows here until the host repairs the record). Every key is present.
+	Projections map[string]int64
 }
 
-// Stats counts the open tasks and instances (two grouped queries on the primary database).
+// UnappliedProjectionStatuses are the statuses of a business projection whose desired state is
+// not in the host's record yet (Stats.Projections).
+var UnappliedProjectionStatuses = []string{ProjectionPending, ProjectionProcessing, ProjectionFailed}
+
+// Stats counts the open tasks and instances and the unapplied business projections (three
+// grouped queries on the primary database, each on a status index).
 func (s *Service) Stats(ctx context.Context) (Stats, error) { return queries{s}.stats(ctx) }
 
 func (s queries) stats(ctx context.Context) (Stats, error) {
@@ -147,7 +157,11 @@ func (s queries) stats(ctx context.Context) (Stats, error) {
 	if err != nil {
 		return Stats{}, err
 	}
-	return Stats{Tasks: tasks, Instances: instances}, nil
+	projections, err := s.countByStatus(ctx, "apv_business_projection", UnappliedProjectionStatuses)
+	if err != nil {
+		return Stats{}, err
+	}
+	return Stats{Tasks: tasks, Instances: instances, Projections: projections}, nil
 }
 
 // countByStatus counts table's rows whose status is one of statuses, every status a key.

@@ -33,6 +33,9 @@ type run struct {
 	// proj is its business projection once read (projection.go).
 	fresh bool
 	proj  *Projection
+	// forced marks an administrator's terminate: its synchronous business write may fail without
+	// failing the command (run.applySynchronous records the failure instead).
+	forced bool
 }
 
 // newRun prepares a run on inst (locked by the commands that change it): its graph. The last
@@ -124,7 +127,7 @@ func canTransition(from, to string) bool {
 func (s *Service) userInfos(ctx context.Context, ids []string) (map[string]UserInfo, error) {
 	m, err := s.users.ResolveUsers(ctx, dedupe(ids))
 	if err != nil {
-		return nil, Detail(ErrAssigneeResolveFailed, err.Error())
+		return nil, ErrAssigneeResolveFailed.Wrap(err)
 	}
 	out := make(map[string]UserInfo, len(ids))
 	for _, id := range ids {

@@ -46,7 +46,7 @@ func (r *run) resolveSeats(ctx context.Context, n *Node) ([]seat, string, error)
 		case design.SameApplicantTransferSuperior:
 			sup, err := r.s.assignees.Superior(ctx, u)
 			if err != nil {
-				return nil, "", Detail(ErrAssigneeResolveFailed, err.Error())
+				return nil, "", ErrAssigneeResolveFailed.Wrap(err)
 			}
 			if sup != "" {
 				kept = append(kept, sup)
@@ -70,7 +70,7 @@ func (r *run) resolveSeats(ctx context.Context, n *Node) ([]seat, string, error)
 		case design.EmptyTransferSuperior:
 			sup, err := r.s.assignees.Superior(ctx, r.inst.ApplicantID)
 			if err != nil {
-				return nil, "", Detail(ErrAssigneeResolveFailed, err.Error())
+				return nil, "", ErrAssigneeResolveFailed.Wrap(err)
 			}
 			if sup != "" {
 				kept = []string{sup}
@@ -117,7 +117,7 @@ func (r *run) resolveRule(ctx context.Context, kind design.AssigneeKind, ids []s
 		if !strict {
 			return nil, nil
 		}
-		return nil, Detail(ErrAssigneeResolveFailed, err.Error())
+		return nil, ErrAssigneeResolveFailed.Wrap(err)
 	}
 	var out []string
 	switch kind {

@@ -204,6 +204,56 @@ func TestAPIRuns(t *testing.T) {
 	})
 }
 
+// TestDescribeJobs: describe_jobs answers this node's jobs in list_jobs' order, each with what
+// its handler says of its params (nothing for a handler that does not describe them), under
+// cron.schedule.query.
+func TestDescribeJobs(t *testing.T) {
+	t.Parallel()
+	policy, err := NewHostPolicy(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := NewRegistry(HTTPRequestJob(policy), Job("plain", func(context.Context, Execution) error { return nil }), EventPublishJob(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Service{cfg: storeConfig().Cron.Store, jobs: reg}
+	e, err := rpc.NewEngine(rpc.EngineConfig{Permissions: grants{}, Messages: i18n.MustNew(i18n.English, Messages())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Register(s.Module().Resources...); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := e.Call(ctx, user(PermRunQuery), ScheduleResource, "describe_jobs", "", nil); err == nil {
+		t.Error("describe_jobs without cron.schedule.query answered")
+	}
+	got, err := e.Call(ctx, user(PermScheduleQuery), ScheduleResource, "describe_jobs", "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(got)
+	var jobs []struct {
+		Name     string          `json:"name"`
+		Required bool            `json:"paramsRequired"`
+		Schema   json.RawMessage `json:"paramsSchema"`
+		Example  json.RawMessage `json:"paramsExample"`
+	}
+	if err := json.Unmarshal(b, &jobs); err != nil || len(jobs) != 3 {
+		t.Fatalf("describe_jobs = %s (%v)", b, err)
+	}
+	for i, want := range []struct {
+		name      string
+		described bool
+	}{{JobEventPublish, true}, {JobHTTPRequest, true}, {"plain", false}} {
+		j := jobs[i]
+		if j.Name != want.name || j.Required != want.described || (len(j.Schema) > 0) != want.described || (len(j.Example) > 0) != want.described {
+			t.Errorf("job %d = %s %v %s %s, want %s described %v", i, j.Name, j.Required, j.Schema, j.Example, want.name, want.described)
+		}
+	}
+}
+
 // TestDisabledStoreMountsNoOperations: spec §1, a switched-off feature exposes no surface.
 func TestDisabledStoreMountsNoOperations(t *testing.T) {
 	t.Parallel()

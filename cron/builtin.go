@@ -108,7 +108,7 @@ func HTTPRequestJob(policy *HostPolicy) JobHandler {
 		}
 		return fmt.Errorf("http.request %s %s: status %s: %s", req.Method, safeURL(req.URL), resp.Status, bodyExcerpt(excerpt))
 	})
-	return checkedJob{JobHandler: run, check: func(params json.RawMessage) error {
+	return checkedJob{JobHandler: run, doc: httpRequestDoc, check: func(params json.RawMessage) error {
 		var p HTTPRequestParams
 		if err := (Execution{JobName: JobHTTPRequest, Params: params}).BindParams(&p); err != nil {
 			return err
@@ -265,7 +265,7 @@ func EventPublishJob(pub bus.Publisher) JobHandler {
 		}
 		return pub.Publish(ctx, bus.Named{Type: strings.TrimSpace(p.Type), Payload: payload})
 	})
-	return checkedJob{JobHandler: run, check: func(params json.RawMessage) error {
+	return checkedJob{JobHandler: run, doc: eventPublishDoc, check: func(params json.RawMessage) error {
 		var p EventPublishParams
 		if err := (Execution{JobName: JobEventPublish, Params: params}).BindParams(&p); err != nil {
 			return err
@@ -286,13 +286,37 @@ func (p EventPublishParams) check() error {
 	return nil
 }
 
-// checkedJob is a built-in job with its params check (ParamsChecker).
+// checkedJob is a built-in job with its params check (ParamsChecker) and description
+// (ParamsDescriber).
 type checkedJob struct {
 	JobHandler
+	doc   ParamsDoc
 	check func(params json.RawMessage) error
 }
 
 // CheckParams implements ParamsChecker.
 func (j checkedJob) CheckParams(params json.RawMessage) error { return j.check(params) }
 
-var _ ParamsChecker = checkedJob{}
+// DescribeParams implements ParamsDescriber.
+func (j checkedJob) DescribeParams() ParamsDoc { return j.doc }
+
+var (
+	_ ParamsChecker   = checkedJob{}
+	_ ParamsDescriber = checkedJob{}
+)
+
+// The built-in jobs' params (HTTPRequestParams, EventPublishParams) as JSON Schemas with an
+// example each; TestBuiltinParamsDoc checks every example against its job's own params check.
+var (
+	httpRequestDoc = ParamsDoc{Required: true, Schema: json.RawMessage(`{"type":"object","required":["url"],"additionalProperties":false,"properties":{` +
+		`"method":{"type":"string","default":"GET","description":"HTTP method"},` +
+		`"url":{"type":"string","format":"uri","description":"http or https URL; the host must be allowed by svc.cron.store.http_allowed_hosts"},` +
+		`"headers":{"type":"object","additionalProperties":{"type":"string"},"description":"request headers (never journaled)"},` +
+		`"body":{"type":"string","description":"request body, sent verbatim"},` +
+		`"timeout":{"type":["string","integer"],"default":"30s","description":"a duration string (\"10s\") or milliseconds"}}}`),
+		Example: json.RawMessage(`{"method":"POST","url":"https://hooks.example.com/nightly","headers":{"Content-Type":"application/json"},"body":"{\"job\":\"nightly\"}","timeout":"10s"}`)}
+	eventPublishDoc = ParamsDoc{Required: true, Schema: json.RawMessage(`{"type":"object","required":["type"],"additionalProperties":false,"properties":{` +
+		`"type":{"type":"string","minLength":1,"description":"event type; the svc. prefix is reserved for the framework"},` +
+		`"payload":{"description":"any JSON value, published verbatim (null when absent)"}}}`),
+		Example: json.RawMessage(`{"type":"app.report.due","payload":{"report":"daily"}}`)}
+)

@@ -248,3 +248,59 @@ func TestHTTPRequestJobRunHeaders(t *testing.T) {
 		t.Fatalf("headers %v, want run-1, nightly, 1795680000000", h)
 	}
 }
+
+// TestBuiltinParamsDoc: each built-in job describes its params (describe_jobs, the console's
+// schedule form) truthfully: the schema's properties are exactly the params' JSON fields, its
+// required ones among them, and the example decodes strictly and passes the job's own check.
+func TestBuiltinParamsDoc(t *testing.T) {
+	t.Parallel()
+	policy, err := NewHostPolicy(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		job    JobHandler
+		params any // a pointer to the job's zero params
+	}{
+		{HTTPRequestJob(policy), &HTTPRequestParams{}},
+		{EventPublishJob(nil), &EventPublishParams{}},
+	} {
+		d := tt.job.(ParamsDescriber).DescribeParams()
+		var schema struct {
+			Type       string                     `json:"type"`
+			Required   []string                   `json:"required"`
+			Properties map[string]json.RawMessage `json:"properties"`
+		}
+		if err := json.Unmarshal(d.Schema, &schema); err != nil || schema.Type != "object" || !d.Required {
+			t.Errorf("%s: schema %s (%v), required %v", tt.job.Name(), d.Schema, err, d.Required)
+			continue
+		}
+		zero, _ := json.Marshal(tt.params)
+		var fields map[string]any
+		_ = json.Unmarshal(zero, &fields)
+		if len(fields) != len(schema.Properties) {
+			t.Errorf("%s: schema properties %d, params fields %d", tt.job.Name(), len(schema.Properties), len(fields))
+		}
+		for f := range fields {
+			if schema.Properties[f] == nil {
+				t.Errorf("%s: the schema lacks %s", tt.job.Name(), f)
+			}
+		}
+		for _, r := range schema.Required {
+			if schema.Properties[r] == nil {
+				t.Errorf("%s: required %s is no property", tt.job.Name(), r)
+			}
+		}
+		dec := json.NewDecoder(strings.NewReader(string(d.Example)))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(tt.params); err != nil {
+			t.Errorf("%s: example %s: %v", tt.job.Name(), d.Example, err)
+		}
+		if err := tt.job.(ParamsChecker).CheckParams(d.Example); err != nil {
+			t.Errorf("%s: example %s refused: %v", tt.job.Name(), d.Example, err)
+		}
+		if err := tt.job.(ParamsChecker).CheckParams(nil); err == nil {
+			t.Errorf("%s: no params accepted although the doc says they are required", tt.job.Name())
+		}
+	}
+}

@@ -20,7 +20,10 @@
 // sys/cron/schedule: find_page (search name contains, jobName, kind, isEnabled; meta {page,
 // size}, size default 15, max 1000; ordered by name), get ({name} → {schedule, nextFires,
 // nextFiresUnixMs}, ≤ 5, empty while paused or spent), list_jobs (this node's job names,
-// sorted), preview_fires (validates like a save) — permission cron.schedule.query; create, update,
+// sorted), describe_jobs (svc's addition: the same jobs as [{name, paramsRequired,
+// paramsSchema?, paramsExample?}] from each handler's ParamsDescriber — the built-ins describe
+// theirs; the console's schedule form shows them), preview_fires (validates like a save) —
+// permission cron.schedule.query; create, update,
 // delete, pause, resume, trigger_now — permission cron.schedule.manage, audited; delete, pause,
 // resume and trigger_now answer no data. sys/cron/run: find_page (id, scheduleName, jobName,
 // status, nodeId equal, scheduledAtFrom/To inclusive; newest claim first) and find_one (not

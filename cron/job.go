@@ -74,6 +74,23 @@ type ParamsChecker interface {
 	CheckParams(params json.RawMessage) error
 }
 
+// ParamsDescriber is implemented by a JobHandler that tells people editing schedules what its
+// params look like: describe_jobs answers it and the console's schedule form shows it. A job
+// without it is described by its name only.
+type ParamsDescriber interface {
+	DescribeParams() ParamsDoc
+}
+
+// ParamsDoc describes a job's params.
+type ParamsDoc struct {
+	// Required reports whether a schedule of the job needs params at all (its runs fail without).
+	Required bool `json:"paramsRequired"`
+	// Schema is a JSON Schema (draft 2020-12) of the params object; nil when not given.
+	Schema json.RawMessage `json:"paramsSchema,omitempty"`
+	// Example is a valid params value; nil when not given.
+	Example json.RawMessage `json:"paramsExample,omitempty"`
+}
+
 type funcJob struct {
 	name string
 	fn   func(ctx context.Context, e Execution) error

@@ -35,6 +35,7 @@ func (s *Service) ScheduleResource() rpc.Resource {
 		rpc.Handle("find_page", s.findSchedules, q),
 		rpc.Handle("get", s.getSchedule, q),
 		rpc.Handle("list_jobs", s.listJobs, q),
+		rpc.Handle("describe_jobs", s.describeJobs, q),
 		rpc.Handle("preview_fires", s.previewFires, q),
 		rpc.Handle("create", s.saveSchedule(s.Create), m, rpc.Audit()),
 		rpc.Handle("update", s.saveSchedule(s.Update), m, rpc.Audit()),
@@ -66,6 +67,27 @@ func (s *Service) getSchedule(ctx context.Context, _ rpc.Call, p NameParams) (*G
 
 func (s *Service) listJobs(context.Context, rpc.Call, rpc.NoParams) ([]string, error) {
 	return append([]string{}, s.jobs.Names()...), nil
+}
+
+// JobInfo is one job of describe_jobs: its name and, when the handler describes them
+// (ParamsDescriber), its params' schema and an example.
+type JobInfo struct {
+	Name string `json:"name"`
+	ParamsDoc
+}
+
+// describeJobs answers this node's jobs, sorted by name like list_jobs, each with what it says of
+// its params (svc's addition: list_jobs keeps the original's string[]).
+func (s *Service) describeJobs(context.Context, rpc.Call, rpc.NoParams) ([]JobInfo, error) {
+	names := s.jobs.Names()
+	out := make([]JobInfo, len(names))
+	for i, name := range names {
+		out[i].Name = name
+		if d, ok := s.jobs.Get(name).(ParamsDescriber); ok {
+			out[i].ParamsDoc = d.DescribeParams()
+		}
+	}
+	return out, nil
 }
 
 // previewFires validates like a save and lists the next fires from now.

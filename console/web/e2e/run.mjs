@@ -297,7 +297,11 @@ await step("cron: create with preview, trigger, pause, resume, runs chart and de
   await dlg.getByLabel("Job").selectOption("event.publish");
   await dlg.getByLabel("Trigger", { exact: true }).selectOption("interval");
   await dlg.getByLabel("Every (seconds)").fill("2");
-  await dlg.getByLabel("Params (JSON, optional)").fill('{"type":"demo.tick","payload":{"n":1}}');
+  // the job's params: required, with its example and schema shown; the example fills the box
+  await dlg.getByRole("button", { name: "Use this example" }).click();
+  check(/"app\.report\.due"/.test(await dlg.getByLabel("Params (JSON)", { exact: true }).inputValue()), "the example fills the params");
+  check(/"required"/.test(await dlg.locator(".params-help details pre").textContent()), "the params schema is shown");
+  await dlg.getByLabel("Params (JSON)", { exact: true }).fill('{"type":"demo.tick","payload":{"n":1}}');
   await dlg.locator(".preview li").nth(4).waitFor();
   // every kind previews: cron with seconds, once
   await dlg.getByLabel("Trigger", { exact: true }).selectOption("cron");

@@ -160,7 +160,15 @@ export default async function (h) {
     await page.getByRole("tab", { name: "Metrics" }).click();
     await page.locator("svg.bars").first().waitFor();
     check(/approved/.test(await page.locator("svg.bars").first().textContent()), "instances by status drawn");
+    const avg = await page.getByText(/Average completion/).textContent();
+    check(/Average completion: (\d+\.\d s|— \(no finished instances\))/.test(avg) && !/-1\.0/.test(avg), `average completion shown as a value or a dash: ${avg}`);
+    check(/applied/.test(await page.locator("svg.bars").nth(2).textContent()), "business records by status drawn");
     await shot(page, "approval-06-metrics");
+    // the standalone flow writes no business record: the list (failed ones by default) is empty
+    await page.getByRole("tab", { name: "Business records" }).click();
+    await page.getByText("No business records.").waitFor();
+    check((await page.getByLabel("Status").inputValue()) === "failed", "business records filtered to the failed ones");
+    await shot(page, "approval-06-business-records");
     await ctx.close();
   });
 

@@ -33,6 +33,8 @@ export const P = {
   approvalTaskQuery: "approval.task.query",
   approvalReassign: "approval.task.reassign",
   approvalMetrics: "approval.metrics.query",
+  approvalBindingQuery: "approval.binding.query",
+  approvalBindingRetry: "approval.binding.retry",
   approvalCategoryQuery: "approval.category.query",
   approvalCategoryCreate: "approval.category.create",
   approvalDelegationQuery: "approval.delegation.query",

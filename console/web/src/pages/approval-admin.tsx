@@ -4,7 +4,7 @@
 // permission token its operations require.
 import { useState } from "preact/hooks";
 import { call, type Page } from "../api";
-import { t, useLang } from "../i18n";
+import { t, tk, useLang } from "../i18n";
 import { P } from "../perms";
 import { can } from "../session";
 import { Card, Dialog, EmptyRow, ErrorBox, Field, ListStatus, PagedTable, StatusFilter, Table, useAction, useAsync } from "../ui";
@@ -60,7 +60,35 @@ interface Metrics {
   instanceCounts: Record<string, number>;
   taskCounts: Record<string, number>;
   timeoutTaskCount: number;
+  /** -1 when no instance has finished (the server's placeholder, wire-approval §6.6). */
   avgCompletionSeconds: number;
+  pendingBindingFailures: number;
+  pendingBusinessProjections: number;
+  businessProjectionCounts: Record<string, number>;
+}
+
+/** Statuses of business projections (wire-approval §4), in the order the metrics show them. */
+const PROJECTION_STATUSES = [tk("pending"), tk("processing"), tk("applied"), tk("failed")];
+
+/** averageCompletion renders avgCompletionSeconds: the server's -1 means no instance has finished. */
+function averageCompletion(secs: number): string {
+  return secs < 0 ? t("Average completion: — (no finished instances)") : t("Average completion: {s} s", { s: secs.toFixed(1) });
+}
+/** BusinessProjection is admin.BusinessProjection: the state of one host record a bound flow writes. */
+interface BusinessProjection {
+  projectionId: string;
+  ownerInstanceId: string;
+  businessTable: string;
+  recordKey: Record<string, string>;
+  consistency: string;
+  desiredStatus: string;
+  desiredRevision: number;
+  appliedRevision: number;
+  status: string;
+  attemptCount: number;
+  nextAttemptAt?: string;
+  lastError?: string;
+  updatedAt: string;
 }
 interface Category {
   id: string;
@@ -82,7 +110,7 @@ interface Delegation {
 }
 
 const SIZE = 15;
-type Part = "flows" | "instances" | "tasks" | "metrics" | "categories" | "delegations";
+type Part = "flows" | "instances" | "tasks" | "metrics" | "records" | "categories" | "delegations";
 
 export function ApprovalAdmin() {
   useLang();
@@ -91,6 +119,7 @@ export function ApprovalAdmin() {
     ["instances", t("Instances"), can(P.approvalInstanceQuery)],
     ["tasks", t("Tasks"), can(P.approvalTaskQuery)],
     ["metrics", t("Metrics"), can(P.approvalMetrics)],
+    ["records", t("Business records"), can(P.approvalBindingQuery)],
     ["categories", t("Categories"), can(P.approvalCategoryQuery)],
     ["delegations", t("Delegations"), can(P.approvalDelegationQuery)],
   ];
@@ -109,6 +138,7 @@ export function ApprovalAdmin() {
       {part === "instances" && <Instances />}
       {part === "tasks" && <Tasks />}
       {part === "metrics" && <MetricsView />}
+      {part === "records" && <Records />}
       {part === "categories" && <Categories />}
       {part === "delegations" && <Delegations />}
     </>
@@ -402,12 +432,80 @@ function MetricsView() {
           <Card title={t("Tasks by status")}>
             <Bars counts={m.data.taskCounts} label={t("Tasks by status")} />
             <p>
-              {t("Overdue tasks: {n}", { n: m.data.timeoutTaskCount })} · {t("Average completion: {s} s", { s: m.data.avgCompletionSeconds.toFixed(1) })}
+              {t("Overdue tasks: {n}", { n: m.data.timeoutTaskCount })} · {averageCompletion(m.data.avgCompletionSeconds)}
             </p>
+          </Card>
+          <Card title={t("Business records")}>
+            <Bars
+              counts={Object.fromEntries(PROJECTION_STATUSES.map((k) => [k, m.data!.businessProjectionCounts[k] ?? 0]))}
+              label={t("Business records")}
+            />
+            <p class={m.data.pendingBindingFailures > 0 ? "bad" : undefined}>
+              {t("Not written: {n}, of which failed: {f}", { n: m.data.pendingBusinessProjections, f: m.data.pendingBindingFailures })}
+            </p>
+            {m.data.pendingBindingFailures > 0 && <p class="muted">{t("Repair the host's records, then retry them (docs/approval.md, \"When the host's record is gone\").")}</p>}
           </Card>
         </div>
       )}
     </>
+  );
+}
+
+/** Records lists the business projections (find_business_projections), the failed ones by default, with Retry now. */
+function Records() {
+  const [page, setPage] = useState(1);
+  const [status, setStatus] = useState("failed");
+  const [filter, setFilter] = useState("failed");
+  const list = useAsync(() => call<Page<BusinessProjection>>("approval/admin", "find_business_projections", { status: filter, page, pageSize: SIZE }), [filter, page]);
+  const act = useAction();
+  const retry = (r: BusinessProjection) =>
+    act.run(() => call("approval/admin", "retry_business_projection", { projectionId: r.projectionId }), t("The record will be written at the next scan.")).then((ok) => ok && list.reload());
+  return (
+    <Card
+      title={
+        <form class="search" role="search" onSubmit={(e) => (e.preventDefault(), setPage(1), setFilter(status))}>
+          <StatusFilter statuses={PROJECTION_STATUSES} value={status} onChange={setStatus} />
+          <button type="submit">{t("Filter")}</button>
+        </form>
+      }
+    >
+      <PagedTable
+        list={list}
+        act={act}
+        page={page}
+        size={SIZE}
+        onPage={setPage}
+        headings={[t("Business record"), t("Instance state"), t("Status"), t("Attempts"), t("Last error"), t("Changed")]}
+        actions
+        empty={t("No business records.")}
+        row={(r) => (
+          <tr key={r.projectionId} data-projection={r.projectionId}>
+            <td class="mono">
+              {r.businessTable} {Object.entries(r.recordKey).map(([k, v]) => `${k}=${v}`).join(", ")}
+            </td>
+            <td>{t(r.desiredStatus)}</td>
+            <td>
+              <span class={r.status === "failed" ? "badge bad" : r.status === "applied" ? "badge ok" : "badge"}>{t(r.status)}</span>
+            </td>
+            <td>{r.attemptCount}</td>
+            <td class="mono">{r.lastError ?? "–"}</td>
+            <td>{at(r.updatedAt)}</td>
+            <td class="row-actions">
+              {can(P.approvalInstanceDetail) && (
+                <button type="button" onClick={() => openInstance(r.ownerInstanceId, true)}>
+                  {t("Open")}
+                </button>
+              )}
+              {can(P.approvalBindingRetry) && r.status !== "applied" && (
+                <button type="button" disabled={act.busy} onClick={() => void retry(r)}>
+                  {t("Retry now")}
+                </button>
+              )}
+            </td>
+          </tr>
+        )}
+      />
+    </Card>
   );
 }
 

@@ -213,6 +213,43 @@ const local = (ms?: number) => {
 };
 const parse = (v: string) => (v ? new Date(v).getTime() : undefined);
 
+/** JobInfo is one job of describe_jobs: its name and what it says of its params. */
+interface JobInfo {
+  name: string;
+  paramsRequired: boolean;
+  paramsSchema?: unknown;
+  paramsExample?: unknown;
+}
+
+/** ParamsHelp shows the chosen job's params schema and example, and puts the example in the box. */
+function ParamsHelp({ job, onUse }: { job: JobInfo; onUse: (example: string) => void }) {
+  if (job.paramsSchema === undefined && job.paramsExample === undefined) {
+    return <p class="muted params-help">{t("This job does not describe its params.")}</p>;
+  }
+  const example = job.paramsExample === undefined ? "" : JSON.stringify(job.paramsExample, null, 2);
+  return (
+    <section class="params-help" aria-label={t("Params of {job}", { job: job.name })}>
+      {example && (
+        <>
+          <h4>
+            {t("Example")}{" "}
+            <button type="button" onClick={() => onUse(example)}>
+              {t("Use this example")}
+            </button>
+          </h4>
+          <pre class="mono">{example}</pre>
+        </>
+      )}
+      {job.paramsSchema !== undefined && (
+        <details>
+          <summary>{t("Params schema (JSON Schema)")}</summary>
+          <pre class="mono">{JSON.stringify(job.paramsSchema, null, 2)}</pre>
+        </details>
+      )}
+    </section>
+  );
+}
+
 function Editor({ schedule, onClose }: { schedule: Schedule | null; onClose: (saved: boolean) => void }) {
   const s = schedule;
   const [name, setName] = useState(s?.name ?? "");
@@ -231,7 +268,8 @@ function Editor({ schedule, onClose }: { schedule: Schedule | null; onClose: (sa
   const [timeoutSec, setTimeoutSec] = useState(String((s?.timeoutMs ?? 0) / 1000));
   const [enabled, setEnabled] = useState(s?.isEnabled ?? true);
   const [preview, setPreview] = useState<{ fires?: number[]; error?: unknown }>({});
-  const jobs = useAsync(() => call<string[]>("sys/cron/schedule", "list_jobs"), []);
+  const jobs = useAsync(() => call<JobInfo[]>("sys/cron/schedule", "describe_jobs"), []);
+  const job = jobs.data?.find((j) => j.name === jobName);
   const act = useAction();
 
   const trig = () =>
@@ -294,8 +332,8 @@ function Editor({ schedule, onClose }: { schedule: Schedule | null; onClose: (sa
               <select name="jobName" required value={jobName} onChange={(e) => setJobName(e.currentTarget.value)}>
                 <option value="">{t("Choose a job")}</option>
                 {(jobs.data ?? []).map((j) => (
-                  <option key={j} value={j}>
-                    {j}
+                  <option key={j.name} value={j.name}>
+                    {j.name}
                   </option>
                 ))}
               </select>
@@ -353,9 +391,17 @@ function Editor({ schedule, onClose }: { schedule: Schedule | null; onClose: (sa
                 <p class="muted">{t("Loading…")}</p>
               )}
             </section>
-            <Field label={t("Params (JSON, optional)")}>
-              <textarea name="params" class="mono" rows={4} value={params} onInput={(e) => setParams(e.currentTarget.value)} />
+            <Field label={job?.paramsRequired ? t("Params (JSON)") : t("Params (JSON, optional)")}>
+              <textarea
+                name="params"
+                class="mono"
+                rows={4}
+                required={job?.paramsRequired}
+                value={params}
+                onInput={(e) => setParams(e.currentTarget.value)}
+              />
             </Field>
+            {job && <ParamsHelp job={job} onUse={(example) => setParams(example)} />}
             <Field label={t("Missed fires")}>
               <select value={misfire} onChange={(e) => setMisfire(e.currentTarget.value as "fire_now" | "skip")}>
                 <option value="fire_now">{t("run once to catch up")}</option>
