@@ -49,8 +49,9 @@ func (r *run) lazyValue(name string, make func() goja.Value) {
 }
 
 // consoleLib is console: log, info, warn, error to the server log, masked as the invocation
-// log is (issue #31 item 11): a script may print its system's credentials, which the server
-// log must not keep.
+// log is (issue #31 item 11) and, over the whole line, by the presence of a secret in any form
+// that keeps its letters and digits in order (masker.line, issue #42 item 7): a script may
+// print its system's credentials, which the server log must not keep.
 func (r *run) consoleLib(logAttrs []any) goja.Value {
 	console := r.vm.NewObject()
 	logAt := func(level slog.Level) func(goja.FunctionCall) goja.Value {
@@ -63,7 +64,7 @@ func (r *run) consoleLib(logAttrs []any) goja.Value {
 			for i, a := range c.Arguments {
 				parts[i] = m.body(consoleText(r, a))
 			}
-			r.e.log.Log(r.ctx, level, "integration script: "+strings.Join(parts, " "), logAttrs...)
+			r.e.log.Log(r.ctx, level, "integration script: "+m.line(strings.Join(parts, " ")), logAttrs...)
 			return goja.Undefined()
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/dop251/goja"
@@ -48,15 +49,21 @@ type inboundOutcome struct {
 	outputs      []json.RawMessage
 }
 
-// runInbound runs an inbound adapter script with request, system, dispatch, codes and the
-// baseline bound (no http, sql or errors: wire-integration §8, §14).
+// runInbound runs an inbound adapter script with request (its verified credentials withheld:
+// withoutCredentials), system, dispatch, codes and the baseline bound (no http, sql or errors:
+// wire-integration §8, §14).
 func (s *Service) runInbound(ctx context.Context, c *Contract, sys *System, script string, req *InboundRequest, timeout time.Duration, handle handleFunc) inboundOutcome {
 	var o inboundOutcome
 	var last *dispatchError
+	// mu guards o's lists and last: a run answered at its deadline without its goroutine
+	// (runBody) must not see a dispatch it made after (ended is then set).
+	var mu sync.Mutex
+	ended := false
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	seen := s.withoutCredentials(sys, req)
 	out, err := s.engine.runBody(rctx, "inbound.js", script, func(r *run) error {
-		if err := req.bindRequest(r); err != nil {
+		if err := seen.bindRequest(r); err != nil {
 			return err
 		}
 		if err := s.bindSystem(r, sys); err != nil {
@@ -67,15 +74,25 @@ func (s *Service) runInbound(ctx context.Context, c *Contract, sys *System, scri
 		}
 		return r.vm.Set("dispatch", func(v goja.Value) goja.Value {
 			in, out, derr := s.dispatch(r, c, v, handle)
-			o.inputs = append(o.inputs, in)
+			mu.Lock()
+			if !ended {
+				o.inputs = append(o.inputs, in)
+				if derr != nil {
+					last = derr
+				} else {
+					o.outputs = append(o.outputs, out)
+				}
+			}
+			mu.Unlock()
 			if derr != nil {
-				last = derr
 				r.rethrow(derr)
 			}
-			o.outputs = append(o.outputs, out)
 			return r.fromJSON(out)
 		})
 	}, slog.String("system", sys.Code), slog.String("contract", c.Code), slog.String("direction", DirectionInbound))
+	mu.Lock()
+	ended = true
+	mu.Unlock()
 	if err != nil {
 		o.scriptFailed = true
 		var de *dispatchError

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -24,8 +25,16 @@ var (
 type masker struct {
 	fields  map[string]bool
 	secrets []string // literal values to scrub, longest first
-	limit   int
+	// skeletons are the secrets' letters and digits, lower-cased, for those that have at
+	// least skeletonMin of them: what line looks for once separators are ignored.
+	skeletons []string
+	limit     int
 }
+
+// skeletonMin is the fewest letters and digits a secret must have for line to look for it
+// with separators ignored; a shorter one would match ordinary text, and is scrubbed only where
+// it appears literally.
+const skeletonMin = 8
 
 func newMasker(maskFields []string, limit int, secrets []string) *masker {
 	m := &masker{fields: map[string]bool{}, limit: limit}
@@ -38,7 +47,44 @@ func newMasker(maskFields []string, limit int, secrets []string) *masker {
 		}
 	}
 	slices.SortFunc(m.secrets, func(a, b string) int { return len(b) - len(a) })
+	for _, sec := range m.secrets {
+		if k := skeleton(sec); len(k) >= skeletonMin {
+			m.skeletons = append(m.skeletons, k)
+		}
+	}
 	return m
+}
+
+// skeleton is s's letters and digits, lower-cased: what stays of a secret cut in pieces,
+// spaced out, joined with separators or upper-cased.
+func skeleton(s string) string {
+	var b strings.Builder
+	for _, c := range s {
+		if unicode.IsLetter(c) || unicode.IsDigit(c) {
+			b.WriteRune(unicode.ToLower(c))
+		}
+	}
+	return b.String()
+}
+
+// line masks one console line (issue #42 item 7) by the presence of a secret, not by one
+// argument equal to it: a line whose letters and digits, separators ignored, contain a
+// secret's is replaced whole by the mask — so a secret printed in pieces, as several
+// arguments, character by character or upper-cased, is masked with everything around it.
+// Literal occurrences were scrubbed already (body). What it cannot see is a secret transformed
+// (reversed, encoded, hashed) or spread over several lines: masking keeps credentials out of
+// the log by accident, it is no barrier against the author of a script that can read them.
+func (m *masker) line(s string) string {
+	if len(m.skeletons) == 0 {
+		return s
+	}
+	k := skeleton(s)
+	for _, sec := range m.skeletons {
+		if strings.Contains(k, sec) {
+			return MaskedSecret
+		}
+	}
+	return s
 }
 
 // scrub replaces every literal secret in s.

@@ -438,14 +438,55 @@ func scriptMessage(err error) string {
 	return msg
 }
 
+// abandonGrace is how long a run whose context ended may still take to stop before its answer
+// goes out without it. An interrupt stops the VM at its next step and host calls end with
+// their context, well within it; only a native builtin call that never returns to the VM (a
+// backtracking regular expression, indexOf over a sparse array of 2^32-1 elements) outlasts it.
+const abandonGrace = 50 * time.Millisecond
+
 // runBody compiles an adapter or auth script body and runs it in a fresh runtime bound to ctx
 // (which carries the run's deadline); setup binds the surface's globals. It returns the result
 // as JSON. Errors are unclassified: classify them with ctx.
-func (e *Engine) runBody(ctx context.Context, name, body string, setup func(r *run) error, logAttrs ...any) (out json.RawMessage, err error) {
+//
+// The answer comes at the deadline whatever the script is doing (issue #42 item 5): the
+// script runs on its own goroutine, and once ctx has ended and abandonGrace passed, runBody
+// returns ctx's error without it. goja cannot stop a native builtin call in the middle, so such
+// a run's goroutine keeps its CPU until that call returns to the VM, which then stops at once
+// (it was interrupted); the caller's answer, record and stats do not wait for it. State the
+// setup shares with the caller must therefore be safe to use from both (wireTrace, the inbound
+// outcome's lock).
+func (e *Engine) runBody(ctx context.Context, name, body string, setup func(r *run) error, logAttrs ...any) (json.RawMessage, error) {
 	p, err := e.compile(shapeBody, name, body)
 	if err != nil {
 		return nil, err
 	}
+	type result struct {
+		out json.RawMessage
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		out, err := e.runProgram(ctx, p, setup, logAttrs)
+		done <- result{out, err}
+	}()
+	select {
+	case res := <-done:
+		return res.out, res.err
+	case <-ctx.Done():
+	}
+	grace := time.NewTimer(abandonGrace)
+	defer grace.Stop()
+	select {
+	case res := <-done:
+		return res.out, res.err
+	case <-grace.C:
+		e.log.WarnContext(ctx, "integration: a script run outlived its deadline in a native call; answered without it", logAttrs...)
+		return nil, ctx.Err()
+	}
+}
+
+// runProgram runs a compiled body in a fresh runtime (runBody's goroutine).
+func (e *Engine) runProgram(ctx context.Context, p *goja.Program, setup func(r *run) error, logAttrs []any) (out json.RawMessage, err error) {
 	r := e.newRun(ctx, logAttrs...)
 	defer r.close()
 	// A Go panic in a host function must not take the process down: it fails the run.

@@ -1,0 +1,104 @@
+package integration_test
+
+import (
+	"encoding/json"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/svc-framework/svc"
+	"github.com/svc-framework/svc/config"
+	"github.com/svc-framework/svc/integration"
+	"github.com/svc-framework/svc/svctest"
+)
+
+// deadlineSlack is how much later than its deadline a run's answer may come in the deadline
+// tests: scheduling on a loaded machine, never the script (each native call below runs for
+// seconds).
+const deadlineSlack = 2 * time.Second
+
+// Native calls the VM cannot interrupt: catastrophic backtracking (the issue's pattern on a
+// partner's body) and indexOf over a sparse array, each far longer than the run timeout.
+var nativeLoops = []struct{ name, script string }{
+	{"backtracking", `return /^(a+)+(?=c)/.test(JSON.parse(request.body).s)`},
+	{"sparse indexOf", `var a = []; a.length = 2 ** 22; return a.indexOf(1)`},
+}
+
+// TestDeadlineStopsNativeCalls (issue #42 item 5): a run busy in a native builtin call answers
+// at its deadline — on the gateway, in dry_run_inbound and in dry_run — as a timeout, and the
+// server log says the call outlived it; a benign delivery right after each succeeds.
+func TestDeadlineStopsNativeCalls(t *testing.T) {
+	t.Parallel()
+	const timeout = 200 * time.Millisecond
+	var calls atomic.Int64
+	logs, err := os.Create(filepath.Join(t.TempDir(), "server.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := svctest.New(t, svctest.WithDB(config.SQLite), svctest.WithConfig(func(c *config.Config) {
+		c.Security.Roles = map[string][]string{"admin": {"*"}}
+		c.Integration.SecretKey = testKey
+		c.Integration.RunTimeout = timeout
+	}), svctest.WithOptions(svc.WithLogger(slog.New(slog.NewTextHandler(logs, nil))),
+		svc.WithIntegration(integration.Options{InboundHandlers: handlers(&calls)})))
+	contract := create(t, srv, contractR, map[string]any{"code": "patient.sync", "name": "p"})
+	create(t, srv, contractR, map[string]any{"code": "OUT.op", "name": "o"})
+	body := `{"s":"` + strings.Repeat("a", 22) + `"}`
+	benign := create(t, srv, systemR, map[string]any{"code": "BENIGN", "name": "b", "inboundAuth": map[string]any{"scheme": "none"}})
+	create(t, srv, adapterR, map[string]any{"systemId": benign, "contractId": contract, "direction": "inbound", "script": dispatchScript})
+	create(t, srv, systemR, map[string]any{"code": "OUT", "name": "o"})
+	within := func(t *testing.T, what string, start time.Time) {
+		t.Helper()
+		if d := time.Since(start); d > timeout+deadlineSlack {
+			t.Errorf("%s answered after %v, run timeout %v", what, d, timeout)
+		}
+	}
+	for i, tt := range nativeLoops {
+		t.Run(tt.name, func(t *testing.T) {
+			code := "HOSTILE" + string(rune('A'+i))
+			sys := create(t, srv, systemR, map[string]any{"code": code, "name": "h", "inboundAuth": map[string]any{"scheme": "none"}})
+			create(t, srv, adapterR, map[string]any{"systemId": sys, "contractId": contract, "direction": "inbound", "script": tt.script})
+
+			start := time.Now()
+			status, reply, c := deliver(t, srv.URL, code, "patient.sync", "", body, nil)
+			within(t, "the gateway", start)
+			if c != integration.ErrCodeInvocationTimeout {
+				t.Errorf("gateway: %d %s, want code %d", status, reply, integration.ErrCodeInvocationTimeout)
+			}
+
+			start = time.Now()
+			r := encoded(t, srv, admin, opsR, "dry_run_inbound", map[string]any{"systemCode": code, "contractCode": "patient.sync",
+				"request": map[string]any{"body": body}})
+			within(t, "dry_run_inbound", start)
+			var in integration.InboundDryRunResult
+			json.Unmarshal(r.Data, &in)
+			if r.Code != 0 || in.FailureKind != integration.KindTimeout {
+				t.Errorf("dry_run_inbound: %d %s", r.Code, r.Data)
+			}
+
+			start = time.Now()
+			script := strings.Replace(tt.script, "JSON.parse(request.body).s", "input.s", 1)
+			r = encoded(t, srv, admin, opsR, "dry_run", map[string]any{"systemCode": "OUT", "contractCode": "OUT.op",
+				"script": script, "input": map[string]any{"s": strings.Repeat("a", 22)}})
+			within(t, "dry_run", start)
+			var out integration.DryRunResult
+			json.Unmarshal(r.Data, &out)
+			if r.Code != 0 || out.FailureKind != integration.KindTimeout {
+				t.Errorf("dry_run: %d %s", r.Code, r.Data)
+			}
+
+			if status, reply, _ := deliver(t, srv.URL, "BENIGN", "patient.sync", "", `{"id":"p1"}`, nil); status != 200 || reply != `{"stored":"p1"}` {
+				t.Errorf("benign delivery after: %d %s", status, reply)
+			}
+		})
+	}
+	raw, _ := os.ReadFile(logs.Name())
+	if n := strings.Count(string(raw), "outlived its deadline in a native call"); n < 3*len(nativeLoops) {
+		t.Errorf("the server log reports %d runs answered without their native call, want %d (else the calls were not native-bound):\n%s",
+			n, 3*len(nativeLoops), raw)
+	}
+}
