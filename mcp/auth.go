@@ -25,6 +25,21 @@ const (
 // principalKey carries the verified caller from authenticate to the SDK's token verifier.
 type principalKey struct{}
 
+// writerKey carries the HTTP response of a request the SDK serves to its tool handlers, so that
+// database_query can bound the answer's write by the call's deadline (limitWrite).
+type writerKey struct{}
+
+// limitWrite sets the write deadline of the HTTP response that carries ctx's call (when the SDK
+// serves it) to ctx's deadline: a client that reads the answer too slowly cannot hold the call,
+// and its buffers, past it. The SDK writes the answer after the handler returns, on the same
+// connection; net/http clears the deadline once the request is finished.
+func limitWrite(ctx context.Context) {
+	w, _ := ctx.Value(writerKey{}).(http.ResponseWriter)
+	if d, ok := ctx.Deadline(); ok && w != nil {
+		_ = http.NewResponseController(w).SetWriteDeadline(d) // not supported: the server's own limits apply
+	}
+}
+
 // verified is a principal and the bearer token it was verified from.
 type verified struct {
 	principal *rpc.Principal
@@ -45,7 +60,7 @@ func (s *Service) authenticate(next http.Handler) http.Handler {
 		if !ok {
 			if !s.cfg.AuthRequired() && r.Header.Get("Authorization") == "" {
 				if !s.serveFast(w, r, nil) {
-					next.ServeHTTP(w, r)
+					next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), writerKey{}, w)))
 				}
 				return
 			}
@@ -67,7 +82,8 @@ func (s *Service) authenticate(next http.Handler) http.Handler {
 		if s.serveFast(w, r, tokenInfo(r.Context(), v)) {
 			return
 		}
-		withToken.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, v)))
+		ctx := context.WithValue(context.WithValue(r.Context(), principalKey{}, v), writerKey{}, w)
+		withToken.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
 

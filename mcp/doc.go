@@ -26,12 +26,21 @@
 //
 //   - database_query {sql, params?} (wire-runtime §4): exactly one read on the data source
 //     svc.mcp.query.data_source (default the primary) with ? placeholders, answered as one text
-//     content with a JSON array of row objects (UTF-8 bytes as strings, other bytes base64)
-//     and, when svc.mcp.query.max_rows cut the result, a second text content saying so. It runs
-//     on db.ReadOnly (readonly.go), where the database engine and the driver, not a text guard,
-//     refuse a second statement and anything but a read, bound the bytes read
-//     (svc.mcp.query.max_bytes, counted while reading) and stop the statement at
-//     svc.mcp.query.timeout or when the caller leaves; the deadline covers the encoding too. On
+//     content with a JSON array of row objects (keys in the statement's column order, a name
+//     given twice written twice; UTF-8 bytes as strings, other bytes base64) and, when
+//     svc.mcp.query.max_rows cut the result, a second text content saying so. Arguments longer
+//     than svc.mcp.query.max_sql_bytes (default 64 KiB, as sent) are refused before anything
+//     is decoded (2806). It runs on db.ReadOnly.QueryTo (readonly.go), where the database
+//     engine and the driver, not a text guard, refuse a second statement and anything but a
+//     read and stop the statement at svc.mcp.query.timeout or when the caller leaves. The rows
+//     are encoded as they are read (answer.go, issue #42) into one buffer that never grows past
+//     svc.mcp.query.max_bytes: what is counted is every byte of the answer as the encoder
+//     writes it — keys repeated per row, nulls, numbers, escapes, base64, the truncation note —
+//     and the call stops with the byte-cap tool error (2805) at the first byte that does not
+//     fit; no row is kept once encoded, and no row whose text and binary values alone pass the
+//     cap is read (db.ReadOnly's own count, a lower bound of the encoding). The call's
+//     deadline, timeout + 3 s, covers reading, encoding and, as the HTTP connection's write
+//     deadline (limitWrite), writing the answer. On
 //     PostgreSQL and MySQL a login that could reach server files (superuser, FILE, …) is refused
 //     on every call and logged at start. Visible to and callable by holders of
 //     svc.mcp.query.permission only (default sys.mcp.database_query): ours, so that the agent
@@ -62,7 +71,8 @@
 // svc.mcp.enabled, svc.mcp.require_auth (spec §8.3); ours: svc.mcp.expose_operations,
 // svc.mcp.query.permission, svc.mcp.query.data_source (default primary),
 // svc.mcp.query.max_rows (default 1000), svc.mcp.query.max_bytes (default 4mib),
-// svc.mcp.query.timeout (default 10s). Tables: none. Workers: none. Migrations: none.
+// svc.mcp.query.max_sql_bytes (default 64kib), svc.mcp.query.timeout (default 10s). Tables:
+// none. Workers: none. Migrations: none.
 //
 // # Spec-compatibility choices
 //
@@ -83,8 +93,12 @@
 //   - Error texts: a statement the database refused as not one read is "Only read-only (SELECT)
 //     queries are permitted: …"; MariaDB reports a second statement and a write its grants do
 //     not allow as a syntax error and "command denied", which arrive as "Query execution
-//     failed: …". A result over the byte cap has its own text (2805). MySQL and MariaDB allow
-//     LOCK IN SHARE MODE in a read-only transaction; its locks end with the rollback.
+//     failed: …". A result over the byte cap has its own text (2805), and so do arguments over
+//     max_sql_bytes (2806). MySQL and MariaDB allow LOCK IN SHARE MODE in a read-only
+//     transaction; its locks end with the rollback.
+//   - Row objects keep the statement's column order and every column (until issue #42 a map
+//     per row sorted the keys and kept the last value of a name given twice, which is also
+//     what JSON parsers keep): the encoder writes the answer as it counts it, row by row.
 //
 // # Performance (issue #18)
 //
