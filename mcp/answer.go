@@ -30,6 +30,7 @@ type answer struct {
 	out      bounded
 	keys     []string // each column's `"name":`, encoded once
 	keysOver bool     // the keys of one row alone pass the cap: no row fits
+	keyBytes int      // the capacity of the keys' buffer
 	rows     int
 	scratch  [64]byte
 }
@@ -56,6 +57,7 @@ func newAnswer(limit int) *answer {
 // own, no row can be answered and the first row fails. An empty result is still answered.
 func (a *answer) Columns(names []string) error {
 	keys := bounded{max: a.out.max}
+	defer func() { a.keyBytes = cap(keys.b) }()
 	ends := make([]int, len(names))
 	for i, n := range names {
 		if !keys.jsonString(n) || !keys.byte(':') {
@@ -136,6 +138,9 @@ func (a *answer) value(v any) (ok bool, err error) {
 	}
 	return a.out.bytes(b), nil
 }
+
+// built is how many bytes the answer's buffers hold, whether or not it was finished.
+func (a *answer) built() int { return cap(a.out.b) + a.keyBytes }
 
 // fits reports whether n more bytes of answer (the truncation note) fit beside the array.
 func (a *answer) fits(n int) bool { return len(a.out.b)+n <= a.out.max }
@@ -230,10 +235,11 @@ const hexDigits = "0123456789abcdef"
 // and & as \u00XX, U+2028 and U+2029 as \u202X, each invalid UTF-8 byte as \ufffd. It stops as
 // soon as a piece does not fit: a string of n bytes takes at least n+2.
 func (w *bounded) jsonString(s string) bool {
-	if !w.room(len(s) + 2) {
-		return false
-	}
-	w.b = append(w.b, '"')
+	return w.room(len(s)+2) && w.byte('"') && w.escape(s) && w.byte('"')
+}
+
+// escape appends the inside of jsonString: s escaped, without the quotes.
+func (w *bounded) escape(s string) bool {
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
@@ -268,7 +274,7 @@ func (w *bounded) jsonString(s string) bool {
 		i += size
 		start = i
 	}
-	return w.str(s[start:]) && w.byte('"')
+	return w.str(s[start:])
 }
 
 // htmlSafe reports whether encoding/json writes the ASCII byte c unescaped (with HTML escaping).

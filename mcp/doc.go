@@ -40,7 +40,12 @@
 //     fit; no row is kept once encoded, and no row whose text and binary values alone pass the
 //     cap is read (db.ReadOnly's own count, a lower bound of the encoding). The call's
 //     deadline, timeout + 3 s, covers reading, encoding and, as the HTTP connection's write
-//     deadline (limitWrite), writing the answer. On
+//     deadline (limitWrite), writing the answer. The fast path (below) serves the tool and
+//     escapes the answer into the connection in pieces; a call that built 1 MiB or more of
+//     answer runs a garbage collection once it is written (callWriter.reclaim), so answers do
+//     not pile up at the binary's GOGC 400 (bench/mcpquery: idle + 16 MiB over ten rounds of
+//     the forms and two answers just under the cap; through the SDK, which copies the
+//     encoding several times, idle + 126 MiB for an escape-heavy answer at the cap). On
 //     PostgreSQL and MySQL a login that could reach server files (superuser, FILE, …) is refused
 //     on every call and logged at start. Visible to and callable by holders of
 //     svc.mcp.query.permission only (default sys.mcp.database_query): ours, so that the agent
@@ -105,7 +110,7 @@
 // The SDK's stateless handler sets up a session, a JSON-RPC connection and a stream per request
 // and decodes the message about nine times with a fresh 32 KiB buffer each: a tools/call of an
 // operation cost 20–35× the same /api call. fastcall.go answers the hot request itself — one
-// JSON-RPC tools/call of an operation tool, in protocols up to 2026-07-28 (there with the
+// JSON-RPC tools/call of an operation tool or of database_query, in protocols up to 2026-07-28 (there with the
 // SEP-2575 _meta triple and the Mcp-Method / Mcp-Name headers), no other _meta, no other Mcp-*
 // headers — with the same sdk.ToolHandler and the bytes the SDK writes (TestFastCallMatchesSDK
 // compares them for every form taken and every form left to the SDK); every other request is

@@ -40,6 +40,7 @@ func (s *Service) addQueryTool() {
 		InputSchema: querySchema,
 		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false)},
 	}, s.query)
+	s.fast[QueryTool] = s.query // its answer is written in pieces there, not copied (fastcall.go)
 	s.show(QueryTool, visibility{authenticated: true, permission: s.cfg.Query.Permission})
 }
 
@@ -69,6 +70,7 @@ func (s *Service) query(ctx context.Context, req *sdk.CallToolRequest) (*sdk.Cal
 	defer cancel()
 	limitWrite(ctx)
 	ans := newAnswer(int(s.cfg.Query.MaxBytes))
+	defer func() { noteAnswer(ctx, ans.built()) }()
 	truncated, err := s.runReadOnly(ctx, args.SQL, bindable(args.Params), ans)
 	if err != nil {
 		s.log.Info("mcp: database_query failed", "principal", p.ID, "error", err)
