@@ -2,6 +2,8 @@ package mcp_test
 
 import (
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"strings"
 	"testing"
@@ -127,4 +129,43 @@ func TestDatabaseQuerySQLTooLarge(t *testing.T) {
 			t.Errorf("a %d-byte statement = %.200q (error %t), want the tool error containing %q", len(sql), text, isErr, want)
 		}
 	})
+}
+
+// deadlineRecorder records the write deadline the handler sets on the response (through
+// http.ResponseController, which finds this method).
+type deadlineRecorder struct {
+	*httptest.ResponseRecorder
+	deadline time.Time
+}
+
+func (d *deadlineRecorder) SetWriteDeadline(t time.Time) error {
+	d.deadline = t
+	return nil
+}
+
+// TestDatabaseQueryWriteDeadline: the call's deadline (timeout + 3 s from the call's start) is the
+// write deadline of the response that carries the answer, on the fast path and through the SDK,
+// so a client that reads slowly cannot hold the call past it.
+func TestDatabaseQueryWriteDeadline(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t, config.SQLite)
+	token := srv.Token(t, svctest.User("ada", "querier"))
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"database_query","arguments":{"sql":"SELECT 1 AS one"}}}`
+	for _, fast := range []bool{true, false} {
+		srv.MCP().SetFastPath(fast)
+		req := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+token)
+		rec := &deadlineRecorder{ResponseRecorder: httptest.NewRecorder()}
+		before := time.Now().Add(config.Default().MCP.Query.Timeout + 3*time.Second)
+		srv.Handler().ServeHTTP(rec, req)
+		after := time.Now().Add(config.Default().MCP.Query.Timeout + 3*time.Second)
+		if !strings.Contains(rec.Body.String(), `[{\"one\":1}]`) {
+			t.Errorf("fast path %t: answer %q, want the row", fast, rec.Body.String())
+		}
+		if rec.deadline.Before(before) || rec.deadline.After(after) {
+			t.Errorf("fast path %t: write deadline %s, want between %s and %s", fast, rec.deadline, before, after)
+		}
+	}
 }
