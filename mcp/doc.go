@@ -92,7 +92,7 @@
 //   - 401 carries WWW-Authenticate: Bearer; the original's "invalid token: …" text names our
 //     message key instead of its authenticator's error.
 //   - Tool error texts are message keys of messages/<lang>/mcp.json rendered in the process
-//     language (English equals the original's texts); codes 2800–2804 identify them.
+//     language (English equals the original's texts); codes 2800–2806 identify them.
 //   - The database's own error text is returned in "Query execution failed: …", as the
 //     original does: it is the caller's own query.
 //   - Error texts: a statement the database refused as not one read is "Only read-only (SELECT)
