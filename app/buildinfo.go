@@ -19,8 +19,22 @@ var (
 	gitCommit  string
 )
 
-// Unknown is reported for build values that were neither linked in nor found in the build info.
+// Unknown is reported for build values that were neither linked in nor found in the build info
+// (the wire value of get_build_info; people are shown Shown's text instead).
 const Unknown = "unknown"
+
+// DevelopmentBuild is how a build value that nothing recorded is shown to people (`svc version`,
+// the console's overview): `go run` and `go build -buildvcs=false` record no version, commit or
+// time, and "unknown" read as a fault (issue #48).
+const DevelopmentBuild = "development build"
+
+// Shown is a build value as people read it: DevelopmentBuild for Unknown or empty, else v.
+func Shown(v string) string {
+	if v == "" || v == Unknown {
+		return DevelopmentBuild
+	}
+	return v
+}
 
 // Build describes the running binary (sys/monitor get_build_info and get_overview.build,
 // `svc version`). VefVersion repeats FrameworkVersion under the name the original's client

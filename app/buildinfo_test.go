@@ -72,3 +72,17 @@ func TestBuildFrom(t *testing.T) {
 		})
 	}
 }
+
+// TestShown: a value nothing recorded reads "development build"; a recorded one is unchanged.
+func TestShown(t *testing.T) {
+	t.Parallel()
+	devel := buildFrom(&debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Path: FrameworkModule, Version: "(devel)"}}, Build{})
+	for _, v := range []string{devel.FrameworkVersion, devel.AppVersion, devel.BuildTime, devel.GitCommit, ""} {
+		if got := Shown(v); got != DevelopmentBuild {
+			t.Errorf("Shown(%q) = %q, want %q", v, got, DevelopmentBuild)
+		}
+	}
+	if got := Shown("v1.4.2"); got != "v1.4.2" {
+		t.Errorf("Shown(v1.4.2) = %q, want it unchanged", got)
+	}
+}

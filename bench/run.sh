@@ -24,7 +24,7 @@ MODE="${1:-quick}"
 case "$MODE" in quick | full) shift || true ;; *) echo "usage: $0 [quick|full] [measure...]" >&2; exit 2 ;; esac
 
 # The measures, in the order they run.
-MEASURES=(startup binsize real logout approval upload event cron integration push mcp)
+MEASURES=(startup binsize real logout approval upload event cron integration push mcp mcpquery)
 selected=("$@")
 [ ${#selected[@]} -gt 0 ] || selected=("${MEASURES[@]}")
 
@@ -251,6 +251,16 @@ measure_mcp() {
   tools="$(grep '^BenchmarkToolsCall' "$LOGS/mcp.log" | awk '{for (k = 1; k < NF; k++) if ($(k+1) == "cpu-ns/op") print $k}' | sort -n | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}')"
   row "MCP tools/call of an operation tool (CPU per call, in process)" "$(awk -v n="$tools" 'BEGIN{printf "%.1f µs", n/1000}')" \
     "the same call on /api $(awk -v n="$api" 'BEGIN{printf "%.1f µs", n/1000}')" "$(ratio "$tools" "$api" 1)×" "≤ 2×"
+}
+
+# measure_mcpquery: bench/mcpquery (issue #42 item 3): database_query's hostile answers and two
+# answers just under the cap on the shipped binary, the peak RSS over idle and the slowest call.
+measure_mcpquery() {
+  log mcpquery go run ./bench/mcpquery -bin "$SVC_BIN" -rounds "$(quick && echo 3 || echo 10)"
+  local m
+  m="$(grep 'RESULT idle_rss_mib' "$LOGS/mcpquery.log")"
+  row "MCP database_query, issue #42's answers (100–300 MB encoded) and two just under the 4 MiB cap: peak RSS over idle, slowest call" \
+    "+$(field "$m" peak_over_idle_mib) MiB, $(field "$m" slowest_ms) ms" "idle $(field "$m" idle_rss_mib) MiB" "—" "≤ +64 MiB, ≤ 13 s"
 }
 
 started=$(date +%s)

@@ -52,7 +52,7 @@ func wantDefaults() *Config {
 			DeleteLeaseWindow:    5 * time.Minute,
 		},
 		Monitor: Monitor{SampleInterval: 10 * time.Second, SampleDuration: 2 * time.Second},
-		MCP:     MCP{Query: MCPQuery{Permission: DefaultMCPQueryPermission, MaxRows: 1000, MaxBytes: 4 * MiB, Timeout: 10 * time.Second, DataSource: PrimaryDataSource}},
+		MCP:     MCP{Query: MCPQuery{Permission: DefaultMCPQueryPermission, MaxRows: 1000, MaxBytes: 4 * MiB, MaxSQLBytes: 64 * KiB, Timeout: 10 * time.Second, DataSource: PrimaryDataSource}},
 		Approval: Approval{
 			TimeoutScanInterval:    time.Minute,
 			PreWarningScanInterval: 5 * time.Minute,

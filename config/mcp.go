@@ -11,8 +11,10 @@ const (
 	DefaultMCPQueryPermission = "sys.mcp.database_query"
 	// DefaultMCPQueryMaxBytes is svc.mcp.query.max_bytes's default.
 	DefaultMCPQueryMaxBytes = 4 * MiB
-	defaultMCPQueryMaxRows  = 1000
-	defaultMCPQueryTimeout  = 10 * time.Second
+	// DefaultMCPQueryMaxSQLBytes is svc.mcp.query.max_sql_bytes's default.
+	DefaultMCPQueryMaxSQLBytes = 64 * KiB
+	defaultMCPQueryMaxRows     = 1000
+	defaultMCPQueryTimeout     = 10 * time.Second
 )
 
 // MCP is the svc.mcp section (spec §5.1, §8.3).
@@ -38,13 +40,19 @@ type MCPQuery struct {
 	// MaxRows is svc.mcp.query.max_rows (default 1000): rows returned at most; the rest of the
 	// result is dropped and the tool says so.
 	MaxRows int `toml:"max_rows"`
-	// MaxBytes is svc.mcp.query.max_bytes (default 4mib): the bytes of values one call reads
-	// at most (text and binary values by length, other values 8 bytes), counted while the rows
-	// are read; past it the statement is stopped and the tool answers an error.
+	// MaxBytes is svc.mcp.query.max_bytes (default 4mib): the bytes of the encoded answer at
+	// most — the JSON text of the rows (column names repeated in each row, nulls, numbers,
+	// escapes, base64) and the truncation note — counted by the encoder as it writes them; past
+	// it the statement is stopped and the tool answers an error. No single row larger than it
+	// is read either.
 	MaxBytes Size `toml:"max_bytes"`
+	// MaxSQLBytes is svc.mcp.query.max_sql_bytes (default 64kib): the bytes of a call's
+	// arguments at most, as sent (the SQL text and its params, JSON); a longer call is refused
+	// before anything is decoded or sent to the database.
+	MaxSQLBytes Size `toml:"max_sql_bytes"`
 	// Timeout is svc.mcp.query.timeout (default 10s): the statement timeout the database
-	// enforces on the query; the whole call, encoding of the result included, ends a few
-	// seconds after it.
+	// enforces on the query; the whole call — reading, encoding and writing the answer — ends
+	// at most 3 s after it.
 	Timeout time.Duration `toml:"timeout"`
 	// DataSource is svc.mcp.query.data_source (default "primary"): the entry of
 	// svc.data_sources the tool queries. On PostgreSQL and MySQL its login must not be a
@@ -64,6 +72,7 @@ func (m *MCP) applyDefaults() {
 	m.Query.MaxRows = positive(m.Query.MaxRows, defaultMCPQueryMaxRows)
 	m.Query.Timeout = positive(m.Query.Timeout, defaultMCPQueryTimeout)
 	m.Query.MaxBytes = positive(m.Query.MaxBytes, DefaultMCPQueryMaxBytes)
+	m.Query.MaxSQLBytes = positive(m.Query.MaxSQLBytes, DefaultMCPQueryMaxSQLBytes)
 	m.Query.DataSource = orDefault(m.Query.DataSource, PrimaryDataSource)
 }
 

@@ -167,7 +167,12 @@
 //     copying, by sqlite3_column_bytes), rows past maxRows are not fetched (Truncated), and the
 //     timeout is the database's statement timeout (ErrQueryTimeout).
 //
-// ScanRows is the same row and byte-capped scanning for callers that run their own statements.
+// Query keeps the rows (values charged by length, fixed-size values 8 bytes). QueryTo hands each
+// row to a RowSink as it is read and keeps none (issue #42): the sink — MCP's encoder — bounds
+// what it builds itself and stops the statement with its error; the runner still charges text
+// and binary values by length over the call (a lower bound of any encoding of them), so no row
+// larger than the cap is built before the sink sees it. ScanRows is Query's row and
+// byte-capped scanning for callers that run their own statements.
 //
 // # Migrations
 //

@@ -94,10 +94,35 @@ func (r *ReadOnly) Limits() ReadOnlyLimits { return r.lim }
 
 // Query runs text — exactly one statement — with args bound to its placeholders (? in order;
 // on PostgreSQL ? is turned into $n before the statement is sent) and returns at most maxRows
-// rows (Truncated when more matched). Failures wrap ErrNotReadOnly, ErrMultipleStatements,
-// ErrEmptyStatement, ErrResultTooLarge, ErrQueryTimeout (or context.Canceled when ctx ended
-// first), ErrPrivilegedLogin, or are the database's own error.
+// rows (Truncated when more matched). Every value read is charged to the byte cap (text and
+// binary values by length, other values 8 bytes). Failures wrap ErrNotReadOnly,
+// ErrMultipleStatements, ErrEmptyStatement, ErrResultTooLarge, ErrQueryTimeout (or
+// context.Canceled when ctx ended first), ErrPrivilegedLogin, or are the database's own error.
 func (r *ReadOnly) Query(ctx context.Context, text string, args []any, maxRows int) (*Rows, error) {
+	res := &Rows{Values: [][]any{}}
+	truncated, err := r.run(ctx, text, args, maxRows, &byteCap{max: r.lim.MaxBytes, fixed: fixedValueBytes}, &collector{res})
+	if err != nil {
+		return nil, err
+	}
+	res.Truncated = truncated
+	return res, nil
+}
+
+// QueryTo runs text as Query does but hands the result to sink as it is read and keeps no row:
+// the columns, then each of at most maxRows rows; truncated reports that a further row
+// matched (it was not fetched). Only the row being read is held, and before sink sees a row its
+// text and binary values are charged to the byte cap by their length, counted over the whole
+// call (numbers, times and NULLs count nothing: their size is fixed), so no row larger than the
+// cap is ever built. That count is a lower bound of any encoding that writes every value; a
+// sink that bounds its own output (MCP's database_query bounds the encoded answer) returns its
+// error from Row, which stops the statement and is the call's error. The statement timeout and
+// ctx cover the sink's work too: it runs while the statement does.
+func (r *ReadOnly) QueryTo(ctx context.Context, text string, args []any, maxRows int, sink RowSink) (truncated bool, err error) {
+	return r.run(ctx, text, args, maxRows, &byteCap{max: r.lim.MaxBytes}, sink)
+}
+
+// run is Query and QueryTo: the call's deadline and slot, then the dialect's runner.
+func (r *ReadOnly) run(ctx context.Context, text string, args []any, maxRows int, cap *byteCap, sink RowSink) (bool, error) {
 	limit := r.lim.Timeout
 	if r.kind != config.SQLite {
 		limit += timeoutGrace
@@ -107,29 +132,40 @@ func (r *ReadOnly) Query(ctx context.Context, text string, args []any, maxRows i
 	select {
 	case r.sem <- struct{}{}:
 	case <-ctx.Done():
-		return nil, r.classify(ctx, ctx.Err())
+		return false, r.classify(ctx, ctx.Err())
 	}
 	defer func() { <-r.sem }()
-	cap := &byteCap{max: r.lim.MaxBytes}
+	cols := &columnCount{RowSink: sink}
 	var (
-		res *Rows
-		err error
+		truncated bool
+		err       error
 	)
 	switch r.kind {
 	case config.SQLite:
-		res, err = r.sqlite.query(ctx, text, args, max(maxRows, 0), cap)
+		truncated, err = r.sqlite.query(ctx, text, args, max(maxRows, 0), cap, cols)
 	case config.Postgres:
-		res, err = r.queryPostgres(ctx, text, args, max(maxRows, 0), cap)
+		truncated, err = r.queryPostgres(ctx, text, args, max(maxRows, 0), cap, cols)
 	default:
-		res, err = r.queryMySQL(ctx, text, args, max(maxRows, 0), cap)
+		truncated, err = r.queryMySQL(ctx, text, args, max(maxRows, 0), cap, cols)
 	}
 	if err != nil {
-		return nil, r.classify(ctx, err)
+		return false, r.classify(ctx, err)
 	}
-	if len(res.Columns) == 0 { // SET, COMMIT, PREPARE…: ran harmlessly (rolled back), still refused
-		return nil, fmt.Errorf("%w: the statement is not a query (it returns no columns)", ErrNotReadOnly)
+	if cols.n == 0 { // SET, COMMIT, PREPARE…: ran harmlessly (rolled back), still refused
+		return false, fmt.Errorf("%w: the statement is not a query (it returns no columns)", ErrNotReadOnly)
 	}
-	return res, nil
+	return truncated, nil
+}
+
+// columnCount remembers how many columns the result has.
+type columnCount struct {
+	RowSink
+	n int
+}
+
+func (c *columnCount) Columns(names []string) error {
+	c.n = len(names)
+	return c.RowSink.Columns(names)
 }
 
 // CheckLogin runs (once) the check that the data source's login holds none of the privileges

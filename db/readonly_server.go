@@ -66,38 +66,38 @@ func (r *ReadOnly) openPostgres(ctx context.Context, ds config.DataSource) error
 // queryPostgres runs the statement in BEGIN READ ONLY with SET LOCAL statement_timeout, always
 // rolled back, then DISCARD ALL puts the session back as it was opened (advisory locks, prepared
 // statements, settings); a session that cannot be reset is closed instead.
-func (r *ReadOnly) queryPostgres(ctx context.Context, text string, args []any, maxRows int, cap *byteCap) (*Rows, error) {
+func (r *ReadOnly) queryPostgres(ctx context.Context, text string, args []any, maxRows int, cap *byteCap, sink RowSink) (bool, error) {
 	if err := r.CheckLogin(ctx); err != nil {
-		return nil, err
+		return false, err
 	}
 	conn, err := r.pg.Conn(ctx)
 	if err != nil {
-		return nil, err
+		return false, err
 	}
 	defer conn.Close()
-	res, err := r.runPostgres(ctx, conn, text, args, maxRows, cap)
+	truncated, err := r.runPostgres(ctx, conn, text, args, maxRows, cap, sink)
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), resetTimeout)
 	defer cancel()
 	if _, rerr := conn.ExecContext(rctx, "DISCARD ALL"); rerr != nil {
 		_ = conn.Raw(func(any) error { return driver.ErrBadConn })
 	}
-	return res, err
+	return truncated, err
 }
 
-func (r *ReadOnly) runPostgres(ctx context.Context, conn *sql.Conn, text string, args []any, maxRows int, cap *byteCap) (*Rows, error) {
+func (r *ReadOnly) runPostgres(ctx context.Context, conn *sql.Conn, text string, args []any, maxRows int, cap *byteCap, sink RowSink) (bool, error) {
 	tx, err := conn.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
-		return nil, err
+		return false, err
 	}
 	defer func() { _ = tx.Rollback() }()
 	if _, err := tx.ExecContext(ctx, fmt.Sprintf("SET LOCAL statement_timeout = %d", r.lim.Timeout.Milliseconds())); err != nil {
-		return nil, err
+		return false, err
 	}
 	rows, err := tx.QueryContext(ctx, pgPlaceholders(text, len(args)), args...)
 	if err != nil {
-		return nil, err
+		return false, err
 	}
-	return scanRows(rows, maxRows, cap)
+	return scanRows(rows, maxRows, cap, sink)
 }
 
 // pgQueryGen rewrites ? placeholders; bun's formatter is what database_query always used to
@@ -239,47 +239,47 @@ func (quietLogger) Print(...any) {}
 // ONLY, so DDL, which commits implicitly, is refused too) with a statement timeout, inside START
 // TRANSACTION READ ONLY, as a server-side prepared statement (one statement, values bound by
 // the server, never interpolated), always rolled back.
-func (r *ReadOnly) queryMySQL(ctx context.Context, text string, args []any, maxRows int, cap *byteCap) (*Rows, error) {
+func (r *ReadOnly) queryMySQL(ctx context.Context, text string, args []any, maxRows int, cap *byteCap, sink RowSink) (bool, error) {
 	conn, guard, done, err := r.mysqlSession(ctx)
 	if err != nil {
-		return nil, err
+		return false, err
 	}
 	defer done()
 	if err := r.checkMySQLLogin(ctx, conn); err != nil {
-		return nil, err
+		return false, err
 	}
-	res, err := r.runMySQL(ctx, conn, text, args, maxRows, cap)
+	truncated, err := r.runMySQL(ctx, conn, text, args, maxRows, cap, sink)
 	if err != nil && guard != nil && guard.tripped() {
-		return nil, fmt.Errorf("%w of %d bytes: %w", ErrResultTooLarge, r.lim.MaxBytes, errPacketTooLarge)
+		return false, fmt.Errorf("%w of %d bytes: %w", ErrResultTooLarge, r.lim.MaxBytes, errPacketTooLarge)
 	}
-	return res, err
+	return truncated, err
 }
 
-func (r *ReadOnly) runMySQL(ctx context.Context, conn *sql.Conn, text string, args []any, maxRows int, cap *byteCap) (*Rows, error) {
+func (r *ReadOnly) runMySQL(ctx context.Context, conn *sql.Conn, text string, args []any, maxRows int, cap *byteCap, sink RowSink) (bool, error) {
 	timeout := fmt.Sprintf("SET SESSION max_execution_time = %d", r.lim.Timeout.Milliseconds())
 	if r.flavor.mariaDB(ctx, conn) {
 		timeout = fmt.Sprintf("SET SESSION max_statement_time = %.3f", r.lim.Timeout.Seconds())
 	}
 	for _, stmt := range []string{"SET SESSION TRANSACTION READ ONLY", timeout} {
 		if _, err := conn.ExecContext(ctx, stmt); err != nil {
-			return nil, err
+			return false, err
 		}
 	}
 	tx, err := conn.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
-		return nil, err
+		return false, err
 	}
 	defer func() { _ = tx.Rollback() }()
 	stmt, err := tx.PrepareContext(ctx, text)
 	if err != nil {
-		return nil, err
+		return false, err
 	}
 	defer stmt.Close()
 	rows, err := stmt.QueryContext(ctx, args...)
 	if err != nil {
-		return nil, err
+		return false, err
 	}
-	return scanRows(rows, maxRows, cap)
+	return scanRows(rows, maxRows, cap, sink)
 }
 
 // checkMySQLLogin runs the privilege check of a MySQL login on conn.

@@ -212,19 +212,19 @@ func (c *sqliteConn) watch(ctx context.Context) func() {
 
 // query runs the one statement of text with args and reads at most maxRows rows within the
 // byte cap.
-func (c *sqliteConn) query(ctx context.Context, text string, args []any, maxRows int, cap *byteCap) (*Rows, error) {
+func (c *sqliteConn) query(ctx context.Context, text string, args []any, maxRows int, cap *byteCap, sink RowSink) (bool, error) {
 	if strings.IndexByte(text, 0) >= 0 {
-		return nil, fmt.Errorf("%w: the text contains a NUL byte", ErrNotReadOnly)
+		return false, fmt.Errorf("%w: the text contains a NUL byte", ErrNotReadOnly)
 	}
 	defer c.watch(ctx)()
 	libc.AtomicStoreNInt32(c.denied, 0, 0)
 	stmt, err := c.prepareOne(text)
 	if err != nil {
-		return nil, err
+		return false, err
 	}
 	defer sqlite3.Xsqlite3_finalize(c.tls, stmt)
 	if sqlite3.Xsqlite3_stmt_readonly(c.tls, stmt) == 0 {
-		return nil, fmt.Errorf("%w: sqlite3_stmt_readonly is false", ErrNotReadOnly)
+		return false, fmt.Errorf("%w: sqlite3_stmt_readonly is false", ErrNotReadOnly)
 	}
 	allocs, err := c.bind(stmt, args)
 	defer func() {
@@ -233,9 +233,9 @@ func (c *sqliteConn) query(ctx context.Context, text string, args []any, maxRows
 		}
 	}()
 	if err != nil {
-		return nil, err
+		return false, err
 	}
-	return c.read(stmt, maxRows, cap)
+	return c.read(stmt, maxRows, cap, sink)
 }
 
 // prepareOne prepares the first statement of text and makes the engine prepare what follows
@@ -366,41 +366,45 @@ func asInt64(v any) (int64, bool) {
 	return 0, false
 }
 
-// read steps stmt and converts at most maxRows rows; a further row sets Truncated. Each value's
-// size is charged to cap before it is copied out of SQLite (sqlite3_column_bytes does not
-// expand a zeroblob).
-func (c *sqliteConn) read(stmt uintptr, maxRows int, cap *byteCap) (*Rows, error) {
+// read steps stmt and hands at most maxRows rows to sink; it reports whether a further row
+// existed. Each value's size is charged to cap before it is copied out of SQLite
+// (sqlite3_column_bytes does not expand a zeroblob).
+func (c *sqliteConn) read(stmt uintptr, maxRows int, cap *byteCap, sink RowSink) (bool, error) {
 	n := int(sqlite3.Xsqlite3_column_count(c.tls, stmt))
-	res := &Rows{Columns: make([]string, n), Values: [][]any{}}
+	names := make([]string, n)
 	timeCol := make([]bool, n)
 	for i := range n {
-		res.Columns[i] = libc.GoString(sqlite3.Xsqlite3_column_name(c.tls, stmt, int32(i)))
+		names[i] = libc.GoString(sqlite3.Xsqlite3_column_name(c.tls, stmt, int32(i)))
 		switch strings.ToUpper(libc.GoString(sqlite3.Xsqlite3_column_decltype(c.tls, stmt, int32(i)))) {
 		case "DATE", "DATETIME", "TIMESTAMP":
 			timeCol[i] = true
 		}
 	}
-	for {
+	if err := sink.Columns(names); err != nil {
+		return false, err
+	}
+	row := make([]any, n)
+	for rows := 0; ; rows++ {
 		switch rc := sqlite3.Xsqlite3_step(c.tls, stmt); rc {
 		case sqlite3.SQLITE_DONE:
-			return res, nil
+			return false, nil
 		case sqlite3.SQLITE_ROW:
 		default:
-			return nil, c.error(rc)
+			return false, c.error(rc)
 		}
-		if len(res.Values) == maxRows {
-			res.Truncated = true
-			return res, nil
+		if rows == maxRows {
+			return true, nil
 		}
-		row := make([]any, n)
 		for i := range row {
 			v, err := c.column(stmt, int32(i), timeCol[i], cap)
 			if err != nil {
-				return nil, err
+				return false, err
 			}
 			row[i] = v
 		}
-		res.Values = append(res.Values, row)
+		if err := sink.Row(row); err != nil {
+			return false, err
+		}
 	}
 }
 
@@ -409,9 +413,9 @@ func (c *sqliteConn) read(stmt uintptr, maxRows int, cap *byteCap) (*Rows, error
 func (c *sqliteConn) column(stmt uintptr, col int32, timeCol bool, cap *byteCap) (any, error) {
 	switch sqlite3.Xsqlite3_column_type(c.tls, stmt, col) {
 	case sqlite3.SQLITE_INTEGER:
-		return sqlite3.Xsqlite3_column_int64(c.tls, stmt, col), cap.charge(8)
+		return sqlite3.Xsqlite3_column_int64(c.tls, stmt, col), cap.charge(cap.fixed)
 	case sqlite3.SQLITE_FLOAT:
-		return sqlite3.Xsqlite3_column_double(c.tls, stmt, col), cap.charge(8)
+		return sqlite3.Xsqlite3_column_double(c.tls, stmt, col), cap.charge(cap.fixed)
 	case sqlite3.SQLITE_TEXT:
 		n := int64(sqlite3.Xsqlite3_column_bytes(c.tls, stmt, col))
 		if err := cap.charge(n); err != nil {
@@ -501,11 +505,11 @@ func (s *sqliteSource) close() {
 	s.idle = nil
 }
 
-func (s *sqliteSource) query(ctx context.Context, text string, args []any, maxRows int, cap *byteCap) (*Rows, error) {
+func (s *sqliteSource) query(ctx context.Context, text string, args []any, maxRows int, cap *byteCap, sink RowSink) (bool, error) {
 	c, err := s.get()
 	if err != nil {
-		return nil, err
+		return false, err
 	}
 	defer s.put(c)
-	return c.query(ctx, text, args, maxRows, cap)
+	return c.query(ctx, text, args, maxRows, cap, sink)
 }

@@ -26,12 +26,26 @@
 //
 //   - database_query {sql, params?} (wire-runtime §4): exactly one read on the data source
 //     svc.mcp.query.data_source (default the primary) with ? placeholders, answered as one text
-//     content with a JSON array of row objects (UTF-8 bytes as strings, other bytes base64)
-//     and, when svc.mcp.query.max_rows cut the result, a second text content saying so. It runs
-//     on db.ReadOnly (readonly.go), where the database engine and the driver, not a text guard,
-//     refuse a second statement and anything but a read, bound the bytes read
-//     (svc.mcp.query.max_bytes, counted while reading) and stop the statement at
-//     svc.mcp.query.timeout or when the caller leaves; the deadline covers the encoding too. On
+//     content with a JSON array of row objects (keys in the statement's column order, a name
+//     given twice written twice; UTF-8 bytes as strings, other bytes base64) and, when
+//     svc.mcp.query.max_rows cut the result, a second text content saying so. Arguments longer
+//     than svc.mcp.query.max_sql_bytes (default 64 KiB, as sent) are refused before anything
+//     is decoded (2806). It runs on db.ReadOnly.QueryTo (readonly.go), where the database
+//     engine and the driver, not a text guard, refuse a second statement and anything but a
+//     read and stop the statement at svc.mcp.query.timeout or when the caller leaves. The rows
+//     are encoded as they are read (answer.go, issue #42) into one buffer that never grows past
+//     svc.mcp.query.max_bytes: what is counted is every byte of the answer as the encoder
+//     writes it — keys repeated per row, nulls, numbers, escapes, base64, the truncation note —
+//     and the call stops with the byte-cap tool error (2805) at the first byte that does not
+//     fit; no row is kept once encoded, and no row whose text and binary values alone pass the
+//     cap is read (db.ReadOnly's own count, a lower bound of the encoding). The call's
+//     deadline, timeout + 3 s, covers reading, encoding and, as the HTTP connection's write
+//     deadline (limitWrite), writing the answer. The fast path (below) serves the tool and
+//     escapes the answer into the connection in pieces; a call that built 1 MiB or more of
+//     answer runs a garbage collection once it is written (callWriter.reclaim), so answers do
+//     not pile up at the binary's GOGC 400 (bench/mcpquery: idle + 16 MiB over ten rounds of
+//     the issue's forms and two answers just under the cap; through the SDK, which copies the
+//     encoding several times, idle + 126 MiB for an escape-heavy answer at the cap). On
 //     PostgreSQL and MySQL a login that could reach server files (superuser, FILE, …) is refused
 //     on every call and logged at start. Visible to and callable by holders of
 //     svc.mcp.query.permission only (default sys.mcp.database_query): ours, so that the agent
@@ -62,7 +76,8 @@
 // svc.mcp.enabled, svc.mcp.require_auth (spec §8.3); ours: svc.mcp.expose_operations,
 // svc.mcp.query.permission, svc.mcp.query.data_source (default primary),
 // svc.mcp.query.max_rows (default 1000), svc.mcp.query.max_bytes (default 4mib),
-// svc.mcp.query.timeout (default 10s). Tables: none. Workers: none. Migrations: none.
+// svc.mcp.query.max_sql_bytes (default 64kib), svc.mcp.query.timeout (default 10s). Tables:
+// none. Workers: none. Migrations: none.
 //
 // # Spec-compatibility choices
 //
@@ -77,21 +92,25 @@
 //   - 401 carries WWW-Authenticate: Bearer; the original's "invalid token: …" text names our
 //     message key instead of its authenticator's error.
 //   - Tool error texts are message keys of messages/<lang>/mcp.json rendered in the process
-//     language (English equals the original's texts); codes 2800–2804 identify them.
+//     language (English equals the original's texts); codes 2800–2806 identify them.
 //   - The database's own error text is returned in "Query execution failed: …", as the
 //     original does: it is the caller's own query.
 //   - Error texts: a statement the database refused as not one read is "Only read-only (SELECT)
 //     queries are permitted: …"; MariaDB reports a second statement and a write its grants do
 //     not allow as a syntax error and "command denied", which arrive as "Query execution
-//     failed: …". A result over the byte cap has its own text (2805). MySQL and MariaDB allow
-//     LOCK IN SHARE MODE in a read-only transaction; its locks end with the rollback.
+//     failed: …". A result over the byte cap has its own text (2805), and so do arguments over
+//     max_sql_bytes (2806). MySQL and MariaDB allow LOCK IN SHARE MODE in a read-only
+//     transaction; its locks end with the rollback.
+//   - Row objects keep the statement's column order and every column (until issue #42 a map
+//     per row sorted the keys and kept the last value of a name given twice, which is also
+//     what JSON parsers keep): the encoder writes the answer as it counts it, row by row.
 //
 // # Performance (issue #18)
 //
 // The SDK's stateless handler sets up a session, a JSON-RPC connection and a stream per request
 // and decodes the message about nine times with a fresh 32 KiB buffer each: a tools/call of an
 // operation cost 20–35× the same /api call. fastcall.go answers the hot request itself — one
-// JSON-RPC tools/call of an operation tool, in protocols up to 2026-07-28 (there with the
+// JSON-RPC tools/call of an operation tool or of database_query, in protocols up to 2026-07-28 (there with the
 // SEP-2575 _meta triple and the Mcp-Method / Mcp-Name headers), no other _meta, no other Mcp-*
 // headers — with the same sdk.ToolHandler and the bytes the SDK writes (TestFastCallMatchesSDK
 // compares them for every form taken and every form left to the SDK); every other request is

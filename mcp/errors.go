@@ -15,6 +15,7 @@ const (
 	ErrCodeQueryFailed      = 2803
 	ErrCodeEncodeFailed     = 2804
 	ErrCodeResultTooLarge   = 2805
+	ErrCodeSQLTooLarge      = 2806
 )
 
 // Tool error templates of database_query (wire-runtime §4). The {{reason}} placeholder carries
@@ -33,9 +34,12 @@ var (
 	// ErrEncodeFailed: the rows could not be encoded as JSON, or the deadline passed while they
 	// were.
 	ErrEncodeFailed = rpc.NewError(ErrCodeEncodeFailed, http.StatusOK, "mcp_encode_failed")
-	// ErrResultTooLarge: the values read passed svc.mcp.query.max_bytes; the statement was
-	// stopped. Its template takes {{bytes}}, the cap.
+	// ErrResultTooLarge: the encoded answer (or one row of values) passed
+	// svc.mcp.query.max_bytes; the statement was stopped. Its template takes {{bytes}}, the cap.
 	ErrResultTooLarge = rpc.NewError(ErrCodeResultTooLarge, http.StatusOK, "mcp_result_too_large")
+	// ErrSQLTooLarge: the call's arguments are longer than svc.mcp.query.max_sql_bytes; nothing
+	// was decoded or run. Its template takes {{bytes}}, their length, and {{max}}, the cap.
+	ErrSQLTooLarge = rpc.NewError(ErrCodeSQLTooLarge, http.StatusOK, "mcp_sql_too_large")
 )
 
 // msgTruncated is the note added when rows past svc.mcp.query.max_rows were dropped.

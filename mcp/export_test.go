@@ -8,7 +8,7 @@ import (
 
 // RunReadOnly runs sql on the tool's read-only runner, as database_query does.
 func (s *Service) RunReadOnly(ctx context.Context, sql string, args ...any) (*db.Rows, error) {
-	return s.runReadOnly(ctx, sql, args)
+	return s.ro.Query(ctx, sql, args, s.cfg.Query.MaxRows)
 }
 
 // SetFastPath turns the tools/call fast path on or off, so tests and benchmarks can compare it

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"mime"
 	"net"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -24,11 +26,14 @@ import (
 // session, a JSON-RPC connection with its goroutines and a stream for every POST and decodes the
 // message about nine times, each decode allocating a fresh 32 KiB buffer: a tools/call of an
 // /api operation cost ~20× the same call through /api. The endpoint's hot request — one
-// JSON-RPC request "tools/call" of an operation tool — is answered here instead, with the bytes
-// the SDK would write (TestFastCallMatchesSDK compares both, byte for byte, for every accepted
-// form). The handler is the same sdk.ToolHandler the SDK server calls. The SDK still serves
+// JSON-RPC request "tools/call" of an operation tool or of database_query — is answered here
+// instead, with the bytes the SDK would write (TestFastCallMatchesSDK compares both, byte for
+// byte, for every accepted form). The handler is the same sdk.ToolHandler the SDK server calls.
+// A result of text contents is escaped into the connection in pieces (appendTexts): the SDK
+// holds several whole copies of its encoding, which for database_query's answer of up to
+// svc.mcp.query.max_bytes weighed 10–30 times the answer (issue #42). The SDK still serves
 // every other request, and every request this code is not certain to answer exactly as the SDK
-// would: batches, notifications, other methods, host tools and database_query, _meta other than
+// would: batches, notifications, other methods, host tools, _meta other than
 // the SEP-2575 triple (progress tokens, log levels), unknown members, escaped strings,
 // non-integer ids, unknown protocol versions, the SDK's own error cases (method, media types,
 // DNS-rebinding protection, body size, header mismatches) and Mcp-* headers the fast path does
@@ -92,7 +97,9 @@ func (s *Service) serveToolCall(w http.ResponseWriter, r *http.Request, info *au
 		Params: &sdk.CallToolParamsRaw{Name: call.name, Arguments: call.arguments},
 		Extra:  &sdk.RequestExtra{TokenInfo: info, Header: r.Header},
 	}
-	res, err := handler(context.WithoutCancel(r.Context()), req)
+	ctx, cw := withWriter(context.WithoutCancel(r.Context()), w)
+	defer cw.reclaim()
+	res, err := handler(ctx, req)
 	if err != nil || res == nil { // operation handlers answer tool errors: a bug
 		s.log.Error("mcp: tools/call fast path", "tool", call.name, "error", err)
 		http.Error(w, "internal error", http.StatusInternalServerError)
@@ -102,18 +109,93 @@ func (s *Service) serveToolCall(w http.ResponseWriter, r *http.Request, info *au
 	b = append(b, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":"...)
 	b = append(b, call.id...)
 	b = append(b, ",\"result\":"...)
-	if b, err = s.appendResult(b, res, newProtocol); err != nil {
+	h := w.Header()
+	if texts, ok := textContents(res); ok {
+		setEventHeaders(h)
+		if b, err = s.appendTexts(w, b, texts, res.IsError, newProtocol); err != nil {
+			return // the connection failed or passed the call's write deadline
+		}
+	} else if b, err = s.appendResult(b, res, newProtocol); err != nil {
 		s.log.Error("mcp: tools/call fast path", "tool", call.name, "error", err)
 		http.Error(w, "internal error", http.StatusInternalServerError)
 		return
 	}
 	b = append(b, "}\n\n"...)
-	h := w.Header()
+	setEventHeaders(h)
+	_, _ = w.Write(b)
+	_ = http.NewResponseController(w).Flush()
+}
+
+// setEventHeaders sets the headers of the SDK's server-sent event answer.
+func setEventHeaders(h http.Header) {
 	h.Set("Cache-Control", "no-cache, no-transform")
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Connection", "keep-alive")
-	_, _ = w.Write(b)
-	_ = http.NewResponseController(w).Flush()
+}
+
+// streamFlush is how many encoded bytes the fast path collects before it writes them to the
+// connection.
+const streamFlush = 32 << 10
+
+// streamChunk is how many bytes of a text are escaped at a time (at most six times as many
+// encoded).
+const streamChunk = 4 << 10
+
+// appendTexts appends a result of text contents, as the SDK encodes it, to b; with w set, it
+// writes b to w whenever it holds streamFlush bytes and returns the rest. A large text —
+// database_query's answer, up to svc.mcp.query.max_bytes — is thus escaped into the connection
+// piece by piece, where the SDK builds several whole copies of its encoding (issue #42). In the
+// new protocol the result carries the server identity in _meta and resultType "complete", the
+// last member the SDK's encoder writes.
+func (s *Service) appendTexts(w io.Writer, b []byte, texts []string, isErr, newProtocol bool) ([]byte, error) {
+	b = append(b, '{')
+	if newProtocol {
+		b = append(b, `"_meta":{"`+metaServerInfo+`":`...)
+		b = append(b, s.implJSON...)
+		b = append(b, "},"...)
+	}
+	b = append(b, `"content":[`...)
+	out := bounded{b: b, max: math.MaxInt}
+	for i, text := range texts {
+		if i > 0 {
+			out.byte(',')
+		}
+		out.str(`{"type":"text","text":"`)
+		for len(text) > 0 {
+			n := runeCut(text, streamChunk)
+			out.escape(text[:n])
+			text = text[n:]
+			if w != nil && len(out.b) >= streamFlush {
+				if _, err := w.Write(out.b); err != nil {
+					return nil, err
+				}
+				out.b = out.b[:0]
+			}
+		}
+		out.str(`"}`)
+	}
+	b = append(out.b, ']')
+	if isErr {
+		b = append(b, `,"isError":true`...)
+	}
+	if newProtocol {
+		b = append(b, `,"resultType":"complete"`...)
+	}
+	return append(b, '}'), nil
+}
+
+// runeCut is how many bytes of s, at most n, end on a character boundary (all of s when shorter):
+// escaping s in such pieces writes what escaping it whole writes.
+func runeCut(s string, n int) int {
+	if len(s) <= n {
+		return len(s)
+	}
+	for k := n; k > n-utf8.UTFMax && k > 0; k-- {
+		if utf8.RuneStart(s[k]) {
+			return k
+		}
+	}
+	return n
 }
 
 // appendResult appends res as the SDK writes it: a result of one plain text content (what
@@ -121,23 +203,8 @@ func (s *Service) serveToolCall(w http.ResponseWriter, r *http.Request, info *au
 // protocol the result carries the server identity in _meta (unless it carries one) and
 // resultType "complete", the last member the SDK's encoder writes.
 func (s *Service) appendResult(b []byte, res *sdk.CallToolResult, newProtocol bool) ([]byte, error) {
-	if text, ok := plainText(res); ok {
-		b = append(b, '{')
-		if newProtocol {
-			b = append(b, `"_meta":{"`+metaServerInfo+`":`...)
-			b = append(b, s.implJSON...)
-			b = append(b, "},"...)
-		}
-		b = append(b, `"content":[{"type":"text","text":`...)
-		b = append(b, text...)
-		b = append(b, "}]"...)
-		if res.IsError {
-			b = append(b, `,"isError":true`...)
-		}
-		if newProtocol {
-			b = append(b, `,"resultType":"complete"`...)
-		}
-		return append(b, '}'), nil
+	if texts, ok := textContents(res); ok {
+		return s.appendTexts(nil, b, texts, res.IsError, newProtocol)
 	}
 	if res.Content == nil {
 		res.Content = []sdk.Content{} // the SDK's "avoid null"
@@ -159,18 +226,21 @@ func (s *Service) appendResult(b []byte, res *sdk.CallToolResult, newProtocol bo
 	return append(b, `,"resultType":"complete"}`...), nil
 }
 
-// plainText returns the JSON string of res's only content when res is one text content with
-// no metadata, annotations or structured content.
-func plainText(res *sdk.CallToolResult) ([]byte, bool) {
-	if len(res.Content) != 1 || res.Meta != nil || res.StructuredContent != nil || res.InputRequests != nil || res.RequestState != "" {
+// textContents returns the texts of res when it is text contents only (one or more) with no
+// metadata, annotations or structured content.
+func textContents(res *sdk.CallToolResult) ([]string, bool) {
+	if len(res.Content) == 0 || res.Meta != nil || res.StructuredContent != nil || res.InputRequests != nil || res.RequestState != "" {
 		return nil, false
 	}
-	tc, ok := res.Content[0].(*sdk.TextContent)
-	if !ok || tc.Meta != nil || tc.Annotations != nil {
-		return nil, false
+	texts := make([]string, len(res.Content))
+	for i, c := range res.Content {
+		tc, ok := c.(*sdk.TextContent)
+		if !ok || tc.Meta != nil || tc.Annotations != nil {
+			return nil, false
+		}
+		texts[i] = tc.Text
 	}
-	text, err := json.Marshal(tc.Text)
-	return text, err == nil
+	return texts, true
 }
 
 // fastEligible reports whether the request's method and headers are ones the fast path answers

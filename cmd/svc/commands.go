@@ -124,12 +124,12 @@ func versionCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			b := app.BuildInfo()
-			commit := b.GitCommit
+			commit := app.Shown(b.GitCommit)
 			if b.GitModified {
 				commit += " (modified)"
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "svc %s\napp version: %s\nbuild time:  %s\ngit commit:  %s\ngo:          %s\n",
-				b.FrameworkVersion, b.AppVersion, b.BuildTime, commit, b.GoVersion)
+				app.Shown(b.FrameworkVersion), app.Shown(b.AppVersion), app.Shown(b.BuildTime), commit, b.GoVersion)
 			return nil
 		},
 	}

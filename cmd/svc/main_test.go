@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/svc-framework/svc/app"
 	"github.com/svc-framework/svc/svctest"
 )
 
@@ -178,7 +179,7 @@ func TestVersionFromBuildInfo(t *testing.T) {
 	if !strings.Contains(string(out), "git commit:  "+commit) {
 		t.Errorf("svc version printed\n%s\nwant git commit %s", out, commit)
 	}
-	if strings.HasPrefix(string(out), "svc unknown") || strings.Contains(string(out), "build time:  unknown") {
+	if strings.HasPrefix(string(out), "svc "+app.DevelopmentBuild) || strings.Contains(string(out), "build time:  "+app.DevelopmentBuild) {
 		t.Errorf("svc version printed\n%s\nwant a module version and the commit time", out)
 	}
 }

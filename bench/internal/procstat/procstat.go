@@ -1,14 +1,39 @@
-// Package procstat reads the calling process's resident set and CPU time from /proc, for the
-// benchmark servers that report their own cost (bench/push/server, bench/peers/centrifuge).
+// Package procstat reads resident sets and CPU time from /proc: the calling process's, for the
+// benchmark servers that report their own cost (bench/push/server, bench/peers/centrifuge), and
+// another process's memory by kind, for the tools that measure the shipped binary
+// (bench/startup, bench/mcpquery).
 package procstat
 
 import (
+	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
 	"strings"
 )
+
+// SmapsRollup reads /proc/PID/smaps_rollup into bytes by field name (Rss, Anonymous, …).
+func SmapsRollup(pid int) (map[string]int64, error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	m := map[string]int64{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if fs := strings.Fields(sc.Text()); len(fs) == 3 && fs[2] == "kB" {
+			v, _ := strconv.ParseInt(fs[1], 10, 64)
+			m[strings.TrimSuffix(fs[0], ":")] = v * 1024
+		}
+	}
+	if m["Rss"] == 0 {
+		return nil, errors.New("smaps_rollup has no Rss")
+	}
+	return m, sc.Err()
+}
 
 // RSS is the resident set size in bytes from /proc/self/statm (0 when it cannot be read).
 func RSS() uint64 {

@@ -224,6 +224,7 @@ export const zhBase: Record<string, string> = {
   "console": "控制台",
   "cron expression": "cron 表达式",
   "deleted": "已删除",
+  "development build": "开发构建",
   "disabled": "已停用",
   "does not answer": "无响应",
   "effective": "有效",

@@ -47,6 +47,15 @@ interface Ready {
   unreachable?: boolean;
 }
 
+/**
+ * recorded says whether the build recorded a value: the server sends "unknown" for what neither
+ * the link-time flags nor Go's build info hold (`go run`, `go build -buildvcs=false`).
+ */
+const recorded = (v: string | undefined): v is string => !!v && v !== "unknown";
+
+/** fact shows a build value, or "development build" where nothing was recorded (issue #48). */
+const fact = (v: string | undefined): string => (recorded(v) ? v : t("development build"));
+
 const POLL_MS = 6000;
 const KEEP = 120; // points: 12 minutes at 6 s
 
@@ -132,16 +141,16 @@ export function Overview() {
         <Card title={t("Build")}>
           <dl>
             <dt>{t("Framework")}</dt>
-            <dd>{b?.frameworkVersion ?? b?.vefVersion ?? "–"}</dd>
+            <dd>{b ? fact(b.frameworkVersion ?? b.vefVersion) : "–"}</dd>
             <dt>{t("Application")}</dt>
-            <dd>{b?.appVersion ?? "–"}</dd>
+            <dd>{b ? fact(b.appVersion) : "–"}</dd>
             <dt>{t("Commit")}</dt>
-            <dd class="mono">
-              {b?.gitCommit ? b.gitCommit.slice(0, 12) : "–"}
+            <dd class={recorded(b?.gitCommit) ? "mono" : ""}>
+              {b ? (recorded(b.gitCommit) ? b.gitCommit.slice(0, 12) : fact(b.gitCommit)) : "–"}
               {b?.gitModified ? ` (${t("modified")})` : ""}
             </dd>
             <dt>{t("Built")}</dt>
-            <dd>{b?.buildTime ?? "–"}</dd>
+            <dd>{b ? fact(b.buildTime) : "–"}</dd>
           </dl>
         </Card>
         <Card title={t("Host")}>
