@@ -26,7 +26,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"strconv"
 	"sync"
 	"time"
 
@@ -185,15 +184,15 @@ func (s *Server) Config() *config.Config { return s.cfg }
 // Logger returns the server's logger.
 func (s *Server) Logger() *slog.Logger { return s.logger }
 
-// Run starts the server, listens on svc.app.port (or the listener given by WithListener) and
-// serves until ctx is cancelled; then it shuts down gracefully.
+// Run starts the server, listens on svc.app.host and svc.app.port (or the listener given by
+// WithListener) and serves until ctx is cancelled; then it shuts down gracefully.
 func (s *Server) Run(ctx context.Context) error {
 	ln := s.opts.listener
 	if ln == nil {
 		var err error
-		ln, err = net.Listen("tcp", ":"+strconv.Itoa(int(s.cfg.App.Port)))
+		ln, err = net.Listen("tcp", s.cfg.App.ListenAddress())
 		if err != nil {
-			return fmt.Errorf("svc: listen on svc.app.port %d: %w", s.cfg.App.Port, err)
+			return fmt.Errorf("svc: listen on svc.app.host %q, svc.app.port %d: %w", s.cfg.App.Host, s.cfg.App.Port, err)
 		}
 	}
 	r, err := s.Start(ctx)

@@ -2,7 +2,10 @@ package config
 
 import (
 	"fmt"
+	"net"
 	"net/netip"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -22,6 +25,12 @@ type App struct {
 	// Name is svc.app.name (default "svc-app"): the JWT audience, the push-relay channel
 	// namespace and the last fallback of the object-store bucket.
 	Name string `toml:"name"`
+	// Host is svc.app.host (default "", every interface): the address the HTTP server listens
+	// on, an IP address ("127.0.0.1", "::1") or a host name ("localhost"; the server binds the
+	// first address it resolves to). "127.0.0.1" accepts only connections from this machine.
+	// The spec names no such key; the empty default keeps the listener it always had, on every
+	// interface. Anything else fails Validate with ErrInvalidValue.
+	Host string `toml:"host"`
 	// Port is svc.app.port: the HTTP port. Required, no default; a missing port fails Validate
 	// with ErrMissingPort.
 	Port uint16 `toml:"port"`
@@ -72,6 +81,9 @@ func (a *App) validate() []error {
 	if a.Port == 0 {
 		errs = append(errs, fmt.Errorf("svc.app.port: required (set it in application.toml or SVC_APP_PORT): %w", ErrMissingPort))
 	}
+	if a.Host != "" && !validListenHost(a.Host) {
+		errs = append(errs, fmt.Errorf("svc.app.host %q: want an IP address or a host name, without a port: %w", a.Host, ErrInvalidValue))
+	}
 	if a.BodyMemoryBudget > 0 && a.BodyMemoryBudget < a.BodyLimit {
 		errs = append(errs, fmt.Errorf("svc.app.body_memory_budget %s: below svc.app.body_limit %s: %w",
 			a.BodyMemoryBudget, a.BodyLimit, ErrInvalidBodyMemoryBudget))
@@ -82,6 +94,20 @@ func (a *App) validate() []error {
 		}
 	}
 	return errs
+}
+
+// ListenAddress is the host:port the HTTP server listens on: svc.app.host and svc.app.port
+// (":8080", every interface, when the host is empty).
+func (a *App) ListenAddress() string {
+	return net.JoinHostPort(a.Host, strconv.Itoa(int(a.Port)))
+}
+
+// validListenHost reports whether h is an IP address (no zone, no brackets) or a DNS host name.
+func validListenHost(h string) bool {
+	if ip, err := netip.ParseAddr(h); err == nil {
+		return ip.Zone() == ""
+	}
+	return !strings.HasPrefix(h, "*.") && validHostPattern(h)
 }
 
 // CORS is the svc.cors section (spec §8.3).

@@ -215,6 +215,10 @@ func TestValidateSentinels(t *testing.T) {
 			trust(c).Apps["crm"] = TrustLoginApp{}
 		}, ErrTrustLoginRedirectsEmpty, "svc.security.trust_login.apps.crm.redirect_urls"},
 		{"port", func(c *Config) { c.App.Port = 0 }, ErrMissingPort, "svc.app.port"},
+		{"host with a port", func(c *Config) { c.App.Host = "127.0.0.1:8080" }, ErrInvalidValue, "svc.app.host"},
+		{"host with a scheme", func(c *Config) { c.App.Host = "http://localhost" }, ErrInvalidValue, "svc.app.host"},
+		{"host in brackets", func(c *Config) { c.App.Host = "[::1]" }, ErrInvalidValue, "svc.app.host"},
+		{"host wildcard", func(c *Config) { c.App.Host = "*.example.com" }, ErrInvalidValue, "svc.app.host"},
 		{"primary", func(c *Config) { c.DataSources = nil }, ErrMissingPrimaryDataSource, "svc.data_sources.primary"},
 		{"data source type", func(c *Config) {
 			c.DataSources["primary"] = DataSource{Type: "mongodb"}

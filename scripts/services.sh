@@ -9,6 +9,15 @@
 # fails, so a second run takes a second or two. Progress goes to stderr; only
 # the export lines go to stdout.
 #
+# With SVC_SERVICES_STARTED=FILE it appends to FILE the name of each service
+# that was not answering and that it brought up (postgres, mariadb, redis, s3),
+# so the caller can stop exactly those afterwards with
+#
+#   scripts/services.sh stop NAME...
+#
+# (scripts/test.sh does, unless SVC_TEST_KEEP_SERVICES=1). Installed packages
+# stay installed.
+#
 # Services: PostgreSQL 127.0.0.1:5432 (trust, database test), MariaDB
 # 127.0.0.1:3306 (root without password over TCP, database test), Redis
 # 127.0.0.1:6379, and versitygw (S3) on 127.0.0.1:7070, built from the pinned
@@ -46,6 +55,11 @@ mkdir -p "$STATE" "$BIN"
 # One run at a time: two concurrent runs would race to start the same server.
 exec 9>"$STATE/lock"
 flock -w 600 9 || die "another services.sh run holds $STATE/lock"
+
+# started NAME records that this run brought NAME up (see SVC_SERVICES_STARTED).
+started() {
+	if [[ -n ${SVC_SERVICES_STARTED:-} ]]; then echo "$1" >>"$SVC_SERVICES_STARTED"; fi
+}
 
 # wait_for NAME SECONDS CMD... polls CMD every half second until it succeeds
 # or the deadline passes.
@@ -124,6 +138,7 @@ ensure_postgres() {
 		fi
 		wait_for PostgreSQL 60 pg_isready -h 127.0.0.1 -p 5432 ||
 			die "PostgreSQL did not become ready on 127.0.0.1:5432 (see /var/log/postgresql/)"
+		started postgres
 	fi
 	if ! pg_tcp 'select 1' >/dev/null 2>&1; then
 		pg_trust_localhost
@@ -156,6 +171,7 @@ ensure_mariadb() {
 			fi
 			wait_for MariaDB 60 my_alive ||
 				die "MariaDB did not start (see $STATE/mariadbd.log and /var/log/mysql/)"
+			started mariadb
 		fi
 		if ! my_tcp 'select 1' >/dev/null 2>&1; then
 			# Debian's root@localhost accepts only the unix socket. Allow an
@@ -192,6 +208,7 @@ ensure_redis() {
 				</dev/null 3>&- 9>&- || die "redis-server failed to start"
 		fi
 		wait_for Redis 20 redis_ping || die "Redis did not answer PING (see /var/log/redis/ci.log)"
+		started redis
 	fi
 	log "Redis ok ($REDIS_ADDR)"
 }
@@ -241,6 +258,7 @@ ensure_s3() {
 			posix "$S3_DATA" >"$STATE/versitygw.pid"
 		wait_for versitygw 30 s3_answers ||
 			die "versitygw did not answer on $S3_ENDPOINT (see $STATE/versitygw.log)"
+		started s3
 	fi
 	s3_signed_ok ||
 		die "the S3 server on $S3_ENDPOINT rejects the test keys (started with other keys? set SVC_TEST_S3_ACCESS_KEY/SVC_TEST_S3_SECRET_KEY)"
@@ -258,6 +276,31 @@ ensure_wrk() {
 	fi
 	log "note: wrk is not available; HTTP load benchmarks will be skipped (rm $STATE/wrk-unavailable to retry the install)"
 }
+
+# ---- stop -------------------------------------------------------------------
+
+# stop_service NAME stops a service this script starts, however it was started.
+stop_service() {
+	case $1 in
+	postgres)
+		local ver
+		ver=$(pg_cluster_version)
+		[[ -n $ver ]] && "${SUDO[@]}" pg_ctlcluster --skip-systemctl-redirect "$ver" main stop 3>&- 9>&- ;;
+	mariadb) my_tcp 'SHUTDOWN' || my_sock 'SHUTDOWN' ;;
+	redis) redis-cli -h 127.0.0.1 -p 6379 shutdown nosave ;;
+	s3)
+		[[ -f $STATE/versitygw.pid ]] && kill "$(<"$STATE/versitygw.pid")" && rm -f "$STATE/versitygw.pid" ;;
+	*) return 2 ;;
+	esac
+}
+
+if [[ ${1:-} == stop ]]; then
+	shift
+	for name in "$@"; do
+		if stop_service "$name" >/dev/null 2>&1; then log "stopped $name"; else log "could not stop $name (postgres, mariadb, redis or s3)"; fi
+	done
+	exit 0
+fi
 
 start=$SECONDS
 ensure_postgres

@@ -5,6 +5,10 @@
 # skipping. Optional arguments replace the package pattern ./... for vet and
 # test, e.g. `scripts/test.sh ./db/...`.
 #
+# It needs root (or sudo) and apt-get the first time, to install and start the
+# services; the ones it started are stopped at the end (SVC_TEST_KEEP_SERVICES=1
+# keeps them running). A first run on a cold machine is long: see README.md.
+#
 # Every check runs even when an earlier one failed, so one run reports all of
 # them; the exit status is non-zero when any failed.
 set -euo pipefail
@@ -20,8 +24,24 @@ section() { printf '\n==> %s\n' "$*"; }
 failed=()
 
 section "services (scripts/services.sh)"
+# The services this run brings up (not those that were already running) are stopped when it
+# ends, whatever the outcome, unless SVC_TEST_KEEP_SERVICES=1.
+started_file="$(mktemp)"
+stop_started() {
+	local names
+	mapfile -t names <"$started_file"
+	rm -f "$started_file"
+	((${#names[@]})) || return 0
+	if [[ ${SVC_TEST_KEEP_SERVICES:-0} == 1 ]]; then
+		section "services left running (SVC_TEST_KEEP_SERVICES=1): ${names[*]}"
+		return 0
+	fi
+	section "stopping the services this run started: ${names[*]} (SVC_TEST_KEEP_SERVICES=1 keeps them)"
+	scripts/services.sh stop "${names[@]}" || true
+}
+trap stop_started EXIT
 # Assign first: `eval "$(cmd)"` alone would hide a failing cmd from set -e.
-env_lines="$(scripts/services.sh)"
+env_lines="$(SVC_SERVICES_STARTED="$started_file" scripts/services.sh)"
 eval "$env_lines"
 export SVC_TEST_REQUIRE_SERVICES=1
 

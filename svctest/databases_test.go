@@ -111,7 +111,7 @@ func TestRequireServiceRule(t *testing.T) {
 	}
 	t.Parallel()
 	var env []string
-	for _, kv := range os.Environ() {
+	for _, kv := range svctest.ChildEnv() {
 		if !strings.HasPrefix(kv, "SVC_TEST_") {
 			env = append(env, kv)
 		}

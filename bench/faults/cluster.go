@@ -11,7 +11,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -230,7 +229,22 @@ func (c *cluster) startNode(n *node) error {
 	if err := n.proc.start(); err != nil {
 		return err
 	}
-	return c.waitReady(n, 90*time.Second)
+	if err := c.waitReady(n, 90*time.Second); err != nil {
+		// The node's own words say why (a port taken, a configuration error): name its log and
+		// quote its end, instead of the harness's bare "connection refused".
+		return fmt.Errorf("%w\n%s ends with:\n%s", err, n.proc.log, logTail(n.proc.log, 20))
+	}
+	return nil
+}
+
+// logTail returns the last n lines of the file at path, or why it cannot be read.
+func logTail(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
 func (c *cluster) waitReady(n *node, timeout time.Duration) error {
@@ -278,9 +292,8 @@ func (c *cluster) allReady(timeout time.Duration, token string) (time.Duration, 
 
 // addUser creates a built-in user with the CLI against the shared database.
 func (c *cluster) addUser(name, password string, roles ...string) error {
-	cmd := exec.Command(c.bin, "--config", c.nodes[0].config, "user", "add", name, "--roles", strings.Join(roles, ","), "--password-stdin")
+	cmd := command([]string{"SVC_LOG_LEVEL=warn"}, c.bin, "--config", c.nodes[0].config, "user", "add", name, "--roles", strings.Join(roles, ","), "--password-stdin")
 	cmd.Stdin = strings.NewReader(password + "\n")
-	cmd.Env = append(os.Environ(), "SVC_LOG_LEVEL=warn")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("user add %s: %w\n%s", name, err, out)
 	}

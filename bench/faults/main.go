@@ -19,7 +19,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -120,7 +119,7 @@ func run(o options) (int, error) {
 	h.log("seed %d, db %s, duration %s, faults %s, work dir %s", o.seed, o.db, o.duration, o.faults, dir)
 	if o.svcBin == "" {
 		o.svcBin = filepath.Join(dir, "svc")
-		build := exec.Command("go", "build", "-o", o.svcBin, "./cmd/svc")
+		build := command(nil, "go", "build", "-o", o.svcBin, "./cmd/svc")
 		build.Dir, build.Stdout, build.Stderr = root, os.Stderr, os.Stderr
 		if err := build.Run(); err != nil {
 			return 0, fmt.Errorf("go build ./cmd/svc: %w", err)

@@ -18,6 +18,8 @@ import (
 
 	_ "github.com/go-sql-driver/mysql"
 	_ "github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/svc-framework/svc/internal/testservice"
 )
 
 // The harness runs its own PostgreSQL (or MariaDB), Redis and S3 server on free loopback ports,
@@ -34,14 +36,23 @@ type proc struct {
 	done chan struct{}
 }
 
+// command is how the harness makes every child process (servers, nodes, the CLI, initdb): its
+// environment is the harness's own without the caller's SVC_* configuration (svctest.ChildEnv),
+// followed by env, so a variable such as SVC_APP_PORT exported in the caller's shell cannot
+// override a node's configuration file; only what the harness means to set reaches the child.
+func command(env []string, args ...string) *exec.Cmd {
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Env = testservice.ChildEnv(env...)
+	return cmd
+}
+
 // start launches the process in its own process group, output appended to its log.
 func (p *proc) start() error {
 	f, err := os.OpenFile(p.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(p.args[0], p.args[1:]...)
-	cmd.Env = append(os.Environ(), p.env...)
+	cmd := command(p.env, p.args...)
 	cmd.Stdout, cmd.Stderr = f, f
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
@@ -158,7 +169,7 @@ func startDatabase(kind, dir string) (*database, error) {
 			d.prefix = []string{"runuser", "-u", "postgres", "--"}
 		}
 		initdb := append(append([]string{}, d.prefix...), filepath.Join(bin, "initdb"), "-D", data, "-A", "trust", "-U", "postgres", "--no-sync")
-		if out, err := exec.Command(initdb[0], initdb[1:]...).CombinedOutput(); err != nil {
+		if out, err := command(nil, initdb...).CombinedOutput(); err != nil {
 			return nil, fmt.Errorf("initdb: %w\n%s", err, out)
 		}
 		// Durable settings (the defaults): the run kills the server, and a commit it
@@ -175,7 +186,7 @@ func startDatabase(kind, dir string) (*database, error) {
 			}
 			args = append(args, "--user=mysql")
 		}
-		if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
+		if out, err := command(nil, args...).CombinedOutput(); err != nil {
 			return nil, fmt.Errorf("mariadb-install-db: %w\n%s", err, out)
 		}
 		margs := []string{"mariadbd", "--no-defaults", "--datadir=" + data, "--port=" + strconv.Itoa(port),

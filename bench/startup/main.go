@@ -44,6 +44,7 @@ import (
 	"time"
 
 	"github.com/svc-framework/svc/bench/internal/procstat"
+	"github.com/svc-framework/svc/internal/testservice"
 )
 
 // password is the bench user's password (the shipped password policy accepts it).
@@ -165,8 +166,8 @@ func (s *svc) command(args ...string) *exec.Cmd {
 	cmd := exec.Command(s.bin, args...)
 	cmd.Dir = s.dir
 	// Only what the measurement needs differs from the shipped configuration: the port, and the
-	// per-client rate limits of the polling clients.
-	cmd.Env = append(os.Environ(), "SVC_APP_PORT="+strconv.Itoa(s.port),
+	// per-client rate limits of the polling clients; the caller's own SVC_* settings are dropped.
+	cmd.Env = testservice.ChildEnv("SVC_APP_PORT="+strconv.Itoa(s.port),
 		"SVC_SECURITY_LOGIN_RATE_LIMIT=1000000", "SVC_API_RATE_LIMIT_MAX=1000000000")
 	return cmd
 }

@@ -38,6 +38,7 @@ import (
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
 	"github.com/svc-framework/svc/config"
+	"github.com/svc-framework/svc/internal/testservice"
 	"github.com/svc-framework/svc/rpc"
 	"github.com/svc-framework/svc/security"
 )
@@ -252,7 +253,7 @@ func startServer(o options, dir string) (*server, error) {
 	s := &server{url: fmt.Sprintf("http://127.0.0.1:%d", port), token: tok, root: root, bucket: bucket, verbose: o.verbose,
 		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16, WriteBufferSize: 256 << 10}}}
 	s.cmd = exec.Command(o.bin, "serve", "-c", cfgPath)
-	s.cmd.Env = append(os.Environ(), "SVC_LOG_LEVEL=warn")
+	s.cmd.Env = testservice.ChildEnv("SVC_LOG_LEVEL=warn")
 	s.cmd.Stdout, s.cmd.Stderr = &s.logs, &s.logs
 	if err := s.cmd.Start(); err != nil {
 		return nil, err

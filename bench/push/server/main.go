@@ -59,7 +59,7 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	ln, err := net.Listen("tcp", ":"+strconv.Itoa(int(cfg.App.Port)))
+	ln, err := net.Listen("tcp", cfg.App.ListenAddress())
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -385,9 +385,23 @@ await step("sign out", async () => {
 });
 await ctx.close();
 
-await step("phone width: the navigation folds behind a menu button", async () => {
+await step("phone width: the navigation folds behind a menu button; every page and tab fits 390 px", async () => {
   const { ctx: c, page: p } = await open({ width: 390, height: 844 });
+  const fits = async (where) => {
+    await p.waitForTimeout(300); // let the page's first answer render
+    const w = await p.evaluate(() => {
+      const client = document.documentElement.clientWidth;
+      // the elements that reach past the edge, outside any scroll box of their own, to name them
+      const past = [...document.querySelectorAll("body *")]
+        .filter((e) => e.getBoundingClientRect().right > client + 0.5 && !e.parentElement?.closest(".table-wrap, .flow-graph, pre, dialog"))
+        .map((e) => `${e.tagName.toLowerCase()}${e.className ? "." + String(e.className).replace(/ /g, ".") : ""} ${Math.round(e.getBoundingClientRect().right)}`);
+      return { scroll: document.documentElement.scrollWidth, client, past: past.slice(-6) };
+    });
+    check(w.scroll <= w.client, `${where}: page scrolls sideways at 390 px: scrollWidth ${w.scroll} > clientWidth ${w.client} (${w.past.join(", ")})`);
+  };
   await signIn(p, "admin", ADMIN_PW);
+  await p.getByLabel("Verification code").waitFor();
+  await fits("sign-in");
   // the step used at sign-in above is spent: take the next one
   await p.getByLabel("Verification code").fill(totp(secret, Math.max(verifiedStep + 2, Math.floor(Date.now() / 30000) + 1)));
   await p.getByRole("button", { name: "Verify" }).click();
@@ -396,6 +410,32 @@ await step("phone width: the navigation folds behind a menu button", async () =>
   await p.getByRole("button", { name: "Menu" }).click();
   await p.getByRole("link", { name: "Users" }).waitFor();
   await shot(p, "10-phone-menu");
+  // Every page the navigation offers, and every tab of each (nested tabs too), fits the phone's
+  // width: nothing scrolls the page sideways (only a table's own scroll box may).
+  const pages = await p.locator("nav#nav a").evaluateAll((as) => as.map((a) => a.getAttribute("href")));
+  check(pages.length >= 7, `navigation lists the pages: ${pages}`);
+  for (const href of pages) {
+    await p.goto(`${s.base}/console/${href}`);
+    await p.locator("main#main h1").first().waitFor();
+    await fits(href);
+    const seen = new Set();
+    for (let round = 0; round < 3; round++) {
+      const tabs = p.locator('main [role="tab"]');
+      const n = await tabs.count();
+      for (let i = 0; i < n; i++) {
+        const tab = tabs.nth(i);
+        const name = (await tab.innerText()).trim();
+        if (seen.has(name) || !(await tab.isVisible())) continue;
+        seen.add(name);
+        await tab.click();
+        await fits(`${href} tab ${name}`);
+      }
+    }
+  }
+  await p.goto(`${s.base}/console/#/files`);
+  await p.locator("main#main h1").first().waitFor();
+  await p.waitForTimeout(300);
+  await shot(p, "10-phone-files");
   await c.close();
 });
 
@@ -469,6 +509,7 @@ await step("sign-in: the login rate limit is shown in the server's words", async
     text = await p.getByRole("alert").innerText();
   }
   check(/1401/.test(text), `rate-limit answer shown: ${text}`);
+  check(/Try again in \d+/.test(text), `the rate-limit answer says when to retry (Retry-After): ${text}`);
   await shot(p, "12-signin-rate-limited");
   expected = [];
   await c.close();

@@ -82,6 +82,9 @@ export default async function (h) {
     await row.waitFor();
     check((await page.locator("tbody tr[data-row]").count()) === 2, "two dead e2e rows listed");
     check(/WRONGTYPE/.test(await row.innerText()), "the row shows its last error");
+    // dates as on every other page: YYYY-MM-DD HH:mm:ss, not the en-US locale's M/D/YYYY
+    check(/\b\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\b/.test(await row.innerText()) && !/\d+\/\d+\/\d{4}/.test(await row.innerText()),
+      `the outbox row's date is ISO: ${await row.innerText()}`);
     await shot(page, "events-01-outbox");
     // the bus: transports, routes, consumer groups
     await page.getByRole("tab", { name: "Transports and streams" }).click();

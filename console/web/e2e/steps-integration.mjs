@@ -124,6 +124,9 @@ export default async function (h) {
       // key status: the scratch server has no secret_key, so SHOP's two secrets are plaintext
       await page.getByRole("button", { name: "Refresh" }).click();
       await page.getByText("no key: stored in plaintext").waitFor();
+      // ... and the page says what that risks and how to set the key
+      const advice = await page.locator("[data-key-advice]").innerText();
+      check(/SVC_INTEGRATION_SECRET_KEY=/.test(advice) && /rotate-key/.test(advice) && /backup/.test(advice), `key advice: ${advice}`);
       const keys = await page.locator('tr[data-key-system="SHOP"]').innerText();
       check(/^SHOP Shop \(edited\)\s+0\s+2\s+0$/.test(keys.trim()), `key status of SHOP: ${JSON.stringify(keys)}`);
       await shot(page, "integration-03-systems");

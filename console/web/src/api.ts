@@ -17,6 +17,8 @@ export class ApiError extends Error {
     message: string,
     readonly status: number,
     readonly data: unknown = null,
+    /** retryAfter is the server's Retry-After in seconds (a rate limit, a lockout), else null. */
+    readonly retryAfter: number | null = null,
   ) {
     super(message);
     this.name = "ApiError";
@@ -125,7 +127,15 @@ async function send<T>(make: () => Body, opts: CallOptions, retried = false): Pr
   if (!opts.anonymous && (SIGNED_OUT_CODES.has(env.code) || env.code === TOKEN_EXPIRED)) {
     setTokens(null);
   }
-  throw new ApiError(env.code, env.message, res.status, env.data);
+  throw new ApiError(env.code, env.message, res.status, env.data, retryAfter(res.headers.get("Retry-After")));
+}
+
+/** retryAfter reads a Retry-After header, delay-seconds or an HTTP date, as seconds from now. */
+function retryAfter(v: string | null): number | null {
+  if (!v) return null;
+  if (/^\d+$/.test(v.trim())) return Number(v.trim());
+  const at = Date.parse(v);
+  return isNaN(at) ? null : Math.max(0, Math.ceil((at - Date.now()) / 1000));
 }
 
 /** refresh exchanges the refresh token once, however many calls wait for it. */

@@ -80,6 +80,11 @@ export function when(ms: number | null | undefined): string {
   return new Date(ms).toLocaleString(lang === "zh-CN" ? "zh-CN" : "sv-SE", { hour12: false });
 }
 
+/** at renders an instant the server sends as an RFC 3339 string, the same way as when. */
+export function at(s: string | null | undefined): string {
+  return s ? when(Date.parse(s)) : "–";
+}
+
 /** duration renders seconds as d h m. */
 export function duration(sec: number | null | undefined): string {
   if (sec == null) return "–";

@@ -2,7 +2,7 @@
 import { cloneElement, type ComponentChildren, type VNode } from "preact";
 import { useCallback, useEffect, useId, useRef, useState } from "preact/hooks";
 import { ApiError, type Page } from "./api";
-import { t } from "./i18n";
+import { duration, t } from "./i18n";
 
 export interface Async<T> {
   data: T | undefined;
@@ -53,10 +53,13 @@ export function message(err: unknown): string {
 export function ErrorBox({ error }: { error: unknown }) {
   if (!error) return null;
   const code = error instanceof ApiError ? ` (${error.code})` : "";
+  // A rate limit or a lockout says when to come back (the server's Retry-After).
+  const wait = error instanceof ApiError && error.retryAfter != null ? error.retryAfter : null;
   return (
     <p class="error" role="alert">
       {message(error)}
       {code}
+      {wait != null && ` ${t("Try again in {time}.", { time: wait < 60 ? `${wait}s` : duration(wait) })}`}
     </p>
   );
 }

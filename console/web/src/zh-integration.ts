@@ -151,6 +151,8 @@ export const zhIntegration: Record<string, string> = {
   "input": "输入",
   "no answer": "无应答",
   "no key: stored in plaintext": "未配置密钥：以明文存储",
+  "Without a key the systems' passwords, tokens and signing secrets are stored readable in the database: anyone who can read its file (./data/svc.db on the embedded default) or a backup of it can use them. Set a key (16, 24 or 32 random bytes in base64) and restart, then encrypt what is already stored:":
+    "未配置密钥时，各系统的密码、令牌和签名密钥以可读形式存于数据库：任何能读取数据库文件（内嵌默认配置下为 ./data/svc.db）或其备份的人都能使用它们。请设置密钥（16、24 或 32 个随机字节的 base64），重启后再加密已存储的值：",
   "none": "无",
   "not set": "未设置",
   "other": "其他",

@@ -266,4 +266,5 @@ export const zhBase: Record<string, string> = {
   "{name} paused.": "{name} 已暂停。",
   "{name} resumed.": "{name} 已恢复。",
   "{name} triggered.": "{name} 已触发。",
+  "Try again in {time}.": "请在 {time} 后重试。",
 };

@@ -41,4 +41,13 @@ if (missing.length || unused.length) {
   if (unused.length) console.error(`zh.ts holds unused texts:\n${unused.map((k) => `  ${JSON.stringify(k)}`).join("\n")}`);
   process.exit(1);
 }
+// Dates and times: every page writes them the one way i18n.ts's when and at do (YYYY-MM-DD
+// HH:mm:ss), never in the browser's own locale format (US dates in en-US).
+const localeDates = files
+  .filter((f) => /\.tsx?$/.test(f) && !f.endsWith("/i18n.ts"))
+  .flatMap((f) => (/\.toLocale(Date|Time)?String\(/.test(readFileSync(f, "utf8")) ? [f.slice(root.length)] : []));
+if (localeDates.length) {
+  console.error(`format instants with when() or at() from i18n.ts, not toLocaleString: ${localeDates.join(", ")}`);
+  process.exit(1);
+}
 console.log(`i18n: ${used.size} texts, all translated`);

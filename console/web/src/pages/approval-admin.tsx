@@ -4,12 +4,12 @@
 // permission token its operations require.
 import { useState } from "preact/hooks";
 import { call, type Page } from "../api";
-import { t, tk, useLang } from "../i18n";
+import { at, t, tk, useLang } from "../i18n";
 import { P } from "../perms";
 import { can } from "../session";
 import { Card, Dialog, EmptyRow, ErrorBox, Field, ListStatus, PagedTable, StatusFilter, Table, useAction, useAsync } from "../ui";
 import { FlowGraph, type GraphNode } from "../graph";
-import { at, openInstance, statusBadge, STATUSES } from "./approval";
+import { openInstance, statusBadge, STATUSES } from "./approval";
 
 interface Flow {
   id: string;

@@ -4,7 +4,7 @@
 // metrics, categories and delegations. Only approval/* operations of /api.
 import { useEffect, useState } from "preact/hooks";
 import { ApiError, call, type Page } from "../api";
-import { t, tk, useLang } from "../i18n";
+import { at, t, tk, useLang } from "../i18n";
 import { P } from "../perms";
 import { can } from "../session";
 import { Card, Dialog, EmptyRow, ErrorBox, Field, ListStatus, Notice, PagedTable, Table, useAction, useAsync, useInterval } from "../ui";
@@ -129,7 +129,6 @@ export interface Detail {
 }
 
 const SIZE = 15;
-export const at = (s?: string) => (s ? new Date(s).toLocaleString() : "–");
 /** Statuses of instances and tasks as the server names them. */
 export const STATUSES = [
   tk("running"), tk("approved"), tk("rejected"), tk("withdrawn"), tk("returned"), tk("terminated"),

@@ -3,7 +3,7 @@
 // dead letter, showing what the replay did.
 import { useState } from "preact/hooks";
 import { call, type Page } from "../api";
-import { t, tk, useLang } from "../i18n";
+import { at, t, tk, useLang } from "../i18n";
 import { P } from "../perms";
 import { can } from "../session";
 import { Card, Dialog, EmptyRow, ErrorBox, ListStatus, Loading, Notice, PagedTable, StatusFilter, Table, useAction, useAsync } from "../ui";
@@ -56,7 +56,6 @@ const STATUSES = [tk("pending"), tk("processing"), tk("completed"), tk("failed")
 const SIZE = 15;
 
 /** at renders an RFC 3339 time in the browser's zone. */
-const at = (s?: string) => (s ? new Date(s).toLocaleString() : "–");
 
 const badge = (status: string) => (status === "completed" ? "badge ok" : status === "dead" || status === "failed" ? "badge bad" : "badge");
 

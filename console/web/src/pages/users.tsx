@@ -3,7 +3,7 @@
 // code, a user's sessions with revoke and "sign out everywhere".
 import { useState } from "preact/hooks";
 import { call, type Page } from "../api";
-import { t, useLang, when } from "../i18n";
+import { at, t, useLang } from "../i18n";
 import { P } from "../perms";
 import { QRCode } from "../qr";
 import { can, useUser } from "../session";
@@ -40,7 +40,6 @@ interface SessionView {
 }
 
 const SIZE = 15;
-const iso = (s?: string) => (s ? when(Date.parse(s)) : "–");
 
 type Open = { kind: "create" } | { kind: "roles" | "password" | "totp" | "sessions"; user: UserView } | null;
 
@@ -116,7 +115,7 @@ export function Users() {
                     <span class={u.disabled ? "badge bad" : "badge ok"}>{u.disabled ? t("disabled") : t("active")}</span>
                   </td>
                   <td>{u.totpEnabled ? t("on") : u.totpPending ? t("pending") : t("off")}</td>
-                  <td>{iso(u.passwordChangedAt)}</td>
+                  <td>{at(u.passwordChangedAt)}</td>
                   <td class="row-actions">
                     {can(P.userDisable) && u.id !== me?.id && (
                       <button type="button" disabled={act.busy} onClick={() => void toggle(u)}>
@@ -400,9 +399,9 @@ function SessionsDialog({ user, onClose }: { user: UserView; onClose: () => void
                 {s.current && <span class="badge ok">{t("this console")}</span>}
               </td>
               <td class="mono">{s.clientIp || "–"}</td>
-              <td>{iso(s.createdAt)}</td>
-              <td>{iso(s.lastSeenAt)}</td>
-              <td>{iso(s.expiresAt)}</td>
+              <td>{at(s.createdAt)}</td>
+              <td>{at(s.lastSeenAt)}</td>
+              <td>{at(s.expiresAt)}</td>
               <td>
                 {mayRevoke && (
                   <button type="button" disabled={act.busy} onClick={() => void revoke(s.id)}>

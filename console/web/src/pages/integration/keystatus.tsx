@@ -22,6 +22,12 @@ export function KeyStatus() {
             <span class={d.encrypted ? "badge ok" : "badge bad"}>{d.encrypted ? t("encrypted with the configured key") : t("no key: stored in plaintext")}</span>{" "}
             <span class={d.rotationNeeded ? "badge bad" : "badge ok"}>{d.rotationNeeded ? t("rotation needed") : t("up to date")}</span>
           </p>
+          {!d.encrypted && (
+            <p class="muted" data-key-advice>
+              {t("Without a key the systems' passwords, tokens and signing secrets are stored readable in the database: anyone who can read its file (./data/svc.db on the embedded default) or a backup of it can use them. Set a key (16, 24 or 32 random bytes in base64) and restart, then encrypt what is already stored:")}{" "}
+              <code>SVC_INTEGRATION_SECRET_KEY=$(openssl rand -base64 32)</code>, <code>svc integration rotate-key --from "" --to KEY</code>
+            </p>
+          )}
           {d.rotationNeeded && (
             <p class="muted">
               {t("Some secrets are plaintext or sealed with another key: run")} <code>svc integration rotate-key --from OLD --to NEW</code>
