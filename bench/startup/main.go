@@ -17,18 +17,15 @@
 // Then it starts svc once more, calls get_user_info, waits for the start-up work to settle and
 // reads the idle resident set from /proc/PID/smaps_rollup (Rss, its anonymous part — heap,
 // stacks, runtime — and its file-backed part, mostly the binary's touched pages); again after
-// 5 000 more get_user_info calls over 16 connections (the pages the serving path maps back:
-// svc serve drops its start-up's mappings of the binary, internal/startmem); and again after
+// 5 000 more get_user_info calls over 16 connections; and again after
 // one password login, whose argon2id hash is the largest allocation a client causes.
 //
 // Every figure is the median of the rounds; the last lines are RESULT lines for bench/run.sh.
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -44,6 +41,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/svc-framework/svc/bench/internal/procstat"
 )
 
 // password is the bench user's password (the shipped password policy accepts it).
@@ -255,7 +254,7 @@ func (s *svc) idle(base, token string, settle time.Duration) (idle, loaded, afte
 		time.Sleep(time.Millisecond)
 	}
 	time.Sleep(settle)
-	if idle, err = smapsRollup(cmd.Process.Pid); err != nil {
+	if idle, err = procstat.SmapsRollup(cmd.Process.Pid); err != nil {
 		return nil, nil, nil, err
 	}
 	var failed atomic.Int64
@@ -274,14 +273,14 @@ func (s *svc) idle(base, token string, settle time.Duration) (idle, loaded, afte
 		return nil, nil, nil, fmt.Errorf("%d of %d get_user_info calls failed", n, loadCalls)
 	}
 	time.Sleep(settle)
-	if loaded, err = smapsRollup(cmd.Process.Pid); err != nil {
+	if loaded, err = procstat.SmapsRollup(cmd.Process.Pid); err != nil {
 		return nil, nil, nil, err
 	}
 	if tok, err := login(base); err != nil || tok == "" {
 		return nil, nil, nil, fmt.Errorf("login: %v", err)
 	}
 	time.Sleep(settle)
-	afterLogin, err = smapsRollup(cmd.Process.Pid)
+	afterLogin, err = procstat.SmapsRollup(cmd.Process.Pid)
 	return idle, loaded, afterLogin, err
 }
 
@@ -291,28 +290,6 @@ func (s *svc) logTail() string {
 		b = b[len(b)-2000:]
 	}
 	return string(b)
-}
-
-// smapsRollup reads the kB fields of /proc/PID/smaps_rollup.
-func smapsRollup(pid int) (map[string]int64, error) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	m := map[string]int64{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fs := strings.Fields(sc.Text())
-		if len(fs) == 3 && fs[2] == "kB" {
-			v, _ := strconv.ParseInt(fs[1], 10, 64)
-			m[strings.TrimSuffix(fs[0], ":")] = v * 1024
-		}
-	}
-	if m["Rss"] == 0 {
-		return nil, errors.New("smaps_rollup has no Rss")
-	}
-	return m, sc.Err()
 }
 
 var client = &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 16}}

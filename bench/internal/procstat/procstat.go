@@ -1,9 +1,12 @@
-// Package procstat reads the calling process's resident set and CPU time from /proc, for the
-// benchmark servers that report their own cost (bench/push/server, bench/peers/centrifuge).
+// Package procstat reads resident sets and CPU time from /proc: the calling process's, for the
+// benchmark servers that report their own cost (bench/push/server, bench/peers/centrifuge), and
+// a server's memory by its pid (bench/startup, bench/memory).
 package procstat
 
 import (
+	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -32,4 +35,27 @@ func CPUSeconds() float64 {
 	utime, _ := strconv.ParseFloat(f[11], 64)
 	stime, _ := strconv.ParseFloat(f[12], 64)
 	return (utime + stime) / 100 // USER_HZ
+}
+
+// SmapsRollup reads the fields of /proc/PID/smaps_rollup given in kB (Rss, Pss, Pss_Anon,
+// Pss_File, Anonymous, ...), in bytes.
+func SmapsRollup(pid int) (map[string]int64, error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	m := map[string]int64{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fs := strings.Fields(sc.Text())
+		if len(fs) == 3 && fs[2] == "kB" {
+			v, _ := strconv.ParseInt(fs[1], 10, 64)
+			m[strings.TrimSuffix(fs[0], ":")] = v * 1024
+		}
+	}
+	if m["Rss"] == 0 {
+		return nil, errors.New("smaps_rollup has no Rss")
+	}
+	return m, sc.Err()
 }
