@@ -8,6 +8,8 @@
 #   bench/bypass/run.sh rpc.envelope                      # 5 rounds of 5 s
 #   ROUNDS=7 DURATION=10s bench/bypass/run.sh mcp.fastcall
 #   SVC_BIN=/tmp/old/svc bench/bypass/run.sh app.accessline   # a binary that still has the bypass
+#   OFF_BIN=/tmp/old/svc bench/bypass/run.sh none     # "off" is another binary, every bypass as
+#                                                     # it ships: before/after a change, same run
 #
 # Output: per round and as medians, for on, off and bare: req/s, p99 ms and server CPU µs per
 # request (utime + stime of the process over the round / its requests), then the gain of the
@@ -34,6 +36,7 @@ cleanup() {
 trap cleanup EXIT
 
 if [ -n "${SVC_BIN:-}" ]; then cp "$SVC_BIN" "$work/svc"; else go build -o "$work/svc" ./cmd/svc; fi
+if [ -n "${OFF_BIN:-}" ]; then cp "$OFF_BIN" "$work/svc-off"; else cp "$work/svc" "$work/svc-off"; fi
 go build -o "$work/bare" ./bench/api/bare
 go build -o "$work/load" ./bench/real/load
 cp configs/application.toml "$work/application.toml"
@@ -45,7 +48,9 @@ echo "$PASSWORD" | ./svc --config application.toml user add bench --roles admin 
 SVC_APP_PORT="$ON_PORT" ./svc --config application.toml serve 2>"$work/on.log" >/dev/null &
 on_pid=$!
 pids+=("$on_pid")
-SVC_BYPASS_OFF="$NAME" SVC_APP_PORT="$OFF_PORT" ./svc --config application.toml serve 2>"$work/off.log" >/dev/null &
+off_env=(SVC_BYPASS_OFF="$NAME")
+[ -z "${OFF_BIN:-}" ] || off_env=()
+env "${off_env[@]}" SVC_APP_PORT="$OFF_PORT" ./svc-off --config application.toml serve 2>"$work/off.log" >/dev/null &
 off_pid=$!
 pids+=("$off_pid")
 ./bare -addr "127.0.0.1:$BARE_PORT" &
