@@ -39,7 +39,7 @@ quick() { [ "$MODE" = quick ]; }
 # row FIGURE VALUE REFERENCE RATIO TARGET
 row() { printf '| %s | %s | %s | %s | %s |\n' "$@" | tee -a "$rows"; }
 # field LINE KEY: the number after KEY= in a RESULT line.
-field() { sed -E "s/.*(^|[ ])$2=([0-9.]+).*/\2/" <<<"$1"; }
+field() { sed -E "s/.*(^|[ ])$2=(-?[0-9.]+).*/\2/" <<<"$1"; }
 # ratio A B [DIGITS]: A/B.
 ratio() { awk -v a="$1" -v b="$2" -v d="${3:-2}" 'BEGIN{ if (b > 0) printf "%.*f", d, a / b; else printf "—" }'; }
 pct() { awk -v a="$1" -v b="$2" 'BEGIN{ if (b > 0) printf "%.0f %%", 100 * a / b; else printf "—" }'; }
@@ -85,7 +85,7 @@ measure_memory() {
     "$(field "$c" burst_anon_mib) MiB (idle +$(awk -v a="$(field "$c" burst_anon_mib)" -v b="$(field "$i" idle_anon_mib)" 'BEGIN{printf "%.1f", a-b}')), PSS $(field "$c" burst_pss_mib) MiB" \
     "idle $(field "$i" idle_anon_mib) MiB" "—" "≤ idle + 40 MiB"
   row "memory after $(field "$r" families) revoked families: anonymous, PSS" \
-    "$(field "$r" revoked_anon_mib) MiB, PSS $(field "$r" revoked_pss_mib) MiB ($(field "$r" anon_b_per_family) B per family over the process)" \
+    "$(field "$r" revoked_anon_mib) MiB, PSS $(field "$r" revoked_pss_mib) MiB ($(field "$r" anon_b_per_family) B per family of process growth, the collector's headroom included)" \
     "before the logouts" "—" "≤ 64 B per family at 10⁶ (TestRevokedSetBytesPerFamily)"
   row "memory over $(field "$x" mixed_s) s of mixed load ($(field "$x" mixed_iterations) sessions: login, 40 calls, refresh, logout)" \
     "anonymous $(field "$x" mixed_first_anon_mib) → $(field "$x" mixed_last_anon_mib) MiB (max $(field "$x" mixed_max_anon_mib)), PSS $(field "$x" mixed_first_pss_mib) → $(field "$x" mixed_last_pss_mib) MiB" \
