@@ -32,7 +32,6 @@ type options struct {
 	telemetry   ops.Options
 	integration *integration.Options
 	approval    *approval.Options
-	started     []func()
 }
 
 // WithSecurity sets the security module's host extension points (authenticators, user-info
@@ -82,11 +81,6 @@ func WithClock(now func() time.Time) Option { return func(o *options) { o.clock 
 
 // WithListener serves on ln instead of listening on svc.app.port.
 func WithListener(ln net.Listener) Option { return func(o *options) { o.listener = ln } }
-
-// WithStarted starts fn in a goroutine of its own each time Start succeeds: once every module and
-// worker runs, before Run accepts the first connection, and concurrently with serving (the ready
-// binary gives back the memory only the start-up needed there: cmd/svc, internal/startmem).
-func WithStarted(fn func()) Option { return func(o *options) { o.started = append(o.started, fn) } }
 
 // WithModule appends a host module to the boot chain, after the built-in modules and earlier
 // WithModule calls. It is the one way a host adds to the server: RPC resources, authentication

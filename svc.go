@@ -249,9 +249,6 @@ func (s *Server) Start(ctx context.Context) (_ *Running, err error) {
 
 	s.workers = app.StartWorkers(ctx, s.logger, app.CollectWorkers(r.modules))
 	s.running = r
-	for _, fn := range s.opts.started {
-		go fn()
-	}
 	return r, nil
 }
 

@@ -26,19 +26,13 @@ type outer struct {
 	cors    *cors
 	logger  *slog.Logger
 	access  bool // log one line per request at info level
-	// accessLine: with svc's default logger the line is formatted by appendAccessLine (the
-	// bypass bypass.AppAccessLine) rather than through a slog record
-	accessLine bool
-	clock      func() time.Time
-	errors     func(w http.ResponseWriter, r *http.Request, err error) // renders the panic envelope
-	gzip       bool                                                    // compress responses (compress.go)
-	pace       bodyPace                                                // body read-idle timeout and minimum rate (bodyidle.go)
+	clock   func() time.Time
+	errors  func(w http.ResponseWriter, r *http.Request, err error) // renders the panic envelope
+	gzip    bool                                                    // compress responses (compress.go)
+	pace    bodyPace                                                // body read-idle timeout and minimum rate (bodyidle.go)
 }
 
 var recorders = sync.Pool{New: func() any { return new(recorder) }}
-
-// maxPooledLine: an access line buffer that grew past this (a huge path) is not kept in the pool.
-const maxPooledLine = 4 << 10
 
 // Shared header values, so a response does not allocate its own. net/http never modifies header
 // values in place, and Header.Add on these keys appends into a new array (they have no spare
@@ -104,28 +98,13 @@ func (o *outer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // logAccess writes the access-log line of a finished request at info level. Its time and its
 // duration come from one reading of the injected clock (a clock read costs as much as formatting
-// the line's numbers). With svc's default logger the line is formatted by appendAccessLine into
-// the recorder's buffer and handed to the LogWriter in one call; any other logger gets a slog
-// record. The record goes to the handler directly: slog.Logger.LogAttrs would also capture the
+// the line's numbers). The record goes to the handler directly: slog.Logger.LogAttrs would also capture the
 // caller's program counter (runtime.Callers) on every request, for a source location no access
 // line needs.
 func (o *outer) logAccess(r *http.Request, rec *recorder, info rpc.RequestInfo, start time.Time) {
 	// the method and path are the client's: bounded by rpc.LogText (issue #11 item 7); the
 	// request id is bounded where it is accepted and the client IP is a parsed address
 	method, path := rpc.LogText(r.Method), rpc.LogText(r.URL.Path)
-	if lw := accessLineWriter(o.logger); lw != nil && o.accessLine {
-		end := o.clock()
-		rec.line = appendAccessLine(rec.line[:0], accessLine{
-			time: end, method: method, path: path,
-			status: rec.statusCode(), bytes: rec.written, duration: end.Sub(start),
-			clientIP: info.ClientIP, requestID: info.ID,
-		})
-		_, _ = lw.Write(rec.line)
-		if cap(rec.line) > maxPooledLine {
-			rec.line = nil
-		}
-		return
-	}
 	ctx := r.Context()
 	h := o.logger.Handler()
 	if !h.Enabled(ctx, slog.LevelInfo) {
@@ -174,12 +153,11 @@ type recorder struct {
 	status      int
 	written     int64
 	wroteHeader bool
-	line        []byte     // the access line's buffer, kept across requests (the recorder is pooled)
 	gz          compressor // used when the response is compressed; its buffer is kept too
 }
 
 func (rec *recorder) reset(w http.ResponseWriter) {
-	*rec = recorder{ResponseWriter: w, line: rec.line, gz: compressor{buf: rec.gz.buf[:0]}}
+	*rec = recorder{ResponseWriter: w, gz: compressor{buf: rec.gz.buf[:0]}}
 }
 
 func (rec *recorder) statusCode() int {

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/svc-framework/svc/internal/bypass"
 	"github.com/svc-framework/svc/rpc"
 )
 
@@ -112,16 +111,15 @@ func NewHandler(cfg HandlerConfig) (h http.Handler, err error) {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	return &outer{
-		next:       connectGuard{mux: mux, fallback: fb},
-		errors:     errs,
-		gzip:       cfg.Compress,
-		proxies:    cfg.Proxies,
-		cors:       newCORS(cfg.CORSEnabled, cfg.CORSOrigins),
-		logger:     logger,
-		access:     cfg.AccessLog,
-		accessLine: bypass.On(bypass.AppAccessLine),
-		clock:      clock,
-		pace:       bodyPace{idle: cfg.BodyReadIdleTimeout, rate: cfg.BodyMinRate, grace: cfg.BodyMinRateGrace},
+		next:    connectGuard{mux: mux, fallback: fb},
+		errors:  errs,
+		gzip:    cfg.Compress,
+		proxies: cfg.Proxies,
+		cors:    newCORS(cfg.CORSEnabled, cfg.CORSOrigins),
+		logger:  logger,
+		access:  cfg.AccessLog,
+		clock:   clock,
+		pace:    bodyPace{idle: cfg.BodyReadIdleTimeout, rate: cfg.BodyMinRate, grace: cfg.BodyMinRateGrace},
 	}, nil
 }
 

@@ -62,6 +62,14 @@ type App struct {
 	// may spend before body_min_rate applies (a slow start, a first byte late). Non-positive
 	// selects the default.
 	BodyMinRateGrace time.Duration `toml:"body_min_rate_grace"`
+	// MemoryLimit is svc.app.memory_limit (default derived): the soft memory limit the svc
+	// binary gives Go's runtime (debug.SetMemoryLimit) at start, its one memory setting beside
+	// the runtime's default GOGC (issue #43). Non-positive selects the default: the
+	// GOMEMLIMIT environment variable when set (GOMEMLIMIT=off: no limit), else 90 % of the
+	// container's cgroup memory limit where there is one, else none. A soft limit makes the
+	// collector work harder as the process nears it instead of letting the heap grow to twice
+	// the live heap; it never refuses an allocation. Library hosts set their own.
+	MemoryLimit Size `toml:"memory_limit"`
 	// TrustedProxies is svc.app.trusted_proxies: IPs or CIDRs whose X-Forwarded-For is believed.
 	// Empty means forwarded headers are ignored and the peer address is the client IP.
 	TrustedProxies []string `toml:"trusted_proxies"`

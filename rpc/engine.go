@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/svc-framework/svc/i18n"
-	"github.com/svc-framework/svc/internal/bypass"
 )
 
 // Defaults of EngineConfig (spec §8.1 and §8.3; wire-core §4).
@@ -112,8 +111,6 @@ type Engine struct {
 
 	checker PermissionChecker // cfg.Permissions, fixed for the engine's life
 
-	scanEnvelope bool // bypass.RPCEnvelope: parseEnvelopeJSON rather than encoding/json
-
 	mu         sync.Mutex
 	frozen     atomic.Bool
 	routes     map[string]*route // key: routeKey(resource, action, version)
@@ -164,8 +161,6 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 		strategies: map[string]Strategy{StrategyNone: noneStrategy{}},
 		obs:        cfg.Observer,
 		checker:    cfg.Permissions,
-
-		scanEnvelope: bypass.On(bypass.RPCEnvelope),
 	}
 	if cfg.BodyEncoding.Enabled {
 		enc := cfg.BodyEncoding.Encoding

@@ -3,8 +3,6 @@ package rpc
 import (
 	"bytes"
 	"encoding/json"
-
-	"github.com/svc-framework/svc/internal/jsontop"
 )
 
 // fieldState records what the client sent for one envelope field.
@@ -35,11 +33,7 @@ type envelope struct {
 func (e *Engine) decodeEnvelope(q *request) error {
 	switch q.kind {
 	case kindJSON:
-		parse := parseEnvelopeJSON
-		if !e.scanEnvelope {
-			parse = decodeEnvelopeJSON
-		}
-		if err := parse(q.body, &q.env); err != nil {
+		if err := decodeEnvelopeJSON(q.body, &q.env); err != nil {
 			return err
 		}
 	case kindMultipart:
@@ -52,8 +46,10 @@ func (e *Engine) decodeEnvelope(q *request) error {
 	return q.env.validate()
 }
 
-// decodeEnvelopeJSON is the plain path of parseEnvelopeJSON (bypass.RPCEnvelope off):
-// encoding/json decodes the top-level object into raw values, then the same field checks apply.
+// decodeEnvelopeJSON reads a JSON envelope: encoding/json decodes the top-level object into raw
+// values (malformed or empty → 400/1400, svc's deviation from the original's 500; params and
+// meta stay raw and keep every digit of their numbers), then each known key's value is checked
+// for its type. Unknown keys are ignored; with duplicate keys the last wins.
 func decodeEnvelopeJSON(b []byte, env *envelope) error {
 	var m map[string]json.RawMessage
 	if json.Unmarshal(b, &m) != nil || m == nil {
@@ -61,23 +57,6 @@ func decodeEnvelopeJSON(b []byte, env *envelope) error {
 	}
 	for k, v := range m {
 		env.setField(k, v)
-	}
-	return nil
-}
-
-// parseEnvelopeJSON is a performance bypass of encoding/json (bypass.RPCEnvelope,
-// docs/architecture.md "Performance bypasses"; guard: FuzzDecodeEnvelopeJSON and its seeds): it
-// reads the top-level keys of a JSON envelope without decoding them into a map. The body is checked whole with
-// json.Valid first (malformed or empty → 400/1400, svc's deviation from the
-// original's 500), so jsontop.Members only has to find value boundaries: params and meta stay raw
-// slices of the body and keep every digit of their numbers. Keys match exactly; unknown keys are
-// ignored; with duplicate keys the last wins, as in encoding/json.
-func parseEnvelopeJSON(b []byte, env *envelope) error {
-	if !json.Valid(b) {
-		return ErrInvalidRequestBody
-	}
-	if !jsontop.Members(b, func(name, value []byte) { env.setField(string(name), value) }) {
-		return ErrInvalidRequestBody
 	}
 	return nil
 }

@@ -174,21 +174,18 @@
 //     durable (SQLite: synchronous=NORMAL in WAL mode survives a crash of the process, not a
 //     power loss; TestLogoutSurvivesCrash).
 //   - Revocation set (revokedset.go, issue #34): each node holds every family revoked within
-//     one access lifetime (+ leeway + 1 minute for clocks) — families, not tokens — in an
-//     open-addressing table of 20-byte slots (16-byte id, uint32 expiry) kept 5/16 to 3/4 full,
-//     at most 64 bytes per family, outside the Go heap (an anonymous mapping), swept hourly by
-//     token_family_purge. It is complete, not a cache: start loads it from the change log's
+//     one access lifetime (+ leeway + 1 minute for clocks) — families, not tokens — in a plain
+//     map from the 16-byte id to a uint32 expiry (no pointers; about 45 bytes per family at
+//     10⁶, within 64), swept hourly by token_family_purge. It is complete, not a cache: start loads it from the change log's
 //     family rows (the family table when the access lifetime exceeds the hour the log keeps),
 //     after placing the change feed, and this node's revocations and the feed keep it current;
 //     after a pause longer than half the log's retention the poll loads it again. So checking a
 //     token's family reads nothing; a process that never started the module reads the family
 //     row instead. A logged-out access token leaves the verified-token cache.
-//   - Checking a token not seen before (jwtown.go, issue #34; the security.jwt bypass of
-//     internal/bypass): a token in the exact form svc signs (its header byte for byte, then an
-//     HS256 signature that verifies) has its claims read by a decoder of their own members,
-//     whole-second dates and escape-free strings (3 µs instead of golang-jwt's 11); anything
-//     else, and every invalid token, goes through golang-jwt, whose errors name the fault.
-//     TestParseOwnMatchesGolangJWT and FuzzDecodeClaims hold both paths to the same answers.
+//   - Checking a token not seen before: golang-jwt's parser (HS256 only). Its cost, about
+//     11 µs, is paid once per token per node: the verified-token cache answers every later use,
+//     the logout of a token that was used included (issue #43 removed a hand-written decoder
+//     that saved part of those 11 µs on first sight only).
 //   - Beyond the original: tokens and sessions whose login was at or before a password change
 //     or disable are refused (1003; issue #42: to the microsecond — JWTs carry the login's
 //     instant as lat, Unix µs, kept by every refresh so a rotation never makes a login
@@ -220,11 +217,10 @@
 //   - Password hashing is bounded (Hasher.Acquire): the password login hashes in at most
 //     GOMAXPROCS slots at once, 64 callers per slot wait within the request's deadline; past
 //     that it answers 429/1401 (too_many_requests, no Retry-After), not counted by the lockout.
-//     Store and policy operations (CLI, password change) are not gated. Each released argon2id
-//     slot may first run one GC cycle (hashreclaim.go) once the hash memory dropped
-//     since the last cycle exceeds the rest of the live heap, so hash garbage cannot pile up
-//     between the collector's own cycles. With the default 9 MiB argon2id a 64-connection
-//     login burst stays within idle + 32 MiB (issue #34; 19 MiB × 2 passes took +43…54 MiB).
+//     Store and policy operations (CLI, password change) are not gated. The bound on slots is
+//     the whole of the burst's memory policy: the runtime's collector at its default GOGC
+//     reclaims the hash memory (no collection is started by hand, issue #43); with the default
+//     9 MiB argon2id a 64-connection login burst stays within idle + 40 MiB.
 //   - Refresh reloads the principal from the built-in store (roles and disable take effect);
 //     for principals of host authenticators the login snapshot of the family is used.
 //   - A challenge token is a JWT (typ challenge, 5 minutes) signed with a key derived from the

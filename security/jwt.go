@@ -169,9 +169,6 @@ type signer struct {
 	// when its signature verifies (a leaked key cannot mint ten-year tokens). A type without an
 	// entry is refused.
 	lifetimes map[string]time.Duration
-	// own: parse checks tokens in the form sign writes itself (parseOwn) before golang-jwt
-	// does; false with SVC_BYPASS_OFF=security.jwt.
-	own bool
 }
 
 // sign returns the compact JWT of c.
@@ -197,16 +194,10 @@ func (s *signer) parse(token, typ string) (*claims, error) {
 	if err != nil {
 		return nil, ErrTokenInvalid.Wrap(err)
 	}
-	c, ok := (*claims)(nil), false
-	if s.own {
-		c, ok = parseOwn(token, key)
-	}
-	if !ok {
-		c = &claims{}
-		p := jwt.NewParser(jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}), jwt.WithoutClaimsValidation())
-		if _, err := p.ParseWithClaims(token, c, func(*jwt.Token) (any, error) { return key, nil }); err != nil {
-			return nil, mapJWTError(err)
-		}
+	c := &claims{}
+	p := jwt.NewParser(jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}), jwt.WithoutClaimsValidation())
+	if _, err := p.ParseWithClaims(token, c, func(*jwt.Token) (any, error) { return key, nil }); err != nil {
+		return nil, mapJWTError(err)
 	}
 	// the type is checked before the times: a refresh token presented as an access token is
 	// invalid (1003), not "not valid yet"

@@ -15,7 +15,6 @@ import (
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/db"
 	"github.com/svc-framework/svc/i18n"
-	"github.com/svc-framework/svc/internal/bypass"
 	"github.com/svc-framework/svc/rpc"
 )
 
@@ -237,7 +236,7 @@ func New(deps app.Deps, opts Options) (*Service, error) {
 	s.buildGuard(deps, opts)
 	s.buildChain(deps, opts, ext)
 	s.challenges = &challengeTokens{signer: signer{keys: s.keys, purpose: typChallenge, audience: deps.Config.App.Name,
-		now: s.now, lifetimes: map[string]time.Duration{typChallenge: ChallengeTokenTTL}, own: bypass.On(bypass.SecurityJWT)}}
+		now: s.now, lifetimes: map[string]time.Duration{typChallenge: ChallengeTokenTTL}}}
 
 	perms := NewRolePermissions(deps.Config.Security.Roles)
 	s.permissions = opts.Permissions

@@ -5,7 +5,6 @@ import (
 
 	"github.com/svc-framework/svc/app"
 	"github.com/svc-framework/svc/config"
-	"github.com/svc-framework/svc/internal/bypass"
 )
 
 // extensions are the directory-backed pieces, from the built-in store, a host UserStore that
@@ -90,8 +89,7 @@ func (s *Service) buildTokens(deps app.Deps, opts Options, ext extensions) error
 	}
 	s.families = &familyStore{db: deps.DB}
 	jwt := &JWTTokens{
-		signer: signer{keys: s.keys, audience: deps.Config.App.Name, now: s.now, lifetimes: s.tokenLifetimes(),
-			own: bypass.On(bypass.SecurityJWT)},
+		signer:           signer{keys: s.keys, audience: deps.Config.App.Name, now: s.now, lifetimes: s.tokenLifetimes()},
 		refreshTTL:       sec.TokenExpires,
 		refreshNotBefore: sec.RefreshNotBefore,
 		families:         s.families,

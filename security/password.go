@@ -83,12 +83,7 @@ func NewHasher(p HashParams) *Hasher {
 		p.BcryptCost = d.BcryptCost
 	}
 	p.BcryptCost = max(p.BcryptCost, minBcryptCost)
-	slots := runtime.GOMAXPROCS(0)
-	gate := newHashGate(slots)
-	if p.Algorithm == AlgorithmArgon2id {
-		gate.reclaim = newHashReclaim(uint64(p.Memory)<<10, slots)
-	}
-	return &Hasher{p: p, gate: gate}
+	return &Hasher{p: p, gate: newHashGate(runtime.GOMAXPROCS(0))}
 }
 
 // Acquire waits for one of the Hasher's hash slots (as many as runtime.GOMAXPROCS when the
@@ -195,7 +190,6 @@ type hashGate struct {
 	slots   chan struct{}
 	waiting atomic.Int64
 	maxWait int64
-	reclaim *hashReclaim // nil: hashes leave little garbage (bcrypt)
 }
 
 func newHashGate(n int) *hashGate {
@@ -207,10 +201,7 @@ func (g *hashGate) acquire(ctx context.Context) (func(), error) {
 	if g == nil { // a Hasher not made by NewHasher: no bound
 		return func() {}, nil
 	}
-	release := func() {
-		g.reclaim.released()
-		<-g.slots
-	}
+	release := func() { <-g.slots }
 	select {
 	case g.slots <- struct{}{}:
 		return release, nil

@@ -1,40 +1,27 @@
 package security
 
 import (
-	"encoding/binary"
 	"sync"
 	"time"
 )
-
-// revokedSlotBytes is the size of one slot of revokedSet's table: a 16-byte family id and its
-// expiry in unix seconds.
-const revokedSlotBytes = 20
-
-// revokedMinSlots is the smallest table.
-const revokedMinSlots = 64
 
 // revokedSet is every token family revoked on any node whose access tokens may still be
 // presented (issue #34): the complete set, not a cache, so checking a token's family never
 // reads the database. It is filled at start from sys_security_token_family (revoked_at within
 // one access-token lifetime) and kept current by this node's revocations and the change feed.
 //
-// Memory: one open-addressing table (linear probing) of 20-byte slots — the family id, a UUID,
-// as 16 bytes, and the entry's expiry as uint32 unix seconds (0 = empty slot) — whose size is a
-// power of two; a family id that is not a UUID (none svc issues) goes to a small map instead.
-// The table holds at most 3/4 of its slots; when an insert would pass that, expired entries are
-// dropped and the table is rebuilt with the smallest power of two that leaves the live entries
-// at most 5/8 full, so between rebuilds it is 5/16 to 3/4 full: at most 64 bytes per remembered
-// family (20 / (5/16)), 27 to 64. An entry is forgotten once every access token of its family
+// Memory (issue #43): a plain map from the family id, a UUID, as 16 bytes to the entry's expiry
+// in unix seconds; a family id that is not a UUID (none svc issues) goes to a small map of
+// strings instead. Neither key nor value holds a pointer, so the collector does not scan the
+// map's memory, and at Go 1.26's swiss tables (8-slot groups of 20-byte slots, at most 7/8
+// full) an entry costs 24 to 48 bytes of heap, within the 64-byte target
+// (TestRevokedSetBytesPerFamily). An entry is forgotten once every access token of its family
 // has expired (revocation time + the access lifetime + leeway + clock margin), at the latest at
-// the first rebuild after that. The table holds no pointers and lives outside the Go heap
-// (revokedAlloc: an anonymous mapping where the platform has one), so the garbage collector
-// neither scans it nor counts it in its heap goal (GOGC 400 in the binary would otherwise let
-// the heap grow by four times the table), and a rebuilt table's old memory is returned at once.
+// the hourly sweep, which copies the live entries into a new map so the memory of a past burst
+// of revocations goes back to the heap (a Go map does not shrink when entries are deleted).
 type revokedSet struct {
 	mu     sync.RWMutex
-	slots  []byte // len = cap × revokedSlotBytes
-	cap    uint64 // slots, a power of two (0 before the first insert)
-	n      uint64 // occupied slots
+	ids    map[[16]byte]uint32
 	other  map[string]uint32
 	loaded bool // filled from the database: absence means live
 }
@@ -74,14 +61,7 @@ func unhex(c byte) (byte, bool) {
 	return 0, false
 }
 
-// home is the first slot probed for id: the id's two halves mixed by a multiplication (UUIDv7
-// ids start with a timestamp, so neither half alone spreads well), top bits.
-func home(id *[16]byte, capacity uint64) uint64 {
-	h := (binary.LittleEndian.Uint64(id[:8]) ^ binary.LittleEndian.Uint64(id[8:])*0x9E3779B97F4A7C15) * 0xBF58476D1CE4E5B9
-	return h & (capacity - 1)
-}
-
-// expiryUnix is t in unix seconds, rounded up, at least 1 (0 marks an empty slot).
+// expiryUnix is t in unix seconds, rounded up, at least 1 (0 is a missing entry's value).
 func expiryUnix(t time.Time) uint32 {
 	s := t.Unix()
 	if t.Nanosecond() > 0 {
@@ -90,33 +70,16 @@ func expiryUnix(t time.Time) uint32 {
 	return uint32(min(max(s, 1), 1<<32-1))
 }
 
-// find returns the slot of id, or the empty slot where it would go (found false). The caller
-// holds mu; the table is not empty.
-func (r *revokedSet) find(id *[16]byte) (slot uint64, found bool) {
-	for i := home(id, r.cap); ; i = (i + 1) & (r.cap - 1) {
-		s := r.slots[i*revokedSlotBytes : (i+1)*revokedSlotBytes]
-		if binary.LittleEndian.Uint32(s[16:]) == 0 {
-			return i, false
-		}
-		if [16]byte(s[:16]) == *id {
-			return i, true
-		}
-	}
-}
-
 // revoked reports whether family fid is in the set and not expired at now.
 func (r *revokedSet) revoked(fid string, now time.Time) bool {
 	id, uuid := parseFamilyID(fid)
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	var exp uint32
-	switch {
-	case !uuid:
+	if uuid {
+		exp = r.ids[id]
+	} else {
 		exp = r.other[fid]
-	case r.cap > 0:
-		if i, ok := r.find(&id); ok {
-			exp = binary.LittleEndian.Uint32(r.slots[i*revokedSlotBytes+16:])
-		}
 	}
 	return exp != 0 && int64(exp) > now.Unix()
 }
@@ -127,93 +90,57 @@ func (r *revokedSet) add(fid string, expires, now time.Time) {
 	id, uuid := parseFamilyID(fid)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if !uuid {
-		if r.other == nil {
-			r.other = map[string]uint32{}
+	if uuid {
+		if r.ids == nil {
+			r.ids = map[[16]byte]uint32{}
 		}
-		if len(r.other) > 1024 {
-			r.sweepOther(now)
-		}
-		r.other[fid] = max(r.other[fid], exp)
+		r.ids[id] = max(r.ids[id], exp)
 		return
 	}
-	if (r.n+1)*4 > r.cap*3 {
-		r.rebuild(now, 1)
+	if r.other == nil {
+		r.other = map[string]uint32{}
 	}
-	i, found := r.find(&id)
-	s := r.slots[i*revokedSlotBytes : (i+1)*revokedSlotBytes]
-	if found {
-		binary.LittleEndian.PutUint32(s[16:], max(exp, binary.LittleEndian.Uint32(s[16:])))
-		return
+	if len(r.other) > 1024 {
+		r.other = live(r.other, now)
 	}
-	copy(s[:16], id[:])
-	binary.LittleEndian.PutUint32(s[16:], exp)
-	r.n++
+	r.other[fid] = max(r.other[fid], exp)
 }
 
-// sweep drops the entries expired at now and shrinks the table to fit (the hourly purge).
+// sweep drops the entries expired at now (the hourly purge).
 func (r *revokedSet) sweep(now time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.sweepOther(now)
-	if r.cap > 0 {
-		r.rebuild(now, 0)
-	}
+	r.ids = live(r.ids, now)
+	r.other = live(r.other, now)
 }
 
-func (r *revokedSet) sweepOther(now time.Time) {
-	for k, exp := range r.other {
-		if int64(exp) <= now.Unix() {
-			delete(r.other, k)
-		}
-	}
-}
-
-// rebuild moves the live entries into a new table with room for extra more, the smallest power
-// of two that keeps them at most 5/8 full. The caller holds mu.
-func (r *revokedSet) rebuild(now time.Time, extra uint64) {
+// live returns a new map of the entries of m not expired at now (nil when none are), sized for
+// them.
+func live[K comparable](m map[K]uint32, now time.Time) map[K]uint32 {
 	cut := now.Unix()
-	live := extra
-	for i := range r.cap {
-		if exp := binary.LittleEndian.Uint32(r.slots[i*revokedSlotBytes+16:]); exp != 0 && int64(exp) > cut {
-			live++
+	n := 0
+	for _, exp := range m {
+		if int64(exp) > cut {
+			n++
 		}
 	}
-	capacity := uint64(revokedMinSlots)
-	for live*8 > capacity*5 {
-		capacity *= 2
+	if n == 0 {
+		return nil
 	}
-	if capacity == r.cap && live == r.n+extra {
-		return // nothing to drop and the size fits
-	}
-	old, oldCap := r.slots, r.cap
-	r.slots, r.cap, r.n = revokedAlloc(int(capacity*revokedSlotBytes)), capacity, 0
-	for i := range oldCap {
-		s := old[i*revokedSlotBytes : (i+1)*revokedSlotBytes]
-		exp := binary.LittleEndian.Uint32(s[16:])
-		if exp == 0 || int64(exp) <= cut {
-			continue
+	kept := make(map[K]uint32, n)
+	for k, exp := range m {
+		if int64(exp) > cut {
+			kept[k] = exp
 		}
-		id := [16]byte(s[:16])
-		j, _ := r.find(&id)
-		copy(r.slots[j*revokedSlotBytes:], s)
-		r.n++
 	}
-	revokedFree(old)
+	return kept
 }
 
-// len is the number of families remembered (expired ones included until the next rebuild).
+// len is the number of families remembered (expired ones included until the next sweep).
 func (r *revokedSet) len() int {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	return int(r.n) + len(r.other)
-}
-
-// bytes is the memory of the table: its slots (the map of non-UUID ids not included).
-func (r *revokedSet) bytes() int {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	return len(r.slots)
+	return len(r.ids) + len(r.other)
 }
 
 // isLoaded reports whether the set was filled from the database.

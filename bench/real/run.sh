@@ -4,7 +4,7 @@
 # configs/application.toml in a scratch directory (SQLite, built-in user store, argon2id), creates
 # a user with `svc user add`, and measures with wrk -t2 -c64:
 #
-#   get_user_info   Bearer, one token                  target ≥ 80 % of bare req/s, p99 ≤ 20 ms
+#   get_user_info   Bearer, one token                  target ≥ 90 % of bare req/s, p99 ≤ 1.2× bare's
 #   logout          a fresh token per request (bench/real/load logs in N times beforehand)
 #   no token → 401  the unauthenticated path
 #   login burst     64 connections of password logins  target RSS ≤ idle + 100 MiB
@@ -25,8 +25,8 @@
 # and the peak (VmHWM) of each later phase — the logins that mint the logout tokens, the logouts,
 # the login burst, the logouts — reset between phases; the target applies to the two login loads
 # (64 connections each), which run before the logouts. The logout phase is reported beside them:
-# at 15 000+ requests a second its heap grows with the garbage collector's headroom (GOGC 400 in
-# the binary), not with hashing, and the runtime keeps that memory for a while afterwards.
+# at 15 000+ requests a second its heap grows with the garbage collector's headroom (the runtime's
+# default GOGC), not with hashing, and the runtime keeps that memory for a while afterwards.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
@@ -126,7 +126,7 @@ echo "metrics instance exposes $series svc_api_requests_total series"
 peak() { local v; v="$(rss "$svc_pid" VmHWM)"; echo 5 >"/proc/$svc_pid/clear_refs" 2>/dev/null || true; echo "$v"; }
 # The largest anonymous resident set (heap, stacks: what hashing allocates) while the login loads
 # run, sampled every 10 ms into $work/anonpeak: VmHWM also counts the pages of the binary the
-# logins map back after `svc serve` dropped the start-up's (internal/startmem).
+# logins map back from the page cache as they run (file-backed, shared, not what they allocate).
 anon_watch() {
   local max=0 k v _
   while [ -e "/proc/$svc_pid/status" ]; do
@@ -160,5 +160,5 @@ awk -v i="$idle" -v m="$peak_mint" -v l="$peak_logout" -v b="$peak_burst" -v ia=
   p = (m > b) ? m : b
   printf "server RSS idle %.0f MiB; peak during the logins that mint %.0f MiB, the logouts %.0f MiB, the login burst %.0f MiB\n", i/1024, m/1024, l/1024, b/1024
   printf "login loads: peak %.0f MiB = idle +%.0f MiB (target <= +100 MiB)\n", p/1024, (p-i)/1024
-  printf "login loads, anonymous: peak %.0f MiB = idle +%.0f MiB (target <= +32 MiB)\n", pa/1024, (pa-ia)/1024}'
+  printf "login loads, anonymous: peak %.0f MiB = idle +%.0f MiB (target <= +40 MiB)\n", pa/1024, (pa-ia)/1024}'
 echo "load after: $(uptime)"

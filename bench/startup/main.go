@@ -17,8 +17,7 @@
 // Then it starts svc once more, calls get_user_info, waits for the start-up work to settle and
 // reads the idle resident set from /proc/PID/smaps_rollup (Rss, its anonymous part — heap,
 // stacks, runtime — and its file-backed part, mostly the binary's touched pages); again after
-// 5 000 more get_user_info calls over 16 connections (the pages the serving path maps back:
-// svc serve drops its start-up's mappings of the binary, internal/startmem); and again after
+// 5 000 more get_user_info calls over 16 connections; and again after
 // one password login, whose argon2id hash is the largest allocation a client causes.
 //
 // Every figure is the median of the rounds; the last lines are RESULT lines for bench/run.sh.
@@ -293,8 +292,6 @@ func (s *svc) logTail() string {
 	}
 	return string(b)
 }
-
-// smapsRollup reads the kB fields of /proc/PID/smaps_rollup.
 
 var client = &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 16}}
 

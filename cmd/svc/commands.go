@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 
 	"github.com/pelletier/go-toml/v2"
 	"github.com/spf13/cobra"
@@ -16,7 +15,6 @@ import (
 	"github.com/svc-framework/svc/cron"
 	"github.com/svc-framework/svc/db"
 	"github.com/svc-framework/svc/integration"
-	"github.com/svc-framework/svc/internal/startmem"
 	"github.com/svc-framework/svc/security"
 )
 
@@ -46,25 +44,18 @@ func serveCmd(g *globalFlags) *cobra.Command {
 		Short: "Run the server until SIGINT or SIGTERM",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var srv *svc.Server
-			srv, err := newServer(g, cmd, svc.WithStarted(func() { releaseStartMemory(srv.Logger()) }))
+			cfg, err := load(g, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
+			srv, err := svc.New(cfg, hostOptions()...)
+			if err != nil {
+				return err
+			}
+			applyMemoryPolicy(cfg, g.env, srv.Logger())
 			return srv.Run(cmd.Context())
 		},
 	}
-}
-
-// releaseStartMemory gives back the memory only the start-up needed (internal/startmem): the
-// heap's garbage and the mappings of the executable's pages the initialisers touched.
-func releaseStartMemory(logger *slog.Logger) {
-	res, err := startmem.Release()
-	if err != nil {
-		logger.Warn("svc: release start-up memory", slog.Any("error", err))
-		return
-	}
-	logger.Debug("svc released start-up memory", slog.Int64("mapped_kib", res.Mapped>>10))
 }
 
 func migrateCmd(g *globalFlags) *cobra.Command {

@@ -21,25 +21,12 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"syscall"
 
 	"github.com/spf13/cobra"
 )
 
-// gcPercent is the ready binary's garbage-collection target when the GOGC environment variable
-// does not set one. svc's live heap is small (a few MiB: caches, pools) and a request allocates
-// about 2 KiB, so at Go's default of 100 the collector runs several times a second under load
-// and costs about a tenth of a request's CPU (issue #13, bench/real/run.sh); 400 lets the heap
-// grow to five times the live heap between cycles, a few tens of MiB. Password hashing, the one
-// large allocator, starts its own collections (security/hashreclaim.go), so login bursts stay
-// bounded all the same. Library hosts keep their own setting: only this binary changes it.
-const gcPercent = 400
-
 func main() {
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(gcPercent)
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := newRoot(os.LookupEnv).ExecuteContext(ctx); err != nil {

@@ -25,22 +25,9 @@ const (
 	// MCPFastCall: mcp/fastcall.go answers a tools/call of an operation tool without the MCP
 	// SDK's stateless session machinery.
 	MCPFastCall = "mcp.fastcall"
-	// AppAccessLine: app/logwriter.go formats the access-log line of svc's default logger
-	// itself, the bytes slog's JSON handler would write, instead of building a slog record.
-	AppAccessLine = "app.accessline"
-	// RPCEnvelope: rpc/envelope.go scans the top level of a JSON request envelope by hand
-	// instead of decoding it with encoding/json into a map of raw values.
-	RPCEnvelope = "rpc.envelope"
 	// PushBuffers: push/hijack.go hands coder/websocket a hijacked connection with small
 	// buffers instead of net/http's, relying on how the library adopts them.
 	PushBuffers = "push.buffers"
-	// SecurityJWT: security/jwtown.go verifies and decodes a token in the exact form svc signs
-	// without golang-jwt's parser and encoding/json's reflection.
-	SecurityJWT = "security.jwt"
-	// StartPages: internal/startmem drops the ready binary's mappings of its executable's
-	// read-only pages once the server has started, so that the pages only the start-up touched
-	// stop counting in its resident set.
-	StartPages = "start.pages"
 )
 
 // setting is SVC_BYPASS_OFF as the process started with it.

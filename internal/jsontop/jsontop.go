@@ -1,8 +1,7 @@
 // Package jsontop reads the members of a JSON object without decoding their values: each value
 // stays a slice of the input, so a caller decodes only the members it needs, and the numbers in
-// them keep every digit. The /api envelope (rpc/envelope.go) and the MCP endpoint's fast path
-// (mcp/fastcall.go) read their requests with it; both are performance bypasses of encoding/json
-// (docs/architecture.md, "Performance bypasses").
+// them keep every digit. The MCP endpoint's fast path (mcp/fastcall.go), a performance bypass of
+// the MCP SDK (docs/architecture.md, "Performance bypasses"), reads its requests with it.
 package jsontop
 
 import (

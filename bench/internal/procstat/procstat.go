@@ -1,7 +1,7 @@
 // Package procstat reads resident sets and CPU time from /proc: the calling process's, for the
 // benchmark servers that report their own cost (bench/push/server, bench/peers/centrifuge), and
-// another process's memory by kind, for the tools that measure the shipped binary
-// (bench/startup, bench/mcpquery).
+// another process's memory by kind (its pid), for the tools that measure the shipped binary
+// (bench/startup, bench/mcpquery, bench/memory).
 package procstat
 
 import (
@@ -14,7 +14,8 @@ import (
 	"strings"
 )
 
-// SmapsRollup reads /proc/PID/smaps_rollup into bytes by field name (Rss, Anonymous, …).
+// SmapsRollup reads the fields of /proc/PID/smaps_rollup given in kB (Rss, Pss, Pss_Anon,
+// Pss_File, Anonymous, ...), in bytes.
 func SmapsRollup(pid int) (map[string]int64, error) {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
 	if err != nil {

@@ -4,7 +4,10 @@
 //	    logs in N times over C connections and writes the N access tokens to FILE, one a line;
 //	load -mode logout -url URL -tokens FILE -c C
 //	    calls logout once with every token of FILE over C connections (each logout needs a
-//	    fresh token) and prints a RESULT line like the wrk scripts': requests/s, p50, p99.
+//	    fresh token) and prints a RESULT line like the wrk scripts': requests/s, p50, p99;
+//	load -mode use -url URL -tokens FILE -c C
+//	    calls get_user_info once with every line of FILE (a token used before its logout, the
+//	    flow users run; a file of one token repeated gives the steady call) and prints the same.
 package main
 
 import (
@@ -35,14 +38,14 @@ type result struct {
 }
 
 func main() {
-	mode := flag.String("mode", "", "mint or logout")
+	mode := flag.String("mode", "", "mint, logout or use")
 	url := flag.String("url", "", "base URL of svc")
 	user := flag.String("user", "bench", "user name (mint)")
 	password := flag.String("password", "", "password (mint)")
 	n := flag.Int("n", 100, "logins (mint)")
 	conns := flag.Int("c", 64, "concurrent connections")
 	out := flag.String("out", "", "token file to write (mint)")
-	tokens := flag.String("tokens", "", "token file to read (logout)")
+	tokens := flag.String("tokens", "", "token file to read (logout, use)")
 	flag.Parse()
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: *conns}, Timeout: 30 * time.Second}
 	switch *mode {
@@ -53,13 +56,14 @@ func main() {
 			log.Fatal(err)
 		}
 		report(lat)
-	case "logout":
+	case "logout", "use":
 		toks := readLines(*tokens)
-		body := `{"resource":"security/auth","action":"logout","version":"v1","params":{}}`
+		action := map[string]string{"logout": "logout", "use": "get_user_info"}[*mode]
+		body := `{"resource":"security/auth","action":"` + action + `","version":"v1","params":{}}`
 		_, lat := run(len(toks), *conns, func(i int) (string, error) { return call(client, *url, toks[i], body) })
 		report(lat)
 	default:
-		log.Fatal("-mode must be mint or logout")
+		log.Fatal("-mode must be mint, logout or use")
 	}
 }
 
