@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"time"
 	"unicode/utf8"
-	"unsafe"
 
 	"github.com/svc-framework/svc/db"
 )
@@ -69,7 +68,7 @@ func (a *answer) Columns(names []string) error {
 	a.keys = make([]string, len(names))
 	start := 0
 	for i, end := range ends {
-		a.keys[i] = unsafe.String(&keys.b[start], end-start) // keys.b is never written again
+		a.keys[i] = string(keys.b[start:end])
 		start = end
 	}
 	return nil
@@ -122,7 +121,7 @@ func (a *answer) value(v any) (ok bool, err error) {
 		return a.out.jsonString(x), nil
 	case []byte:
 		if utf8.Valid(x) {
-			return a.out.jsonString(unsafe.String(unsafe.SliceData(x), len(x))), nil
+			return a.out.jsonString(string(x)), nil
 		}
 		return a.out.base64(x), nil
 	case time.Time:
@@ -139,17 +138,13 @@ func (a *answer) value(v any) (ok bool, err error) {
 	return a.out.bytes(b), nil
 }
 
-// built is how many bytes the answer's buffers hold, whether or not it was finished.
-func (a *answer) built() int { return cap(a.out.b) + a.keyBytes }
-
 // fits reports whether n more bytes of answer (the truncation note) fit beside the array.
 func (a *answer) fits(n int) bool { return len(a.out.b)+n <= a.out.max }
 
-// finish closes the array and returns the answer text, which shares the buffer (nothing writes
-// to it afterwards).
+// finish closes the array and returns the answer text.
 func (a *answer) finish() string {
 	a.out.b = append(a.out.b, ']') // the byte newAnswer held back
-	return unsafe.String(unsafe.SliceData(a.out.b), len(a.out.b))
+	return string(a.out.b)
 }
 
 // appendFloat writes f as encoding/json does (ES6 number formatting: 'f' between 1e-6 and 1e21,

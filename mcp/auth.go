@@ -4,9 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
-	"runtime"
 	"strings"
-	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -31,18 +29,15 @@ type principalKey struct{}
 type writerKey struct{}
 
 // callWriter is the HTTP response of a request the SDK or the fast path serves, as its tool
-// handlers see it: database_query bounds the answer's write by the call's deadline (limitWrite)
-// and records how large its answer was (answered), so that the request's handler collects the
-// answer's garbage once it is written (reclaim).
+// handlers see it: database_query bounds the answer's write by the call's deadline
+// (limitWrite).
 type callWriter struct {
-	w        http.ResponseWriter
-	answered atomic.Int64
+	w http.ResponseWriter
 }
 
 // withWriter returns ctx carrying a callWriter of w.
-func withWriter(ctx context.Context, w http.ResponseWriter) (context.Context, *callWriter) {
-	cw := &callWriter{w: w}
-	return context.WithValue(ctx, writerKey{}, cw), cw
+func withWriter(ctx context.Context, w http.ResponseWriter) context.Context {
+	return context.WithValue(ctx, writerKey{}, &callWriter{w: w})
 }
 
 // limitWrite sets the write deadline of the HTTP response that carries ctx's call to ctx's
@@ -53,29 +48,6 @@ func limitWrite(ctx context.Context) {
 	cw, _ := ctx.Value(writerKey{}).(*callWriter)
 	if d, ok := ctx.Deadline(); ok && cw != nil {
 		_ = http.NewResponseController(cw.w).SetWriteDeadline(d) // not supported: the server's own limits apply
-	}
-}
-
-// noteAnswer records that ctx's call built n bytes of answer (finished or not).
-func noteAnswer(ctx context.Context, n int) {
-	if cw, _ := ctx.Value(writerKey{}).(*callWriter); cw != nil {
-		cw.answered.Store(int64(n))
-	}
-}
-
-// reclaimBytes is the answer buffer size from which the request collects its garbage once
-// written.
-const reclaimBytes = 1 << 20
-
-// reclaim runs a garbage collection when the request's database_query built at least
-// reclaimBytes of answer, answered or refused at the cap. The answer's buffers (database_query's up to svc.mcp.query.max_bytes, grown by
-// doubling, and the SDK's copies of its encoding) are garbage once it is written; at the shipped
-// binary's GOGC 400 they would otherwise pile up over several calls before the collector runs
-// (bench/mcpquery measured idle + 54 MiB over ten rounds without this). One cycle per large
-// answer costs a fraction of encoding it.
-func (cw *callWriter) reclaim() {
-	if cw.answered.Load() >= reclaimBytes {
-		runtime.GC()
 	}
 }
 
@@ -99,9 +71,8 @@ func (s *Service) authenticate(next http.Handler) http.Handler {
 		if !ok {
 			if !s.cfg.AuthRequired() && r.Header.Get("Authorization") == "" {
 				if !s.serveFast(w, r, nil) {
-					ctx, cw := withWriter(r.Context(), w)
+					ctx := withWriter(r.Context(), w)
 					next.ServeHTTP(w, r.WithContext(ctx))
-					cw.reclaim()
 				}
 				return
 			}
@@ -123,9 +94,8 @@ func (s *Service) authenticate(next http.Handler) http.Handler {
 		if s.serveFast(w, r, tokenInfo(r.Context(), v)) {
 			return
 		}
-		ctx, cw := withWriter(context.WithValue(r.Context(), principalKey{}, v), w)
+		ctx := withWriter(context.WithValue(r.Context(), principalKey{}, v), w)
 		withToken.ServeHTTP(w, r.WithContext(ctx))
-		cw.reclaim()
 	})
 }
 

@@ -41,9 +41,7 @@
 //     cap is read (db.ReadOnly's own count, a lower bound of the encoding). The call's
 //     deadline, timeout + 3 s, covers reading, encoding and, as the HTTP connection's write
 //     deadline (limitWrite), writing the answer. The fast path (below) serves the tool and
-//     escapes the answer into the connection in pieces; a call that built 1 MiB or more of
-//     answer runs a garbage collection once it is written (callWriter.reclaim), so answers do
-//     not pile up at the binary's GOGC 400 (bench/mcpquery: idle + 16 MiB over ten rounds of
+//     escapes the answer into the connection in pieces (bench/mcpquery: idle + 22 MiB over ten rounds of
 //     the forms and two answers just under the cap; through the SDK, which copies the
 //     encoding several times, idle + 126 MiB for an escape-heavy answer at the cap). On
 //     PostgreSQL and MySQL a login that could reach server files (superuser, FILE, …) is refused

@@ -97,8 +97,7 @@ func (s *Service) serveToolCall(w http.ResponseWriter, r *http.Request, info *au
 		Params: &sdk.CallToolParamsRaw{Name: call.name, Arguments: call.arguments},
 		Extra:  &sdk.RequestExtra{TokenInfo: info, Header: r.Header},
 	}
-	ctx, cw := withWriter(context.WithoutCancel(r.Context()), w)
-	defer cw.reclaim()
+	ctx := withWriter(context.WithoutCancel(r.Context()), w)
 	res, err := handler(ctx, req)
 	if err != nil || res == nil { // operation handlers answer tool errors: a bug
 		s.log.Error("mcp: tools/call fast path", "tool", call.name, "error", err)

@@ -70,7 +70,6 @@ func (s *Service) query(ctx context.Context, req *sdk.CallToolRequest) (*sdk.Cal
 	defer cancel()
 	limitWrite(ctx)
 	ans := newAnswer(int(s.cfg.Query.MaxBytes))
-	defer func() { noteAnswer(ctx, ans.built()) }()
 	truncated, err := s.runReadOnly(ctx, args.SQL, bindable(args.Params), ans)
 	if err != nil {
 		s.log.Info("mcp: database_query failed", "principal", p.ID, "error", err)
