@@ -393,7 +393,9 @@ await step("phone width: the navigation folds behind a menu button; every page a
       const client = document.documentElement.clientWidth;
       // the elements that reach past the edge, outside any scroll box of their own, to name them
       const past = [...document.querySelectorAll("body *")]
-        .filter((e) => e.getBoundingClientRect().right > client + 0.5 && !e.parentElement?.closest(".table-wrap, .flow-graph, pre, dialog"))
+        .filter((e) => e.getBoundingClientRect().right > client + 0.5)
+        // inside a scroll box only what is positioned out of it (a visually hidden label) counts
+        .filter((e) => !e.parentElement?.closest(".table-wrap, .flow-graph, pre, dialog") || getComputedStyle(e).position === "absolute")
         .map((e) => `${e.tagName.toLowerCase()}${e.className ? "." + String(e.className).replace(/ /g, ".") : ""} ${Math.round(e.getBoundingClientRect().right)}`);
       return { scroll: document.documentElement.scrollWidth, client, past: past.slice(-6) };
     });

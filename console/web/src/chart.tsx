@@ -2,6 +2,7 @@
 import { useEffect, useRef } from "preact/hooks";
 import uPlot from "uplot";
 import "uplot/dist/uPlot.min.css";
+import { when } from "./i18n";
 
 export interface Series {
   label: string;
@@ -49,7 +50,9 @@ export function Chart(props: ChartProps) {
           y: p.yMax ? { range: [0, p.yMax] } : { range: (_u, _min, max) => [0, max > 0 ? max * 1.1 : 1] },
         },
         axes: [
-          { stroke: "#5b6573", grid: { stroke: "#e3e7ed" } },
+          // Times as on every other page (i18n's when): 24-hour clock, the date as YYYY-MM-DD on
+          // the first tick, never uPlot's default en-US month/day.
+          { stroke: "#5b6573", grid: { stroke: "#e3e7ed" }, values: (_u, splits) => splits.map((s, i) => tick(s, i === 0)) },
           {
             stroke: "#5b6573",
             grid: { stroke: "#e3e7ed" },
@@ -58,7 +61,7 @@ export function Chart(props: ChartProps) {
           },
         ],
         series: [
-          {},
+          { value: (_u: uPlot, v: number | null) => (v == null ? "–" : when(v * 1000)) },
           ...p.series.map((s) => ({
             label: s.label,
             stroke: s.color,
@@ -93,4 +96,12 @@ export function Chart(props: ChartProps) {
   }, [props.data]);
 
   return <div class="chart" ref={box} role="img" aria-label={props.title} />;
+}
+
+/** tick labels an x-axis split (seconds): HH:mm:ss, with YYYY-MM-DD above it on the first. */
+function tick(sec: number, first: boolean): string {
+  const d = new Date(sec * 1000);
+  const two = (n: number) => String(n).padStart(2, "0");
+  const time = `${two(d.getHours())}:${two(d.getMinutes())}:${two(d.getSeconds())}`;
+  return first ? `${d.getFullYear()}-${two(d.getMonth() + 1)}-${two(d.getDate())}\n${time}` : time;
 }
