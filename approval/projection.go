@@ -224,7 +224,7 @@ func (r *run) applySynchronous(ctx context.Context, p *Projection) error {
 		}
 		return err
 	}
-	err := r.tx(ctx).RunInTx(ctx, nil, func(ctx context.Context, sp bun.Tx) error {
+	err := db.InSavepoint(ctx, r.tx(ctx), func(ctx context.Context, sp bun.Tx) error {
 		return applyProjection(ctx, sp, p, r.now)
 	})
 	if err == nil {

@@ -59,6 +59,15 @@ func (d *DB) InTx(ctx context.Context, fn func(ctx context.Context, tx bun.Tx) e
 	return d.RunInTx(ctx, d.txOptions(), fn)
 }
 
+// InSavepoint runs fn inside a savepoint of the open transaction tx (bun's nested transaction:
+// SAVEPOINT, then RELEASE or ROLLBACK TO on every dialect): an error of fn undoes what fn wrote
+// and leaves the rest of tx intact, so the caller can record the failure and commit. A deadlock
+// or serialization failure still loses the whole transaction on PostgreSQL and MySQL; the caller
+// checks IsRetryable.
+func InSavepoint(ctx context.Context, tx bun.IDB, fn func(ctx context.Context, sp bun.Tx) error) error {
+	return tx.RunInTx(ctx, nil, fn)
+}
+
 // InTxRetrying is InTx, run again (at most TxAttempts times in all) while the database rolls the
 // transaction back as a deadlock victim, a serialization failure or a lock wait timeout
 // (IsRetryable) and ctx has not ended. Use it only when fn does nothing outside the database

@@ -27,6 +27,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/svc-framework/svc/internal/testservice"
 	"io"
 	"net/http"
 	"os"
@@ -159,16 +160,10 @@ func run(bin, cfgPath string, port, rounds int) error {
 	return nil
 }
 
-// cleanEnv is the environment without any SVC_* variable of the caller, plus the port and
-// rate limits the measurement needs.
+// cleanEnv is a child's environment (testservice.ChildEnv: without the caller's SVC_*
+// configuration) plus the port and rate limits the measurement needs.
 func cleanEnv(port int) []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "SVC_") {
-			env = append(env, kv)
-		}
-	}
-	env = append(env, "SVC_APP_PORT="+strconv.Itoa(port), "SVC_SECURITY_LOGIN_RATE_LIMIT=1000000", "SVC_API_RATE_LIMIT_MAX=1000000000")
+	env := testservice.ChildEnv("SVC_APP_PORT="+strconv.Itoa(port), "SVC_SECURITY_LOGIN_RATE_LIMIT=1000000", "SVC_API_RATE_LIMIT_MAX=1000000000")
 	return append(env, extraEnv...)
 }
 

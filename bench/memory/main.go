@@ -30,6 +30,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/svc-framework/svc/internal/testservice"
 	"log"
 	"net"
 	"net/http"
@@ -389,12 +390,13 @@ func stop(cmd *exec.Cmd) {
 	_ = cmd.Wait()
 }
 
-// cleanEnv is the environment without SVC_* and Go runtime variables, so the caller's own
-// settings do not change what is measured.
+// cleanEnv is a child's environment (testservice.ChildEnv: without the caller's SVC_*
+// configuration) less the Go runtime's GOGC and GOMEMLIMIT, so the caller's own settings do not
+// change what is measured: the binary's one memory policy applies.
 func cleanEnv() []string {
 	var out []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "SVC_") && !strings.HasPrefix(kv, "GOGC=") && !strings.HasPrefix(kv, "GOMEMLIMIT=") {
+	for _, kv := range testservice.ChildEnv() {
+		if !strings.HasPrefix(kv, "GOGC=") && !strings.HasPrefix(kv, "GOMEMLIMIT=") {
 			out = append(out, kv)
 		}
 	}
