@@ -27,7 +27,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/svc-framework/svc/internal/testservice"
 	"io"
 	"net/http"
 	"os"
@@ -39,6 +38,7 @@ import (
 	"time"
 
 	"github.com/svc-framework/svc/bench/internal/procstat"
+	"github.com/svc-framework/svc/internal/testservice"
 )
 
 const password = "Bench-mcp-query-1"

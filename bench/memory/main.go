@@ -30,7 +30,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/svc-framework/svc/internal/testservice"
 	"log"
 	"net"
 	"net/http"
@@ -44,6 +43,7 @@ import (
 	"time"
 
 	"github.com/svc-framework/svc/bench/internal/procstat"
+	"github.com/svc-framework/svc/internal/testservice"
 )
 
 const password = "bench-Password-1"
