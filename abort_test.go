@@ -103,6 +103,7 @@ func TestClientAbortIsNot5xx(t *testing.T) {
 	ln := adminListener(t)
 	srv := svctest.New(t, svctest.WithConfig(func(c *config.Config) {
 		c.Security.Roles = map[string][]string{"admin": {"*"}}
+		c.Metrics.Enabled = true
 	}), svctest.WithOptions(svc.WithLogger(slog.New(logs)), svc.WithModule(abortModule(started)),
 		svc.WithTelemetry(ops.Options{Listener: ln})))
 
