@@ -198,10 +198,11 @@ func (s *Server) newEngine(catalog *i18n.Catalog, bus *event.Bus, tel *ops.Telem
 	}
 	audit := rpc.AuditSinks(busAuditSink{bus: bus, logger: s.logger}, s.opts.audit)
 	return rpc.NewEngine(rpc.EngineConfig{
-		BodyLimit:        int64(s.cfg.App.BodyLimit),
-		BodyMemoryBudget: int64(s.cfg.App.BodyMemoryBudget),
-		BodyMemoryWait:   s.cfg.App.BodyReadIdleTimeout,
-		DefaultLimit:     rpc.Limit{Max: s.cfg.API.RateLimit.Max, Period: s.cfg.API.RateLimit.Period},
+		BodyLimit:           int64(s.cfg.App.BodyLimit),
+		BodyMemoryBudget:    int64(s.cfg.App.BodyMemoryBudget),
+		BodyMemoryPerClient: int64(s.cfg.App.BodyMemoryPerClient),
+		BodyMemoryWait:      s.cfg.App.BodyReadIdleTimeout,
+		DefaultLimit:        rpc.Limit{Max: s.cfg.API.RateLimit.Max, Period: s.cfg.API.RateLimit.Period},
 		BodyEncoding: rpc.BodyEncoding{
 			Enabled:  s.cfg.API.BodyEncoding.Enabled,
 			Encoding: string(s.cfg.API.BodyEncoding.Encoding),
@@ -231,6 +232,7 @@ func (s *Server) newHandler(engine *rpc.Engine, mods []app.Module) (http.Handler
 		BodyReadIdleTimeout: s.cfg.App.BodyReadIdleTimeout,
 		BodyMinRate:         int64(s.cfg.App.BodyMinRate),
 		BodyMinRateGrace:    s.cfg.App.BodyMinRateGrace,
+		BodyMemoryRate:      int64(s.cfg.App.BodyMemoryRate),
 		Proxies:             proxies,
 		CORSEnabled:         s.cfg.CORS.Enabled,
 		CORSOrigins:         s.cfg.CORS.AllowOrigins,

@@ -4,6 +4,8 @@ import (
 	"io"
 	"net/http"
 	"time"
+
+	"github.com/svc-framework/svc/rpc"
 )
 
 // bodyPace is how fast a request body must arrive, on every route (the outer middleware wraps
@@ -19,10 +21,17 @@ import (
 // stored, a body waiting for room in the body memory budget — is not charged to the client: an
 // upload at any rate above the minimum passes whatever its size, and a trickle below it ends
 // within grace + size/rate.
+//
+// A body whose bytes the /api engine holds in memory (rpc.BodyHolder) has, besides, a total
+// deadline in proportion to what it holds (issue #42 item 2): it must have arrived whole by its
+// start + grace + held / hold (svc.app.body_memory_rate), wall-clock time, whatever the server
+// did meanwhile. Memory of the shared budget is so held only by a body that keeps arriving at
+// that rate; a client that holds much must send fast, and one that trickles holds little.
 type bodyPace struct {
 	idle  time.Duration // 0 disables the whole pace
 	rate  int64         // bytes per second; 0 leaves only the idle timeout
 	grace time.Duration
+	hold  int64 // bytes per second a body held in memory must average (total deadline); 0: none
 }
 
 // idleBody is a request body read at pace: before each Read the connection's read deadline is
@@ -44,6 +53,21 @@ type idleBody struct {
 	waited time.Duration // time spent inside Read, waiting for the client
 	left   int64         // bytes still to come when the length is known (Content-Length), else -1
 	done   bool          // the body ended or failed: deadlines are the server's again
+	start  time.Time     // when the body was wrapped (network time)
+	hard   time.Time     // total deadline while the engine holds the body in memory; zero: none
+}
+
+var _ rpc.BodyHolder = (*idleBody)(nil)
+
+// Hold implements rpc.BodyHolder: while held > 0 the body must be complete by start + grace +
+// held / hold rate. Hold(0) lifts the deadline (the engine no longer reads into memory). It is
+// called by the goroutine that reads the body, between reads.
+func (b *idleBody) Hold(held int64) {
+	if held <= 0 || b.pace.hold <= 0 {
+		b.hard = time.Time{}
+		return
+	}
+	b.hard = b.start.Add(b.pace.grace + time.Duration(float64(held)/float64(b.pace.hold)*float64(time.Second)))
 }
 
 // withIdleBody wraps r's body and sets its first read deadline; requests without one are left
@@ -52,8 +76,8 @@ func withIdleBody(w http.ResponseWriter, r *http.Request, pace bodyPace) {
 	if pace.idle <= 0 || r.Body == nil || r.Body == http.NoBody {
 		return
 	}
-	b := &idleBody{body: r.Body, rc: *http.NewResponseController(w), pace: pace, left: r.ContentLength}
-	_ = b.rc.SetReadDeadline(time.Now().Add(b.allowance()))
+	b := &idleBody{body: r.Body, rc: *http.NewResponseController(w), pace: pace, left: r.ContentLength, start: time.Now()}
+	_ = b.rc.SetReadDeadline(b.start.Add(b.allowance()))
 	r.Body = b
 }
 
@@ -76,7 +100,11 @@ func (b *idleBody) Read(p []byte) (int, error) {
 		return b.body.Read(p)
 	}
 	start := time.Now()
-	_ = b.rc.SetReadDeadline(start.Add(b.allowance()))
+	deadline := start.Add(b.allowance())
+	if !b.hard.IsZero() && b.hard.Before(deadline) {
+		deadline = b.hard
+	}
+	_ = b.rc.SetReadDeadline(deadline)
 	n, err := b.body.Read(p)
 	b.waited += time.Since(start)
 	b.got += int64(n)

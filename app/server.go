@@ -33,6 +33,10 @@ type HandlerConfig struct {
 	// (bodyidle.go). A zero rate leaves only the idle timeout; they apply only with it.
 	BodyMinRate      int64
 	BodyMinRateGrace time.Duration
+	// BodyMemoryRate is svc.app.body_memory_rate (bytes per second): a body the /api engine
+	// holds in memory must have arrived whole by its start + BodyMinRateGrace + held / rate
+	// (bodyidle.go, rpc.BodyHolder). Zero: no such deadline. Applies only with the idle timeout.
+	BodyMemoryRate int64
 	// Proxies decides whose X-Forwarded-For is trusted.
 	Proxies Proxies
 	// CORSEnabled and CORSOrigins are svc.cors.
@@ -119,7 +123,8 @@ func NewHandler(cfg HandlerConfig) (h http.Handler, err error) {
 		logger:  logger,
 		access:  cfg.AccessLog,
 		clock:   clock,
-		pace:    bodyPace{idle: cfg.BodyReadIdleTimeout, rate: cfg.BodyMinRate, grace: cfg.BodyMinRateGrace},
+		pace: bodyPace{idle: cfg.BodyReadIdleTimeout, rate: cfg.BodyMinRate, grace: cfg.BodyMinRateGrace,
+			hold: cfg.BodyMemoryRate},
 	}, nil
 }
 

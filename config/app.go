@@ -18,6 +18,7 @@ const (
 	defaultBodyReadIdleTimeout = 30 * time.Second
 	defaultBodyMinRate         = 1 * KiB
 	defaultBodyMinRateGrace    = 10 * time.Second
+	defaultBodyMemoryRate      = 64 * KiB
 )
 
 // App is the svc.app section (spec §8.3).
@@ -45,6 +46,22 @@ type App struct {
 	// answers 503. Non-positive selects the default; a budget below body_limit fails Validate
 	// with ErrInvalidBodyMemoryBudget, since one maximal body must fit.
 	BodyMemoryBudget Size `toml:"body_memory_budget"`
+	// BodyMemoryPerClient is svc.app.body_memory_per_client (default body_limit, at most
+	// body_memory_budget): the most one client address (the client IP as trusted_proxies
+	// determine it; an IPv6 address by its /64) holds of body_memory_budget at once, whatever
+	// its number of connections; a body that would take its address past it answers 503. Of
+	// the budget, an eighth is kept for small requests (up to 32 KiB held; a login is under
+	// 1 KiB), of which one address holds at most a sixteenth (at least 32 KiB): no address can
+	// deny /api to the others. Non-positive selects the default.
+	BodyMemoryPerClient Size `toml:"body_memory_per_client"`
+	// BodyMemoryRate is svc.app.body_memory_rate (default 64kib, bytes per second): a body
+	// read into memory (a JSON /api body, an inbound integration delivery) must have arrived
+	// whole by its start + body_min_rate_grace + held / rate, wall-clock time, where held is
+	// what it holds of body_memory_budget: the longer a body holds memory, the faster it must
+	// arrive, so a trickling client holds little. Behind it the read fails and the connection
+	// closes. Streamed multipart file parts are not held and only body_min_rate applies to
+	// them. Non-positive selects the default.
+	BodyMemoryRate Size `toml:"body_memory_rate"`
 	// BodyReadIdleTimeout is svc.app.body_read_idle_timeout (default 30s): every read of a
 	// request body must receive data within it, else the connection is closed (body_min_rate
 	// bounds a body that keeps each read within it); it also bounds the wait for room in
@@ -82,6 +99,8 @@ func (a *App) applyDefaults() {
 	a.BodyReadIdleTimeout = positive(a.BodyReadIdleTimeout, defaultBodyReadIdleTimeout)
 	a.BodyMinRate = positive(a.BodyMinRate, defaultBodyMinRate)
 	a.BodyMinRateGrace = positive(a.BodyMinRateGrace, defaultBodyMinRateGrace)
+	a.BodyMemoryPerClient = min(positive(a.BodyMemoryPerClient, a.BodyLimit), max(a.BodyMemoryBudget, a.BodyLimit))
+	a.BodyMemoryRate = positive(a.BodyMemoryRate, defaultBodyMemoryRate)
 }
 
 func (a *App) validate() []error {

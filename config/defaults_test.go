@@ -13,7 +13,7 @@ import (
 func wantDefaults() *Config {
 	return &Config{
 		App: App{Name: "svc-app", BodyLimit: 32 * MiB, BodyMemoryBudget: 64 * MiB, BodyReadIdleTimeout: 30 * time.Second,
-			BodyMinRate: 1 * KiB, BodyMinRateGrace: 10 * time.Second},
+			BodyMinRate: 1 * KiB, BodyMinRateGrace: 10 * time.Second, BodyMemoryPerClient: 32 * MiB, BodyMemoryRate: 64 * KiB},
 		KVStore: KVStore{Host: "127.0.0.1", Port: 6379, Network: NetworkTCP},
 		API: API{
 			RateLimit:    RateLimit{Max: 100, Period: 5 * time.Minute},
@@ -136,6 +136,8 @@ body_memory_budget = 0
 body_read_idle_timeout = "-1s"
 body_min_rate = 0
 body_min_rate_grace = "-1s"
+body_memory_per_client = 0
+body_memory_rate = 0
 [svc.api.rate_limit]
 max = -1
 period = "-5m"

@@ -3,9 +3,11 @@ package console_test
 import (
 	"bytes"
 	"compress/gzip"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -224,4 +226,76 @@ func TestServer(t *testing.T) {
 	if res.StatusCode != 404 || !strings.Contains(string(body), `"code"`) {
 		t.Errorf("disabled console = %d %q, want the 404 envelope", res.StatusCode, body)
 	}
+}
+
+// TestMalformedPathsAre404 is the attack test of issue #42 item 9: a path that is not a plain
+// page route never gets index.html. Every spelling of a dot segment ("." and "..", each dot
+// literal or percent-encoded in either case), every control byte (NUL included) and a
+// backslash is tried in every position of paths under assets/ and elsewhere; each must answer
+// 404, never HTML — or, for literal dot segments, the mux's redirect to the cleaned path (what a
+// browser would have asked for itself: a new request, judged by the same rule). Clean page
+// routes of the same shapes keep their fallback.
+func TestMalformedPathsAre404(t *testing.T) {
+	h := serve(t, config.Console{Enabled: true, Path: "/console"}, build())
+	var bad []string
+	for _, n := range []int{1, 2} { // "." and ".."
+		for mask := 0; mask < 1<<(2*n); mask++ { // each dot: ".", "%2e" or "%2E"
+			seg, ok := "", true
+			for i := 0; i < n; i++ {
+				switch (mask >> (2 * i)) & 3 {
+				case 0:
+					seg += "."
+				case 1:
+					seg += "%2e"
+				case 2:
+					seg += "%2E"
+				default:
+					ok = false
+				}
+			}
+			if ok {
+				bad = append(bad, seg)
+			}
+		}
+	}
+	for c := 0; c < 0x20; c++ {
+		bad = append(bad, fmt.Sprintf("%%%02x", c), fmt.Sprintf("x%%%02Xy", c))
+	}
+	bad = append(bad, "%7f", "%c2%85", "a%5cb", `a\b`)
+	shapes := []string{"assets/%s", "assets/%s/", "assets/%s/index-abc.js", "assets/x/%s", "assets/index-abc.js%s",
+		"%s/assets/index-abc.js", "users/%s", "users/%s/42", "%s", "%s/", "x/%s/assets/y.js"}
+	for _, shape := range shapes {
+		for _, seg := range bad {
+			target := "/console/" + strings.ReplaceAll(shape, "%s", seg)
+			res, body := getPath(t, h, target)
+			redirect := res.StatusCode == http.StatusMovedPermanently || res.StatusCode == http.StatusTemporaryRedirect
+			if bytes.Contains(body, []byte("<!doctype html>")) || (res.StatusCode != http.StatusNotFound && !redirect) {
+				t.Errorf("GET %s = %d (%d bytes), want 404", target, res.StatusCode, len(body))
+			}
+			if redirect && strings.Contains(res.Header.Get("Location"), "/.") {
+				t.Errorf("GET %s redirects to %q, not a cleaned path", target, res.Header.Get("Location"))
+			}
+		}
+	}
+	for _, target := range []string{"/console/users/42", "/console/users/42/", "/console/cron/runs", "/console/a.b/c..d"} {
+		if res, body := getPath(t, h, target); res.StatusCode != 200 || !bytes.Contains(body, []byte("<!doctype html>")) {
+			t.Errorf("GET %s = %d, want index.html", target, res.StatusCode)
+		}
+	}
+}
+
+// getPath sends GET with target as the raw request URI (no client-side cleaning).
+func getPath(t *testing.T, h http.Handler, target string) (*http.Response, []byte) {
+	t.Helper()
+	req := httptest.NewRequest(http.MethodGet, "http://example.com/", nil)
+	u, err := url.ParseRequestURI(target)
+	if err != nil {
+		u = &url.URL{Path: target}
+	}
+	req.URL, req.RequestURI = u, target
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	res := rec.Result()
+	b, _ := io.ReadAll(res.Body)
+	return res, b
 }

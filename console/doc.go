@@ -10,9 +10,12 @@
 //	GET <svc.console.path>        308 to <path>/ (query kept)
 //	GET <svc.console.path>/…      the build; HEAD too
 //
-// Under <path>/: a file of the build is served as it is; any other path answers index.html
-// (the single-page application's routes), except under assets/, where an unknown name is 404 so
-// a stale page never gets HTML for a script. index.html has every BasePlaceholder
+// Under <path>/: a file of the build is served as it is; any other page route answers
+// index.html (the single-page application's routes). A page route is a decoded path whose
+// segments are all plain names (a trailing slash allowed): not under assets/ (an unknown name
+// there is 404, so a stale page never gets HTML for a script), no "." or ".." segment however
+// encoded, no empty segment, no control character (NUL included) or backslash, not ending in
+// index.html; everything else answers 404. index.html has every BasePlaceholder
 // ("%SVC_CONSOLE_BASE%") replaced by the path with a trailing slash, so the build works under
 // any prefix. Disabled, nothing is registered and the path answers the server's 404 envelope.
 //

@@ -10,6 +10,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // Cache policies: hashed names under assets/ never change, everything else is revalidated.
@@ -104,9 +105,9 @@ func newHandler(assets fs.FS, prefix string) (*handler, error) {
 	return h, nil
 }
 
-// ServeHTTP serves GET and HEAD under the prefix: a file of the build, or index.html for any
-// other path (the single-page application's routes) except under assets/, where an unknown
-// name is a real 404 (a stale page asking for an old hash must not get HTML as script).
+// ServeHTTP serves GET and HEAD under the prefix: a file of the build, or index.html for a
+// page route of the single-page application; anything else is a real 404 (a stale page asking
+// for an old hash must not get HTML as script). See pageRoute for what a page route is.
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	setSecurityHeaders(w.Header(), r)
 	rel, ok := strings.CutPrefix(r.URL.Path, h.prefix+"/")
@@ -115,18 +116,42 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f := h.files[rel]
-	switch {
-	case f != nil:
-	case rel == "" || !fs.ValidPath(rel):
+	if f == nil && pageRoute(rel) {
 		f = h.index
-	case strings.HasPrefix(rel, assetsDir) || path.Base(rel) == "index.html":
+	}
+	if f == nil {
 		http.NotFound(w, r)
 		return
-	default:
-		f = h.index
 	}
 	f.serve(w, r)
 }
+
+// pageRoute reports whether rel (the decoded path below the prefix, with no file of the build
+// by that name) is a route of the single-page application, answered with index.html. The rule
+// is on the path's segments, so it holds however the client encoded them: "" (the root) is;
+// otherwise every segment must be a plain name — not empty (one trailing slash aside), not "."
+// or "..", no control character (NUL included), no backslash — and the first must not be
+// assets (the build's own files: an unknown name there is 404) and the last not index.html.
+// A path that fails is never the console's page, so it answers 404 rather than HTML.
+func pageRoute(rel string) bool {
+	if rel == "" {
+		return true
+	}
+	segs := strings.Split(strings.TrimSuffix(rel, "/"), "/")
+	if segs[0]+"/" == assetsDir || segs[len(segs)-1] == "index.html" {
+		return false
+	}
+	for _, s := range segs {
+		if s == "" || s == "." || s == ".." || strings.ContainsFunc(s, badPathRune) {
+			return false
+		}
+	}
+	return true
+}
+
+// badPathRune: a control character (C0, DEL, C1) or a backslash (a Windows separator) in a path
+// segment.
+func badPathRune(r rune) bool { return unicode.IsControl(r) || r == '\\' }
 
 // serve writes f, or 304 when the client holds its current version, in the best encoding the
 // client accepts.

@@ -48,7 +48,9 @@
 //	                  replay        sys.event.manage  audited: {id} → {outcome, row}
 //	                  discard       sys.event.manage  audited: {id} → {discarded}
 //
-// docs/events.md ("Operating the bus from /api") has the wire shapes.
+// docs/events.md ("Operating the bus from /api") has the wire shapes. get returns any row's
+// payload, whoever's event it is (approval events carry every user's form data): holders of
+// sys.event.query read all of it, which docs/events.md and docs/console.md say.
 //
 // # Packages and the transport SPI
 //

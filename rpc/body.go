@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/netip"
 	"strings"
 )
 
@@ -63,7 +64,9 @@ func (e *Engine) readBody(q *request) error {
 		return nil
 	case kindJSON:
 		var err error
+		q.mem.holding(bodyHolder(q.r))
 		q.body, err = e.decodeBody(q, strings.TrimSpace(q.r.Header.Get(HeaderBodyEncoding)))
+		q.mem.holding(nil)
 		return err
 	}
 	return nil
@@ -87,19 +90,44 @@ var (
 	retryAfterOne   = []string{"1"}
 )
 
-// Admission estimates of the body budget for what a declared length does not tell: a body of
-// unknown length, and the inflated size of a gzip body (legitimate JSON compresses about 5 to
-// 15 times; more is taken from the budget only while it is free). gzipState covers the inflater.
-const (
-	unknownBodyEstimate = 64 << 10
-	gzipRatioEstimate   = 16
-	gzipState           = 64 << 10
-)
+// gzipState is what the budget is charged for a gzip body's inflater, once its header arrived.
+const gzipState = 64 << 10
 
 // readAll reads a plain JSON body of declared length n (-1 when unknown), at most limit bytes,
 // into the request's budgeted memory (bodyMemory.readAll).
 func (e *Engine) readAll(q *request, r io.Reader, n, limit int64) ([]byte, error) {
 	return q.mem.readAll(q.ctx, r, n, limit, 0, e.cfg.BodyMemoryWait)
+}
+
+// bodyHolder is r's body as a BodyHolder, or nil.
+func bodyHolder(r *http.Request) BodyHolder {
+	h, _ := r.Body.(BodyHolder)
+	return h
+}
+
+// requestClientIP is the client address of r: RequestInfo's (the outer middleware's, behind
+// trusted proxies), else the peer's.
+func requestClientIP(r *http.Request) string {
+	if ip := RequestInfoFrom(r.Context()).ClientIP; ip != "" {
+		return ip
+	}
+	return peerIP(r.RemoteAddr)
+}
+
+// clientKey is the key a client address is charged under in the body memory budget: an IPv4
+// address as it is, an IPv6 address by its /64 (one host usually has a whole /64 to pick
+// addresses from), anything unparsable as it is.
+func clientKey(ip string) string {
+	a, err := netip.ParseAddr(ip)
+	if err != nil {
+		return ip
+	}
+	a = a.Unmap()
+	if a.Is4() {
+		return ip
+	}
+	p, _ := a.Prefix(64)
+	return p.String()
 }
 
 // ReadBody reads r's body whole into memory paid from the engine's body memory budget
@@ -118,11 +146,13 @@ func (e *Engine) ReadBody(w http.ResponseWriter, r *http.Request, limit int64, c
 	if limit <= 0 || limit > e.cfg.BodyLimit {
 		limit = e.cfg.BodyLimit
 	}
-	mem := &bodyMemory{budget: e.budget}
+	mem := &bodyMemory{budget: e.budget, client: clientKey(requestClientIP(r))}
 	if r.ContentLength > limit {
 		err = ErrBodyTooLarge
 	} else {
+		mem.holding(bodyHolder(r))
 		body, err = mem.readAll(r.Context(), r.Body, r.ContentLength, limit, int64(max(copies, 0)), e.cfg.BodyMemoryWait)
+		mem.holding(nil)
 	}
 	if err != nil {
 		mem.release()
@@ -217,22 +247,24 @@ func (e *Engine) decodeStream(q *request, gzipped bool) ([]byte, error) {
 	raw := &limitBody{r: q.r.Body, n: e.cfg.BodyLimit}
 	src := &readErr{r: raw}
 	var dec io.Reader = base64.NewDecoder(base64.StdEncoding, skipSpace64{src})
-	want := estimate(n, unknownBodyEstimate) * 3 / 4
-	if gzipped {
-		want = min(want*gzipRatioEstimate, e.cfg.BodyLimit) + gzipState
-	}
-	if err := q.mem.admit(q.ctx, want, e.cfg.BodyMemoryWait); err != nil {
+	first := min(estimate(n, firstBodyChunk)*3/4+1, firstBodyChunk)
+	if err := q.mem.admit(q.ctx, first, max(n, 0)*3/4, e.cfg.BodyMemoryWait); err != nil {
 		return nil, err
 	}
+	wait := e.cfg.BodyMemoryWait
+	grow := func(k int64) error { return q.mem.grow(q.ctx, k, wait) }
 	if gzipped {
-		zr, err := gzip.NewReader(dec)
+		zr, err := gzip.NewReader(dec) // reads the gzip header: the client has sent something
 		if err != nil {
 			return nil, decodeError(raw, src, err)
 		}
 		defer zr.Close()
+		if err := grow(gzipState); err != nil {
+			return nil, err
+		}
 		dec = zr
 	}
-	out, err := fill(dec, 512, e.cfg.BodyLimit, q.mem.take)
+	out, err := fill(dec, first, e.cfg.BodyLimit, grow, q.mem.give)
 	return fillResult(out, err, func(err error) error { return decodeError(raw, src, err) })
 }
 

@@ -123,7 +123,10 @@ func b64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
 // TestOptionalEncodings covers wire-core §6.1 (protected transport off).
 func TestOptionalEncodings(t *testing.T) {
 	t.Parallel()
-	e := newEngine(t, EngineConfig{BodyLimit: 64 << 10}, testResource())
+	// The parallel cases come from one client address: its share is the whole budget here, so
+	// a bomb inflating past its declared size is refused for its size (413), not for the
+	// address's other calls in flight (503; TestBodyBudgetShares covers that rule).
+	e := newEngine(t, EngineConfig{BodyLimit: 64 << 10, BodyMemoryPerClient: MinBodyMemoryBudget}, testResource())
 	env := envelopeJSON("test/things", "public_echo", "v1", `{"id":7}`)
 	bomb := make([]byte, 10<<20) // 10 MiB of zeros, ~10 KiB gzipped
 	tests := []struct {

@@ -5,128 +5,169 @@ import (
 	"compress/gzip"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"time"
 )
 
-// TestBodyBudgetQueue: waiters are served first come, first served as room frees up; a waiter
-// whose wait or context ends answers ErrServiceBusy and leaves the line.
+// TestBodyBudgetShares is the admission rule of issue #42 item 2 on the budget itself: a
+// client address holds at most perClient whatever its number of requests, large requests
+// together hold at most size − smallShare, the small share stays for small requests, a client
+// holds at most its part of the small share, and giving back restores every account.
+func TestBodyBudgetShares(t *testing.T) {
+	t.Parallel()
+	const size = 1 << 20 // small share 128 KiB, a client's part of it 32 KiB
+	b := newBodyBudget(size, 256<<10)
+	mem := func(client string) *bodyMemory { return &bodyMemory{budget: b, client: client} }
+	ctx := context.Background()
+	// grow takes 64 KiB at a time up to what one request may hold; refused, it gives up and
+	// releases all, as the engine does when it answers 503.
+	grow := func(m *bodyMemory) bool {
+		for m.held < b.maxHold() {
+			if m.take(64<<10) != nil {
+				m.release()
+				return false
+			}
+		}
+		return true
+	}
+	// One address: its requests together stop at perClient, however many there are.
+	var held int64
+	var a []*bodyMemory
+	for i := 0; i < 64; i++ {
+		m := mem("10.0.0.1")
+		if err := m.admit(ctx, 4<<10, 0, time.Millisecond); err != nil {
+			break
+		}
+		grow(m)
+		a = append(a, m)
+	}
+	for _, m := range a {
+		held += m.held
+	}
+	if held > 256<<10 || b.clients["10.0.0.1"].held != held {
+		t.Errorf("one address holds %d (account %d), want at most 256 KiB", held, b.clients["10.0.0.1"].held)
+	}
+	// Many addresses: large requests stop at size − smallShare.
+	for i := 2; i < 40; i++ {
+		m := mem(fmt.Sprintf("10.0.0.%d", i))
+		if m.admit(ctx, 4<<10, 0, time.Millisecond) == nil {
+			grow(m)
+		}
+	}
+	if b.large > size-b.smallShare {
+		t.Errorf("large requests hold %d, want at most %d", b.large, size-b.smallShare)
+	}
+	// The small share is left: a small request of a new address passes at once; one address's
+	// small requests stop at its part of the share.
+	var smalls int64
+	for i := 0; i < 64; i++ {
+		m := mem("10.1.0.1")
+		if m.admit(ctx, 1<<10, 0, time.Millisecond) != nil {
+			break
+		}
+		smalls += m.held
+	}
+	if smalls < b.perClientSmall-1<<10 || smalls > b.perClientSmall {
+		t.Errorf("one address's small requests hold %d, want about %d", smalls, b.perClientSmall)
+	}
+	login := mem("10.2.0.1")
+	if err := login.admit(ctx, 1<<10, 0, time.Millisecond); err != nil {
+		t.Errorf("a small request with every large request holding: %v, want room", err)
+	}
+	login.release()
+	for _, m := range a {
+		m.release()
+	}
+	if _, ok := b.clients["10.0.0.1"]; ok {
+		t.Error("a client that holds nothing keeps an account")
+	}
+}
+
+// TestBodyBudgetQueue: a request that holds nothing waits in line and is granted when room
+// frees up; a waiter whose wait or context ends answers ErrServiceBusy and leaves the line; a
+// holder that is not the oldest is refused at once instead of waiting (no cycles).
 func TestBodyBudgetQueue(t *testing.T) {
 	t.Parallel()
-	b := newBodyBudget(100)
-	if !b.tryAcquire(80) {
-		t.Fatal("tryAcquire(80) of an empty budget of 100 refused")
+	b := newBodyBudget(64<<10, 0) // small share 8 KiB, large part 56 KiB
+	ctx := context.Background()
+	old := &bodyMemory{budget: b, client: "a"}
+	if err := old.admit(ctx, 56<<10, 0, time.Second); err != nil {
+		t.Fatal(err)
 	}
-	if b.tryAcquire(30) {
-		t.Fatal("tryAcquire(30) with 20 free succeeded")
+	young := &bodyMemory{budget: b, client: "b"}
+	if err := young.admit(ctx, 4<<10, 0, time.Second); err != nil {
+		t.Fatal(err)
 	}
-	if err := b.acquire(context.Background(), 30, 10*time.Millisecond); !errors.Is(err, ErrServiceBusy) {
-		t.Fatalf("acquire(30) with 20 free and a short wait = %v, want ErrServiceBusy", err)
+	start := time.Now()
+	if err := young.grow(ctx, 60<<10, time.Minute); !errors.Is(err, ErrServiceBusy) || time.Since(start) > 10*time.Second {
+		t.Errorf("growth of a younger holder with no room = %v after %s, want ErrServiceBusy at once", err, time.Since(start))
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	if err := (&bodyMemory{budget: b, client: "c"}).admit(ctx, 40<<10, 0, 10*time.Millisecond); !errors.Is(err, ErrServiceBusy) {
+		t.Errorf("admission with no room and a short wait = %v, want ErrServiceBusy", err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
 	cancel()
-	if err := b.acquire(ctx, 30, time.Minute); !errors.Is(err, ErrServiceBusy) {
-		t.Fatalf("acquire with an ended context = %v, want ErrServiceBusy", err)
+	if err := (&bodyMemory{budget: b, client: "c"}).admit(cctx, 40<<10, 0, time.Minute); !errors.Is(err, ErrServiceBusy) {
+		t.Errorf("admission with an ended context = %v, want ErrServiceBusy", err)
 	}
-
-	// Queued waiters are granted in order while they fit.
-	big := &budgetWaiter{n: 60, ready: make(chan struct{})}
-	small := &budgetWaiter{n: 10, ready: make(chan struct{})}
-	huge := &budgetWaiter{n: 50, ready: make(chan struct{})}
-	b.queue = []*budgetWaiter{big, small, huge}
-	b.release(80) // 100 free: the 60 and the 10 fit, the 50 does not
-	if !closed(big.ready) || !closed(small.ready) || closed(huge.ready) {
-		t.Errorf("granted 60, 10, 50 = %v, %v, %v; want true, true, false", closed(big.ready), closed(small.ready), closed(huge.ready))
+	if len(b.queue) != 0 {
+		t.Errorf("queue = %d after the waiters gave up, want 0", len(b.queue))
 	}
-	if b.used != 70 || len(b.queue) != 1 {
-		t.Errorf("used = %d, queue = %d; want 70, 1", b.used, len(b.queue))
-	}
-
-	// Growth (tryAcquire) and small admissions pass the queued 50 while room is free; a large
-	// admission queues behind it.
-	if !b.tryAcquire(10) {
-		t.Error("tryAcquire(10) with 30 free refused because of the queue")
-	}
-	if err := b.acquire(context.Background(), 10, time.Millisecond); err != nil {
-		t.Errorf("small acquire(10) with 20 free = %v, want it to pass the queue", err)
-	}
-	large := newBodyBudget(1 << 20)
-	large.queue = []*budgetWaiter{{n: 1 << 20, ready: make(chan struct{})}}
-	if err := large.acquire(context.Background(), smallAdmission+1, time.Millisecond); !errors.Is(err, ErrServiceBusy) {
-		t.Errorf("large acquire with room but a queue = %v, want ErrServiceBusy after waiting", err)
-	}
-	b.queue = nil
-	b.release(20)
-
-	// A waiter is granted when room frees up while it waits.
 	done := make(chan error, 1)
-	go func() { done <- b.acquire(context.Background(), 60, time.Minute) }()
-	b.release(70)
+	waiter := &bodyMemory{budget: b, client: "c"}
+	go func() { done <- waiter.admit(ctx, 40<<10, 0, time.Minute) }()
+	svcEventually(t, func() bool { b.mu.Lock(); defer b.mu.Unlock(); return len(b.queue) == 1 })
+	old.release()
 	if err := <-done; err != nil {
-		t.Errorf("acquire after a release = %v, want nil", err)
+		t.Errorf("admission after a release = %v, want nil", err)
+	}
+	waiter.release()
+	young.release()
+	if b.used != 0 || b.large != 0 || len(b.clients) != 0 || b.holders.Len() != 0 {
+		t.Errorf("after every release: used %d, large %d, clients %d, holders %d; want all 0", b.used, b.large, len(b.clients), b.holders.Len())
 	}
 }
 
-func closed(c chan struct{}) bool {
-	select {
-	case <-c:
-		return true
-	default:
-		return false
-	}
-}
-
-// TestBodyMemoryTake: growth is paid from the admission first, then only from free room; one
-// request never reserves more than the whole budget.
-func TestBodyMemoryTake(t *testing.T) {
-	t.Parallel()
-	b := newBodyBudget(100)
-	m := bodyMemory{budget: b}
-	if err := m.admit(context.Background(), 40, time.Second); err != nil {
-		t.Fatal(err)
-	}
-	if err := m.take(30); err != nil || b.used != 40 {
-		t.Fatalf("take(30) within the admission = %v, used %d; want nil, 40", err, b.used)
-	}
-	if err := m.take(30); err != nil || b.used != 60 {
-		t.Fatalf("take(30) past the admission = %v, used %d; want nil, 60", err, b.used)
-	}
-	other := bodyMemory{budget: b}
-	if err := other.admit(context.Background(), 40, time.Second); err != nil {
-		t.Fatal(err)
-	}
-	if err := m.take(1); !errors.Is(err, ErrServiceBusy) {
-		t.Fatalf("take(1) of a full budget = %v, want ErrServiceBusy", err)
-	}
-	other.release()
-	if err := m.take(1000); err != nil || b.used != 100 {
-		t.Fatalf("take(1000) alone = %v, used %d; want nil and the whole budget", err, b.used)
-	}
-	m.release()
-	if b.used != 0 {
-		t.Errorf("used after release = %d, want 0", b.used)
+// svcEventually polls cond for up to 10 s.
+func svcEventually(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 10s")
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
 
 // TestFill: a body of exactly the limit fits; one byte more answers errOverflow with every byte
-// read; a refused growth answers its error with the bytes read so far.
+// read; a refused growth answers its error with the bytes read so far; what is charged follows
+// what arrived (chunks), and joining the chunks gives back their excess.
 func TestFill(t *testing.T) {
 	t.Parallel()
-	free := func(int64) error { return nil }
-	data := bytes.Repeat([]byte("abcdefgh"), 1000)
-	got, err := fill(bytes.NewReader(data), 1, int64(len(data)), free)
+	var paid int64
+	take := func(k int64) error { paid += k; return nil }
+	give := func(k int64) { paid -= k }
+	data := bytes.Repeat([]byte("abcdefgh"), 100000)
+	got, err := fill(bytes.NewReader(data), 1, int64(len(data)), take, give)
 	if err != nil || !bytes.Equal(got, data) {
 		t.Fatalf("fill at the limit = %d bytes, %v; want %d, nil", len(got), err, len(data))
 	}
-	got, err = fill(bytes.NewReader(data), 1, int64(len(data))-1, free)
+	if paid != int64(cap(got)) {
+		t.Errorf("charged %d after the join, want the buffer's %d", paid, cap(got))
+	}
+	paid = 0
+	got, err = fill(bytes.NewReader(data), 1, int64(len(data))-1, take, give)
 	if err != errOverflow || !bytes.Equal(got, data) {
 		t.Fatalf("fill over the limit = %d bytes, %v; want all %d bytes, errOverflow", len(got), err, len(data))
 	}
-	var paid int64
+	paid = 0
 	stingy := func(k int64) error {
 		if paid+k > 2048 {
 			return ErrServiceBusy
@@ -134,10 +175,17 @@ func TestFill(t *testing.T) {
 		paid += k
 		return nil
 	}
-	// 512 + 1024 + 2048 bytes taken would pass 2048: the growth to 2048 is refused.
-	got, err = fill(bytes.NewReader(data), 512, 1<<20, stingy)
-	if !errors.Is(err, ErrServiceBusy) || !bytes.Equal(got, data[:len(got)]) || len(got) != 1024 {
-		t.Fatalf("fill with a refused growth = %d bytes, %v; want the first 1024, ErrServiceBusy", len(got), err)
+	// 512 + 1024 taken, the next chunk (2048) would pass 2048: refused after 1536 bytes.
+	got, err = fill(bytes.NewReader(data), 512, 1<<20, stingy, give)
+	if !errors.Is(err, ErrServiceBusy) || !bytes.Equal(got, data[:len(got)]) || len(got) != 1536 {
+		t.Fatalf("fill with a refused growth = %d bytes, %v; want the first 1536, ErrServiceBusy", len(got), err)
+	}
+	// A body is charged as it arrives: 10 bytes of a declared megabyte, then the client is
+	// gone, cost one first chunk.
+	paid = 0
+	cut := io.MultiReader(bytes.NewReader(data[:10]), iotest.ErrReader(io.ErrUnexpectedEOF))
+	if _, err := fill(cut, firstBodyChunk, 1<<20, take, give); err == nil || paid > firstBodyChunk {
+		t.Errorf("a body cut after 10 bytes: %v, charged %d; want its error and at most %d", err, paid, firstBodyChunk)
 	}
 }
 
@@ -147,8 +195,13 @@ func TestBodyBudgetBusy(t *testing.T) {
 	t.Parallel()
 	e := newEngine(t, EngineConfig{BodyLimit: 64 << 10, BodyMemoryBudget: 64 << 10, BodyMemoryWait: 20 * time.Millisecond}, testResource())
 	env := envelopeJSON("test/things", "public_echo", "v1", `{"id":7}`)
-	hog := bodyMemory{budget: e.budget}
-	if err := hog.admit(context.Background(), 64<<10, time.Second); err != nil {
+	// Two other addresses hold the budget: one its large part, one the small share.
+	hog := bodyMemory{budget: e.budget, client: "198.51.100.1"}
+	if err := hog.admit(context.Background(), e.budget.size-e.budget.smallShare, 0, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	hogSmall := bodyMemory{budget: e.budget, client: "198.51.100.2"}
+	if err := hogSmall.admit(context.Background(), e.budget.smallShare, 0, time.Second); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct{ name, encoding, body string }{
@@ -164,6 +217,7 @@ func TestBodyBudgetBusy(t *testing.T) {
 		}
 	}
 	hog.release()
+	hogSmall.release()
 	if res := serve(t, e, post(env)); res.Status != 200 || res.Code != 0 {
 		t.Errorf("with room: %d %d %q, want 200 0", res.Status, res.Code, res.Message)
 	}
@@ -216,34 +270,40 @@ func TestGzipBombStopsAtLimit(t *testing.T) {
 }
 
 // TestReadBodySharesBudget: ReadBody (the integration gateway's reader) pays from the engine's
-// one budget, copies included: while its body is held, /api finds no room and answers 503, and
-// once released /api passes; a declared length over the limit is refused before any read, and
+// one budget, copies included, under the same shares: while its body holds the large part of
+// the budget a large /api body finds no room (503) but a small call still passes; once
+// released /api passes; a declared length over the limit is refused before any read, and
 // refusals carry /api's headers.
 func TestReadBodySharesBudget(t *testing.T) {
 	t.Parallel()
-	e := newEngine(t, EngineConfig{BodyLimit: 64 << 10, BodyMemoryBudget: 96 << 10, BodyMemoryWait: 20 * time.Millisecond}, testResource())
-	body := strings.Repeat("x", 32<<10)
+	e := newEngine(t, EngineConfig{BodyLimit: 64 << 10, BodyMemoryBudget: 96 << 10, BodyMemoryPerClient: 96 << 10,
+		BodyMemoryWait: 20 * time.Millisecond}, testResource())
+	body := strings.Repeat("x", 28<<10)
 	r := httptest.NewRequest(http.MethodPost, "/in", strings.NewReader(body))
 	got, release, err := e.ReadBody(httptest.NewRecorder(), r, 0, 2)
 	if err != nil || string(got) != body {
 		t.Fatalf("ReadBody = %d bytes, %v; want the body", len(got), err)
 	}
-	if e.budget.used != 96<<10 {
-		t.Errorf("budget used = %d, want %d (the body and two copies)", e.budget.used, 96<<10)
+	if e.budget.used != 84<<10 {
+		t.Errorf("budget used = %d, want %d (the body and two copies)", e.budget.used, 84<<10)
 	}
 	env := envelopeJSON("test/things", "public_echo", "v1", `{"id":7}`)
-	if res := serve(t, e, post(env)); res.Status != http.StatusServiceUnavailable {
-		t.Errorf("/api while ReadBody holds the budget: %d, want 503", res.Status)
+	if res := serve(t, e, post(env)); res.Status != 200 {
+		t.Errorf("a small /api call while ReadBody holds the large part: %d, want 200 (the small share)", res.Status)
+	}
+	large := envelopeJSON("test/things", "public_echo", "v1", `{"id":7,"pad":"`+strings.Repeat("y", 40<<10)+`"}`)
+	if res := serve(t, e, post(large)); res.Status != http.StatusServiceUnavailable {
+		t.Errorf("a large /api body while ReadBody holds the large part: %d, want 503", res.Status)
 	}
 	w := httptest.NewRecorder()
-	if _, rel, err := e.ReadBody(w, httptest.NewRequest(http.MethodPost, "/in", strings.NewReader("{}")), 0, 0); !errors.Is(err, ErrServiceBusy) || w.Header().Get("Retry-After") != "1" {
-		t.Errorf("second ReadBody with no room = %v, Retry-After %q; want ErrServiceBusy, 1", err, w.Header().Get("Retry-After"))
+	if _, rel, err := e.ReadBody(w, httptest.NewRequest(http.MethodPost, "/in", strings.NewReader(strings.Repeat("z", 40<<10))), 0, 0); !errors.Is(err, ErrServiceBusy) || w.Header().Get("Retry-After") != "1" {
+		t.Errorf("second large ReadBody with no room = %v, Retry-After %q; want ErrServiceBusy, 1", err, w.Header().Get("Retry-After"))
 	} else {
 		rel()
 	}
 	release()
-	if res := serve(t, e, post(env)); res.Status != 200 {
-		t.Errorf("/api after release: %d, want 200", res.Status)
+	if res := serve(t, e, post(large)); res.Status != 200 {
+		t.Errorf("large /api body after release: %d, want 200", res.Status)
 	}
 	big := &countingReader{r: strings.NewReader(strings.Repeat("x", 100))}
 	r = httptest.NewRequest(http.MethodPost, "/in", big)

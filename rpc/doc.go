@@ -25,9 +25,9 @@
 // ServeHTTP is one straight-line function, one step per file, in the order of ARCHITECTURE.md:
 //
 //  1. body.go — body encodings. A declared Content-Length over BodyLimit answers 413 at once.
-//     JSON bodies are read whole within the body memory budget (one allocation of a declared
-//     length, made once the budget admitted it; a body of unknown length grows with the data
-//     that arrives) and X-Body-Encoding is undone while they stream in; multipart bodies are
+//     JSON bodies are read whole within the body memory budget (charged as the data arrives,
+//     in chunks joined at the end; see "Body memory") and X-Body-Encoding is undone while they
+//     stream in; multipart bodies are
 //     only wrapped in the limit, to be streamed.
 //  2. envelope.go, multipart.go — the envelope (below).
 //  3. lookup.go — one map hit on (resource, action, version), key built in a stack buffer.
@@ -118,7 +118,9 @@
 //
 // An *Error anywhere in the chain renders its own HTTP status, code, message (the literal
 // Message, else Key and Args in the process-wide language) and Data. Anything else answers
-// 500/1900 "unknown_error"; its cause is logged with the request id and never sent. A handler
+// 500/1900 "unknown_error"; its cause is logged with the request id and never sent. Before
+// either, an error that is or wraps context.Canceled while the request's context is done is the
+// client's departure: 499/1900, logged at debug level (ClientAborted). A handler
 // panic answers 500/1900 and is logged with its stack (http.ErrAbortHandler is re-raised). Data
 // that cannot be encoded answers 500/1900. WriteError and WriteData are the same renderer for
 // the routes outside /api (download proxy, /ws, /mcp), which also share Authenticate and
@@ -209,24 +211,46 @@
 // budget under the same rules, with any other forms of the body they keep (copies) reserved
 // too.
 //
-// Only admission waits: before reading, a request reserves what its body will need as far as it
-// can be known (the declared length; 64 KiB for an unknown one; ¾ of it for base64, 16 times
-// that plus 64 KiB of inflater state for gzip+base64, at most BodyLimit; 264 KiB for multipart),
-// waiting in line (first come, first served; an admission up to 64 KiB passes the line while
-// room is free, so ordinary calls are not stuck behind a burst of large bodies) up to
-// EngineConfig.BodyMemoryWait
+// Admission is a rule, not first come first served (issue #42 item 2; budget.go):
+//
+//   - Charged as received: a body read into memory is read into chunks (4 KiB first, doubling
+//     up to 64 KiB) each charged before it is read into, so a request holds at most one chunk
+//     more than it has received, whatever its Content-Length declares; a body of several
+//     chunks is joined into one buffer at its end and the chunks' excess given back (they are
+//     garbage then, uncounted like that of finished requests). A gzip body's inflater (64 KiB)
+//     is charged once its header arrived; a multipart request's read buffers (264 KiB) on
+//     admission.
+//   - A share for small requests: an eighth of the budget is kept for requests holding at most
+//     32 KiB (a login is under 1 KiB); large requests together hold at most the rest.
+//   - Fair share per client address: one address (the RequestInfo client IP, as app's
+//     trusted proxies determine it; an IPv6 address by its /64) holds at most
+//     EngineConfig.BodyMemoryPerClient (svc.app.body_memory_per_client, default BodyLimit) over
+//     all its requests, and at most a sixteenth of the small share (at least 32 KiB) in small
+//     ones. A request's declared length counts against its own address (not the budget) from
+//     admission, so one address's concurrent bodies queue instead of failing midway.
+//   - A total deadline in proportion to what a body holds: while the engine reads a body into
+//     memory it tells the body (BodyHolder; package app's paced body implements it) what it
+//     holds, and the body must have arrived whole by its start + svc.app.body_min_rate_grace +
+//     held / svc.app.body_memory_rate, wall-clock time; behind it the read fails (400) and the
+//     connection closes. Streamed multipart file parts are not held: only the pace applies.
+//
+// Only a request that holds nothing waits: for its first bytes, in line (first come, first
+// served; a waiter held back by its own address's cap does not hold back the others; a small
+// one passes large ones while room is free) up to EngineConfig.BodyMemoryWait
 // (svc.app.body_read_idle_timeout) or until its context ends, and then answers ErrServiceBusy:
 // HTTP 503, code 1900 (wire-core §2 has no "busy" code; 1900 is what the original gives every
 // status it does not map), message key service_busy, with Retry-After: 1 and Connection: close.
-// Growth past the admission (a gzip body inflating more than 16 times, an unknown-length body)
-// is taken only when it is free: otherwise the request answers 503 at once, and a multipart
-// spool goes to its temporary file instead. A buffer that grows (doubling) keeps its outgrown
-// buffers counted until the request ends, since they are garbage not yet collected. So a
-// request never waits while holding memory
-// others wait for, and requests cannot deadlock one another. One request never reserves more
-// than the whole budget (the budget is at least BodyLimit; a protected body needs up to 1.75
-// times the limit and takes the rest unreserved). Garbage of finished requests is not counted:
-// the heap may hold up to about twice the budget before the collector runs.
+// Growth that finds no room answers 503 at once, except for the oldest request holding memory,
+// which may wait (a multipart spool goes to its temporary file instead): a waiter never waits
+// for a younger one that waits for it, so requests cannot deadlock one another. One request is
+// never charged more than it may hold (its address's cap, the large part): a protected body
+// needs up to 1.75 times the limit and allocates the rest unreserved. The heap may hold up to
+// about twice the budget before the collector runs.
+//
+// A client that goes away is not a server fault: an error that is or wraps context.Canceled
+// while the request's context is done (ClientAborted) renders ErrClientClosedRequest, status
+// 499, from /api and from WriteError alike, so the access log, svc_api_requests_total, the
+// trace and the audit record see 499, never a 5xx (issue #42 item 8).
 //
 // # Compatibility choices (where the wire facts were open)
 //
@@ -235,8 +259,10 @@
 //   - Other methods on /api: HTTP 405 with code 1900 — the code the original's error handler
 //     gives every HTTP status it does not map (wire-core §1.1, §1.5) — message key
 //     method_not_allowed and an Allow: POST header.
-//   - No room in the body memory budget: 503 with code 1900 (service_busy) and Retry-After: 1;
-//     the original had no such bound.
+//   - No room in the body memory budget, or the client address at its share: 503 with code 1900
+//     (service_busy) and Retry-After: 1; the original had no such bound.
+//   - A client that went away: 499 with code 1900 (client_closed_request), written for the log
+//     and the metrics; the client never reads it.
 //   - Body over the limit: 413 with ErrBodyTooLarge (code 1400, api_body_too_large) for every
 //     body, raw or decoded, where the original answered a raw overflow with 413/1900.
 //   - A params or meta value that is not an object: "<field> is invalid" (400/1400) in JSON; in

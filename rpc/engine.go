@@ -64,6 +64,10 @@ type EngineConfig struct {
 	// (svc.app.body_memory_budget, default twice BodyLimit, at least MinBodyMemoryBudget); a
 	// value below BodyLimit is raised to it. See the package documentation, "Body memory".
 	BodyMemoryBudget int64
+	// BodyMemoryPerClient is the most one client address holds of the budget at once
+	// (svc.app.body_memory_per_client, default BodyLimit; at most BodyMemoryBudget). See the
+	// package documentation, "Body memory".
+	BodyMemoryPerClient int64
 	// BodyMemoryWait is how long a request waits for room in the budget before answering 503
 	// (default DefaultBodyMemoryWait; the app passes svc.app.body_read_idle_timeout).
 	BodyMemoryWait time.Duration
@@ -126,6 +130,10 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 		cfg.BodyMemoryBudget = max(2*cfg.BodyLimit, MinBodyMemoryBudget)
 	}
 	cfg.BodyMemoryBudget = max(cfg.BodyMemoryBudget, cfg.BodyLimit)
+	if cfg.BodyMemoryPerClient <= 0 {
+		cfg.BodyMemoryPerClient = cfg.BodyLimit
+	}
+	cfg.BodyMemoryPerClient = min(cfg.BodyMemoryPerClient, cfg.BodyMemoryBudget)
 	if cfg.BodyMemoryWait <= 0 {
 		cfg.BodyMemoryWait = DefaultBodyMemoryWait
 	}
@@ -156,7 +164,7 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 		clock:      cfg.Clock,
 		msgs:       cfg.Messages,
 		limiter:    NewRateLimiter(cfg.Clock),
-		budget:     newBodyBudget(cfg.BodyMemoryBudget),
+		budget:     newBodyBudget(cfg.BodyMemoryBudget, cfg.BodyMemoryPerClient),
 		routes:     make(map[string]*route),
 		strategies: map[string]Strategy{StrategyNone: noneStrategy{}},
 		obs:        cfg.Observer,

@@ -55,7 +55,9 @@ func (e *Engine) readMultipart(q *request) error {
 	if err != nil || ps["boundary"] == "" {
 		return ErrInvalidRequestBody.Wrap(errors.New("multipart: missing boundary"))
 	}
-	if err := q.mem.admit(q.ctx, multipartState, e.cfg.BodyMemoryWait); err != nil {
+	q.mem.holding(bodyHolder(q.r)) // the envelope's fields are read into memory
+	defer q.mem.holding(nil)       // the file parts are streamed: only the pace applies
+	if err := q.mem.admit(q.ctx, multipartState, 0, e.cfg.BodyMemoryWait); err != nil {
 		return err
 	}
 	_ = q.mem.take(multipartState) // admitted just above
@@ -217,7 +219,7 @@ func (m *multipartFiles) readField(env *envelope, part *multipart.Part, budget *
 		}
 		return nil
 	}
-	val, err := fill(part, 512, *budget, m.mem.take)
+	val, err := fill(part, 512, *budget, m.mem.take, m.mem.give)
 	switch {
 	case err == errOverflow:
 		return ErrBodyTooLarge
@@ -277,7 +279,7 @@ func (m *multipartFiles) detachCurrent() error {
 // spoolData copies src to memory while the request's spool allowance and the body memory budget
 // last, then to a temporary file, and returns a reader over the copy and its size.
 func (m *multipartFiles) spoolData(src io.Reader) (io.Reader, int64, error) {
-	buf, err := fill(src, 512, m.memLeft, m.mem.take)
+	buf, err := fill(src, 512, m.memLeft, m.mem.take, m.mem.give)
 	if err == nil {
 		m.memLeft -= int64(len(buf))
 		return bytes.NewReader(buf), int64(len(buf)), nil

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/http"
 
@@ -15,6 +16,27 @@ import (
 // ErrMethodNotAllowed answers a method other than POST on /api: HTTP 405 with code 1900, the
 // code the original's error handler gives every HTTP status it does not map (wire-core §1.1, §1.5).
 var ErrMethodNotAllowed = NewError(CodeUnknown, http.StatusMethodNotAllowed, "method_not_allowed")
+
+// StatusClientClosedRequest is the status of a request its client abandoned (nginx's 499, not
+// an HTTP status a client can receive: it is gone). The renderer writes it, so the access log,
+// the /api metrics and traces, and the audit record all see 499: a 4xx, the client's doing,
+// never counted as a server error (issue #42 item 8).
+const StatusClientClosedRequest = 499
+
+// ErrClientClosedRequest is what the renderer makes of any error that is the client going away
+// (see ClientAborted): 499 with code 1900, logged at debug level with its cause.
+var ErrClientClosedRequest = NewError(CodeUnknown, StatusClientClosedRequest, "client_closed_request")
+
+// ClientAborted reports whether err, returned while serving a request whose context is ctx, is
+// the client going away: err is or wraps context.Canceled and ctx is done (net/http cancels a
+// request's context when its connection fails or closes, or its HTTP/2 stream is reset; the
+// server never cancels it while the handler runs otherwise). It holds wherever the error comes
+// from — a body read, a wait for the body budget, a handler's database or storage call, a
+// strategy — and whatever wraps it, an *Error with a 5xx status included; a deadline
+// (context.DeadlineExceeded) is not an abort.
+func ClientAborted(ctx context.Context, err error) bool {
+	return err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled)
+}
 
 var (
 	contentTypeJSON = []string{"application/json; charset=utf-8"}
@@ -72,6 +94,10 @@ func (e *Engine) WriteData(w http.ResponseWriter, r *http.Request, status int, d
 
 // writeError resolves err and writes it; it returns the status and code written.
 func (e *Engine) writeError(w http.ResponseWriter, ctx context.Context, id string, err error, codec *BodyCodec) (int, int) {
+	if ClientAborted(ctx, err) {
+		e.log.LogAttrs(ctx, slog.LevelDebug, "rpc: client closed request", slog.String("request_id", id), slog.Any("error", err))
+		err = ErrClientClosedRequest
+	}
 	re, ok := AsError(err)
 	if !ok {
 		e.logInternal(ctx, id, err)

@@ -120,6 +120,7 @@ func (e *Engine) begin(w http.ResponseWriter, r *http.Request) *request {
 		q.ctx = WithRequestInfo(q.ctx, info)
 	}
 	q.id, q.clientIP = info.ID, info.ClientIP
+	q.mem.client = clientKey(info.ClientIP)
 	if e.obs != nil {
 		e.observeBegin(q)
 	}
