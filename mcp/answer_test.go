@@ -83,7 +83,7 @@ var (
 	answerRows = [][]any{
 		{int64(1), "plain", nil, int64(-9223372036854775808), true, 1.5, []byte("utf-8 bytes")},
 		{int64(2), allASCII(), "\xff\xfe bad \u2028\u2029 é", false, 1e21, 1e-7, []byte{0xff, 0x00, 0x10}},
-		{int64(3), "", 0.0, -0.0, 123456789.125, math.MaxFloat64, math.SmallestNonzeroFloat64},
+		{int64(3), "", 0.0, math.Copysign(0, -1), 123456789.125, math.MaxFloat64, math.SmallestNonzeroFloat64},
 		{nil, time.Date(2026, 12, 6, 21, 50, 1, 5, time.UTC), time.Date(1, 1, 1, 0, 0, 0, 0, time.FixedZone("x", 3600)), "a\\b", []byte{}, 1e20, 12e-7},
 	}
 )
