@@ -19,8 +19,13 @@ export function KeyStatus() {
       {d && (
         <>
           <p class="key-state">
-            <span class={d.encrypted ? "badge ok" : "badge bad"}>{d.encrypted ? t("encrypted with the configured key") : t("no key: stored in plaintext")}</span>{" "}
-            <span class={d.rotationNeeded ? "badge bad" : "badge ok"}>{d.rotationNeeded ? t("rotation needed") : t("up to date")}</span>
+            <span class={d.encrypted ? "badge ok" : "badge bad"}>{d.encrypted ? t("encrypted with the configured key") : t("no key: stored in plaintext")}</span>
+            {d.encrypted && (
+              <>
+                {" "}
+                <span class={d.rotationNeeded ? "badge bad" : "badge ok"}>{d.rotationNeeded ? t("rotation needed") : t("up to date")}</span>
+              </>
+            )}
           </p>
           {!d.encrypted && (
             <p class="muted" data-key-advice>
@@ -28,7 +33,7 @@ export function KeyStatus() {
               <code>SVC_INTEGRATION_SECRET_KEY=$(openssl rand -base64 32)</code>, <code>svc integration rotate-key --from "" --to KEY</code>
             </p>
           )}
-          {d.rotationNeeded && (
+          {d.encrypted && d.rotationNeeded && (
             <p class="muted">
               {t("Some secrets are plaintext or sealed with another key: run")} <code>svc integration rotate-key --from OLD --to NEW</code>
             </p>
