@@ -123,7 +123,7 @@ func run(bin, cfgPath string, port, rounds int) error {
 	if _, isErr, _, err := query(base, token, "SELECT 1 AS one"); err != nil || isErr {
 		return fmt.Errorf("a first query: error %t, %v", isErr, err)
 	}
-	time.Sleep(2 * time.Second) // let the start-up release (internal/startmem) and the first call settle
+	time.Sleep(2 * time.Second) // let the start-up's workers and the first call settle
 	idle, err := procstat.SmapsRollup(srv.Process.Pid)
 	if err != nil {
 		return err

@@ -12,7 +12,7 @@ import (
 
 // The binary's one memory policy (issue #43): Go's collector at its default GOGC (100, or what
 // the GOGC environment variable says) and a soft memory limit, nothing else. Nothing in svc
-// starts a collection, returns memory to the system or changes GOGC by hand (layering_test.go
+// starts a collection, returns memory to the system or changes GOGC by hand (layering_device_test.go
 // holds the module to that): a process that runs out of room is given a limit, not a device.
 //
 // GOGC stays at the runtime's default because the other settings bought CPU with memory users
