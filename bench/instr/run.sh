@@ -59,6 +59,7 @@ go build -o "$work/bare" ./bench/api/bare
 go build -o "$work/load" ./bench/real/load
 go build -o "$work/mint" ./bench/logout/mint
 cp configs/application.toml "$work/application.toml"
+. "$ROOT/bench/lib.sh"
 cd "$work"
 echo "$PASSWORD" | ./svc --config application.toml user add bench --roles admin --password-stdin >/dev/null
 ./mint -config application.toml -password "$PASSWORD" -n "$N" -c 4 -out tokens.logout 2>mint.log
@@ -66,15 +67,6 @@ echo "$PASSWORD" | ./svc --config application.toml user add bench --roles admin 
 for ((i = 0; i < N; i++)); do cat tokens.one; done >tokens.info
 head -n 50 tokens.info >tokens.warm
 
-# wait_up PORT: under valgrind a start takes tens of seconds.
-wait_up() {
-  for _ in $(seq 1200); do
-    [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$1/healthz" || true)" != 000 ] && return 0
-    sleep 0.25
-  done
-  echo "nothing answers on port $1" >&2
-  return 1
-}
 # vg NAME CMD...: run CMD under callgrind. Go's asynchronous preemption signal trips an
 # assertion of callgrind 3.19 (threads.c, vgCallgrind_post_signal), so it is off for the counted
 # processes: goroutines then yield at function calls only, which changes no request's work.
@@ -107,8 +99,9 @@ pids+=("$svc_pid")
 vg bare ./bare -addr "127.0.0.1:$BARE_PORT"
 bare_pid=$!
 pids+=("$bare_pid")
-wait_up "$PORT" || { tail -n 20 "$work/vg.svc.log" >&2; exit 1; }
-wait_up "$BARE_PORT"
+# under valgrind a start takes tens of seconds: wait up to five minutes
+wait_http "$PORT" 3000 || { tail -n 20 "$work/vg.svc.log" >&2; exit 1; }
+wait_http "$BARE_PORT" 3000
 url="http://127.0.0.1:$PORT"
 burl="http://127.0.0.1:$BARE_PORT"
 ./load -mode use -url "$url" -tokens tokens.warm -c "$C" >/dev/null
