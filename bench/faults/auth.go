@@ -29,16 +29,28 @@ type authLoad struct {
 	revoked []revoked
 	probes  *check
 	// failOpen counts revoked tokens accepted while the node could not read its database.
-	failOpen *check
+	failOpen int
+	// closed turns on staleFeed, the check of the fail-closed revocation mode (issue #45 item
+	// 7): no token is accepted by a node that has not read its database for longer than
+	// maxFeedAge + closedMargin.
+	closed     bool
+	maxFeedAge time.Duration
+	staleFeed  *check
 }
+
+// closedMargin is the slack of the closed-mode check beyond max_feed_age: the feed's own poll
+// and the probe's flight.
+const closedMargin = 2 * time.Second
 
 func userName(i int) string { return fmt.Sprintf("user%d", i) }
 
 const userPassword = "faults-User-Password-1"
 
-func (l *authLoad) setup() error {
-	l.probes = newCheck("security.revoked_token_refused")
-	l.failOpen = newCheck("security.accepted_store_down(documented)")
+func (l *authLoad) name() string { return "auth" }
+
+func (l *authLoad) setup(context.Context) error {
+	l.probes = newCheck("security.revoked_token_refused", 10)
+	l.staleFeed = newCheck("security.closed_refuses_stale_feed", 1)
 	for i := range authUsers {
 		if err := l.h.c.addUser(userName(i), userPassword, "admin"); err != nil {
 			return err
@@ -59,28 +71,31 @@ func (l *authLoad) run(ctx context.Context, rng *rand.Rand) {
 }
 
 func (l *authLoad) cycle(ctx context.Context, rng *rand.Rand, name string) {
-	rec := func(kind string, start time.Time, st int, err error) {
+	rec := func(kind string, n *node, start time.Time, st int, err error) {
 		if ctx.Err() == nil {
-			l.h.rec.op(kind, start, st, err)
+			l.h.rec.op(kind, n, start, st, err)
 		}
 	}
 	start := time.Now()
-	access, refresh, st, err := l.h.c.login(ctx, l.node(rng), name, userPassword)
-	rec("auth.login", start, st, err)
+	n := l.node(rng)
+	access, refresh, st, err := l.h.c.login(ctx, n, name, userPassword)
+	rec("auth.login", n, start, st, err)
 	if err != nil {
 		return
 	}
 	start = time.Now()
-	st, err = l.h.c.call(ctx, l.node(rng), access, "security/auth", "get_user_info", map[string]any{}, nil)
-	rec("auth.user_info", start, st, err)
+	n = l.node(rng)
+	st, err = l.h.c.call(ctx, n, access, "security/auth", "get_user_info", map[string]any{}, nil)
+	rec("auth.user_info", n, start, st, err)
 	var pair struct {
 		AccessToken  string `json:"accessToken"`
 		RefreshToken string `json:"refreshToken"`
 	}
 	sleep(ctx, 1100*time.Millisecond) // past the refresh token's not-before (whole seconds)
 	start = time.Now()
-	st, err = l.h.c.call(ctx, l.node(rng), "", "security/auth", "refresh", map[string]any{"refreshToken": refresh}, &pair)
-	rec("auth.refresh", start, st, err)
+	n = l.node(rng)
+	st, err = l.h.c.call(ctx, n, "", "security/auth", "refresh", map[string]any{"refreshToken": refresh}, &pair)
+	rec("auth.refresh", n, start, st, err)
 	tokens := []string{access}
 	if err == nil && pair.AccessToken != "" {
 		tokens = append(tokens, pair.AccessToken)
@@ -89,8 +104,9 @@ func (l *authLoad) cycle(ctx context.Context, rng *rand.Rand, name string) {
 	// Log out until it is answered: an unanswered logout may or may not have happened.
 	for attempt := 0; attempt < 20 && ctx.Err() == nil; attempt++ {
 		start = time.Now()
-		st, err = l.h.c.call(ctx, l.node(rng), access, "security/auth", "logout", map[string]any{}, nil)
-		rec("auth.logout", start, st, err)
+		n = l.node(rng)
+		st, err = l.h.c.call(ctx, n, access, "security/auth", "logout", map[string]any{}, nil)
+		rec("auth.logout", n, start, st, err)
 		if err == nil {
 			l.mu.Lock()
 			for _, t := range tokens {
@@ -121,6 +137,47 @@ func (l *authLoad) probe(ctx context.Context, rng *rand.Rand) {
 	}
 	r := old[rng.IntN(len(old))]
 	l.try(ctx, l.node(rng), r)
+	if l.closed {
+		// A live token too: in the closed mode a node with a stale feed refuses every token.
+		l.tryLive(ctx, l.node(rng))
+	}
+}
+
+// tryLive presents the harness's admin token (never revoked) to n and applies the closed-mode
+// check to the answer.
+func (l *authLoad) tryLive(ctx context.Context, n *node) {
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	start := time.Now()
+	st, err := l.h.c.call(cctx, n, l.h.admin, "security/auth", "get_user_info", map[string]any{}, nil)
+	if ctx.Err() != nil {
+		return
+	}
+	l.h.rec.op("auth.live_probe", n, start, st, err)
+	l.mu.Lock()
+	l.closedCheck(n, start, err == nil)
+	l.mu.Unlock()
+}
+
+// closedCheck judges a token presented to n at t in the closed mode: when n has been unable to
+// read its database for longer than max_feed_age + closedMargin, it must not have been
+// accepted. Called with l.mu held.
+func (l *authLoad) closedCheck(n *node, t time.Time, accepted bool) {
+	if !l.closed {
+		return
+	}
+	since, down := l.h.rec.storeDown(n, t, true)
+	if !down {
+		return
+	}
+	age := t.Sub(since)
+	if age <= l.maxFeedAge+closedMargin {
+		return
+	}
+	l.staleFeed.checked++
+	if accepted {
+		l.staleFeed.fail("%s accepted a token at %.1fs, its database unreachable for %.1fs (max_feed_age %s)", n.proc.name, t.Sub(l.h.rec.began).Seconds(), age.Seconds(), l.maxFeedAge)
+	}
 }
 
 func (l *authLoad) try(ctx context.Context, n *node, r revoked) {
@@ -131,14 +188,15 @@ func (l *authLoad) try(ctx context.Context, n *node, r revoked) {
 	if ctx.Err() != nil {
 		return
 	}
-	l.h.rec.op("auth.revoked_probe", start, st, nil)
+	l.h.rec.op("auth.revoked_probe", n, start, st, nil)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.probes.checked++
-	if err == nil && l.h.rec.storeDown(n, start) {
+	l.closedCheck(n, start, err == nil)
+	if _, down := l.h.rec.storeDown(n, start, false); err == nil && down {
 		// Documented: the bearer strategy fails open when it cannot read the family's state
 		// (security/doc.go); counted apart, not a violation.
-		l.failOpen.checked++
+		l.failOpen++
 		return
 	}
 	if err == nil {
@@ -147,7 +205,7 @@ func (l *authLoad) try(ctx context.Context, n *node, r revoked) {
 }
 
 // check probes every revoked token (up to 300, the newest) on every node.
-func (l *authLoad) check(ctx context.Context) {
+func (l *authLoad) check(ctx context.Context) error {
 	l.mu.Lock()
 	all := append([]revoked(nil), l.revoked...)
 	l.mu.Unlock()
@@ -161,5 +219,9 @@ func (l *authLoad) check(ctx context.Context) {
 		}
 	}
 	l.h.rec.addCheck(*l.probes)
-	l.h.rec.addCheck(*l.failOpen)
+	l.h.rec.count("security.accepted_store_down", "revoked tokens accepted while the node could not read its database (the documented fail-open, security/doc.go)", l.failOpen)
+	if l.closed {
+		l.h.rec.addCheck(*l.staleFeed)
+	}
+	return nil
 }

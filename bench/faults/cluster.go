@@ -40,7 +40,9 @@ type cluster struct {
 	redisPt int
 	nodes   []*node
 	secret  string
-	client  *http.Client
+	// revocation is the [svc.security.revocation] section of the nodes' configuration.
+	revocation string
+	client     *http.Client
 }
 
 // node is one `svc serve` process with its own port and database link.
@@ -82,7 +84,7 @@ refresh_not_before = "1ms"
 # The harness's admin token must outlive a long run (the 30-minute default expired it before
 # the final checks of the first 30-minute run).
 access_token_expires = "24h"
-[svc.security.roles]
+%s[svc.security.roles]
 admin = ["*"]
 
 [svc.api.rate_limit]
@@ -169,13 +171,15 @@ transports = ["outbox", "kvstore_stream"]
 [[svc.event.routing]]
 pattern = "approval.*"
 transports = ["outbox", "kvstore_stream"]
-`, n.port, n.admin, c.secret, ds, c.redisPt, c.s3Port, s3Access, s3Secret,
+`, n.port, n.admin, c.secret, c.revocation, ds, c.redisPt, c.s3Port, s3Access, s3Secret,
 		cronHeartbeat.String(), cronAbandoned.String(), inboxLease.String(), streamIdle.String(), outboxMinLease.String())
 }
 
 // newCluster starts the services and three nodes.
-func newCluster(dir, bin, s3bin, kind string, nodes int) (*cluster, error) {
-	c := &cluster{dir: dir, bin: bin, client: &http.Client{Timeout: 10 * time.Second}}
+// revocation is the [svc.security.revocation] section of every node's configuration ("" for
+// none).
+func newCluster(dir, bin, s3bin, kind string, nodes int, revocation string) (*cluster, error) {
+	c := &cluster{dir: dir, bin: bin, revocation: revocation, client: &http.Client{Timeout: 10 * time.Second}}
 	secret := make([]byte, 32)
 	_, _ = rand.Read(secret)
 	c.secret = hex.EncodeToString(secret)

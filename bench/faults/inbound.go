@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -65,7 +64,7 @@ func (l *inboundLoad) run(ctx context.Context, rng *rand.Rand) {
 		start := time.Now()
 		st, err := l.deliver(ctx, n, id)
 		if ctx.Err() == nil {
-			l.h.rec.op("integration.inbound", start, st, err)
+			l.h.rec.op("integration.inbound", n, start, st, err)
 		}
 		if err == nil {
 			l.mu.Lock()
@@ -102,8 +101,11 @@ func (l *inboundLoad) deliver(ctx context.Context, n *node, id string) (int, err
 	return resp.StatusCode, nil
 }
 
+func (l *inboundLoad) name() string { return "integration" }
+
 // check counts each delivery's rows in the invocation log.
-func (l *inboundLoad) check(ctx context.Context, db *sql.DB) error {
+func (l *inboundLoad) check(ctx context.Context) error {
+	db := l.h.db
 	rows, err := db.QueryContext(ctx, l.h.c.db.q("SELECT input FROM itg_invocation_log WHERE system_code = ? AND direction = 'inbound'"), inboundSystem)
 	if err != nil {
 		return err
@@ -122,8 +124,8 @@ func (l *inboundLoad) check(ctx context.Context, db *sql.DB) error {
 		logged[v.Delivery]++
 	}
 	rows.Close()
-	once := newCheck("integration.accepted_logged_once")
-	twice := newCheck("integration.delivery_logged_at_most_once")
+	once := newCheck("integration.accepted_logged_once", 20)
+	twice := newCheck("integration.delivery_logged_at_most_once", 20)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	accepted := 0

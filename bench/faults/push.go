@@ -31,13 +31,16 @@ type pushLoad struct {
 	refs map[string]int
 }
 
-func (l *pushLoad) setup() {
+func (l *pushLoad) name() string { return "push" }
+
+func (l *pushLoad) setup(context.Context) error {
 	for range l.h.c.nodes {
 		l.ids = append(l.ids, map[string]int{})
 		l.keys = append(l.keys, map[string]int{})
 		l.apv = append(l.apv, map[string][]time.Time{})
 	}
 	l.refs = map[string]int{}
+	return nil
 }
 
 // run keeps every node's socket open until ctx ends.
@@ -66,7 +69,7 @@ func (l *pushLoad) listen(ctx context.Context, i int, n *node) {
 		status = resp.StatusCode
 	}
 	if ctx.Err() == nil {
-		l.h.rec.op("push.connect", start, status, err)
+		l.h.rec.op("push.connect", n, start, status, err)
 	}
 	if err != nil {
 		return
@@ -107,7 +110,7 @@ func (l *pushLoad) listen(ctx context.Context, i int, n *node) {
 	}
 }
 
-func (l *pushLoad) check() {
+func (l *pushLoad) check(context.Context) error {
 	completed := map[string]bool{}
 	l.ul.mu.Lock()
 	for _, u := range l.ul.completed {
@@ -116,8 +119,8 @@ func (l *pushLoad) check() {
 	l.ul.mu.Unlock()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	phantom := newCheck("push.frame_names_a_completed_upload")
-	dup := newCheck("push.frame_once_per_socket")
+	phantom := newCheck("push.frame_names_a_completed_upload", 3)
+	dup := newCheck("push.frame_once_per_socket", 3)
 	for i := range l.h.c.nodes {
 		for key, c := range l.keys[i] {
 			phantom.checked += c
@@ -135,4 +138,5 @@ func (l *pushLoad) check() {
 	}
 	l.h.rec.addCheck(*phantom)
 	l.h.rec.addCheck(*dup)
+	return nil
 }
