@@ -18,9 +18,12 @@ const revocationFeed = 2 * time.Second
 
 const authUsers = 3
 
+// revoked is a token of a logged-out family: an access token, or (refresh) a refresh token,
+// probed by presenting it to refresh.
 type revoked struct {
-	token string
-	at    time.Time
+	token   string
+	refresh bool
+	at      time.Time
 }
 
 type authLoad struct {
@@ -30,6 +33,9 @@ type authLoad struct {
 	probes  *check
 	// failOpen counts revoked tokens accepted while the node could not read its database.
 	failOpen int
+	// afterError counts logouts that answered an error and were refused (401) on retry; their
+	// tokens are probed like the others.
+	afterError int
 	// closed turns on staleFeed, the check of the fail-closed revocation mode (issue #45 item
 	// 7): no token is accepted by a node that has not read its database for longer than
 	// maxFeedAge + closedMargin.
@@ -96,11 +102,20 @@ func (l *authLoad) cycle(ctx context.Context, rng *rand.Rand, name string) {
 	n = l.node(rng)
 	st, err = l.h.c.call(ctx, n, "", "security/auth", "refresh", map[string]any{"refreshToken": refresh}, &pair)
 	rec("auth.refresh", n, start, st, err)
-	tokens := []string{access}
-	if err == nil && pair.AccessToken != "" {
-		tokens = append(tokens, pair.AccessToken)
+	tokens := []revoked{{token: access}, {token: refresh, refresh: true}}
+	if err == nil && pair.AccessToken != "" && pair.RefreshToken != "" {
+		tokens = append(tokens, revoked{token: pair.AccessToken}, revoked{token: pair.RefreshToken, refresh: true})
 		access = pair.AccessToken
 	}
+	record := func() {
+		l.mu.Lock()
+		for _, t := range tokens {
+			t.at = time.Now()
+			l.revoked = append(l.revoked, t)
+		}
+		l.mu.Unlock()
+	}
+	answeredError := false
 	// Log out until it is answered: an unanswered logout may or may not have happened.
 	for attempt := 0; attempt < 20 && ctx.Err() == nil; attempt++ {
 		start = time.Now()
@@ -108,16 +123,21 @@ func (l *authLoad) cycle(ctx context.Context, rng *rand.Rand, name string) {
 		st, err = l.h.c.call(ctx, n, access, "security/auth", "logout", map[string]any{}, nil)
 		rec("auth.logout", n, start, st, err)
 		if err == nil {
-			l.mu.Lock()
-			for _, t := range tokens {
-				l.revoked = append(l.revoked, revoked{t, time.Now()})
-			}
-			l.mu.Unlock()
+			record()
 			return
 		}
 		if e, ok := err.(*apiError); ok && e.status == 401 {
-			return // the token was refused: the family may already be revoked, nothing to record
+			if answeredError {
+				// An earlier logout answered an error (or nothing) and the retry is refused: that
+				// logout took effect, so the family's tokens must stay refused everywhere.
+				l.mu.Lock()
+				l.afterError++
+				l.mu.Unlock()
+				record()
+			}
+			return
 		}
+		answeredError = true
 		sleep(ctx, 500*time.Millisecond)
 	}
 }
@@ -184,11 +204,19 @@ func (l *authLoad) try(ctx context.Context, n *node, r revoked) {
 	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	start := time.Now()
-	st, err := l.h.c.call(cctx, n, r.token, "security/auth", "get_user_info", map[string]any{}, nil)
+	var st int
+	var err error
+	kind := "auth.revoked_probe"
+	if r.refresh {
+		kind = "auth.revoked_refresh_probe"
+		st, err = l.h.c.call(cctx, n, "", "security/auth", "refresh", map[string]any{"refreshToken": r.token}, nil)
+	} else {
+		st, err = l.h.c.call(cctx, n, r.token, "security/auth", "get_user_info", map[string]any{}, nil)
+	}
 	if ctx.Err() != nil {
 		return
 	}
-	l.h.rec.op("auth.revoked_probe", n, start, st, nil)
+	l.h.rec.op(kind, n, start, st, nil)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.probes.checked++
@@ -200,7 +228,7 @@ func (l *authLoad) try(ctx context.Context, n *node, r revoked) {
 		return
 	}
 	if err == nil {
-		l.probes.fail("%s accepted at %.1fs a token logged out at %.1fs", n.proc.name, start.Sub(l.h.rec.began).Seconds(), r.at.Sub(l.h.rec.began).Seconds())
+		l.probes.fail("%s accepted at %.1fs a token logged out at %.1fs (refresh token: %v)", n.proc.name, start.Sub(l.h.rec.began).Seconds(), r.at.Sub(l.h.rec.began).Seconds(), r.refresh)
 	}
 }
 
@@ -219,6 +247,7 @@ func (l *authLoad) check(ctx context.Context) error {
 		}
 	}
 	l.h.rec.addCheck(*l.probes)
+	l.h.rec.count("security.logout_refused_after_error", "logouts answered an error, then 401 on retry: their tokens are probed as revoked", l.afterError)
 	l.h.rec.count("security.accepted_store_down", "revoked tokens accepted while the node could not read its database (the documented fail-open, security/doc.go)", l.failOpen)
 	if l.closed {
 		l.h.rec.addCheck(*l.staleFeed)

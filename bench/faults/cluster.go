@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/rand"
@@ -45,12 +46,15 @@ type cluster struct {
 	client     *http.Client
 }
 
-// node is one `svc serve` process with its own port and database link.
+// node is one `svc serve` process with its own port and its own links to the database
+// (proxy), Redis and S3 (dropping proxies), each of which a fault can cut.
 type node struct {
 	id     int
 	port   int
 	admin  int
 	proxy  *proxy
+	redis  *proxy
+	s3     *proxy
 	proc   *proc
 	config string
 	mu     sync.Mutex
@@ -171,7 +175,7 @@ transports = ["outbox", "kvstore_stream"]
 [[svc.event.routing]]
 pattern = "approval.*"
 transports = ["outbox", "kvstore_stream"]
-`, n.port, n.admin, c.secret, c.revocation, ds, c.redisPt, c.s3Port, s3Access, s3Secret,
+`, n.port, n.admin, c.secret, c.revocation, ds, n.redis.port(), n.s3.port(), s3Access, s3Secret,
 		cronHeartbeat.String(), cronAbandoned.String(), inboxLease.String(), streamIdle.String(), outboxMinLease.String())
 }
 
@@ -202,6 +206,12 @@ func newCluster(dir, bin, s3bin, kind string, nodes int, revocation string) (*cl
 			return c, err
 		}
 		if n.proxy, err = newProxy(fmt.Sprintf("127.0.0.1:%d", c.db.port)); err != nil {
+			return c, err
+		}
+		if n.redis, err = newDroppingProxy(fmt.Sprintf("127.0.0.1:%d", c.redisPt)); err != nil {
+			return c, err
+		}
+		if n.s3, err = newDroppingProxy(fmt.Sprintf("127.0.0.1:%d", c.s3Port)); err != nil {
 			return c, err
 		}
 		n.config = filepath.Join(dir, fmt.Sprintf("node%d.toml", i))
@@ -327,8 +337,10 @@ func (c *cluster) metric(n *node, name string) float64 {
 // stop ends the nodes and the services.
 func (c *cluster) stop() {
 	for _, n := range c.nodes {
-		if n.proxy != nil {
-			n.proxy.setCut(false)
+		for _, p := range []*proxy{n.proxy, n.redis, n.s3} {
+			if p != nil {
+				p.setCut(false)
+			}
 		}
 		if n.proc != nil {
 			n.proc.stop(10 * time.Second)
@@ -411,4 +423,28 @@ func (c *cluster) login(ctx context.Context, n *node, name, password string) (st
 		err = errors.New("login answered no token")
 	}
 	return out.Tokens.AccessToken, out.Tokens.RefreshToken, st, err
+}
+
+// logged returns the times at which node i logged a line with msg (its JSON log, every start
+// of the process appended).
+func (c *cluster) logged(i int, msg string) ([]time.Time, error) {
+	f, err := os.Open(c.nodes[i].proc.log)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []time.Time
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	for sc.Scan() {
+		var line struct {
+			Time time.Time `json:"time"`
+			Msg  string    `json:"msg"`
+		}
+		if !bytes.Contains(sc.Bytes(), []byte(msg)) || json.Unmarshal(sc.Bytes(), &line) != nil || line.Msg != msg {
+			continue
+		}
+		out = append(out, line.Time)
+	}
+	return out, sc.Err()
 }

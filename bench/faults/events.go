@@ -24,6 +24,7 @@ import (
 const (
 	apvCreatedPush   = "apv.created"
 	apvCompletedPush = "apv.completed"
+	uploadPush       = "uploaded"
 )
 
 // subscribed maps each checked event type to the consumer groups that subscribe to it.
@@ -53,8 +54,9 @@ func (l *eventsLoad) check(ctx context.Context) error {
 // the event handled in the inbox) to a socket that is not paused.
 const pushLag = time.Second
 
-// pushEvent maps an approval push type to the event type it bridges.
-var pushEvent = map[string]string{apvCreatedPush: "approval.instance.created", apvCompletedPush: "approval.instance.completed"}
+// pushEvent maps a bridged push type to the event type it carries.
+var pushEvent = map[string]string{apvCreatedPush: "approval.instance.created", apvCompletedPush: "approval.instance.completed",
+	uploadPush: "svc.storage.file.uploaded"}
 
 type outboxRow struct {
 	eventID, typ, status string
@@ -168,9 +170,10 @@ func (h *harness) checkEvents(ctx context.Context, db *sql.DB, al *approvalLoad,
 			if r.typ == et {
 				var p struct {
 					InstanceID string `json:"instanceId"`
+					FileKey    string `json:"fileKey"`
 				}
 				_ = json.Unmarshal(r.payload, &p)
-				eventOf[pt+" "+p.InstanceID] = r.eventID
+				eventOf[pt+" "+p.InstanceID+p.FileKey] = r.eventID
 			}
 		}
 	}
@@ -239,7 +242,8 @@ func (h *harness) checkEvents(ctx context.Context, db *sql.DB, al *approvalLoad,
 	return nil
 }
 
-// checkPushRepeats is events.push_once_per_socket (issue #45 item 1). The push bridge's handler
+// checkPushRepeats is events.push_once_per_socket (issue #45 items 1 and 4): every bridged push
+// (approval instances by instance, uploads by file key) at most once per socket. The push bridge's handler
 // publishes a push, then its inbox marks the event handled; the inbox guarantee is that once
 // marked, the event is never handled again, and it is never excused. A second arrival on one
 // socket is therefore a violation when it came later than the inbox row's completion (+
@@ -273,6 +277,6 @@ func (h *harness) checkPushRepeats(pl *pushLoad, eventOf map[string]string, comp
 			}
 		}
 	}
-	h.rec.count("events.push_repeated_before_handled", "approval pushes a socket received again before the inbox marked the event handled, with a fault that interrupts handlers under way (docs/events.md: effects outside the database may repeat)", repeated)
+	h.rec.count("events.push_repeated_before_handled", "bridged pushes a socket received again before the inbox marked the event handled, with a fault that interrupts handlers under way (docs/events.md: effects outside the database may repeat)", repeated)
 	return dup
 }

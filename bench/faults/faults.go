@@ -4,12 +4,13 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"sync"
 	"syscall"
 	"time"
 )
 
 // faultKinds are the faults the schedule draws from, in a fixed order (the seed replays).
-var faultKinds = []string{"kill", "pause", "dbcut", "dbrestart", "redisrestart", "s3stop"}
+var faultKinds = []string{"kill", "pause", "dbcut", "dbrestart", "redisrestart", "s3stop", "rediscut", "s3cut"}
 
 // recoveryBound is how long the harness waits for the cluster to be ready again after a fault
 // ends (to measure a late recovery); the deadline a fault must meet is recoveryDeadline.
@@ -24,6 +25,9 @@ var recoveryFigure = map[string]time.Duration{
 	"dbrestart":    250 * time.Millisecond,
 	"redisrestart": 1200 * time.Millisecond,
 	"s3stop":       1200 * time.Millisecond,
+	// Not yet in a recorded run: as the restart of the same service.
+	"rediscut": 1200 * time.Millisecond,
+	"s3cut":    1200 * time.Millisecond,
 }
 
 // Recovery deadline of a fault (issue #45 item 2): its kind's recorded figure × recoveryMargin,
@@ -39,76 +43,124 @@ func recoveryDeadline(kind string) time.Duration {
 	return max(recoveryFigure[kind]*recoveryMargin, recoveryFloor)
 }
 
-// injectFaults runs faults one after another, a random gap apart, until ctx ends.
-func (h *harness) injectFaults(ctx context.Context, rng *rand.Rand, kinds []string, gap time.Duration) {
+// nodeFault reports whether a fault kind aims at one node (the others aim at a shared service).
+func nodeFault(kind string) bool {
+	return kind == "kill" || kind == "pause" || kind == "dbcut" || kind == "rediscut" || kind == "s3cut"
+}
+
+// injectFaults runs faults one after another, a random gap apart, until ctx ends. With
+// probability double a second fault runs at the same time (issue #45 item 5): one aimed at a
+// node and one at a shared service, so the two never fight over one process.
+func (h *harness) injectFaults(ctx context.Context, rng *rand.Rand, kinds []string, gap time.Duration, double float64) {
 	sleep(ctx, gap/2)
 	for ctx.Err() == nil {
-		kind := kinds[rng.IntN(len(kinds))]
-		n := h.c.nodes[rng.IntN(len(h.c.nodes))]
-		if kind == "pause" || kind == "dbcut" {
-			// Aim at the node with cron runs in flight: its work must be taken over and its
-			// late completions refused.
-			if i := h.sink.busiest(h.c.nodes); i >= 0 {
-				n = h.c.nodes[i]
+		faults := []*fault{h.draw(rng, kinds)}
+		if rng.Float64() < double {
+			var other []string
+			for _, k := range kinds {
+				if nodeFault(k) != nodeFault(faults[0].kind) {
+					other = append(other, k)
+				}
+			}
+			if len(other) > 0 {
+				faults = append(faults, h.draw(rng, other))
 			}
 		}
-		hold := longestLease + time.Duration(1000+rng.IntN(2000))*time.Millisecond
-		f := &fault{kind: kind, node: -1, start: time.Now(), deadline: recoveryDeadline(kind)}
-		if kind == "kill" || kind == "pause" || kind == "dbcut" {
-			f.node = n.id
+		var wg sync.WaitGroup
+		for _, f := range faults {
+			hold := longestLease + time.Duration(1000+rng.IntN(2000))*time.Millisecond
+			short := time.Duration(500+rng.IntN(1500)) * time.Millisecond
+			wg.Go(func() { h.inject(f, hold, short) })
 		}
-		h.rec.addFault(f)
-		switch kind {
-		case "kill":
-			f.target = n.proc.name
-			n.proc.kill()
-			time.Sleep(time.Duration(500+rng.IntN(2000)) * time.Millisecond)
-			if err := n.proc.start(); err != nil {
-				f.note = err.Error()
-			}
-		case "pause":
-			f.target = n.proc.name
-			n.proc.signal(syscall.SIGSTOP)
-			time.Sleep(hold)
-			n.proc.signal(syscall.SIGCONT)
-		case "dbcut":
-			f.target = n.proc.name
-			n.proxy.setCut(true)
-			time.Sleep(hold)
-			n.proxy.setCut(false)
-		case "dbrestart":
-			f.target = h.c.db.kind
-			outage(f, h.c.db.crash, time.Duration(500+rng.IntN(1500))*time.Millisecond, h.c.db.start)
-		case "redisrestart":
-			f.target = "redis"
-			outage(f, h.c.redis.kill, time.Duration(500+rng.IntN(1500))*time.Millisecond, h.c.redis.start)
-		case "s3stop":
-			f.target = "s3"
-			outage(f, h.c.s3.kill, hold, h.c.s3.start)
-		}
-		h.rec.mu.Lock()
-		f.healed = time.Now()
-		h.rec.mu.Unlock()
-		if kind == "kill" {
-			// The harness's pooled connections to the killed node are dead; a client that saw its
-			// server restart reconnects.
-			h.c.client.CloseIdleConnections()
-		}
+		wg.Wait()
 		_, err := h.c.allReady(recoveryBound, h.admin)
 		h.rec.mu.Lock()
-		if err == nil {
-			f.recovered = time.Now()
-		} else {
-			f.note += fmt.Sprintf("not recovered: %v", err)
+		for _, f := range faults {
+			if err == nil {
+				f.recovered = time.Now()
+			} else {
+				f.note += fmt.Sprintf("not recovered: %v", err)
+			}
 		}
 		h.rec.mu.Unlock()
+		for _, f := range faults {
+			if err != nil {
+				h.log("fault %s %s: not recovered within %s: %v", f.kind, f.target, recoveryBound, err)
+				continue
+			}
+			h.log("fault %-12s %-8s %5.1fs, ready again after %.1fs", f.kind, f.target, f.healed.Sub(f.start).Seconds(), f.recovered.Sub(f.healed).Seconds())
+		}
 		if err != nil {
-			h.log("fault %s %s: not recovered within %s: %v", f.kind, f.target, recoveryBound, err)
 			return
 		}
-		h.log("fault %-12s %-8s %5.1fs, ready again after %.1fs", f.kind, f.target, f.healed.Sub(f.start).Seconds(), f.recovered.Sub(f.healed).Seconds())
 		sleep(ctx, gap/2+time.Duration(rng.Int64N(int64(gap))))
 	}
+}
+
+// draw picks a fault of one of kinds and its target; pause and dbcut aim at the node with cron
+// runs in flight (its work must be taken over and its late completions refused).
+func (h *harness) draw(rng *rand.Rand, kinds []string) *fault {
+	kind := kinds[rng.IntN(len(kinds))]
+	n := rng.IntN(len(h.c.nodes))
+	if kind == "pause" || kind == "dbcut" {
+		if i := h.sink.busiest(h.c.nodes); i >= 0 {
+			n = i
+		}
+	}
+	f := &fault{kind: kind, node: -1, deadline: recoveryDeadline(kind)}
+	switch {
+	case nodeFault(kind):
+		f.node, f.target = n, h.c.nodes[n].proc.name
+	case kind == "dbrestart":
+		f.target = h.c.db.kind
+	case kind == "redisrestart":
+		f.target = "redis"
+	default:
+		f.target = "s3"
+	}
+	return f
+}
+
+// inject runs one fault until it is healed: hold is how long a pause, a cut or an S3 stop lasts,
+// short how long a killed node or a restarted database or Redis stays down.
+func (h *harness) inject(f *fault, hold, short time.Duration) {
+	f.start = time.Now()
+	h.rec.addFault(f)
+	var n *node
+	if f.node >= 0 {
+		n = h.c.nodes[f.node]
+	}
+	switch f.kind {
+	case "kill":
+		n.proc.kill()
+		time.Sleep(short)
+		if err := n.proc.start(); err != nil {
+			f.note = err.Error()
+		}
+		// The harness's pooled connections to the killed node are dead; a client that saw its
+		// server restart reconnects.
+		h.c.client.CloseIdleConnections()
+	case "pause":
+		n.proc.signal(syscall.SIGSTOP)
+		time.Sleep(hold)
+		n.proc.signal(syscall.SIGCONT)
+	case "dbcut", "rediscut", "s3cut":
+		// A partition between one node and the database, or Redis or S3 only: the other nodes
+		// and the other services stay reachable.
+		link := map[string]*proxy{"dbcut": n.proxy, "rediscut": n.redis, "s3cut": n.s3}[f.kind]
+		link.setCut(true)
+		time.Sleep(hold)
+		link.setCut(false)
+	case "dbrestart":
+		outage(f, h.c.db.crash, short, h.c.db.start)
+	case "redisrestart":
+		outage(f, h.c.redis.kill, short, h.c.redis.start)
+	case "s3stop":
+		outage(f, h.c.s3.kill, hold, h.c.s3.start)
+	}
+	h.rec.mu.Lock()
+	f.healed = time.Now()
+	h.rec.mu.Unlock()
 }
 
 // outage stops a service, waits, and starts it again, noting a failed start on the fault.

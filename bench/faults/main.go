@@ -48,6 +48,7 @@ type options struct {
 	gap       time.Duration
 	faults    string
 	schedules int
+	double    float64
 	svcBin    string
 	s3Bin     string
 	keep      bool
@@ -66,6 +67,7 @@ func main() {
 	flag.Uint64Var(&o.seed, "seed", 0, "seed of the fault schedule and the load (0: random, printed)")
 	flag.DurationVar(&o.gap, "gap", 8*time.Second, "mean pause between two faults")
 	flag.StringVar(&o.faults, "faults", strings.Join(faultKinds, ","), "fault kinds to draw from")
+	flag.Float64Var(&o.double, "double", 0.2, "probability that a second fault (one on a node, one on a shared service) runs at the same time")
 	flag.IntVar(&o.schedules, "schedules", 12, "cron schedules firing every second")
 	flag.StringVar(&o.svcBin, "svc", "", "svc binary to run (default: go build ./cmd/svc from this tree)")
 	flag.StringVar(&o.s3Bin, "versitygw", "", "versitygw binary (default: .cache/bin/versitygw, built by scripts/services.sh)")
@@ -208,7 +210,7 @@ func run(o options) (int, error) {
 	defer stopFaults()
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		h.injectFaults(faultCtx, rand.New(rand.NewPCG(base.Uint64(), 1)), strings.Split(o.faults, ","), o.gap)
+		h.injectFaults(faultCtx, rand.New(rand.NewPCG(base.Uint64(), 1)), strings.Split(o.faults, ","), o.gap, o.double)
 	})
 	for _, l := range loads {
 		r := rand.New(rand.NewPCG(base.Uint64(), 2))

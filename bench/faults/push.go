@@ -25,8 +25,8 @@ type pushLoad struct {
 	// frames per node: frame id → count, and the file keys received.
 	ids  []map[string]int
 	keys []map[string]int
-	// apv: approval frames per node: "type instanceId" → arrival times; refs: business
-	// references named by any approval frame.
+	// apv: bridged frames per node: "type instanceId" (approval) or "uploaded fileKey" →
+	// arrival times; refs: business references named by any approval frame.
 	apv  []map[string][]time.Time
 	refs map[string]int
 }
@@ -100,12 +100,16 @@ func (l *pushLoad) listen(ctx context.Context, i int, n *node) {
 			l.mu.Unlock()
 			continue
 		}
-		if f.Type != "uploaded" {
+		if f.Type != uploadPush {
 			continue
 		}
 		l.mu.Lock()
 		l.ids[i][f.ID]++
 		l.keys[i][f.Payload.FileKey]++
+		// Each push has a fresh frame id, so a repeat shows only by its file key: judged with the
+		// approval pushes against the inbox (checkPushRepeats).
+		k := uploadPush + " " + f.Payload.FileKey
+		l.apv[i][k] = append(l.apv[i][k], time.Now())
 		l.mu.Unlock()
 	}
 }

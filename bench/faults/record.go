@@ -55,12 +55,12 @@ func (f *fault) overlaps(from, to time.Time) bool {
 
 // explains reports whether the fault can explain a failed answer of s (issue #45 item 1): the
 // answering node is the fault's target, or every node depends on the faulted service; an S3
-// stop only explains storage operations, the only ones that reach S3.
+// stop or cut only explains storage operations, the only ones that reach S3.
 func (f *fault) explains(s sample) bool {
 	if f.node >= 0 && s.node != f.node {
 		return false
 	}
-	if f.kind == "s3stop" && !strings.HasPrefix(s.kind, "storage.") {
+	if (f.kind == "s3stop" || f.kind == "s3cut") && !strings.HasPrefix(s.kind, "storage.") {
 		return false
 	}
 	return f.overlaps(s.start, s.start.Add(s.dur))

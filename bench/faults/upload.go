@@ -32,8 +32,9 @@ type uploadLoad struct {
 	mu        sync.Mutex
 	completed []upload
 	abandoned []upload
-	// deleted: completed uploads deleted again through sys/storage/file delete (every third).
-	deleted map[string]bool
+	// deleted: completed uploads deleted again through sys/storage/file delete (every third),
+	// by key, with their SHA-256.
+	deleted map[string][32]byte
 	// lost counts completions answered 2217 (the S3 server lost the session: start again).
 	lost int
 }
@@ -46,7 +47,7 @@ const objstorePartSize = 16 << 20
 func (l *uploadLoad) name() string { return "storage" }
 
 func (l *uploadLoad) setup(context.Context) error {
-	l.deleted = map[string]bool{}
+	l.deleted = map[string][32]byte{}
 	return nil
 }
 
@@ -170,7 +171,7 @@ func (l *uploadLoad) one(ctx context.Context, rng *rand.Rand, data []byte, aband
 		return st, err
 	}); err == nil {
 		l.mu.Lock()
-		l.deleted[u.key] = true
+		l.deleted[u.key] = u.sum
 		l.mu.Unlock()
 	}
 }
@@ -260,7 +261,7 @@ func (l *uploadLoad) check(ctx context.Context) error {
 func (l *uploadLoad) verify(ctx context.Context, db *sql.DB, rng *rand.Rand) error {
 	dl := newCheck("storage.completed_download_matches", 3)
 	for _, u := range l.completed {
-		if l.deleted[u.key] {
+		if _, gone := l.deleted[u.key]; gone {
 			continue
 		}
 		dl.checked++
@@ -305,9 +306,11 @@ func (l *uploadLoad) verify(ctx context.Context, db *sql.DB, rng *rand.Rand) err
 }
 
 // checkDeletes waits for the delete worker to drain the queue, then checks every file the load
-// deleted: its record is deleted, no queue row is left for it, and no node serves it.
+// deleted: its record is deleted and no queue row is left for it (storage.delete_queue_drained),
+// and the download proxy no longer serves it (storage.deleted_file_not_served).
 func (l *uploadLoad) checkDeletes(ctx context.Context, db *sql.DB, rng *rand.Rand) error {
 	queue := newCheck("storage.delete_queue_drained", 1)
+	gone := newCheck("storage.deleted_file_not_served", 1)
 	deadline := time.Now().Add(30 * time.Second)
 	left := 0
 	for {
@@ -323,7 +326,7 @@ func (l *uploadLoad) checkDeletes(ctx context.Context, db *sql.DB, rng *rand.Ran
 	if left > 0 {
 		queue.fail("%d queued deletes older than %s still queued", left, 10*deleteInterval)
 	}
-	for key := range l.deleted {
+	for key, sum := range l.deleted {
 		queue.checked++
 		var status string
 		var queued int
@@ -334,11 +337,16 @@ func (l *uploadLoad) checkDeletes(ctx context.Context, db *sql.DB, rng *rand.Ran
 		if err := db.QueryRowContext(ctx, l.h.c.db.q("SELECT COUNT(*) FROM sys_storage_pending_delete WHERE object_key = ?"), key).Scan(&queued); err != nil {
 			return err
 		}
-		_, st, err := l.download(ctx, l.node(rng), key)
-		if status != "deleted" || queued > 0 || err == nil {
-			queue.fail("%s deleted by a client: record %q, %d queue rows left, download answered %d", key, status, queued, st)
+		if status != "deleted" || queued > 0 {
+			queue.fail("%s deleted by a client: record %q, %d queue rows left", key, status, queued)
+		}
+		gone.checked++
+		// The proxy answers an error envelope (some with HTTP 200): served means its bytes came back.
+		if got, _, err := l.download(ctx, l.node(rng), key); err == nil && got == sum {
+			gone.fail("%s deleted by a client (record %q) still downloads", key, status)
 		}
 	}
 	l.h.rec.addCheck(*queue)
+	l.h.rec.addCheck(*gone)
 	return nil
 }
