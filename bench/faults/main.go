@@ -264,6 +264,7 @@ func (h *harness) loads(o options) []load {
 	return []load{
 		&cronLoad{h: h, sink: h.sink, schedules: o.schedules},
 		&authLoad{h: h, closed: o.revocationClosed, maxFeedAge: o.maxFeedAge},
+		&userLoad{h: h},
 		ul, pl, apl,
 		&eventsLoad{h: h, al: apl, pl: pl},
 		&inboundLoad{h: h},
