@@ -3,11 +3,18 @@
 // /api and the other routes (cron http.request jobs to a sink, logins and logouts, resumable
 // uploads, push sockets, approval instances decided on every node, inbound integration
 // deliveries; events checked through the outbox, the inbox and the sockets), while a seeded
-// schedule kills, pauses and cuts nodes and restarts the services under them. At the end it checks the invariants the docs promise and prints a report; it exits 1
-// when any invariant was violated.
+// schedule kills, pauses and cuts nodes (from the database, Redis or S3) and restarts the
+// services under them, sometimes two faults at once. At the end it checks the invariants the docs
+// promise and prints a report; it exits 1 when any invariant was violated.
 //
 //	go run ./bench/faults -db postgres -duration 3m -seed 1
 //	go run ./bench/faults -db mysql -duration 30m            # random seed, printed
+//
+// Each load implements load (setup, run, check) and main runs the list in one loop. A failed
+// answer is excused only by a fault on the node that gave it (or on a shared service it needs),
+// within the fault's window (the fault plus its measured recovery, capped at its kind's
+// deadline); every check has a minimum sample; what the docs allow is counted apart.
+// bench/faults/mutants/run.sh is the mutation run that proves the checks can fail.
 //
 // See docs/testing.md ("Fault-injection run") for what it loads, injects and checks.
 package main
