@@ -428,23 +428,40 @@ func (c *cluster) login(ctx context.Context, n *node, name, password string) (st
 // logged returns the times at which node i logged a line with msg (its JSON log, every start
 // of the process appended).
 func (c *cluster) logged(i int, msg string) ([]time.Time, error) {
+	lines, err := c.loggedIDs(i, msg)
+	out := make([]time.Time, len(lines))
+	for k, l := range lines {
+		out[k] = l.at
+	}
+	return out, err
+}
+
+// logLine is one line of a node's log: when, and the id attribute it names (if any).
+type logLine struct {
+	at time.Time
+	id string
+}
+
+// loggedIDs returns the lines of node i's log with msg.
+func (c *cluster) loggedIDs(i int, msg string) ([]logLine, error) {
 	f, err := os.Open(c.nodes[i].proc.log)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	var out []time.Time
+	var out []logLine
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 4<<20)
 	for sc.Scan() {
 		var line struct {
 			Time time.Time `json:"time"`
 			Msg  string    `json:"msg"`
+			ID   string    `json:"id"`
 		}
 		if !bytes.Contains(sc.Bytes(), []byte(msg)) || json.Unmarshal(sc.Bytes(), &line) != nil || line.Msg != msg {
 			continue
 		}
-		out = append(out, line.Time)
+		out = append(out, logLine{line.Time, line.ID})
 	}
 	return out, sc.Err()
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"time"
 )
 
@@ -49,6 +50,10 @@ func (l *eventsLoad) run(context.Context, *rand.Rand) {}
 func (l *eventsLoad) check(ctx context.Context) error {
 	return l.h.checkEvents(ctx, l.h.db, l.al, l.pl)
 }
+
+// inboxLeaseLost is what a node logs when its handler finished after its inbox lease was taken
+// over (event/inbox.go): the interruption that explains a late repeat of its effect.
+const inboxLeaseLost = "event: inbox lease lost after the handler succeeded; treated as done"
 
 // pushLag bounds how long a push takes from its handler (which publishes it before it marks
 // the event handled in the inbox) to a socket that is not paused.
@@ -224,7 +229,18 @@ func (h *harness) checkEvents(ctx context.Context, db *sql.DB, al *approvalLoad,
 		}
 	}
 	al.mu.Unlock()
-	dup := h.checkPushRepeats(pl, eventOf, completedAt)
+	lost := map[string][]int{} // event id → nodes that logged losing its inbox lease after handling it
+	for i := range h.c.nodes {
+		lines, err := h.c.loggedIDs(i, inboxLeaseLost)
+		if err != nil {
+			pl.mu.Unlock()
+			return err
+		}
+		for _, l := range lines {
+			lost[l.id] = append(lost[l.id], i)
+		}
+	}
+	dup := h.checkPushRepeats(pl, eventOf, completedAt, lost)
 	pl.mu.Unlock()
 	h.rec.addCheck(*rolled)
 	h.rec.addCheck(*dup)
@@ -247,14 +263,21 @@ func (h *harness) checkEvents(ctx context.Context, db *sql.DB, al *approvalLoad,
 // publishes a push, then its inbox marks the event handled; the inbox guarantee is that once
 // marked, the event is never handled again, and it is never excused. A second arrival on one
 // socket is therefore a violation when it came later than the inbox row's completion (+
-// pushLag), unless that socket's own node was paused in between (it delivers late what it held).
+// pushLag), unless that socket's own node was paused in between (it delivers late what it held),
+// or the push came from a handler interrupted mid-way: a node that logged losing the event's
+// inbox lease (inboxLeaseLost) and was paused or cut from the database meanwhile (counted).
 // A repeat that came before the completion is the documented at-least-once of effects outside
 // the database (docs/events.md): an earlier handler was interrupted before marking the event;
 // it is counted, and only where a fault that can interrupt a handler (a kill, pause or cut of a
 // node, a database restart) overlapped it. Called with pl.mu held.
-func (h *harness) checkPushRepeats(pl *pushLoad, eventOf map[string]string, completedAt map[string]time.Time) *check {
+func (h *harness) checkPushRepeats(pl *pushLoad, eventOf map[string]string, completedAt map[string]time.Time, lost map[string][]int) *check {
 	dup := newCheck("events.push_once_per_socket", 20)
-	repeated := 0
+	repeated, late := 0, 0
+	// interrupted: a node that logged losing the event's inbox lease was itself paused or cut
+	// from the database meanwhile, so its handler's push could land after the takeover's.
+	interrupted := func(ev string, from, to time.Time) bool {
+		return slices.ContainsFunc(lost[ev], func(i int) bool { return h.rec.hit(from, to, i, "pause", "dbcut") })
+	}
 	for i := range h.c.nodes {
 		for k, times := range pl.apv[i] {
 			dup.checked++
@@ -267,6 +290,8 @@ func (h *harness) checkPushRepeats(pl *pushLoad, eventOf map[string]string, comp
 				switch {
 				case done.IsZero():
 					dup.fail("node%d's socket received %s again at %.1fs; its event has no completed inbox row", i, k, at)
+				case t.After(done.Add(pushLag)) && interrupted(eventOf[k], times[0].Add(-inboxLease), t):
+					late++
 				case t.After(done.Add(pushLag)) && !h.rec.hit(done, t, i, "pause"):
 					dup.fail("node%d's socket received %s again at %.1fs, %.1fs after the inbox marked its event handled: handled twice", i, k, at, t.Sub(done).Seconds())
 				case !h.rec.hit(times[0].Add(-inboxLease), t, -1, "kill", "pause", "dbcut", "dbrestart"):
@@ -277,6 +302,7 @@ func (h *harness) checkPushRepeats(pl *pushLoad, eventOf map[string]string, comp
 			}
 		}
 	}
+	h.rec.count("events.push_late_from_interrupted_node", "bridged pushes that came again after the inbox marked the event handled, from a node that was paused or cut meanwhile and logged losing the event's inbox lease (its handler's push landed late)", late)
 	h.rec.count("events.push_repeated_before_handled", "bridged pushes a socket received again before the inbox marked the event handled, with a fault that interrupts handlers under way (docs/events.md: effects outside the database may repeat)", repeated)
 	return dup
 }

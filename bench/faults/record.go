@@ -27,9 +27,12 @@ type fault struct {
 	target string
 	// node is the index of the node the fault targets, -1 for a shared service (the database,
 	// Redis, S3), which every node depends on.
-	node      int
-	start     time.Time
-	healed    time.Time
+	node   int
+	start  time.Time
+	healed time.Time
+	// settled is when the last fault injected with this one healed (healed itself for a single
+	// fault): its recovery is measured from there.
+	settled   time.Time
 	recovered time.Time
 	// deadline is the recovery deadline of the fault's kind (recoveryDeadline).
 	deadline time.Duration
@@ -40,12 +43,21 @@ type fault struct {
 // deadline (a fault that never heals does not excuse the rest of the run); now while it lasts.
 func (f *fault) windowEnd() time.Time {
 	switch {
-	case f.healed.IsZero():
+	case f.healed.IsZero() || f.settled.IsZero():
 		return time.Now()
-	case f.recovered.IsZero() || f.recovered.Sub(f.healed) > f.deadline:
-		return f.healed.Add(f.deadline)
+	case f.recovered.IsZero() || f.recovery() > f.deadline:
+		return f.settled.Add(f.deadline)
 	}
 	return f.recovered
+}
+
+// recovery is how long the cluster took to serve again once the fault (and any injected with
+// it) was over; -1 when it did not.
+func (f *fault) recovery() time.Duration {
+	if f.recovered.IsZero() {
+		return -1
+	}
+	return f.recovered.Sub(f.settled)
 }
 
 // overlaps reports whether [from, to] meets the fault's window.
@@ -283,9 +295,8 @@ func (r *recorder) report(w io.Writer) {
 	for _, f := range r.faults {
 		a := entry(fk, f.kind)
 		a.n++
-		rec := time.Duration(-1)
-		if !f.recovered.IsZero() {
-			rec = f.recovered.Sub(f.healed)
+		rec := f.recovery()
+		if rec >= 0 {
 			a.rec = append(a.rec, rec)
 		}
 		fmt.Fprintf(w, "  %7.1f %-12s %-8s lasted %5.1fs, recovered %5.1fs after (deadline %s) %s\n", f.start.Sub(r.began).Seconds(), f.kind, f.target,

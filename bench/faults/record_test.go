@@ -12,9 +12,9 @@ import (
 func TestExplains(t *testing.T) {
 	t0 := time.Date(2026, 12, 7, 0, 0, 0, 0, time.UTC)
 	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
-	kill := &fault{kind: "kill", node: 1, start: at(10), healed: at(12), recovered: at(13), deadline: 5 * time.Second}
-	s3 := &fault{kind: "s3stop", node: -1, start: at(20), healed: at(25), recovered: at(26), deadline: 12 * time.Second}
-	late := &fault{kind: "pause", node: 2, start: at(40), healed: at(45), recovered: at(70), deadline: 5 * time.Second}
+	kill := &fault{kind: "kill", node: 1, start: at(10), healed: at(12), settled: at(12), recovered: at(13), deadline: 5 * time.Second}
+	s3 := &fault{kind: "s3stop", node: -1, start: at(20), healed: at(25), settled: at(25), recovered: at(26), deadline: 12 * time.Second}
+	late := &fault{kind: "pause", node: 2, start: at(40), healed: at(45), settled: at(45), recovered: at(70), deadline: 5 * time.Second}
 	tests := []struct {
 		name string
 		f    *fault
@@ -45,9 +45,9 @@ func TestWindowShare(t *testing.T) {
 	t0 := time.Date(2026, 12, 7, 0, 0, 0, 0, time.UTC)
 	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
 	r := &recorder{began: at(0), ended: at(100), faults: []*fault{
-		{kind: "kill", start: at(10), healed: at(15), recovered: at(20), deadline: time.Minute},
-		{kind: "dbrestart", start: at(18), healed: at(25), recovered: at(30), deadline: time.Minute},
-		{kind: "pause", start: at(95), healed: at(99), recovered: at(110), deadline: time.Minute},
+		{kind: "kill", start: at(10), healed: at(15), settled: at(15), recovered: at(20), deadline: time.Minute},
+		{kind: "dbrestart", start: at(18), healed: at(25), settled: at(25), recovered: at(30), deadline: time.Minute},
+		{kind: "pause", start: at(95), healed: at(99), settled: at(99), recovered: at(110), deadline: time.Minute},
 	}}
 	if got, want := r.windowShare(), 0.25; math.Abs(got-want) > 1e-9 {
 		t.Errorf("windowShare = %v, want %v", got, want)
