@@ -86,7 +86,7 @@ func (h *harness) injectFaults(ctx context.Context, rng *rand.Rand, kinds []stri
 			f.settled = settled
 		}
 		h.rec.mu.Unlock()
-		_, err := h.c.allReady(recoveryBound, h.admin)
+		err := h.recover(faults)
 		h.rec.mu.Lock()
 		for _, f := range faults {
 			if err == nil {
@@ -107,6 +107,34 @@ func (h *harness) injectFaults(ctx context.Context, rng *rand.Rand, kinds []stri
 			return
 		}
 		sleep(ctx, gap/2+time.Duration(rng.Int64N(int64(gap))))
+	}
+}
+
+// recover waits until every node serves again, up to recoveryBound. Like a service manager, it
+// starts again a node whose process exited (a node refuses to start while S3 is unreachable:
+// a kill during an S3 stop), noting it on the faults.
+func (h *harness) recover(faults []*fault) error {
+	deadline := time.Now().Add(recoveryBound)
+	for {
+		for _, n := range h.c.nodes {
+			if !n.proc.exited() {
+				continue
+			}
+			note := fmt.Sprintf("%s exited, started again; ", n.proc.name)
+			if err := n.proc.start(); err != nil {
+				note += err.Error() + "; "
+			}
+			h.log("%s", note)
+			h.rec.mu.Lock()
+			for _, f := range faults {
+				f.note += note
+			}
+			h.rec.mu.Unlock()
+		}
+		_, err := h.c.allReady(min(5*time.Second, time.Until(deadline)), h.admin)
+		if err == nil || time.Now().After(deadline) {
+			return err
+		}
 	}
 }
 
