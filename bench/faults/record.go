@@ -176,6 +176,18 @@ func (r *recorder) hit(from, to time.Time, node int, kinds ...string) bool {
 	return false
 }
 
+// resumed reports whether a pause of node ended within slack of t.
+func (r *recorder) resumed(node int, t time.Time, slack time.Duration) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, f := range r.faults {
+		if f.kind == "pause" && f.node == node && !f.healed.IsZero() && f.healed.Sub(t).Abs() <= slack {
+			return true
+		}
+	}
+	return false
+}
+
 // windowShare is the share of the loaded phase inside the union of every fault window.
 func (r *recorder) windowShare() float64 {
 	r.mu.Lock()
