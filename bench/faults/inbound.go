@@ -119,14 +119,16 @@ func (l *inboundLoad) name() string { return "integration" }
 // check counts each delivery's rows in the invocation log.
 func (l *inboundLoad) check(ctx context.Context) error {
 	db := l.h.db
-	rows, err := db.QueryContext(ctx, l.h.c.db.q("SELECT input FROM itg_invocation_log WHERE system_code = ? AND direction = 'inbound'"), inboundSystem)
+	// A delivery whose script failed before dispatching logs no input: its request body, in
+	// the row's HTTP trace, names it then.
+	rows, err := db.QueryContext(ctx, l.h.c.db.q("SELECT input, http_trace FROM itg_invocation_log WHERE system_code = ? AND direction = 'inbound'"), inboundSystem)
 	if err != nil {
 		return err
 	}
 	logged := map[string]int{}
 	for rows.Next() {
-		var in []byte
-		if err := rows.Scan(&in); err != nil {
+		var in, trace []byte
+		if err := rows.Scan(&in, &trace); err != nil {
 			rows.Close()
 			return err
 		}
@@ -134,6 +136,14 @@ func (l *inboundLoad) check(ctx context.Context) error {
 			Delivery string `json:"delivery"`
 		}
 		_ = json.Unmarshal(in, &v)
+		if v.Delivery == "" {
+			var ex []struct {
+				RequestBody string `json:"requestBody"`
+			}
+			if json.Unmarshal(trace, &ex) == nil && len(ex) > 0 {
+				_ = json.Unmarshal([]byte(ex[0].RequestBody), &v)
+			}
+		}
 		logged[v.Delivery]++
 	}
 	rows.Close()

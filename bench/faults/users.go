@@ -60,13 +60,20 @@ func (l *userLoad) admin(ctx context.Context, rng *rand.Rand, action string) err
 		start := time.Now()
 		var st int
 		st, err = l.h.c.call(ctx, n, l.h.admin, "security/user", action, map[string]any{"id": l.id}, nil)
-		l.h.rec.op("users."+action, n, start, st, err)
+		l.op(ctx, "users."+action, n, start, st, err)
 		if err == nil {
 			return nil
 		}
 		sleep(ctx, 500*time.Millisecond)
 	}
 	return err
+}
+
+// op records an operation unless the loaded phase is over (its end cancels what is in flight).
+func (l *userLoad) op(ctx context.Context, kind string, n *node, start time.Time, st int, err error) {
+	if ctx.Err() == nil {
+		l.h.rec.op(kind, n, start, st, err)
+	}
 }
 
 // run flips the user until ctx ends.
@@ -84,7 +91,7 @@ func (l *userLoad) cycle(ctx context.Context, rng *rand.Rand) {
 	n := l.node(rng)
 	start := time.Now()
 	tok, _, st, err := l.h.c.login(ctx, n, flipUser, userPassword)
-	l.h.rec.op("users.login", n, start, st, err)
+	l.op(ctx, "users.login", n, start, st, err)
 	if err != nil {
 		return
 	}
@@ -92,7 +99,7 @@ func (l *userLoad) cycle(ctx context.Context, rng *rand.Rand) {
 	for _, n := range l.h.c.nodes {
 		start := time.Now()
 		st, err := l.h.c.call(ctx, n, tok, "security/auth", "get_user_info", map[string]any{}, nil)
-		l.h.rec.op("users.user_info", n, start, st, err)
+		l.op(ctx, "users.user_info", n, start, st, err)
 	}
 	sock := l.h.c.nodes[rng.IntN(len(l.h.c.nodes))]
 	closedAt := make(chan time.Time, 1)
