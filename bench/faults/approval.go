@@ -395,7 +395,7 @@ func (l *approvalLoad) check(ctx context.Context) error {
 	rows.Close()
 
 	// No task decided twice: by the answers the clients got, and by the action log.
-	once := newCheck("approval.task_decided_once", 20)
+	once := newCheck("approval.task_decided_once", 10)
 	perTask := map[string]int{}
 	for _, gs := range logs {
 		for _, g := range gs {
@@ -423,7 +423,7 @@ func (l *approvalLoad) check(ctx context.Context) error {
 	l.h.rec.addCheck(*once)
 
 	// Every instance in the state its action log explains.
-	explained := newCheck("approval.state_explained_by_log", 20)
+	explained := newCheck("approval.state_explained_by_log", 10)
 	for id, in := range insts {
 		explained.checked++
 		status, at, why := l.replay(logs[id])
@@ -439,7 +439,7 @@ func (l *approvalLoad) check(ctx context.Context) error {
 	l.h.rec.addCheck(*explained)
 
 	// Every answered start is an instance; every refused one left nothing.
-	answered := newCheck("approval.answered_start_committed", 20)
+	answered := newCheck("approval.answered_start_committed", 10)
 	byRef := map[string]*apvInstance{}
 	for _, in := range insts {
 		byRef[in.ref] = in
@@ -461,7 +461,7 @@ func (l *approvalLoad) check(ctx context.Context) error {
 	l.h.rec.addCheck(*answered)
 
 	// The projection and the host table equal the instances.
-	proj := newCheck("approval.projection_equals_instances", 20)
+	proj := newCheck("approval.projection_equals_instances", 10)
 	type record struct {
 		status, instance sql.NullString
 	}

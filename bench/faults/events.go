@@ -182,8 +182,8 @@ func (h *harness) checkEvents(ctx context.Context, db *sql.DB, al *approvalLoad,
 			}
 		}
 	}
-	published := newCheck("events.committed_with_its_data", 20)
-	rolled := newCheck("events.rolled_back_not_delivered", 20)
+	published := newCheck("events.committed_with_its_data", 10)
+	rolled := newCheck("events.rolled_back_not_delivered", 10)
 	byInstance := map[string]string{} // instance id → business ref of its created event
 	for _, r := range outbox {
 		if r.typ != "approval.instance.created" {
