@@ -69,7 +69,10 @@ type approvalLoad struct {
 
 func apvUserName(i int) string { return fmt.Sprintf("apv%d", i) }
 
-func (l *approvalLoad) setup(ctx context.Context, db *sql.DB) error {
+func (l *approvalLoad) name() string { return "approval" }
+
+func (l *approvalLoad) setup(ctx context.Context) error {
+	db := l.h.db
 	l.db = db
 	l.started, l.refused, l.decided, l.actions = map[string]string{}, map[string]bool{}, map[string][]string{}, map[string]int{}
 	for i := range apvUsers {
@@ -165,9 +168,9 @@ func (l *approvalLoad) run(ctx context.Context, rng *rand.Rand) {
 	wg.Wait()
 }
 
-func (l *approvalLoad) op(ctx context.Context, kind string, start time.Time, st int, err error) {
+func (l *approvalLoad) op(ctx context.Context, kind string, n *node, start time.Time, st int, err error) {
 	if ctx.Err() == nil {
-		l.h.rec.op(kind, start, st, err)
+		l.h.rec.op(kind, n, start, st, err)
 	}
 }
 
@@ -192,14 +195,15 @@ func (l *approvalLoad) starter(ctx context.Context, rng *rand.Rand) {
 			ID string `json:"id"`
 		}
 		start := time.Now()
-		st, err := l.h.c.call(ctx, l.rnode(rng), l.users[app].token, "approval/instance", "start",
+		n := l.rnode(rng)
+		st, err := l.h.c.call(ctx, n, l.users[app].token, "approval/instance", "start",
 			map[string]any{"tenantId": "default", "flowCode": apvFlowCode, "businessRef": ref, "formData": form}, &inst)
 		var ae *apiError
 		refused := errors.As(err, &ae) && ae.code == errNoAssignee
 		if refused {
-			l.op(ctx, "approval.start", start, st, nil) // the expected refusal of a doomed start
+			l.op(ctx, "approval.start", n, start, st, nil) // the expected refusal of a doomed start
 		} else {
-			l.op(ctx, "approval.start", start, st, err)
+			l.op(ctx, "approval.start", n, start, st, err)
 		}
 		l.mu.Lock()
 		switch {
@@ -228,8 +232,9 @@ func (l *approvalLoad) decider(ctx context.Context, rng *rand.Rand, i int) {
 			Items []pendingTask `json:"items"`
 		}
 		start := time.Now()
-		st, err := l.h.c.call(ctx, l.rnode(rng), u.token, "approval/my", "find_pending_tasks", map[string]any{"page": 1, "pageSize": 20}, &page)
-		l.op(ctx, "approval.pending", start, st, err)
+		n := l.rnode(rng)
+		st, err := l.h.c.call(ctx, n, u.token, "approval/my", "find_pending_tasks", map[string]any{"page": 1, "pageSize": 20}, &page)
+		l.op(ctx, "approval.pending", n, start, st, err)
 		if err != nil || len(page.Items) == 0 {
 			sleep(ctx, 300*time.Millisecond)
 			continue
@@ -279,10 +284,10 @@ func (l *approvalLoad) decide(ctx context.Context, n *node, u apvUser, params ma
 	st, err := l.h.c.call(ctx, n, u.token, "approval/instance", "process_task", params, nil)
 	var ae *apiError
 	if errors.As(err, &ae) && lostRace[ae.code] {
-		l.op(ctx, "approval.decide", start, st, nil)
+		l.op(ctx, "approval.decide", n, start, st, nil)
 		return
 	}
-	l.op(ctx, "approval.decide", start, st, err)
+	l.op(ctx, "approval.decide", n, start, st, err)
 	if err != nil {
 		return
 	}
@@ -303,20 +308,22 @@ func (l *approvalLoad) sweeper(ctx context.Context, rng *rand.Rand) {
 				} `json:"items"`
 			}
 			start := time.Now()
-			st, err := l.h.c.call(ctx, l.rnode(rng), u.token, "approval/my", "find_initiated", map[string]any{"status": "returned", "page": 1, "pageSize": 20}, &page)
-			l.op(ctx, "approval.initiated", start, st, err)
+			n := l.rnode(rng)
+			st, err := l.h.c.call(ctx, n, u.token, "approval/my", "find_initiated", map[string]any{"status": "returned", "page": 1, "pageSize": 20}, &page)
+			l.op(ctx, "approval.initiated", n, start, st, err)
 			for _, it := range page.Items {
 				action := "resubmit"
 				if rng.IntN(4) == 0 {
 					action = "withdraw"
 				}
 				start := time.Now()
-				st, err := l.h.c.call(ctx, l.rnode(rng), u.token, "approval/instance", action, map[string]any{"instanceId": it.InstanceID}, nil)
+				n := l.rnode(rng)
+				st, err := l.h.c.call(ctx, n, u.token, "approval/instance", action, map[string]any{"instanceId": it.InstanceID}, nil)
 				var ae *apiError
 				if errors.As(err, &ae) && (ae.code == 40104 || ae.code == 40105) {
 					err = nil // raced with another sweep of the same instance
 				}
-				l.op(ctx, "approval."+action, start, st, err)
+				l.op(ctx, "approval."+action, n, start, st, err)
 				l.mu.Lock()
 				if err == nil {
 					l.actions[action]++
@@ -388,7 +395,7 @@ func (l *approvalLoad) check(ctx context.Context) error {
 	rows.Close()
 
 	// No task decided twice: by the answers the clients got, and by the action log.
-	once := newCheck("approval.task_decided_once")
+	once := newCheck("approval.task_decided_once", 10)
 	perTask := map[string]int{}
 	for _, gs := range logs {
 		for _, g := range gs {
@@ -416,7 +423,7 @@ func (l *approvalLoad) check(ctx context.Context) error {
 	l.h.rec.addCheck(*once)
 
 	// Every instance in the state its action log explains.
-	explained := newCheck("approval.state_explained_by_log")
+	explained := newCheck("approval.state_explained_by_log", 10)
 	for id, in := range insts {
 		explained.checked++
 		status, at, why := l.replay(logs[id])
@@ -432,7 +439,7 @@ func (l *approvalLoad) check(ctx context.Context) error {
 	l.h.rec.addCheck(*explained)
 
 	// Every answered start is an instance; every refused one left nothing.
-	answered := newCheck("approval.answered_start_committed")
+	answered := newCheck("approval.answered_start_committed", 10)
 	byRef := map[string]*apvInstance{}
 	for _, in := range insts {
 		byRef[in.ref] = in
@@ -454,7 +461,7 @@ func (l *approvalLoad) check(ctx context.Context) error {
 	l.h.rec.addCheck(*answered)
 
 	// The projection and the host table equal the instances.
-	proj := newCheck("approval.projection_equals_instances")
+	proj := newCheck("approval.projection_equals_instances", 10)
 	type record struct {
 		status, instance sql.NullString
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/rand"
@@ -40,15 +41,20 @@ type cluster struct {
 	redisPt int
 	nodes   []*node
 	secret  string
-	client  *http.Client
+	// revocation is the [svc.security.revocation] section of the nodes' configuration.
+	revocation string
+	client     *http.Client
 }
 
-// node is one `svc serve` process with its own port and database link.
+// node is one `svc serve` process with its own port and its own links to the database
+// (proxy), Redis and S3 (dropping proxies), each of which a fault can cut.
 type node struct {
 	id     int
 	port   int
 	admin  int
 	proxy  *proxy
+	redis  *proxy
+	s3     *proxy
 	proc   *proc
 	config string
 	mu     sync.Mutex
@@ -82,7 +88,7 @@ refresh_not_before = "1ms"
 # The harness's admin token must outlive a long run (the 30-minute default expired it before
 # the final checks of the first 30-minute run).
 access_token_expires = "24h"
-[svc.security.roles]
+%s[svc.security.roles]
 admin = ["*"]
 
 [svc.api.rate_limit]
@@ -169,13 +175,15 @@ transports = ["outbox", "kvstore_stream"]
 [[svc.event.routing]]
 pattern = "approval.*"
 transports = ["outbox", "kvstore_stream"]
-`, n.port, n.admin, c.secret, ds, c.redisPt, c.s3Port, s3Access, s3Secret,
+`, n.port, n.admin, c.secret, c.revocation, ds, n.redis.port(), n.s3.port(), s3Access, s3Secret,
 		cronHeartbeat.String(), cronAbandoned.String(), inboxLease.String(), streamIdle.String(), outboxMinLease.String())
 }
 
 // newCluster starts the services and three nodes.
-func newCluster(dir, bin, s3bin, kind string, nodes int) (*cluster, error) {
-	c := &cluster{dir: dir, bin: bin, client: &http.Client{Timeout: 10 * time.Second}}
+// revocation is the [svc.security.revocation] section of every node's configuration ("" for
+// none).
+func newCluster(dir, bin, s3bin, kind string, nodes int, revocation string) (*cluster, error) {
+	c := &cluster{dir: dir, bin: bin, revocation: revocation, client: &http.Client{Timeout: 10 * time.Second}}
 	secret := make([]byte, 32)
 	_, _ = rand.Read(secret)
 	c.secret = hex.EncodeToString(secret)
@@ -198,6 +206,12 @@ func newCluster(dir, bin, s3bin, kind string, nodes int) (*cluster, error) {
 			return c, err
 		}
 		if n.proxy, err = newProxy(fmt.Sprintf("127.0.0.1:%d", c.db.port)); err != nil {
+			return c, err
+		}
+		if n.redis, err = newDroppingProxy(fmt.Sprintf("127.0.0.1:%d", c.redisPt)); err != nil {
+			return c, err
+		}
+		if n.s3, err = newDroppingProxy(fmt.Sprintf("127.0.0.1:%d", c.s3Port)); err != nil {
 			return c, err
 		}
 		n.config = filepath.Join(dir, fmt.Sprintf("node%d.toml", i))
@@ -323,8 +337,10 @@ func (c *cluster) metric(n *node, name string) float64 {
 // stop ends the nodes and the services.
 func (c *cluster) stop() {
 	for _, n := range c.nodes {
-		if n.proxy != nil {
-			n.proxy.setCut(false)
+		for _, p := range []*proxy{n.proxy, n.redis, n.s3} {
+			if p != nil {
+				p.setCut(false)
+			}
 		}
 		if n.proc != nil {
 			n.proc.stop(10 * time.Second)
@@ -407,4 +423,45 @@ func (c *cluster) login(ctx context.Context, n *node, name, password string) (st
 		err = errors.New("login answered no token")
 	}
 	return out.Tokens.AccessToken, out.Tokens.RefreshToken, st, err
+}
+
+// logged returns the times at which node i logged a line with msg (its JSON log, every start
+// of the process appended).
+func (c *cluster) logged(i int, msg string) ([]time.Time, error) {
+	lines, err := c.loggedIDs(i, msg)
+	out := make([]time.Time, len(lines))
+	for k, l := range lines {
+		out[k] = l.at
+	}
+	return out, err
+}
+
+// logLine is one line of a node's log: when, and the id attribute it names (if any).
+type logLine struct {
+	at time.Time
+	id string
+}
+
+// loggedIDs returns the lines of node i's log with msg.
+func (c *cluster) loggedIDs(i int, msg string) ([]logLine, error) {
+	f, err := os.Open(c.nodes[i].proc.log)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []logLine
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	for sc.Scan() {
+		var line struct {
+			Time time.Time `json:"time"`
+			Msg  string    `json:"msg"`
+			ID   string    `json:"id"`
+		}
+		if !bytes.Contains(sc.Bytes(), []byte(msg)) || json.Unmarshal(sc.Bytes(), &line) != nil || line.Msg != msg {
+			continue
+		}
+		out = append(out, logLine{line.Time, line.ID})
+	}
+	return out, sc.Err()
 }

@@ -130,8 +130,9 @@ func (l *cronLoad) setup(ctx context.Context) error {
 			NextFireAtUnixMs *int64 `json:"nextFireAtUnixMs"`
 		}
 		start := time.Now()
-		st, err := l.h.c.call(ctx, l.h.c.nodes[i%len(l.h.c.nodes)], l.h.admin, "sys/cron/schedule", "create", params, &out)
-		l.h.rec.op("cron.create", start, st, err)
+		n := l.h.c.nodes[i%len(l.h.c.nodes)]
+		st, err := l.h.c.call(ctx, n, l.h.admin, "sys/cron/schedule", "create", params, &out)
+		l.h.rec.op("cron.create", n, start, st, err)
 		if err != nil {
 			return fmt.Errorf("create %s: %w", name, err)
 		}
@@ -150,7 +151,7 @@ func (l *cronLoad) run(ctx context.Context, rng *rand.Rand) {
 		start := time.Now()
 		st, err := l.h.c.call(ctx, n, l.h.admin, "sys/cron/run", "find_page", map[string]any{"meta": map[string]any{"page": 1, "size": 20}}, nil)
 		if ctx.Err() == nil {
-			l.h.rec.op("cron.query", start, st, err)
+			l.h.rec.op("cron.query", n, start, st, err)
 		}
 		sleep(ctx, 500*time.Millisecond)
 	}
@@ -180,8 +181,18 @@ type runRow struct {
 	missed                     int
 }
 
-// check verifies the cron invariants on the journal and the sink.
-func (l *cronLoad) check(db *sql.DB) error {
+func (l *cronLoad) name() string { return "cron" }
+
+// check pauses every schedule, then verifies the cron invariants.
+func (l *cronLoad) check(ctx context.Context) error {
+	if err := l.stop(ctx); err != nil {
+		return err
+	}
+	return l.verify(l.h.db)
+}
+
+// verify checks the cron invariants on the journal and the sink.
+func (l *cronLoad) verify(db *sql.DB) error {
 	// Let every run in flight end (or be abandoned) first.
 	deadline := time.Now().Add(3 * cronAbandoned * 4)
 	for {
@@ -236,7 +247,7 @@ func (l *cronLoad) check(db *sql.DB) error {
 	retries := map[occ]int{} // abandoned or canceled rows: each allows one more delivery
 	covered := map[occ]bool{}
 	byID := map[string]runRow{}
-	stuck := newCheck("cron.no_run_left_running")
+	stuck := newCheck("cron.no_run_left_running", 100)
 	for _, r := range runs {
 		byID[r.id] = r
 		o := occ{r.schedule, r.at}
@@ -258,14 +269,14 @@ func (l *cronLoad) check(db *sql.DB) error {
 			stuck.fail("run %s of %s at %d still running after the drain", r.id, r.schedule, r.at)
 		}
 	}
-	once := newCheck("cron.fired_at_most_once")
+	once := newCheck("cron.fired_at_most_once", 100)
 	for o, n := range fired {
 		once.checked++
 		if n > 1 {
 			once.fail("%s at %d fired %d times", o.schedule, o.at, n)
 		}
 	}
-	lost := newCheck("cron.every_occurrence_journaled")
+	lost := newCheck("cron.every_occurrence_journaled", 100)
 	for name, first := range l.first {
 		for t := first; t < cursor[name]; t += 1000 {
 			lost.checked++
@@ -274,7 +285,7 @@ func (l *cronLoad) check(db *sql.DB) error {
 			}
 		}
 	}
-	unknown := newCheck("cron.sink_run_journaled")
+	unknown := newCheck("cron.sink_run_journaled", 100)
 	perRun := map[string]int{}
 	perOcc := map[occ]int{}
 	for _, d := range l.sink.deliveries() {
@@ -286,21 +297,21 @@ func (l *cronLoad) check(db *sql.DB) error {
 		perRun[d.runID]++
 		perOcc[occ{d.schedule, d.scheduledAt}]++
 	}
-	dup := newCheck("cron.sink_once_per_run")
+	dup := newCheck("cron.sink_once_per_run", 100)
 	for id, n := range perRun {
 		dup.checked++
 		if n > 1 {
 			dup.fail("run %s delivered %d times", id, n)
 		}
 	}
-	extra := newCheck("cron.sink_retries_documented")
+	extra := newCheck("cron.sink_retries_documented", 100)
 	for o, n := range perOcc {
 		extra.checked++
 		if n > 1+retries[o] {
 			extra.fail("%s at %d delivered %d times, %d takeovers explain %d", o.schedule, o.at, n, retries[o], 1+retries[o])
 		}
 	}
-	done := newCheck("cron.succeeded_was_delivered")
+	done := newCheck("cron.succeeded_was_delivered", 100)
 	for _, r := range runs {
 		if r.status == "succeeded" {
 			done.checked++

@@ -10,19 +10,30 @@ import (
 // queries hang (its clients still reach it), its leases run out and other nodes take its work
 // over; heal lets the held bytes through, so whatever the node was writing arrives late — the
 // case fencing must refuse.
+//
+// A dropping proxy (the links to Redis and S3) instead resets every connection when cut and
+// refuses new ones until healed: nothing held arrives late, so an effect a node sent while cut
+// is lost, not delayed.
 type proxy struct {
 	ln       net.Listener
 	upstream string
+	drop     bool
 	mu       sync.Mutex
 	open     chan struct{} // closed while the link is up
+	conns    map[net.Conn]bool
 }
 
-func newProxy(upstream string) (*proxy, error) {
+func newProxy(upstream string) (*proxy, error) { return startProxy(upstream, false) }
+
+// newDroppingProxy is a proxy that resets its connections when cut.
+func newDroppingProxy(upstream string) (*proxy, error) { return startProxy(upstream, true) }
+
+func startProxy(upstream string, drop bool) (*proxy, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
-	p := &proxy{ln: ln, upstream: upstream, open: make(chan struct{})}
+	p := &proxy{ln: ln, upstream: upstream, drop: drop, open: make(chan struct{}), conns: map[net.Conn]bool{}}
 	close(p.open)
 	go p.serve()
 	return p, nil
@@ -47,12 +58,25 @@ func (p *proxy) serve() {
 }
 
 func (p *proxy) relay(c net.Conn) {
+	if p.drop && p.isCut() {
+		c.Close()
+		return
+	}
 	<-p.gate()
 	up, err := net.Dial("tcp", p.upstream)
 	if err != nil {
 		c.Close()
 		return
 	}
+	p.mu.Lock()
+	p.conns[c], p.conns[up] = true, true
+	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		delete(p.conns, c)
+		delete(p.conns, up)
+		p.mu.Unlock()
+	}()
 	var wg sync.WaitGroup
 	for _, pair := range [][2]net.Conn{{up, c}, {c, up}} {
 		wg.Go(func() {
@@ -89,10 +113,25 @@ func (p *proxy) setCut(cut bool) {
 	case <-p.open: // up
 		if cut {
 			p.open = make(chan struct{})
+			if p.drop {
+				for c := range p.conns {
+					c.Close()
+				}
+			}
 		}
 	default: // cut
 		if !cut {
 			close(p.open)
 		}
+	}
+}
+
+// isCut reports whether the link is cut.
+func (p *proxy) isCut() bool {
+	select {
+	case <-p.gate():
+		return false
+	default:
+		return true
 	}
 }

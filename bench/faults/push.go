@@ -25,19 +25,22 @@ type pushLoad struct {
 	// frames per node: frame id → count, and the file keys received.
 	ids  []map[string]int
 	keys []map[string]int
-	// apv: approval frames per node: "type instanceId" → arrival times; refs: business
-	// references named by any approval frame.
+	// apv: bridged frames per node: "type instanceId" (approval) or "uploaded fileKey" →
+	// arrival times; refs: business references named by any approval frame.
 	apv  []map[string][]time.Time
 	refs map[string]int
 }
 
-func (l *pushLoad) setup() {
+func (l *pushLoad) name() string { return "push" }
+
+func (l *pushLoad) setup(context.Context) error {
 	for range l.h.c.nodes {
 		l.ids = append(l.ids, map[string]int{})
 		l.keys = append(l.keys, map[string]int{})
 		l.apv = append(l.apv, map[string][]time.Time{})
 	}
 	l.refs = map[string]int{}
+	return nil
 }
 
 // run keeps every node's socket open until ctx ends.
@@ -66,7 +69,7 @@ func (l *pushLoad) listen(ctx context.Context, i int, n *node) {
 		status = resp.StatusCode
 	}
 	if ctx.Err() == nil {
-		l.h.rec.op("push.connect", start, status, err)
+		l.h.rec.op("push.connect", n, start, status, err)
 	}
 	if err != nil {
 		return
@@ -97,17 +100,21 @@ func (l *pushLoad) listen(ctx context.Context, i int, n *node) {
 			l.mu.Unlock()
 			continue
 		}
-		if f.Type != "uploaded" {
+		if f.Type != uploadPush {
 			continue
 		}
 		l.mu.Lock()
 		l.ids[i][f.ID]++
 		l.keys[i][f.Payload.FileKey]++
+		// Each push has a fresh frame id, so a repeat shows only by its file key: judged with the
+		// approval pushes against the inbox (checkPushRepeats).
+		k := uploadPush + " " + f.Payload.FileKey
+		l.apv[i][k] = append(l.apv[i][k], time.Now())
 		l.mu.Unlock()
 	}
 }
 
-func (l *pushLoad) check() {
+func (l *pushLoad) check(context.Context) error {
 	completed := map[string]bool{}
 	l.ul.mu.Lock()
 	for _, u := range l.ul.completed {
@@ -116,8 +123,8 @@ func (l *pushLoad) check() {
 	l.ul.mu.Unlock()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	phantom := newCheck("push.frame_names_a_completed_upload")
-	dup := newCheck("push.frame_once_per_socket")
+	phantom := newCheck("push.frame_names_a_completed_upload", 3)
+	dup := newCheck("push.frame_once_per_socket", 3)
 	for i := range l.h.c.nodes {
 		for key, c := range l.keys[i] {
 			phantom.checked += c
@@ -135,4 +142,5 @@ func (l *pushLoad) check() {
 	}
 	l.h.rec.addCheck(*phantom)
 	l.h.rec.addCheck(*dup)
+	return nil
 }

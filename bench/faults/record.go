@@ -5,13 +5,15 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 )
 
-// sample is one operation of the load.
+// sample is one operation of the load, attributed to the node that answered it (-1: none).
 type sample struct {
 	kind   string
+	node   int
 	start  time.Time
 	dur    time.Duration
 	status int // HTTP status, 0 when no answer came
@@ -19,36 +21,98 @@ type sample struct {
 }
 
 // fault is one injected fault: from start until healed (the fault itself is over), and
-// recovered when every node answered /readyz again.
+// recovered when every node answered /readyz and an authenticated read again.
 type fault struct {
-	kind      string
-	target    string
-	start     time.Time
-	healed    time.Time
+	kind   string
+	target string
+	// node is the index of the node the fault targets, -1 for a shared service (the database,
+	// Redis, S3), which every node depends on.
+	node   int
+	start  time.Time
+	healed time.Time
+	// settled is when the last fault injected with this one healed (healed itself for a single
+	// fault): its recovery is measured from there.
+	settled   time.Time
 	recovered time.Time
-	note      string
+	// deadline is the recovery deadline of the fault's kind (recoveryDeadline).
+	deadline time.Duration
+	note     string
 }
 
-// recorder collects samples, faults and invariant checks.
+// windowEnd is the end of the fault's window: its measured recovery, capped at its recovery
+// deadline (a fault that never heals does not excuse the rest of the run); now while it lasts.
+func (f *fault) windowEnd() time.Time {
+	switch {
+	case f.healed.IsZero() || f.settled.IsZero():
+		return time.Now()
+	case f.recovered.IsZero() || f.recovery() > f.deadline:
+		return f.settled.Add(f.deadline)
+	}
+	return f.recovered
+}
+
+// recovery is how long the cluster took to serve again once the fault (and any injected with
+// it) was over; -1 when it did not.
+func (f *fault) recovery() time.Duration {
+	if f.recovered.IsZero() {
+		return -1
+	}
+	return f.recovered.Sub(f.settled)
+}
+
+// overlaps reports whether [from, to] meets the fault's window.
+func (f *fault) overlaps(from, to time.Time) bool {
+	return !to.Before(f.start) && !from.After(f.windowEnd())
+}
+
+// explains reports whether the fault can explain a failed answer of s (issue #45 item 1): the
+// answering node is the fault's target, or every node depends on the faulted service; an S3
+// stop or cut only explains storage operations, the only ones that reach S3.
+func (f *fault) explains(s sample) bool {
+	if f.node >= 0 && s.node != f.node {
+		return false
+	}
+	if (f.kind == "s3stop" || f.kind == "s3cut") && !strings.HasPrefix(s.kind, "storage.") {
+		return false
+	}
+	return f.overlaps(s.start, s.start.Add(s.dur))
+}
+
+// recorder collects samples, faults, invariant checks and counters.
 type recorder struct {
-	mu      sync.Mutex
-	began   time.Time
-	samples []sample
-	faults  []*fault
-	checks  []check
+	mu       sync.Mutex
+	began    time.Time
+	ended    time.Time // the end of the loaded phase
+	samples  []sample
+	faults   []*fault
+	checks   []check
+	counters []counter
 }
 
-// check is one named invariant: how many items it looked at and how many broke it.
+// check is one named invariant: how many items it looked at, the fewest it must look at to
+// pass (no check passes on nothing), and how many broke it.
 type check struct {
 	name       string
+	min        int
 	checked    int
 	violations int
 	examples   []string
 }
 
-func (r *recorder) op(kind string, start time.Time, status int, err error) {
+// counter is a number the run reports beside the checks without judging it: what the docs
+// allow and the run wants visible (a documented fail-open, a documented repeat).
+type counter struct {
+	name, what string
+	n          int
+}
+
+func (r *recorder) op(kind string, n *node, start time.Time, status int, err error) {
+	i := -1
+	if n != nil {
+		i = n.id
+	}
 	r.mu.Lock()
-	r.samples = append(r.samples, sample{kind: kind, start: start, dur: time.Since(start), status: status, ok: err == nil})
+	r.samples = append(r.samples, sample{kind: kind, node: i, start: start, dur: time.Since(start), status: status, ok: err == nil})
 	r.mu.Unlock()
 }
 
@@ -58,20 +122,20 @@ func (r *recorder) addFault(f *fault) {
 	r.mu.Unlock()
 }
 
-// grace after a fault's recovery during which errors still count as inside its window (clients'
-// pooled connections, a request that started just before recovery).
-const windowGrace = 3 * time.Second
-
-// inWindow reports whether the sample overlaps a fault window (start … recovered + grace). A
-// fault still open counts up to now.
+// inWindow reports whether the sample overlaps any fault window (for the latency table).
 func (r *recorder) inWindow(s sample) bool {
-	end := s.start.Add(s.dur)
 	for _, f := range r.faults {
-		rec := f.recovered
-		if rec.IsZero() {
-			rec = time.Now()
+		if f.overlaps(s.start, s.start.Add(s.dur)) {
+			return true
 		}
-		if !end.Before(f.start) && !s.start.After(rec.Add(windowGrace)) {
+	}
+	return false
+}
+
+// excused reports whether a fault explains the failed sample s (fault.explains).
+func (r *recorder) excused(s sample) bool {
+	for _, f := range r.faults {
+		if f.explains(s) {
 			return true
 		}
 	}
@@ -79,26 +143,105 @@ func (r *recorder) inWindow(s sample) bool {
 }
 
 // storeDown reports whether node n could not reach the database at t: a database restart, or
-// a cut of n's own link, was under way (up to its recovery and the grace).
-func (r *recorder) storeDown(n *node, t time.Time) bool {
+// a cut of n's own link, was under way (up to its recovery, or with healed only up to the end
+// of the fault itself); since is when that began.
+func (r *recorder) storeDown(n *node, t time.Time, healed bool) (since time.Time, down bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, f := range r.faults {
-		if f.kind != "dbrestart" && (f.kind != "dbcut" || f.target != n.proc.name) {
+		if f.kind != "dbrestart" && (f.kind != "dbcut" || f.node != n.id) {
 			continue
 		}
-		rec := f.recovered
-		if rec.IsZero() {
-			rec = time.Now()
+		in := f.overlaps(t, t)
+		if healed {
+			in = !t.Before(f.start) && (f.healed.IsZero() || !t.After(f.healed))
 		}
-		if !t.Before(f.start) && !t.After(rec.Add(windowGrace)) {
+		if in && (!down || f.start.Before(since)) {
+			since, down = f.start, true
+		}
+	}
+	return since, down
+}
+
+// hit reports whether a fault of one of kinds overlapped [from, to], aimed at node (-1: at any
+// node or at a shared service).
+func (r *recorder) hit(from, to time.Time, node int, kinds ...string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, f := range r.faults {
+		if slices.Contains(kinds, f.kind) && (node < 0 || f.node == node) && f.overlaps(from, to) {
 			return true
 		}
 	}
 	return false
 }
 
+// resumed reports whether a pause of node ended within slack of t.
+func (r *recorder) resumed(node int, t time.Time, slack time.Duration) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, f := range r.faults {
+		if f.kind == "pause" && f.node == node && !f.healed.IsZero() && f.healed.Sub(t).Abs() <= slack {
+			return true
+		}
+	}
+	return false
+}
+
+// windowShare is the share of the loaded phase inside the union of every fault window.
+func (r *recorder) windowShare() float64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	type span struct{ a, b time.Time }
+	var spans []span
+	for _, f := range r.faults {
+		a, b := f.start, f.windowEnd()
+		if b.After(r.ended) {
+			b = r.ended
+		}
+		if b.After(a) {
+			spans = append(spans, span{a, b})
+		}
+	}
+	slices.SortFunc(spans, func(x, y span) int { return x.a.Compare(y.a) })
+	var in time.Duration
+	var cur span
+	for i, s := range spans {
+		switch {
+		case i == 0:
+			cur = s
+		case !s.a.After(cur.b):
+			if s.b.After(cur.b) {
+				cur.b = s.b
+			}
+		default:
+			in += cur.b.Sub(cur.a)
+			cur = s
+		}
+	}
+	if len(spans) > 0 {
+		in += cur.b.Sub(cur.a)
+	}
+	total := r.ended.Sub(r.began)
+	if total <= 0 {
+		return 0
+	}
+	return float64(in) / float64(total)
+}
+
+// count adds a counter to the report.
+func (r *recorder) count(name, what string, n int) {
+	r.mu.Lock()
+	r.counters = append(r.counters, counter{name, what, n})
+	r.mu.Unlock()
+}
+
+// addCheck records a finished check; one that looked at fewer items than its minimum fails.
 func (r *recorder) addCheck(c check) {
+	if c.checked < c.min {
+		c.violations++
+		c.examples = append(c.examples, fmt.Sprintf("checked %d items, fewer than its minimum %d: the run proved nothing here", c.checked, c.min))
+	}
 	r.mu.Lock()
 	r.checks = append(r.checks, c)
 	r.mu.Unlock()
@@ -139,7 +282,7 @@ func (r *recorder) report(w io.Writer) {
 		inside := r.inWindow(s)
 		if s.status >= 500 {
 			a.fivexx++
-			if !inside {
+			if !r.excused(s) {
 				a.fivexxOut++
 			}
 		}
@@ -149,7 +292,7 @@ func (r *recorder) report(w io.Writer) {
 			a.out = append(a.out, s.dur)
 		}
 	}
-	fmt.Fprintf(w, "\noperations\n%-22s %8s %7s %6s %9s %12s %12s\n", "kind", "ops", "errors", "5xx", "5xx-out", "p99-in-fault", "p99-outside")
+	fmt.Fprintf(w, "\noperations\n%-22s %8s %7s %6s %9s %12s %12s\n", "kind", "ops", "errors", "5xx", "5xx-unexc", "p99-in-fault", "p99-outside")
 	for _, k := range slices.Sorted(maps.Keys(kinds)) {
 		a := kinds[k]
 		fmt.Fprintf(w, "%-22s %8d %7d %6d %9d %12s %12s\n", k, a.n, a.errs, a.fivexx, a.fivexxOut,
@@ -164,13 +307,12 @@ func (r *recorder) report(w io.Writer) {
 	for _, f := range r.faults {
 		a := entry(fk, f.kind)
 		a.n++
-		rec := time.Duration(-1)
-		if !f.recovered.IsZero() {
-			rec = f.recovered.Sub(f.healed)
+		rec := f.recovery()
+		if rec >= 0 {
 			a.rec = append(a.rec, rec)
 		}
-		fmt.Fprintf(w, "  %7.1f %-12s %-8s lasted %5.1fs, recovered %5.1fs after %s\n", f.start.Sub(r.began).Seconds(), f.kind, f.target,
-			f.healed.Sub(f.start).Seconds(), rec.Seconds(), f.note)
+		fmt.Fprintf(w, "  %7.1f %-12s %-8s lasted %5.1fs, recovered %5.1fs after (deadline %s) %s\n", f.start.Sub(r.began).Seconds(), f.kind, f.target,
+			f.healed.Sub(f.start).Seconds(), rec.Seconds(), f.deadline, f.note)
 	}
 	fmt.Fprintf(w, "\nfaults\n%-12s %5s %14s %14s\n", "kind", "count", "recovery-max", "recovery-mean")
 	for _, k := range slices.Sorted(maps.Keys(fk)) {
@@ -186,17 +328,21 @@ func (r *recorder) report(w io.Writer) {
 		}
 		fmt.Fprintf(w, "%-12s %5d %14s %14s\n", k, a.n, mx.Round(time.Millisecond), mean.Round(time.Millisecond))
 	}
-	fmt.Fprintf(w, "\ninvariants\n%-40s %9s %10s\n", "check", "checked", "violations")
+	fmt.Fprintf(w, "\ncounters (reported, not judged)\n")
+	for _, c := range r.counters {
+		fmt.Fprintf(w, "%-40s %9d  %s\n", c.name, c.n, c.what)
+	}
+	fmt.Fprintf(w, "\ninvariants\n%-40s %9s %7s %10s\n", "check", "checked", "minimum", "violations")
 	for _, c := range r.checks {
-		fmt.Fprintf(w, "%-40s %9d %10d\n", c.name, c.checked, c.violations)
+		fmt.Fprintf(w, "%-40s %9d %7d %10d\n", c.name, c.checked, c.min, c.violations)
 		for _, e := range c.examples {
 			fmt.Fprintf(w, "    e.g. %s\n", e)
 		}
 	}
 }
 
-// newCheck starts a named check.
-func newCheck(name string) *check { return &check{name: name} }
+// newCheck starts a named check that must look at min items at least.
+func newCheck(name string, min int) *check { return &check{name: name, min: min} }
 
 // fail counts a violation and keeps the first few examples.
 func (c *check) fail(format string, args ...any) {

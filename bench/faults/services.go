@@ -68,6 +68,19 @@ func (p *proc) start() error {
 	return nil
 }
 
+// exited reports whether the process was started and has ended on its own.
+func (p *proc) exited() bool {
+	if p.cmd == nil {
+		return false
+	}
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
 // signal sends sig to the process group.
 func (p *proc) signal(sig syscall.Signal) {
 	if p.cmd != nil && p.cmd.Process != nil {

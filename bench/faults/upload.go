@@ -32,6 +32,9 @@ type uploadLoad struct {
 	mu        sync.Mutex
 	completed []upload
 	abandoned []upload
+	// deleted: completed uploads deleted again through sys/storage/file delete (every third),
+	// by key, with their SHA-256.
+	deleted map[string][32]byte
 	// lost counts completions answered 2217 (the S3 server lost the session: start again).
 	lost int
 }
@@ -40,6 +43,13 @@ type uploadLoad struct {
 const errUploadSessionLost = 2217
 
 const objstorePartSize = 16 << 20
+
+func (l *uploadLoad) name() string { return "storage" }
+
+func (l *uploadLoad) setup(context.Context) error {
+	l.deleted = map[string][32]byte{}
+	return nil
+}
 
 // run uploads until ctx ends.
 func (l *uploadLoad) run(ctx context.Context, rng *rand.Rand) {
@@ -52,7 +62,7 @@ func (l *uploadLoad) run(ctx context.Context, rng *rand.Rand) {
 		for j := range data {
 			data[j] = byte(rng.Uint32())
 		}
-		l.one(ctx, rng, data, i%5 == 4)
+		l.one(ctx, rng, data, i%5 == 4, i%3 == 0)
 		sleep(ctx, time.Second)
 	}
 }
@@ -66,9 +76,10 @@ func (l *uploadLoad) retry(ctx context.Context, rng *rand.Rand, kind string, fn 
 	for attempt := 0; attempt < 30 && ctx.Err() == nil; attempt++ {
 		start := time.Now()
 		var st int
-		st, err = fn(l.node(rng))
+		n := l.node(rng)
+		st, err = fn(n)
 		if ctx.Err() == nil {
-			l.h.rec.op(kind, start, st, err)
+			l.h.rec.op(kind, n, start, st, err)
 		}
 		if err == nil {
 			return nil
@@ -81,7 +92,7 @@ func (l *uploadLoad) retry(ctx context.Context, rng *rand.Rand, kind string, fn 
 	return err
 }
 
-func (l *uploadLoad) one(ctx context.Context, rng *rand.Rand, data []byte, abandon bool) {
+func (l *uploadLoad) one(ctx context.Context, rng *rand.Rand, data []byte, abandon, del bool) {
 	var plan struct {
 		Key       string `json:"key"`
 		ClaimID   string `json:"claimId"`
@@ -97,9 +108,10 @@ func (l *uploadLoad) one(ctx context.Context, rng *rand.Rand, data []byte, aband
 	// The first part is cut halfway: the client drops the connection.
 	first := data[:min(plan.PartSize, len(data))]
 	start := time.Now()
-	st, err := l.part(ctx, l.node(rng), plan.ClaimID, 1, first, true)
+	n := l.node(rng)
+	st, err := l.part(ctx, n, plan.ClaimID, 1, first, true)
 	if ctx.Err() == nil {
-		l.h.rec.op("storage.part_cut", start, st, nil) // failing is the point; the status still counts
+		l.h.rec.op("storage.part_cut", n, start, st, nil) // failing is the point; the status still counts
 	}
 	_ = err
 	for p := 1; p <= plan.PartCount; p++ {
@@ -143,7 +155,29 @@ func (l *uploadLoad) one(ctx context.Context, rng *rand.Rand, data []byte, aband
 		}
 		return st, err
 	})
+	if !del {
+		return
+	}
+	// The file is deleted again, retried until answered: 2001 after an unanswered attempt means
+	// that attempt queued it.
+	tried := false
+	if err := l.retry(ctx, rng, "storage.delete", func(n *node) (int, error) {
+		st, err := l.h.c.call(ctx, n, l.h.admin, "sys/storage/file", "delete", map[string]any{"key": u.key}, nil)
+		var ae *apiError
+		if tried && errors.As(err, &ae) && ae.code == errRecordNotFound {
+			return st, nil
+		}
+		tried = true
+		return st, err
+	}); err == nil {
+		l.mu.Lock()
+		l.deleted[u.key] = u.sum
+		l.mu.Unlock()
+	}
 }
+
+// errRecordNotFound is rpc's 2001: the key is unknown or already deleted.
+const errRecordNotFound = 2001
 
 // part sends one part as a browser's FormData does; cut stops the body halfway and drops the
 // connection.
@@ -218,11 +252,18 @@ const (
 	deleteInterval = 2 * time.Second
 )
 
-// check downloads every completed upload from every node and checks that expired claims were
-// swept and the delete queue drained.
-func (l *uploadLoad) check(ctx context.Context, db *sql.DB, rng *rand.Rand) error {
-	dl := newCheck("storage.completed_download_matches")
+func (l *uploadLoad) check(ctx context.Context) error {
+	return l.verify(ctx, l.h.db, rand.New(rand.NewPCG(l.h.seed, 3)))
+}
+
+// verify downloads every completed upload that was not deleted, and checks that expired claims
+// were swept and every delete reached the end of the queue.
+func (l *uploadLoad) verify(ctx context.Context, db *sql.DB, rng *rand.Rand) error {
+	dl := newCheck("storage.completed_download_matches", 2)
 	for _, u := range l.completed {
+		if _, gone := l.deleted[u.key]; gone {
+			continue
+		}
 		dl.checked++
 		sum, _, err := l.download(ctx, l.node(rng), u.key)
 		switch {
@@ -235,7 +276,7 @@ func (l *uploadLoad) check(ctx context.Context, db *sql.DB, rng *rand.Rand) erro
 	l.h.rec.addCheck(*dl)
 	// Expired claims: every one that expired more than two sweeps (and a delete run) ago must be
 	// gone from pending.
-	swept := newCheck("storage.expired_claims_swept")
+	swept := newCheck("storage.expired_claims_swept", 1)
 	bound := time.Now().UTC().Add(-2*sweepInterval - 2*deleteInterval - 5*time.Second)
 	rows, err := db.Query("SELECT id, status, expires_at FROM sys_storage_upload_claim")
 	if err != nil {
@@ -257,28 +298,55 @@ func (l *uploadLoad) check(ctx context.Context, db *sql.DB, rng *rand.Rand) erro
 	}
 	rows.Close()
 	l.h.rec.addCheck(*swept)
-	// The delete queue: rows older than a few worker runs must have been worked off.
-	queue := newCheck("storage.delete_queue_drained")
+	if err := l.checkDeletes(ctx, db, rng); err != nil {
+		return err
+	}
+	l.h.log("storage: %d uploads completed, %d deleted, %d abandoned, %d lost by the S3 server (2217)", len(l.completed), len(l.deleted), len(l.abandoned), l.lost)
+	return nil
+}
+
+// checkDeletes waits for the delete worker to drain the queue, then checks every file the load
+// deleted: its record is deleted and no queue row is left for it (storage.delete_queue_drained),
+// and the download proxy no longer serves it (storage.deleted_file_not_served).
+func (l *uploadLoad) checkDeletes(ctx context.Context, db *sql.DB, rng *rand.Rand) error {
+	queue := newCheck("storage.delete_queue_drained", 1)
+	gone := newCheck("storage.deleted_file_not_served", 1)
 	deadline := time.Now().Add(30 * time.Second)
+	left := 0
 	for {
-		var left, total int
 		cut := time.Now().UTC().Add(-10 * deleteInterval)
-		if err := db.QueryRow(l.h.c.db.q("SELECT COUNT(*) FROM sys_storage_pending_delete WHERE created_at < ?"), cut).Scan(&left); err != nil {
-			return err
-		}
-		if err := db.QueryRow("SELECT COUNT(*) FROM sys_storage_pending_delete").Scan(&total); err != nil {
+		if err := db.QueryRowContext(ctx, l.h.c.db.q("SELECT COUNT(*) FROM sys_storage_pending_delete WHERE created_at < ?"), cut).Scan(&left); err != nil {
 			return err
 		}
 		if left == 0 || time.Now().After(deadline) {
-			queue.checked = total
-			if left > 0 {
-				queue.fail("%d queued deletes older than %s still queued", left, 10*deleteInterval)
-			}
 			break
 		}
 		time.Sleep(time.Second)
 	}
+	if left > 0 {
+		queue.fail("%d queued deletes older than %s still queued", left, 10*deleteInterval)
+	}
+	for key, sum := range l.deleted {
+		queue.checked++
+		var status string
+		var queued int
+		if err := db.QueryRowContext(ctx, l.h.c.db.q("SELECT status FROM sys_storage_file WHERE object_key = ?"), key).Scan(&status); err != nil {
+			queue.fail("%s: file record: %v", key, err)
+			continue
+		}
+		if err := db.QueryRowContext(ctx, l.h.c.db.q("SELECT COUNT(*) FROM sys_storage_pending_delete WHERE object_key = ?"), key).Scan(&queued); err != nil {
+			return err
+		}
+		if status != "deleted" || queued > 0 {
+			queue.fail("%s deleted by a client: record %q, %d queue rows left", key, status, queued)
+		}
+		gone.checked++
+		// The proxy answers an error envelope (some with HTTP 200): served means its bytes came back.
+		if got, _, err := l.download(ctx, l.node(rng), key); err == nil && got == sum {
+			gone.fail("%s deleted by a client (record %q) still downloads", key, status)
+		}
+	}
 	l.h.rec.addCheck(*queue)
-	l.h.log("storage: %d uploads completed, %d abandoned, %d lost by the S3 server (2217)", len(l.completed), len(l.abandoned), l.lost)
+	l.h.rec.addCheck(*gone)
 	return nil
 }
