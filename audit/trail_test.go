@@ -307,3 +307,31 @@ func TestTrailFailingStore(t *testing.T) {
 		}
 	})
 }
+
+// TestTrailSeveralNodes: two servers on one database each write their own records, stamped with
+// their node ids, to the shared table, and either reads both.
+func TestTrailSeveralNodes(t *testing.T) {
+	t.Parallel()
+	svctest.EachDBKind(t, func(t *testing.T, kind config.DBKind) {
+		t.Parallel()
+		ds := svctest.DataSource(t, kind)
+		shared := func(c *config.Config) { c.DataSources[config.PrimaryDataSource] = ds }
+		a := newServer(t, kind, shared)
+		b := newServer(t, kind, shared)
+		if a.Running.Audit().NodeID() == b.Running.Audit().NodeID() {
+			t.Fatalf("both nodes are named %q", a.Running.Audit().NodeID())
+		}
+		a.Call(t, "test/thing", "do", thingParams{Name: "on a"}, svctest.As(alice))
+		b.Call(t, "test/thing", "do", thingParams{Name: "on b"}, svctest.As(bob))
+		waitTotal(t, a, 2)
+		for _, n := range []*svctest.Server{a, b} {
+			p := find(t, a, map[string]any{"nodeId": n.Running.Audit().NodeID()})
+			if p.Total != 1 {
+				t.Errorf("records of node %s = %d, want 1", n.Running.Audit().NodeID(), p.Total)
+			}
+		}
+		if got := find(t, b, nil).Total; got != 2 {
+			t.Errorf("node b reads %d records, want 2", got)
+		}
+	})
+}

@@ -3,10 +3,13 @@
 // user's display name, a committed write), from C connections for a fixed time, checks every
 // answer (code 0) and prints one line:
 //
-//	RESULT rps=2345.6 calls=11728 errors=0 p50=20.1 p99=61.3
+//	RESULT rps=2345.6 calls=11728 errors=0 p50=20.1 p99=61.3 cpu_us=310.2
 //
+// cpu_us (with -pid, the server's process id) is the server's CPU time (utime + stime from
+// /proc, clock ticks of 10 ms) over the measured run divided by its calls: on a shared machine
+// whose other jobs make throughput swing, the CPU an audited call costs is the steadier figure.
 // run.sh starts the server with the trail on and off in alternating rounds and compares the
-// rps of the two (issue #47: on/off ≥ 0.95).
+// two (issue #47: on/off ≥ 0.95).
 //
 //	go run ./bench/audit -url http://127.0.0.1:PORT -user bench -password PW -c 32 -d 10s
 package main
@@ -19,7 +22,10 @@ import (
 	"io"
 	"log"
 	"net/http"
+	"os"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -43,6 +49,7 @@ func main() {
 	conns := flag.Int("c", 32, "concurrent connections")
 	dur := flag.Duration("d", 10*time.Second, "measuring time")
 	warm := flag.Duration("warm", 2*time.Second, "warm-up time, not counted")
+	pid := flag.Int("pid", 0, "the server's process id, for its CPU time per call (0: not measured)")
 	flag.Parse()
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: *conns}, Timeout: 30 * time.Second}
 	login, err := call(client, *url, "", "security/auth", "login",
@@ -57,7 +64,9 @@ func main() {
 	}
 	id := info.Data.ID
 	run(client, *url, token, id, *conns, *warm)
+	cpu0 := cpuTicks(*pid)
 	calls, errs, lat, wall := run(client, *url, token, id, *conns, *dur)
+	cpuUs := float64(cpuTicks(*pid)-cpu0) * 10_000 / float64(max(calls, 1))
 	slices.Sort(lat)
 	pct := func(p float64) float64 {
 		if len(lat) == 0 {
@@ -65,7 +74,23 @@ func main() {
 		}
 		return float64(lat[int(p*float64(len(lat)-1))].Microseconds()) / 1000
 	}
-	fmt.Printf("RESULT rps=%.1f calls=%d errors=%d p50=%.1f p99=%.1f\n", float64(calls)/wall.Seconds(), calls, errs, pct(.5), pct(.99))
+	fmt.Printf("RESULT rps=%.1f calls=%d errors=%d p50=%.1f p99=%.1f cpu_us=%.1f\n", float64(calls)/wall.Seconds(), calls, errs, pct(.5), pct(.99), cpuUs)
+}
+
+// cpuTicks is the utime + stime of process pid in clock ticks (fields 14 and 15 of
+// /proc/PID/stat, counted after the command name's closing parenthesis); 0 without a pid.
+func cpuTicks(pid int) int64 {
+	if pid == 0 {
+		return 0
+	}
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		log.Fatalf("cpu of %d: %v", pid, err)
+	}
+	f := strings.Fields(string(raw[bytes.LastIndexByte(raw, ')')+1:]))
+	u, _ := strconv.ParseInt(f[11], 10, 64)
+	s, _ := strconv.ParseInt(f[12], 10, 64)
+	return u + s
 }
 
 // run calls security/user update from conns workers until d has passed and answers the calls
