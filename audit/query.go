@@ -43,7 +43,7 @@ func (p *Search) apply(q *bun.SelectQuery) (*bun.SelectQuery, error) {
 	}
 	if len(users) > 0 {
 		q = q.WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
-			return q.Where("user_id IN (?)", bun.In(users)).WhereOr("user_name IN (?)", bun.In(users))
+			return q.Where("user_id IN (?)", bun.List(users)).WhereOr("user_name IN (?)", bun.List(users))
 		})
 	}
 	for col, v := range map[string]string{"kind": p.Kind, "resource": p.Resource, "action": p.Action,
