@@ -6,6 +6,7 @@ import (
 
 	"github.com/svc-framework/svc/app"
 	"github.com/svc-framework/svc/approval"
+	"github.com/svc-framework/svc/audit"
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/console"
 	"github.com/svc-framework/svc/cron"
@@ -66,7 +67,7 @@ func (s *Server) build() (*Running, error) {
 	return r, nil
 }
 
-// buildModules builds the modules after the bus, in boot order, into r: security, the /api
+// buildModules builds the modules after the bus, in boot order, into r: audit, security, the /api
 // engine, storage, schema, integration (WithIntegration), monitor, cron, push, approval
 // (WithApproval), mcp, console, then the host's modules (WithModule).
 func (s *Server) buildModules(r *Running, catalog *i18n.Catalog) (err error) {
@@ -83,11 +84,20 @@ func (s *Server) buildModules(r *Running, catalog *i18n.Catalog) (err error) {
 	if s.opts.permissions != nil {
 		secOpts.Permissions = s.opts.permissions
 	}
+	// The audit trail comes before security and the engine: it takes security's events and the
+	// engine's audit records (wiring.go), and stops after every module that feeds it.
+	if r.audit, err = audit.New(deps, audit.Options{}); err != nil {
+		return fail("audit", err)
+	}
+	r.modules = append(r.modules, r.audit.Module())
+	if trail := securityAuditSink(r.audit); trail != nil {
+		secOpts.Events = security.EventSinks(secOpts.Events, trail)
+	}
 	if r.security, err = security.New(deps, secOpts); err != nil {
 		return fail("security", err)
 	}
 	r.modules = append(r.modules, r.security.Module())
-	if r.engine, err = s.newEngine(catalog, r.events, r.telemetry, r.security.PermissionChecker()); err != nil {
+	if r.engine, err = s.newEngine(catalog, r.events, r.telemetry, r.security.PermissionChecker(), r.audit.Sink()); err != nil {
 		return err
 	}
 	deps.Auth, deps.Permissions, deps.Errors, deps.Bodies = r.engine, r.engine, r.engine, r.engine
@@ -190,13 +200,14 @@ func register(engine *rpc.Engine, catalog *i18n.Catalog, mods []app.Module) erro
 }
 
 // newEngine creates the /api engine from svc.api and svc.app, with its permission checker. Audit records are published on the
-// bus as svc.api.request.audit and also handed to the host's sink (WithAuditSink) when set.
-func (s *Server) newEngine(catalog *i18n.Catalog, bus *event.Bus, tel *ops.Telemetry, perms rpc.PermissionChecker) (*rpc.Engine, error) {
+// bus as svc.api.request.audit, queued for the audit trail (trail, nil when it is off) and handed to the host's sink
+// (WithAuditSink) when set.
+func (s *Server) newEngine(catalog *i18n.Catalog, bus *event.Bus, tel *ops.Telemetry, perms rpc.PermissionChecker, trail rpc.AuditSink) (*rpc.Engine, error) {
 	encKey, err := decodeKey(s.cfg.API.BodyEncoding.Key)
 	if err != nil {
 		return nil, fmt.Errorf("svc.api.body_encoding.key: %w", err)
 	}
-	audit := rpc.AuditSinks(busAuditSink{bus: bus, logger: s.logger}, s.opts.audit)
+	audit := rpc.AuditSinks(busAuditSink{bus: bus, logger: s.logger}, trail, s.opts.audit)
 	return rpc.NewEngine(rpc.EngineConfig{
 		BodyLimit:           int64(s.cfg.App.BodyLimit),
 		BodyMemoryBudget:    int64(s.cfg.App.BodyMemoryBudget),

@@ -57,7 +57,7 @@ func TestTelemetryReadsNoModule(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	modules := []string{"security", "storage", "schema", "integration", "approval", "monitor", "cron", "push", "mcp"}
+	modules := []string{"security", "storage", "schema", "integration", "approval", "monitor", "cron", "push", "mcp", "audit"}
 	for _, imp := range f.Imports {
 		path := strings.Trim(imp.Path.Value, `"`)
 		for _, m := range modules {

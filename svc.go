@@ -32,6 +32,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/svc-framework/svc/app"
 	"github.com/svc-framework/svc/approval"
+	"github.com/svc-framework/svc/audit"
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/cron"
 	"github.com/svc-framework/svc/db"
@@ -87,6 +88,7 @@ type Running struct {
 	push        *push.Service
 	approval    *approval.Service // nil without WithApproval
 	mcp         *mcp.Service
+	audit       *audit.Service
 }
 
 // Engine returns the /api engine.
@@ -121,6 +123,9 @@ func (r *Running) Integration() *integration.Service { return r.integration }
 // Cron returns the cron module's service (the Go management API of schedules and runs, the job
 // registry).
 func (r *Running) Cron() *cron.Service { return r.cron }
+
+// Audit returns the audit trail (svc.audit): its counts, and Record for a host's own events.
+func (r *Running) Audit() *audit.Service { return r.audit }
 
 // Push returns the push module's Notifier (Push(ctx, msg, targets...), Kick) for host code.
 // With svc.push.enabled = false it drops every push.

@@ -10,8 +10,10 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strings"
 
 	"github.com/svc-framework/svc/approval"
+	"github.com/svc-framework/svc/audit"
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/event"
 	"github.com/svc-framework/svc/integration"
@@ -244,4 +246,35 @@ func streamInspector(bus *event.Bus, cfg config.Event) monitor.StreamInspector {
 		}
 		return streams, nil
 	})
+}
+
+// securityAuditSink puts security's events into the audit trail (issue #47): logins and failed
+// logins, lockouts, logouts, revocations, refresh-token reuse and the trust-login gateway's
+// codes and refusals. Token refreshes are left out: they are routine, one per client every
+// access-token lifetime, and say nothing about who did what. Nil when the trail is off.
+func securityAuditSink(trail *audit.Service) security.EventSink {
+	if !trail.Enabled() {
+		return nil
+	}
+	return security.EventSinkFunc(func(_ context.Context, e security.Event) {
+		if e.Type == security.EventTokenRefreshed {
+			return
+		}
+		failed := e.Type == security.EventLoginFailed || e.Type == security.EventAccountLocked ||
+			e.Type == security.EventRefreshReuseDetected || e.Type == security.EventTrustLoginFailed
+		trail.Record(audit.Event{Action: strings.TrimPrefix(e.Type, "svc.security."), At: e.Time, RequestID: e.RequestID,
+			ClientIP: e.ClientIP, UserID: e.PrincipalID, UserName: e.Identifier, OK: !failed,
+			Detail: securityAuditDetail{LoginType: e.LoginType, Reason: e.Reason, SessionID: e.SessionID, AppID: e.AppID,
+				RetryAfterMs: e.RetryAfter.Milliseconds()}})
+	})
+}
+
+// securityAuditDetail is the detail of a security event's audit record: no secret, only ids
+// and machine words.
+type securityAuditDetail struct {
+	LoginType    string `json:"loginType,omitempty"`
+	Reason       string `json:"reason,omitempty"`
+	SessionID    string `json:"sessionId,omitempty"`
+	AppID        string `json:"appId,omitempty"`
+	RetryAfterMs int64  `json:"retryAfterMs,omitempty"`
 }

@@ -107,6 +107,7 @@ func wantDefaults() *Config {
 		Metrics: Metrics{Path: "/metrics"},
 		Tracing: Tracing{SampleRatio: 1, ServiceName: "svc-app"},
 		Console: Console{Enabled: true, Path: "/console"},
+		Audit:   Audit{Retention: 90 * 24 * time.Hour, QueueSize: 4096, BatchSize: 128, SweepInterval: time.Hour, FlushInterval: 250 * time.Millisecond},
 	}
 }
 

@@ -155,6 +155,7 @@ func Config(t testing.TB, kind config.DBKind) *config.Config {
 	cfg.Cron.Store.AutoMigrate = true
 	cfg.Integration.AutoMigrate = true
 	cfg.Approval.AutoMigrate = true
+	cfg.Audit.AutoMigrate = true
 	return cfg
 }
 

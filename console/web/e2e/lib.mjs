@@ -32,7 +32,7 @@ function freePort() {
 
 /**
  * scratch prepares a working directory with the shipped configuration plus the test's
- * additions (permission-limited roles: viewer, events_reader, useradm, and staff who start and decide
+ * additions (permission-limited roles: viewer, events_reader, useradm, auditor, and staff who start and decide
  * approvals; a password policy, a fast monitor sampler, the outbox
  * relaying to Redis Streams for the events steps).
  */
@@ -40,7 +40,7 @@ export async function scratch(root) {
   const dir = mkdtempSync(join(tmpdir(), "svc-console-e2e-"));
   mkdirSync(join(dir, "configs"));
   let cfg = readFileSync(join(root, "configs", "application.toml"), "utf8");
-  cfg = cfg.replace('admin = ["*"]', 'admin = ["*"]\nviewer = ["sys.schema.query"]\nevents_reader = ["sys.event.query"]\nstaff = ["approval.instance.start", "approval.task.process", "approval.task.urge"]\nuseradm = ["security.user.*", "security.session.*"]');
+  cfg = cfg.replace('admin = ["*"]', 'admin = ["*"]\nviewer = ["sys.schema.query"]\nevents_reader = ["sys.event.query"]\nstaff = ["approval.instance.start", "approval.task.process", "approval.task.urge"]\nuseradm = ["security.user.*", "security.session.*"]\nauditor = ["sys.audit.query", "security.user.query"]');
   // 30 logins per address and period (default 6): every area's steps sign their users in from
   // this one address; the rate-limit step, run last, still reaches the limit.
   cfg += '\n[svc.security]\nlogin_rate_limit = 30\n';

@@ -13,6 +13,7 @@ import { Cron } from "./pages/cron";
 import { Schema } from "./pages/schema";
 import { Approval, InboxCount, approvalPresent, useApprovalPresence } from "./pages/approval";
 import { Events } from "./pages/events";
+import { Audit } from "./pages/audit";
 import { Integration, integrationVisible } from "./pages/integration";
 
 interface Route {
@@ -32,6 +33,7 @@ const routes: Route[] = [
   { path: "approval", label: "Approval", visible: approvalPresent, page: () => <Approval />, badge: () => <InboxCount /> },
   { path: "schema", label: "Schema", visible: () => can(P.schema), page: () => <Schema /> },
   { path: "events", label: "Events", visible: () => can(P.eventQuery), page: () => <Events /> },
+  { path: "audit", label: "Audit", visible: () => can(P.auditQuery), page: () => <Audit /> },
   { path: "integration", label: tk("Integration"), visible: integrationVisible, page: () => <Integration /> },
 ];
 

@@ -73,4 +73,7 @@ export const P = {
   eventQuery: "sys.event.query",
   eventManage: "sys.event.manage",
 
+  // audit trail
+  auditQuery: "sys.audit.query",
+
 } as const;

@@ -6,6 +6,7 @@ import { call, type Page } from "../api";
 import { at, t, useLang } from "../i18n";
 import { P } from "../perms";
 import { QRCode } from "../qr";
+import { auditLink } from "./audit";
 import { can, useUser } from "../session";
 import { Card, Dialog, ErrorBox, Field, ListStatus, Notice, Pager, Table, useAction, useAsync, type Submit } from "../ui";
 
@@ -141,6 +142,11 @@ export function Users() {
                       <button type="button" onClick={() => setOpen({ kind: "sessions", user: u })}>
                         {t("Sessions")}
                       </button>
+                    )}
+                    {can(P.auditQuery) && (
+                      <a class="button" href={auditLink(u.id, u.username)} data-audit-link={u.username}>
+                        {t("Audit trail")}
+                      </a>
                     )}
                   </td>
                 </tr>
