@@ -32,6 +32,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/svc-framework/svc/app"
 	"github.com/svc-framework/svc/approval"
+	"github.com/svc-framework/svc/backup"
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/cron"
 	"github.com/svc-framework/svc/db"
@@ -83,6 +84,7 @@ type Running struct {
 	security    *security.Service
 	storage     *storage.Service
 	integration *integration.Service // nil without WithIntegration
+	backup      *backup.Service
 	cron        *cron.Service
 	push        *push.Service
 	approval    *approval.Service // nil without WithApproval
@@ -121,6 +123,9 @@ func (r *Running) Integration() *integration.Service { return r.integration }
 // Cron returns the cron module's service (the Go management API of schedules and runs, the job
 // registry).
 func (r *Running) Cron() *cron.Service { return r.cron }
+
+// Backup returns the backup module: Create, Start, Get, Delete, Open, Prune (issue #47).
+func (r *Running) Backup() *backup.Service { return r.backup }
 
 // Push returns the push module's Notifier (Push(ctx, msg, targets...), Kick) for host code.
 // With svc.push.enabled = false it drops every push.

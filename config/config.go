@@ -52,6 +52,8 @@ type Config struct {
 	Tracing Tracing `toml:"tracing"`
 	// Console is svc.console: the operators' web console (ours).
 	Console Console `toml:"console"`
+	// Backup is svc.backup: where backups are written and their encryption (ours, issue #47).
+	Backup Backup `toml:"backup"`
 
 	// Source names where the file part came from: the path of the application.toml read, the
 	// string "embedded" for LoadOptions.Embedded, or "" when only the environment configured.
@@ -108,6 +110,7 @@ func (c *Config) applyDefaults() {
 	c.Metrics.applyDefaults()
 	c.Tracing.applyDefaults(c.App.Name)
 	c.Console.applyDefaults()
+	c.Backup.applyDefaults()
 }
 
 // number is what the "strictly positive, else default" rule applies to: counts, sizes and
