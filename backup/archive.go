@@ -188,7 +188,7 @@ func readArchive(r io.Reader, key []byte, sink Sink) (*Manifest, error) {
 			return nil, fmt.Errorf("%w: no trailer (the backup did not finish)", ErrArchivePartial)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrArchivePartial, err)
+			return nil, fmt.Errorf("%w: %w", ErrArchivePartial, err)
 		}
 		switch {
 		case h.Name == entryManifest:
@@ -231,7 +231,7 @@ func readEntry(tr *tar.Reader, h *tar.Header, sink Sink, buf []byte) (Entry, err
 		}
 	}
 	if _, err := io.CopyBuffer(io.Discard, hr, buf); err != nil {
-		return e, fmt.Errorf("%w: %s: %v", ErrArchivePartial, h.Name, err)
+		return e, fmt.Errorf("%w: %s: %w", ErrArchivePartial, h.Name, err)
 	}
 	if hr.n != h.Size {
 		return e, fmt.Errorf("%w: %s: %d of %d bytes", ErrArchivePartial, h.Name, hr.n, h.Size)
@@ -276,7 +276,7 @@ func readSmall(r io.Reader, size int64) ([]byte, error) {
 	}
 	b := make([]byte, size)
 	if _, err := io.ReadFull(r, b); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrArchivePartial, err)
+		return nil, fmt.Errorf("%w: %w", ErrArchivePartial, err)
 	}
 	return b, nil
 }
