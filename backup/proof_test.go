@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -300,4 +301,22 @@ func TestRestoreRefusesTamperedArchiveAndRunningServer(t *testing.T) {
 	if r.Code != backup.ErrCodeArchiveInvalid {
 		t.Errorf("restore of the tampered archive: code %d %s, want %d", r.Code, r.Message, backup.ErrCodeArchiveInvalid)
 	}
+}
+
+func mustGet(t *testing.T, srv *svctest.Server, id string) *backup.Backup {
+	t.Helper()
+	b, err := srv.Backup().Get(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func mustRequest(t *testing.T, path string) *http.Request {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return req
 }

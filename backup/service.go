@@ -217,6 +217,9 @@ func (s *Service) begin(ctx context.Context, req Request) (*Backup, destination,
 	b := &Backup{ID: id, Name: name, Destination: dst.kind(), Location: dst.location(name), Status: StatusRunning,
 		Encrypted: s.key != nil, DBIncluded: s.db.Embedded(), Trigger: orDefault(req.Trigger, TriggerManual),
 		CreatedBy: orDefault(req.CreatedBy, "system"), NodeID: s.opts.NodeID, StartedAtUnixMs: now.UnixMilli()}
+	if dst.kind() == config.BackupToFolder || s.db.Embedded() {
+		s.removeLeftovers(ctx)
+	}
 	if err := st.failRunningExcept(ctx, id, now.UnixMilli()); err == nil {
 		err = st.insert(ctx, b)
 	}
@@ -384,3 +387,19 @@ func (s *Service) stagingDir(id string) string {
 }
 
 var errNoObjects = errors.New("backup: the storage destination needs the storage module")
+
+// removeLeftovers deletes what a backup killed midway left in svc.backup.dir (its staging
+// directory and its .partial archive). Only the lease holder calls it, so none is in use.
+func (s *Service) removeLeftovers(ctx context.Context) {
+	entries, err := os.ReadDir(s.cfg.Dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if n := e.Name(); strings.HasPrefix(n, ".staging-") || (strings.HasPrefix(n, ".") && strings.HasSuffix(n, ".partial")) {
+			if err := os.RemoveAll(filepath.Join(s.cfg.Dir, n)); err != nil {
+				s.log.WarnContext(ctx, "backup: leftover not removed", "path", n, "err", err)
+			}
+		}
+	}
+}
