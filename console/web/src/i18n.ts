@@ -2,12 +2,13 @@
 // The language comes from localStorage, else from the browser, and is switchable.
 import { useEffect, useState } from "preact/hooks";
 import { zhApproval } from "./zh-approval";
+import { zhBackup } from "./zh-backup";
 import { zhEvents } from "./zh-events";
 import { zhIntegration } from "./zh-integration";
 import { zhBase } from "./zh";
 
 // Each area keeps its own translations; tools/i18n-check.mjs refuses a text translated twice.
-const zh: Record<string, string> = { ...zhBase, ...zhApproval, ...zhIntegration, ...zhEvents };
+const zh: Record<string, string> = { ...zhBase, ...zhApproval, ...zhIntegration, ...zhEvents, ...zhBackup };
 
 export type Lang = "en" | "zh-CN";
 const LANG_KEY = "svc.console.lang";
