@@ -140,3 +140,37 @@ func TestBackupLeaseIsExclusive(t *testing.T) {
 		}
 	})
 }
+
+// TestScheduledBackupJob: with the cron store on, the schedule svc.backup exists paused with
+// the default retention, its params are checked on save, and a run backs up then prunes.
+func TestScheduledBackupJob(t *testing.T) {
+	dir := t.TempDir()
+	srv := svctest.New(t, svctest.WithConfig(func(c *config.Config) {
+		c.Backup.Dir = dir
+		c.Cron.Store.Enabled = true
+		c.Security.Roles = map[string][]string{"admin": {"*"}}
+	}))
+	ctx := context.Background()
+	sch, err := srv.Cron().Get(ctx, backup.JobName)
+	if err != nil {
+		t.Fatalf("schedule %s: %v", backup.JobName, err)
+	}
+	if sch.IsEnabled || sch.JobName != backup.JobName || sch.Trigger.Expr != "0 3 * * *" {
+		t.Errorf("schedule = enabled %t, job %s, expr %q; want paused, %s, 0 3 * * *", sch.IsEnabled, sch.JobName, sch.Trigger.Expr, backup.JobName)
+	}
+	r := srv.Call(t, "sys/cron/schedule", "update", map[string]any{"name": backup.JobName, "jobName": backup.JobName,
+		"trigger": map[string]any{"kind": "cron", "expr": "0 3 * * *"}, "params": map[string]any{"keepLast": -1}},
+		svctest.As(svctest.User("op", "admin")))
+	if r.Code != 2706 {
+		t.Errorf("update with keepLast -1: code %d %s, want 2706", r.Code, r.Message)
+	}
+	for range 3 {
+		if err := srv.Backup().RunJob(ctx, []byte(`{"keepLast":2}`)); err != nil {
+			t.Fatalf("RunJob: %v", err)
+		}
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 2 {
+		t.Errorf("%d archives after three runs with keepLast 2, want 2", len(entries))
+	}
+}

@@ -26,7 +26,7 @@
 //
 // Every action has its own permission token and the engine default rate limit; the four that
 // change or hand out data are audited (rpc.Audit) like every other /api operation. Codes
-// 2950 ErrBusy, 2951 ErrArchiveInvalid, 2953 ErrBackupNotFinished (2952 reserved), all HTTP
+// 2950 ErrBusy, 2951 ErrArchiveInvalid, 2953 ErrBackupNotFinished, all HTTP
 // 200; messages in messages/{en,zh-CN}/backup.json.
 //
 // # Routes

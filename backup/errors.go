@@ -11,7 +11,6 @@ import (
 const (
 	ErrCodeBusy              = 2950
 	ErrCodeArchiveInvalid    = 2951
-	ErrCodeServerDatabase    = 2952
 	ErrCodeBackupNotFinished = 2953
 )
 

@@ -107,6 +107,7 @@ func wantDefaults() *Config {
 		Metrics: Metrics{Path: "/metrics"},
 		Tracing: Tracing{SampleRatio: 1, ServiceName: "svc-app"},
 		Console: Console{Enabled: true, Path: "/console"},
+		Backup:  Backup{Destination: BackupToFolder, Dir: "./data/backups", StoragePrefix: "backups"},
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -60,7 +61,7 @@ func main() {
 	cfg.Storage.AutoMigrate = true
 	cfg.Storage.Filesystem.Root = filepath.Join(*dir, "data", "storage")
 	cfg.Backup.Dir = filepath.Join(*dir, "backups")
-	srv, err := svc.New(cfg)
+	srv, err := svc.New(cfg, svc.WithLogger(slog.New(slog.DiscardHandler)))
 	check(err)
 	running, err := srv.Start(ctx)
 	check(err)
