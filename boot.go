@@ -7,6 +7,7 @@ import (
 	"github.com/svc-framework/svc/app"
 	"github.com/svc-framework/svc/approval"
 	"github.com/svc-framework/svc/audit"
+	"github.com/svc-framework/svc/backup"
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/console"
 	"github.com/svc-framework/svc/cron"
@@ -68,7 +69,7 @@ func (s *Server) build() (*Running, error) {
 }
 
 // buildModules builds the modules after the bus, in boot order, into r: audit, security, the /api
-// engine, storage, schema, integration (WithIntegration), monitor, cron, push, approval
+// engine, storage, schema, integration (WithIntegration), monitor, backup, cron, push, approval
 // (WithApproval), mcp, console, then the host's modules (WithModule).
 func (s *Server) buildModules(r *Running, catalog *i18n.Catalog) (err error) {
 	deps := app.Deps{Config: s.cfg, Logger: s.logger, Clock: s.clock, I18n: catalog, DB: r.db,
@@ -130,9 +131,16 @@ func (s *Server) buildModules(r *Running, catalog *i18n.Catalog) (err error) {
 	}
 	r.modules = append(r.modules, mon.Module())
 
+	// Backup archives the embedded database and the files it references (backup_wiring.go);
+	// its scheduled job svc.backup joins cron's jobs.
+	if r.backup, err = backup.New(deps, backupOptions(s.cfg, r.storage, r)); err != nil {
+		return fail("backup", err)
+	}
+	r.modules = append(r.modules, r.backup.Module())
+
 	// Cron runs the host's jobs (WithCron). With svc.cron.store.enabled = false its resources
 	// have no operations and it has no workers.
-	if r.cron, err = cron.New(deps, s.opts.cron); err != nil {
+	if r.cron, err = cron.New(deps, cronWithBackup(s.opts.cron, r.backup)); err != nil {
 		return fail("cron", err)
 	}
 	r.modules = append(r.modules, r.cron.Module())

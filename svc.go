@@ -33,6 +33,7 @@ import (
 	"github.com/svc-framework/svc/app"
 	"github.com/svc-framework/svc/approval"
 	"github.com/svc-framework/svc/audit"
+	"github.com/svc-framework/svc/backup"
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/cron"
 	"github.com/svc-framework/svc/db"
@@ -84,6 +85,7 @@ type Running struct {
 	security    *security.Service
 	storage     *storage.Service
 	integration *integration.Service // nil without WithIntegration
+	backup      *backup.Service
 	cron        *cron.Service
 	push        *push.Service
 	approval    *approval.Service // nil without WithApproval
@@ -126,6 +128,8 @@ func (r *Running) Cron() *cron.Service { return r.cron }
 
 // Audit returns the audit trail (svc.audit): its counts, and Record for a host's own events.
 func (r *Running) Audit() *audit.Service { return r.audit }
+// Backup returns the backup module: Create, Start, Get, Delete, Open, Prune (issue #47).
+func (r *Running) Backup() *backup.Service { return r.backup }
 
 // Push returns the push module's Notifier (Push(ctx, msg, targets...), Kick) for host code.
 // With svc.push.enabled = false it drops every push.

@@ -54,6 +54,8 @@ type Config struct {
 	Console Console `toml:"console"`
 	// Audit is svc.audit: the persisted audit trail (ours).
 	Audit Audit `toml:"audit"`
+	// Backup is svc.backup: where backups are written and their encryption (ours, issue #47).
+	Backup Backup `toml:"backup"`
 
 	// Source names where the file part came from: the path of the application.toml read, the
 	// string "embedded" for LoadOptions.Embedded, or "" when only the environment configured.
@@ -111,6 +113,7 @@ func (c *Config) applyDefaults() {
 	c.Tracing.applyDefaults(c.App.Name)
 	c.Console.applyDefaults()
 	c.Audit.applyDefaults()
+	c.Backup.applyDefaults()
 }
 
 // number is what the "strictly positive, else default" rule applies to: counts, sizes and

@@ -108,6 +108,7 @@ func wantDefaults() *Config {
 		Tracing: Tracing{SampleRatio: 1, ServiceName: "svc-app"},
 		Console: Console{Enabled: true, Path: "/console"},
 		Audit:   Audit{Retention: 90 * 24 * time.Hour, QueueSize: 4096, BatchSize: 128, SweepInterval: time.Hour, FlushInterval: 250 * time.Millisecond},
+		Backup:  Backup{Destination: BackupToFolder, Dir: "./data/backups", StoragePrefix: "backups"},
 	}
 }
 

@@ -124,6 +124,9 @@ var (
 	// ErrInvalidConsolePath: svc.console.path is not a clean absolute path other than "/" and
 	// outside /api.
 	ErrInvalidConsolePath = errors.New("invalid console path")
+	// ErrInvalidBackup: svc.backup.destination is not folder or storage, or
+	// svc.backup.encryption_key is not 32 bytes as hex or base64.
+	ErrInvalidBackup = errors.New("invalid backup configuration")
 	// ErrInvalidPushPath: svc.push.path does not start with a slash.
 	ErrInvalidPushPath = errors.New("invalid push path")
 	// ErrInvalidPushBridge: an entry of svc.push.bridge has no event, an invalid event type or no

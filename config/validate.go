@@ -27,6 +27,7 @@ func (c *Config) Validate() error {
 		c.Event.validate(c.KVStore.Enabled),
 		c.validateAdmin(),
 		c.Console.validate(),
+		c.Backup.validate(),
 	} {
 		errs = append(errs, section...)
 	}

@@ -39,6 +39,7 @@ var (
 	_ JobHandler       = seededJob{}
 	_ defaultScheduler = seededJob{}
 	_ ParamsChecker    = seededJob{}
+	_ ParamsDescriber  = seededJob{}
 )
 
 // seed creates the default schedules that do not exist yet; it runs at start, after the
@@ -57,4 +58,12 @@ func (s *Service) seed(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// DescribeParams forwards to the wrapped handler's ParamsDescriber, if it has one.
+func (j seededJob) DescribeParams() ParamsDoc {
+	if d, ok := j.JobHandler.(ParamsDescriber); ok {
+		return d.DescribeParams()
+	}
+	return ParamsDoc{}
 }

@@ -19,6 +19,8 @@ type DB struct {
 	Schema string
 	// SQLGuard mirrors enable_sql_guard for modules that expose raw SQL.
 	SQLGuard bool
+	// Path is the file of an embedded (SQLite) data source; empty for the server dialects.
+	Path string
 
 	// writer is the process's writer lock of a SQLite file (nil for the server dialects and a
 	// hand-built DB): InTx holds it for the whole transaction.

@@ -139,3 +139,17 @@ func splitStatements(sql string) []string {
 	flush()
 	return out
 }
+
+// LatestVersions answers the newest migration version of every set for a dialect: what a
+// binary knows of each module's schema (a backup restore refuses a newer one).
+func LatestVersions(kind config.DBKind, sets ...Migrations) (map[string]int, error) {
+	all, err := loadAll(kind, sets)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]int, len(all))
+	for i, ms := range all {
+		out[sets[i].Module] = len(ms)
+	}
+	return out, nil
+}

@@ -102,6 +102,7 @@ func open(ctx context.Context, name string, ds config.DataSource) (*DB, error) {
 	}
 	if ds.Type == config.SQLite {
 		d.writer = writerLock(ds.Path)
+		d.Path = ds.Path
 	}
 	return d, nil
 }

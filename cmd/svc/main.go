@@ -12,6 +12,8 @@
 //	svc cron …         list, trigger, pause or resume durable schedules; show their runs
 //	svc integration …  rotate-key: re-encrypt the integration secrets under a new key
 //	svc push send      push a message to users, roles or everyone through the Redis relay
+//	svc backup         write a backup archive (--to PATH|storage)
+//	svc restore ARCH   restore a backup archive with the server stopped
 //	svc version        print version data
 package main
 
@@ -67,6 +69,6 @@ func newRoot(env func(string) (string, bool)) *cobra.Command {
 	}
 	root.PersistentFlags().StringVarP(&g.configPath, "config", "c", "",
 		"path of application.toml (default: search ./configs, $SVC_CONFIG_PATH, ., ../configs)")
-	root.AddCommand(serveCmd(g), migrateCmd(g), configCmd(g), versionCmd(), userCmd(g), deptCmd(g), sessionCmd(g), cronCmd(g), integrationCmd(g), pushCmd(g))
+	root.AddCommand(serveCmd(g), migrateCmd(g), configCmd(g), versionCmd(), userCmd(g), deptCmd(g), sessionCmd(g), cronCmd(g), integrationCmd(g), pushCmd(g), backupCmd(g), restoreCmd(g))
 	return root
 }

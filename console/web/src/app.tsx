@@ -10,6 +10,7 @@ import { Overview } from "./pages/overview";
 import { Users } from "./pages/users";
 import { Files } from "./pages/files";
 import { Cron } from "./pages/cron";
+import { Backups } from "./pages/backups";
 import { Schema } from "./pages/schema";
 import { Approval, InboxCount, approvalPresent, useApprovalPresence } from "./pages/approval";
 import { Events } from "./pages/events";
@@ -29,6 +30,7 @@ const routes: Route[] = [
   { path: "overview", label: "Overview", visible: () => can(P.monitor), page: () => <Overview /> },
   { path: "users", label: "Users", visible: () => can(P.userQuery), page: () => <Users /> },
   { path: "files", label: "Files", visible: () => true, page: () => <Files /> },
+  { path: "backups", label: tk("Backups"), visible: () => can(P.backupQuery), page: () => <Backups /> },
   { path: "cron", label: "Cron", visible: () => can(P.cronQuery) || can(P.cronRuns), page: () => <Cron /> },
   { path: "approval", label: "Approval", visible: approvalPresent, page: () => <Approval />, badge: () => <InboxCount /> },
   { path: "schema", label: "Schema", visible: () => can(P.schema), page: () => <Schema /> },

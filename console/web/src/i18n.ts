@@ -3,12 +3,13 @@
 import { useEffect, useState } from "preact/hooks";
 import { zhApproval } from "./zh-approval";
 import { zhAudit } from "./zh-audit";
+import { zhBackup } from "./zh-backup";
 import { zhEvents } from "./zh-events";
 import { zhIntegration } from "./zh-integration";
 import { zhBase } from "./zh";
 
 // Each area keeps its own translations; tools/i18n-check.mjs refuses a text translated twice.
-const zh: Record<string, string> = { ...zhBase, ...zhApproval, ...zhIntegration, ...zhEvents, ...zhAudit };
+const zh: Record<string, string> = { ...zhBase, ...zhApproval, ...zhIntegration, ...zhEvents, ...zhAudit, ...zhBackup };
 
 export type Lang = "en" | "zh-CN";
 const LANG_KEY = "svc.console.lang";

@@ -18,6 +18,12 @@ export const P = {
   fileQuery: "sys.storage.file.query",
   fileDelete: "sys.storage.file.delete",
   fileRead: "sys.storage.file.read",
+  // backups
+  backupQuery: "sys.backup.query",
+  backupCreate: "sys.backup.create",
+  backupDelete: "sys.backup.delete",
+  backupDownload: "sys.backup.download",
+  backupRestore: "sys.backup.restore",
   // approval
   approvalStart: "approval.instance.start",
   approvalCC: "approval.instance.cc",

@@ -1,0 +1,159 @@
+package backup
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"time"
+)
+
+// buildArchive writes an archive of a database entry and two files, encrypted with key when set.
+func buildArchive(t *testing.T, key []byte, format int) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	aw, err := newArchiveWriter(&buf, key, time.Unix(1700000000, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dbBytes := bytes.Repeat([]byte("sqlite page "), 300000) // > 3 MiB: several encryption chunks
+	if err := aw.add(entryDatabase, KindDatabase, "", bytes.NewReader(dbBytes), int64(len(dbBytes))); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"2026/12/07/a.txt", "2026/12/07/b.bin"} {
+		if err := aw.add(entryFiles+f, KindFile, f, strings.NewReader("content of "+f), int64(len("content of "+f))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m := &Manifest{Format: format, ID: "id1", SvcVersion: "v1.0.0", DatabaseIncluded: true, SchemaVersions: map[string]int{"storage": 1}}
+	if err := aw.finish(m); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func TestArchiveRoundTrip(t *testing.T) {
+	t.Parallel()
+	key := bytes.Repeat([]byte{7}, 32)
+	for _, tt := range []struct {
+		name string
+		key  []byte
+	}{{"plain", nil}, {"encrypted", key}} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			data := buildArchive(t, tt.key, FormatVersion)
+			got := map[string]string{}
+			m, err := readArchive(bytes.NewReader(data), tt.key, func(e Entry, r io.Reader) error {
+				b, err := io.ReadAll(r)
+				sum := sha256.Sum256(b)
+				got[e.Name] = hex.EncodeToString(sum[:])
+				return err
+			})
+			if err != nil {
+				t.Fatalf("readArchive: %v", err)
+			}
+			if len(m.Entries) != 3 || m.TotalBytes == 0 {
+				t.Fatalf("entries = %d, total = %d, want 3 and > 0", len(m.Entries), m.TotalBytes)
+			}
+			for _, e := range m.Entries {
+				if got[e.Name] != e.SHA256 {
+					t.Errorf("%s: sink saw sha256 %s, manifest says %s", e.Name, got[e.Name], e.SHA256)
+				}
+			}
+			if m.Entries[1].Key != "2026/12/07/a.txt" || m.Entries[1].Kind != KindFile {
+				t.Errorf("entry 1 = %+v, want file 2026/12/07/a.txt", m.Entries[1])
+			}
+		})
+	}
+}
+
+// TestArchiveRefusals: every damaged form of an archive is refused with its reason.
+func TestArchiveRefusals(t *testing.T) {
+	t.Parallel()
+	key := bytes.Repeat([]byte{9}, 32)
+	plain := buildArchive(t, nil, FormatVersion)
+	enc := buildArchive(t, key, FormatVersion)
+	flip := func(b []byte, at int) []byte {
+		c := bytes.Clone(b)
+		c[at] ^= 0x40
+		return c
+	}
+	tests := []struct {
+		name string
+		data []byte
+		key  []byte
+		want error
+	}{
+		{"truncated plain", plain[:len(plain)/2], nil, ErrArchivePartial},
+		{"truncated before the trailer", plain[:bytes.Index(plain, []byte(entryTrailer))-200], nil, ErrArchivePartial},
+		{"byte flipped in the database entry", flip(plain, 4096), nil, ErrArchiveCorrupt},
+		{"byte flipped in a file", flip(plain, bytes.Index(plain, []byte("content of 2026/12/07/b"))+3), nil, ErrArchiveCorrupt},
+		{"manifest edited", bytes.Replace(plain, []byte(`"svcVersion": "v1.0.0"`), []byte(`"svcVersion": "v0.0.1"`), 1), nil, ErrArchiveCorrupt},
+		{"newer format", buildArchive(t, nil, FormatVersion+1), nil, ErrArchiveTooNew},
+		{"encrypted truncated", enc[:len(enc)-100], key, ErrArchiveCorrupt},
+		{"encrypted last chunk dropped", enc[:len(enc)-(4+16+lastChunkLen(t, enc))], key, ErrArchiveCorrupt},
+		{"encrypted byte flipped", flip(enc, 5000), key, ErrArchiveCorrupt},
+		{"encrypted wrong key", enc, bytes.Repeat([]byte{1}, 32), ErrWrongKey},
+		{"encrypted without key", enc, nil, ErrKeyRequired},
+		{"empty", nil, nil, ErrArchivePartial},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := Verify(bytes.NewReader(tt.data), tt.key, nil)
+			if !errors.Is(err, tt.want) {
+				t.Errorf("Verify = %v, want %v", err, tt.want)
+			}
+		})
+	}
+}
+
+// lastChunkLen is the plaintext length of an encrypted archive's last chunk (found by walking).
+func lastChunkLen(t *testing.T, enc []byte) int {
+	t.Helper()
+	off := cryptHeader
+	for {
+		word := uint32(enc[off])<<24 | uint32(enc[off+1])<<16 | uint32(enc[off+2])<<8 | uint32(enc[off+3])
+		size := int(word &^ lastChunkBit)
+		if word&lastChunkBit != 0 {
+			return size
+		}
+		off += 4 + size + 16
+	}
+}
+
+func TestCheckVersions(t *testing.T) {
+	t.Parallel()
+	m := &Manifest{SchemaVersions: map[string]int{"storage": 2, "hostmod": 9}}
+	if err := checkVersions(m, map[string]int{"storage": 2}); err != nil {
+		t.Errorf("same version: %v, want nil (an unknown module is accepted)", err)
+	}
+	if err := checkVersions(m, map[string]int{"storage": 1}); !errors.Is(err, ErrArchiveTooNew) {
+		t.Errorf("newer schema: %v, want ErrArchiveTooNew", err)
+	}
+}
+
+func TestParseJobParams(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		raw     string
+		want    JobParams
+		wantErr bool
+	}{
+		{"", DefaultJobParams, false},
+		{"null", DefaultJobParams, false},
+		{`{"keepLast":3}`, JobParams{KeepLast: 3}, false},
+		{`{"keepLast":3,"keepDays":1,"destination":"storage"}`, JobParams{KeepLast: 3, KeepDays: 1, Destination: "storage"}, false},
+		{`{"keepLast":-1}`, JobParams{}, true},
+		{`{"destination":"ftp"}`, JobParams{}, true},
+		{`{"keep":1}`, JobParams{}, true},
+	} {
+		got, err := ParseJobParams([]byte(tt.raw))
+		if (err != nil) != tt.wantErr || (!tt.wantErr && got != tt.want) {
+			t.Errorf("ParseJobParams(%q) = %+v, %v; want %+v, error %t", tt.raw, got, err, tt.want, tt.wantErr)
+		}
+	}
+}

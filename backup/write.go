@@ -1,0 +1,162 @@
+package backup
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/svc-framework/svc/app"
+	"github.com/svc-framework/svc/db"
+)
+
+// write produces the archive of b into w and answers its manifest and size. On the embedded
+// database it snapshots first (VACUUM INTO, while writes continue) and reads the snapshot's
+// storage rows, so the files are those of the snapshot point: later uploads are not
+// referenced, and an object deleted after the point but before it was read is listed as
+// missing. On a server database it archives the objects the live rows reference.
+func (s *Service) write(ctx context.Context, b *Backup, w io.Writer, progress Progress) (*Manifest, int64, error) {
+	build := app.BuildInfo()
+	m := &Manifest{Format: FormatVersion, ID: b.ID, SvcVersion: build.FrameworkVersion, AppVersion: build.AppVersion,
+		GitCommit: build.GitCommit, Database: s.db.SystemName(), DatabaseIncluded: s.db.Embedded()}
+	var snapPath string
+	src := s.db
+	if s.db.Embedded() {
+		dir := s.stagingDir(b.ID)
+		if err := os.MkdirAll(dir, 0o750); err != nil {
+			return nil, 0, fmt.Errorf("backup: staging: %w", err)
+		}
+		defer os.RemoveAll(dir)
+		snapPath = filepath.Join(dir, "snapshot.sqlite")
+		m.SnapshotAt = s.clock().UTC()
+		if err := s.db.Snapshot(ctx, snapPath); err != nil {
+			return nil, 0, err
+		}
+		snap, err := db.OpenFile(ctx, "backup-snapshot", snapPath)
+		if err != nil {
+			return nil, 0, err
+		}
+		defer snap.Close()
+		src = snap
+	} else {
+		m.SnapshotAt = s.clock().UTC()
+	}
+	versions, err := schemaVersions(ctx, src)
+	if err != nil {
+		return nil, 0, err
+	}
+	m.SchemaVersions = versions
+	refs, err := referencedObjects(ctx, src)
+	if err != nil {
+		return nil, 0, err
+	}
+	if src != s.db {
+		// Close the snapshot before it is read as a file, so no -wal or -shm is left beside it.
+		if err := src.Close(); err != nil {
+			return nil, 0, err
+		}
+	}
+	cw := &countWriter{w: w}
+	aw, err := newArchiveWriter(cw, s.key, m.SnapshotAt)
+	if err != nil {
+		return nil, 0, err
+	}
+	p := &tracker{fn: progress}
+	for _, r := range refs {
+		p.total += r.Size
+	}
+	if snapPath != "" {
+		if err := addFile(aw, snapPath, p); err != nil {
+			return nil, 0, err
+		}
+	}
+	if len(refs) > 0 && s.opts.Objects == nil {
+		return nil, 0, errors.New("backup: the database references uploaded files but the server has no storage backend")
+	}
+	for _, r := range refs {
+		if err := s.addObject(ctx, aw, m, r, p); err != nil {
+			return nil, 0, err
+		}
+	}
+	if err := aw.finish(m); err != nil {
+		return nil, 0, err
+	}
+	return m, cw.n, nil
+}
+
+func addFile(aw *archiveWriter, path string, p *tracker) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	p.total += fi.Size()
+	return aw.add(entryDatabase, KindDatabase, "", p.reader(f), fi.Size())
+}
+
+func (s *Service) addObject(ctx context.Context, aw *archiveWriter, m *Manifest, r objectRef, p *tracker) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	rc, size, err := s.opts.Objects.Open(ctx, r.Key)
+	if errors.Is(err, ErrObjectNotFound) {
+		m.Missing = append(m.Missing, r.Key)
+		p.total -= r.Size
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("backup: object %s: %w", r.Key, err)
+	}
+	defer rc.Close()
+	p.total += size - r.Size
+	return aw.add(entryFiles+r.Key, KindFile, r.Key, p.reader(rc), size)
+}
+
+// countWriter counts the bytes of the archive.
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// tracker reports progress at most every 100 ms.
+type tracker struct {
+	fn    Progress
+	done  int64
+	total int64
+	last  time.Time
+}
+
+func (t *tracker) reader(r io.Reader) io.Reader {
+	if t.fn == nil {
+		return r
+	}
+	return &progressReader{r: r, t: t}
+}
+
+type progressReader struct {
+	r io.Reader
+	t *tracker
+}
+
+func (p *progressReader) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	p.t.done += int64(n)
+	if now := time.Now(); now.Sub(p.t.last) > 100*time.Millisecond || err == io.EOF {
+		p.t.last = now
+		p.t.fn(p.t.done, p.t.total)
+	}
+	return n, err
+}

@@ -1,0 +1,26 @@
+// Simplified Chinese of the Backups page (issue #47).
+export const zhBackup: Record<string, string> = {
+  "Backups": "备份",
+  "Where backups go": "备份位置",
+  "Back up now": "立即备份",
+  "The backup has started; refresh to see when it is done.": "备份已开始；刷新即可查看是否完成。",
+  "{name} is deleted.": "{name} 已删除。",
+  "Destination": "目标",
+  "snapshotted into every archive": "每个归档都包含其快照",
+  "not included: use its own tools": "不包含：请使用数据库自带的工具",
+  "Encryption": "加密",
+  "AES-256-GCM (svc.backup.encryption_key)": "AES-256-GCM（svc.backup.encryption_key）",
+  "Scheduled backups and their retention are the schedule {name} on the Cron page (created paused).":
+    "定时备份及其保留策略是定时任务页面上的计划 {name}（创建时为暂停状态）。",
+  "Archives": "归档",
+  "Restore…": "恢复…",
+  "No backups yet.": "还没有备份。",
+  "Restore {name}": "恢复 {name}",
+  "Verifying every checksum of the archive…": "正在校验归档的每个校验和…",
+  "This archive cannot be restored. The current data was not touched.": "该归档无法恢复。当前数据未被改动。",
+  "Verified: {entries} entries, {size}, taken {at} by svc {version}.": "校验通过：{entries} 个条目，{size}，由 svc {version} 于 {at} 创建。",
+  "The server does not replace its own data while it runs. On the server's machine:": "服务器运行时不会替换自身数据。请在服务器所在机器上执行：",
+  "manual": "手动",
+  "schedule": "定时",
+  "cli": "命令行",
+};
