@@ -263,7 +263,7 @@ func TestDeploy(t *testing.T) {
 			r := srv.Call(t, flowR, "deploy", p, svctest.As(alice))
 			// the rule's catalogue text, up to its first value, and no English rule code
 			text, _, _ := strings.Cut(en.T("approval_design_flow_"+rc.rule, nil), "{{")
-			if r.Code != approval.ErrCodeInvalidFlowDesign || !strings.Contains(r.Message, text) || strings.Contains(r.Message, "[") {
+			if r.Code != approval.ErrCodeInvalidFlowDesign || !strings.Contains(r.Message, text) || strings.Contains(r.Message, "["+rc.rule+"]") {
 				t.Errorf("rule %s: code %d, message %q; want 40005 with the rule's text %q", rc.rule, r.Code, r.Message, text)
 			}
 		}
