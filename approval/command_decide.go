@@ -197,7 +197,7 @@ func (r *run) transfer(ctx context.Context, n *Node, t *Task, p ProcessTaskParam
 	if to == "" || to == t.AssigneeID {
 		return ErrInvalidTransferTarget
 	}
-	live, err := r.tx(ctx).NewSelect().Model((*Task)(nil)).Where("instance_id = ?", r.inst.ID).Where("node_id = ?", n.ID).
+	live, err := r.tx.NewSelect().Model((*Task)(nil)).Where("instance_id = ?", r.inst.ID).Where("node_id = ?", n.ID).
 		Where("assignee_id = ?", to).Where("status IN (?)", bun.List(LiveTaskStatuses)).Count(ctx)
 	if err != nil {
 		return err
@@ -241,18 +241,18 @@ func (r *run) replaceTask(ctx context.Context, n *Node, t *Task, u UserInfo, dea
 	nt := &Task{}
 	r.fillTask(nt, n, &Visit{ID: t.VisitID}, u, t.SortOrder)
 	nt.Deadline, nt.ParentTaskID, nt.AddAssigneeType = deadline, t.ParentTaskID, t.AddAssigneeType
-	if err := r.later(ctx, r.raw.NewInsert().Model(nt)); err != nil {
+	if err := r.writes.Queue(ctx, r.tx.NewInsert().Model(nt)); err != nil {
 		return nil, err
 	}
-	reparent := r.raw.NewUpdate().Model((*Task)(nil)).Set("parent_task_id = ?", nt.ID).Where("parent_task_id = ?", t.ID)
-	return nt, r.later(ctx, reparent)
+	reparent := r.tx.NewUpdate().Model((*Task)(nil)).Set("parent_task_id = ?", nt.ID).Where("parent_task_id = ?", t.ID)
+	return nt, r.writes.Queue(ctx, reparent)
 }
 
 // rollbackTargets are the nodes n's visit current may roll back to: rollbackTrail over the
 // instance's visits before it.
 func (r *run) rollbackTargets(ctx context.Context, n *Node, current *Visit) ([]*Node, error) {
 	var visits []Visit
-	if err := r.tx(ctx).NewSelect().Model(&visits).Where("instance_id = ?", r.inst.ID).Where("sequence < ?", current.Sequence).
+	if err := r.tx.NewSelect().Model(&visits).Where("instance_id = ?", r.inst.ID).Where("sequence < ?", current.Sequence).
 		Scan(ctx); err != nil {
 		return nil, err
 	}
@@ -267,7 +267,7 @@ func (r *run) rollback(ctx context.Context, n *Node, t *Task, p ProcessTaskParam
 		return err
 	}
 	v := new(Visit)
-	if err := r.tx(ctx).NewSelect().Model(v).Where("id = ?", t.VisitID).Scan(ctx); err != nil {
+	if err := r.tx.NewSelect().Model(v).Where("id = ?", t.VisitID).Scan(ctx); err != nil {
 		return err
 	}
 	targets, err := r.rollbackTargets(ctx, n, v)
@@ -299,7 +299,7 @@ func (r *run) rollback(ctx context.Context, n *Node, t *Task, p ProcessTaskParam
 		r.inst.FormData = nil
 	} else {
 		snap := new(FormSnapshot)
-		err := r.tx(ctx).NewSelect().Model(snap).Where("instance_id = ?", r.inst.ID).Where("node_id = ?", target.ID).
+		err := r.tx.NewSelect().Model(snap).Where("instance_id = ?", r.inst.ID).Where("node_id = ?", target.ID).
 			Order("created_at DESC").Limit(1).Scan(ctx)
 		switch {
 		case err == nil:

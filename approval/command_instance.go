@@ -231,7 +231,7 @@ func (s *Service) addCC(ctx context.Context, c rpc.Call, p AddCCParams) (*struct
 	return s.onInstance(ctx, c, p.InstanceID, func(ctx context.Context, r *run, cl caller) error {
 		var part error
 		if r.inst.Status == InstanceRunning {
-			part = s.participant(ctx, r.tx(ctx), r.inst, cl.ID)
+			part = s.participant(ctx, r.tx, r.inst, cl.ID)
 		}
 		if err := manualCCErr(r.inst, r.g, part); err != nil {
 			return err
@@ -265,7 +265,7 @@ func (s *Service) participant(ctx context.Context, tx bun.IDB, inst *Instance, u
 // confirmation passes when all its records are read, and the walk continues.
 func (s *Service) markCCRead(ctx context.Context, c rpc.Call, p InstanceIDParams) (*struct{}, error) {
 	return s.onInstance(ctx, c, p.InstanceID, func(ctx context.Context, r *run, cl caller) error {
-		tx, inst := r.tx(ctx), r.inst
+		tx, inst := r.tx, r.inst
 		res, err := tx.NewUpdate().Model((*CCRecord)(nil)).Set("read_at = ?", crud.NewTime(r.now)).Where("instance_id = ?", inst.ID).
 			Where("cc_user_id = ?", cl.ID).Where("read_at IS NULL").Exec(ctx)
 		if err != nil {

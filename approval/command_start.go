@@ -57,10 +57,10 @@ func (s *Service) start(ctx context.Context, c rpc.Call, p StartParams) (*Instan
 				return err
 			}
 		}
-		// Deferred like the run's other writes: flushed before any statement that follows (the
-		// rows referencing it come after it in the flush). Keyed as the instance's row: while it
-		// waits, it writes the instance as save leaves it, and save's update is not added.
-		if err := r.laterAs(ctx, instanceRow{inst.ID}, tx.NewInsert().Model(inst)); err != nil {
+		// Queued like the run's other writes (the rows referencing it come after it in the
+		// flush). Keyed as the instance's row: while it waits, save renders it again with the
+		// instance as save leaves it, and no update is added.
+		if err := r.writes.QueueAs(ctx, instanceRow{inst.ID}, tx.NewInsert().Model(inst)); err != nil {
 			return err
 		}
 		if err := r.storeForm(ctx); err != nil {

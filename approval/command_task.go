@@ -169,7 +169,7 @@ func (s *Service) addAssignee(ctx context.Context, c rpc.Call, p AddAssigneePara
 				return err
 			}
 		}
-		if err := r.later(ctx, r.raw.NewInsert().Model(&tasks)); err != nil {
+		if err := r.writes.Queue(ctx, r.tx.NewInsert().Model(&tasks)); err != nil {
 			return err
 		}
 		if err := r.log(ctx, ActionAddAssignee, n, t, func(l *ActionLog) { l.AddAssigneeType, l.AddedAssignees = &typ, added }); err != nil {
@@ -184,10 +184,14 @@ func (s *Service) addAssignee(ctx context.Context, c rpc.Call, p AddAssigneePara
 	})
 }
 
-// liveAt lists the assignees with a pending or waiting task at node n of the instance.
+// liveAt lists the assignees with a pending or waiting task at node n of the instance (the
+// run's queued task writes flushed first: a timeout has just closed one).
 func (r *run) liveAt(ctx context.Context, n *Node) ([]string, error) {
+	if err := r.writes.Flush(ctx); err != nil {
+		return nil, err
+	}
 	var live []string
-	err := r.tx(ctx).NewSelect().Model((*Task)(nil)).Column("assignee_id").Where("instance_id = ?", r.inst.ID).Where("node_id = ?", n.ID).
+	err := r.tx.NewSelect().Model((*Task)(nil)).Column("assignee_id").Where("instance_id = ?", r.inst.ID).Where("node_id = ?", n.ID).
 		Where("status IN (?)", bun.List(LiveTaskStatuses)).Scan(ctx, &live)
 	return live, err
 }
@@ -226,11 +230,11 @@ func (s *Service) urgeTask(ctx context.Context, c rpc.Call, p UrgeParams) (*stru
 		if t.Status != TaskPending {
 			return ErrTaskNotPending
 		}
-		if err := s.participant(ctx, r.tx(ctx), r.inst, cl.ID); err != nil {
+		if err := s.participant(ctx, r.tx, r.inst, cl.ID); err != nil {
 			return err
 		}
 		minutes := urgeCooldown(n)
-		recent, err := r.tx(ctx).NewSelect().Model((*UrgeRecord)(nil)).Where("task_id = ?", t.ID).Where("urger_id = ?", cl.ID).
+		recent, err := r.tx.NewSelect().Model((*UrgeRecord)(nil)).Where("task_id = ?", t.ID).Where("urger_id = ?", cl.ID).
 			Where("created_at > ?", crud.NewTime(urgeSince(n, r.now))).Count(ctx)
 		if err != nil {
 			return err
@@ -244,7 +248,7 @@ func (s *Service) urgeTask(ctx context.Context, c rpc.Call, p UrgeParams) (*stru
 		}
 		u := &UrgeRecord{ID: rpc.NewID(), CreatedAt: crud.NewTime(r.now), CreatedBy: cl.ID, InstanceID: r.inst.ID, NodeID: n.ID,
 			TaskID: &t.ID, UrgerID: r.op.ID, UrgerName: &r.op.Name, TargetUserID: t.AssigneeID, TargetUserName: &t.AssigneeName, Message: msg}
-		if err := r.later(ctx, r.raw.NewInsert().Model(u)); err != nil {
+		if err := r.writes.Queue(ctx, r.tx.NewInsert().Model(u)); err != nil {
 			return err
 		}
 		op := r.op

@@ -6,7 +6,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
-	"strings"
 
 	"github.com/svc-framework/svc/approval/design"
 	"github.com/svc-framework/svc/crud"
@@ -57,7 +56,7 @@ func (s *Service) deploy(ctx context.Context, c rpc.Call, p DeployParams) (*Vers
 	var fields []design.FormField
 	if !isNull(p.FormSchema) {
 		if fields, err = design.ParseFormSchema(p.FormSchema); err != nil {
-			return nil, designError(ErrInvalidFormDesign, "invalid form design ", err)
+			return nil, designError(ErrInvalidFormDesign, err, s.translate)
 		}
 	}
 	if mode == StorageTable {
@@ -67,7 +66,7 @@ func (s *Service) deploy(ctx context.Context, c rpc.Call, p DeployParams) (*Vers
 	}
 	graph, err := design.ParseFlow(p.FlowDefinition, fields)
 	if err != nil {
-		return nil, designError(ErrInvalidFlowDesign, "invalid flow design ", err)
+		return nil, designError(ErrInvalidFlowDesign, err, s.translate)
 	}
 	v := &Version{Status: VersionDraft, Description: p.Description, StorageMode: mode,
 		FlowSchema: compact(p.FlowDefinition), FormSchema: compact(p.FormSchema)}
@@ -102,13 +101,32 @@ func (s *Service) deploy(ctx context.Context, c rpc.Call, p DeployParams) (*Vers
 	return v, nil
 }
 
-// designError turns a *design.RuleError or *design.SchemaError into tmpl with the error's text
-// (less its generic prefix, which the message template already says) as detail.
-func designError(tmpl *rpc.Error, prefix string, err error) error {
+// designError answers a *design.RuleError (tmpl 40005) or *design.SchemaError (40010) in the
+// catalogue's words: tmpl's detail is the rule's text (its MessageKey with its Params, rendered
+// by t in the process language), followed by where it applies — node, edge, branch or field,
+// as the designer names them (approval_design_at_*). The English error stays the cause, for the
+// server log (Service.explain). Any other error is tmpl with the rule-less text as detail.
+func designError(tmpl *rpc.Error, err error, t design.Translator) error {
 	var rule *design.RuleError
 	var schema *design.SchemaError
-	if errors.As(err, &rule) || errors.As(err, &schema) {
-		return Detail(tmpl, strings.TrimPrefix(err.Error(), prefix))
+	switch {
+	case errors.As(err, &rule):
+		msg := t(rule.MessageKey(), rule.Params())
+		switch {
+		case rule.NodeID != "" && rule.BranchID != "":
+			msg = t("approval_design_at_branch", map[string]string{"message": msg, "node": rule.NodeID, "branch": rule.BranchID})
+		case rule.NodeID != "":
+			msg = t("approval_design_at_node", map[string]string{"message": msg, "node": rule.NodeID})
+		case rule.EdgeID != "":
+			msg = t("approval_design_at_edge", map[string]string{"message": msg, "edge": rule.EdgeID})
+		}
+		return Detail(tmpl, msg).Wrap(err)
+	case errors.As(err, &schema):
+		msg := t(schema.MessageKey(), schema.Params())
+		if schema.Path != "" {
+			msg = t("approval_design_at_field", map[string]string{"message": msg, "field": schema.Path})
+		}
+		return Detail(tmpl, msg).Wrap(err)
 	}
 	return Detail(tmpl, err.Error())
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/svc-framework/svc/approval"
 	"github.com/svc-framework/svc/config"
+	"github.com/svc-framework/svc/i18n"
 	"github.com/svc-framework/svc/svctest"
 )
 
@@ -252,6 +253,7 @@ func TestDeploy(t *testing.T) {
 		deploy := func(def, form string) string {
 			return `{"flowId":"` + ids["flow"] + `","description":"v","flowDefinition":` + def + `,"formSchema":` + form + `}`
 		}
+		en := i18n.MustNew(i18n.English, approval.Messages())
 		for _, rc := range ruleCases {
 			d := baseFlow()
 			rc.mutate(d)
@@ -259,8 +261,10 @@ func TestDeploy(t *testing.T) {
 			var p any
 			json.Unmarshal([]byte(deploy(string(b), formDoc)), &p)
 			r := srv.Call(t, flowR, "deploy", p, svctest.As(alice))
-			if r.Code != approval.ErrCodeInvalidFlowDesign || !strings.Contains(r.Message, "["+rc.rule+"]") {
-				t.Errorf("rule %s: code %d, message %q; want 40005 naming the rule", rc.rule, r.Code, r.Message)
+			// the rule's catalogue text, up to its first value, and no English rule code
+			text, _, _ := strings.Cut(en.T("approval_design_flow_"+rc.rule, nil), "{{")
+			if r.Code != approval.ErrCodeInvalidFlowDesign || !strings.Contains(r.Message, text) || strings.Contains(r.Message, "["+rc.rule+"]") {
+				t.Errorf("rule %s: code %d, message %q; want 40005 with the rule's text %q", rc.rule, r.Code, r.Message, text)
 			}
 		}
 		steps := []step{

@@ -35,7 +35,8 @@
 //     take the command's ctx), run_walk.go (entering nodes: start, condition, cc, task nodes,
 //     the end), run_assignees.go (who gets a task: rules, same-applicant, delegation,
 //     empty-assignee), run_judge.go (task status changes and the pass rule), run_writes.go
-//     (writes deferred to one flush per statement), runtime_model.go (apv_instance, visits,
+//     (writeBatch: writes rendered when queued, flushed by name before the reads that need
+//     them and before the commit), runtime_model.go (apv_instance, visits,
 //     tasks, logs).
 //   - Read side: the queries type, query_page.go (paging), query_my.go and query_my_lists.go
 //     (approval/my), query_admin.go and query_metrics.go (approval/admin, Stats),

@@ -250,7 +250,7 @@ func (r *run) storeForm(ctx context.Context) error {
 	now := crud.NewTime(r.now)
 	for _, t := range tables {
 		if !r.fresh { // a new instance has no rows yet
-			if err := r.later(ctx, r.raw.NewRaw("DELETE FROM ? WHERE instance_id = ?", bun.Ident(t.name), r.inst.ID)); err != nil {
+			if err := r.writes.Queue(ctx, r.tx.NewRaw("DELETE FROM ? WHERE instance_id = ?", bun.Ident(t.name), r.inst.ID)); err != nil {
 				return err
 			}
 		}
@@ -278,7 +278,7 @@ func (r *run) insertFormRow(ctx context.Context, t formTable, data map[string]an
 		cols, vals = append(cols, bun.Ident(f.Key)), append(vals, columnValue(columnType(f), data[f.Key]))
 	}
 	marks := strings.TrimSuffix(strings.Repeat("?, ", len(cols)), ", ")
-	return r.later(ctx, r.raw.NewRaw("INSERT INTO ? ("+marks+") VALUES ("+marks+")", append(append([]any{bun.Ident(t.name)}, cols...), vals...)...))
+	return r.writes.Queue(ctx, r.tx.NewRaw("INSERT INTO ? ("+marks+") VALUES ("+marks+")", append(append([]any{bun.Ident(t.name)}, cols...), vals...)...))
 }
 
 // tableRows are the row objects of a detail-table value.

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/svc-framework/svc/app"
@@ -87,6 +88,9 @@ type Service struct {
 	// oneDirectory: names and departments come from Options.Directory alone, so the department
 	// ResolveUsers answers is the user's department (no second lookup through UserDepartment).
 	oneDirectory bool
+	// writesAtOnce makes a run execute each write when queued instead of batching it
+	// (writeBatch): the unbatched baseline BenchmarkDecide compares against; off in service.
+	writesAtOnce atomic.Bool
 }
 
 // New builds the module from svc.approval, the primary database and the event bus. It does no

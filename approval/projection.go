@@ -127,14 +127,14 @@ func (r *run) claimProjection(ctx context.Context, b *BusinessBinding) error {
 		return err
 	}
 	p := new(Projection)
-	switch err := r.s.db.ForUpdate(r.tx(ctx).NewSelect().Model(p).Where("target_hash = ?", targetHash(b.TableName, key))).Scan(ctx); {
+	switch err := r.s.db.ForUpdate(r.tx.NewSelect().Model(p).Where("target_hash = ?", targetHash(b.TableName, key))).Scan(ctx); {
 	case errors.Is(err, sql.ErrNoRows):
 		return r.insertProjection(ctx, b, key)
 	case err != nil:
 		return err
 	}
 	var owner string
-	err = r.tx(ctx).NewSelect().Model((*Instance)(nil)).Column("status").Where("id = ?", p.OwnerInstanceID).Scan(ctx, &owner)
+	err = r.tx.NewSelect().Model((*Instance)(nil)).Column("status").Where("id = ?", p.OwnerInstanceID).Scan(ctx, &owner)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return err
 	}
@@ -142,7 +142,7 @@ func (r *run) claimProjection(ctx context.Context, b *BusinessBinding) error {
 		return ErrBindingTargetBusy
 	}
 	r.fillProjection(p, b, key)
-	if _, err := r.tx(ctx).NewUpdate().Model(p).Column("updated_at", "updated_by", "tenant_id", "flow_id", "flow_version_id",
+	if _, err := r.tx.NewUpdate().Model(p).Column("updated_at", "updated_by", "tenant_id", "flow_id", "flow_version_id",
 		"owner_instance_id", "consistency", "binding", "record_key").WherePK().Exec(ctx); err != nil {
 		return err
 	}
@@ -158,7 +158,7 @@ func (r *run) insertProjection(ctx context.Context, b *BusinessBinding, key map[
 		Status: ProjectionPending}
 	p.ID, p.CreatedAt, p.CreatedBy = rpc.NewID(), now, r.op.ID
 	r.fillProjection(p, b, key)
-	if _, err := r.tx(ctx).NewInsert().Model(p).Exec(ctx); err != nil {
+	if _, err := r.tx.NewInsert().Model(p).Exec(ctx); err != nil {
 		if db.IsUniqueViolation(err) {
 			return ErrBindingTargetBusy
 		}
@@ -183,7 +183,7 @@ func (r *run) project(ctx context.Context) error {
 		return nil
 	}
 	if r.proj == nil {
-		p, err := r.s.lockProjection(ctx, r.tx(ctx), *r.inst.BusinessProjectionID)
+		p, err := r.s.lockProjection(ctx, r.tx, *r.inst.BusinessProjectionID)
 		if errors.Is(err, ErrBindingProjectionNotFound) {
 			return nil
 		}
@@ -205,7 +205,7 @@ func (r *run) project(ctx context.Context) error {
 			return err
 		}
 	}
-	_, err := r.tx(ctx).NewUpdate().Model(p).Column(projectionState...).WherePK().Exec(ctx)
+	_, err := r.tx.NewUpdate().Model(p).Column(projectionState...).WherePK().Exec(ctx)
 	return err
 }
 
@@ -218,13 +218,13 @@ func (r *run) project(ctx context.Context) error {
 // then, not just the apply.
 func (r *run) applySynchronous(ctx context.Context, p *Projection) error {
 	if !r.forced {
-		err := applyProjection(ctx, r.tx(ctx), p, r.now)
+		err := applyProjection(ctx, r.tx, p, r.now)
 		if errors.Is(err, ErrProjectionFenced) {
 			return ErrBusinessRecordUnavailable.Wrap(err)
 		}
 		return err
 	}
-	err := db.InSavepoint(ctx, r.tx(ctx), func(ctx context.Context, sp bun.Tx) error {
+	err := db.InSavepoint(ctx, r.tx, func(ctx context.Context, sp bun.Tx) error {
 		return applyProjection(ctx, sp, p, r.now)
 	})
 	if err == nil {
@@ -254,7 +254,7 @@ func (r *run) recordFailure(ctx context.Context, p *Projection, cause error) err
 	if p.Binding != nil {
 		e.BusinessTable = p.Binding.TableName
 	}
-	return r.s.events.Publish(ctx, event.Named{Type: EventInstanceBindingFailed, Payload: e}, event.InTx(r.raw))
+	return r.s.events.Publish(ctx, event.Named{Type: EventInstanceBindingFailed, Payload: e}, event.InTx(r.tx))
 }
 
 // projectionState are the columns a change of desired or applied state writes.

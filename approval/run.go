@@ -14,14 +14,15 @@ import (
 
 // run is one engine command inside its transaction: the locked instance, its graph, the
 // operator and the clock reading every row of the command shares. Its methods take the
-// command's ctx (the one inTx hands its function: it carries the batching scope that later and
-// tx use); the run keeps none.
+// command's ctx (the one inTx hands its function: it carries the batching scope its writes
+// wait in); the run keeps none.
 type run struct {
 	s *Service
-	// raw is the command's transaction without the flush: for the writes a run hands to later
-	// (they are rendered in order at the flush) and for tables a run never writes. Statements
-	// that read what the command may have written go through tx(ctx).
-	raw     bun.Tx
+	// tx is the command's transaction. The run's inserts and updates go through writes, which
+	// renders them when queued; a read of rows the run may have written calls writes.Flush
+	// first, by name.
+	tx      bun.Tx
+	writes  writeBatch
 	inst    *Instance
 	flow    *Flow
 	g       *graph
@@ -46,22 +47,18 @@ func (s *Service) newRun(ctx context.Context, tx bun.Tx, inst *Instance, op User
 	if err != nil {
 		return nil, err
 	}
-	r := &run{s: s, raw: tx, inst: inst, g: g, op: op, now: s.clock().UTC()}
+	r := &run{s: s, tx: tx, writes: writeBatch{tx: tx, atOnce: s.writesAtOnce.Load()}, inst: inst, g: g, op: op, now: s.clock().UTC()}
 	if inst.CurrentNodeID == nil && inst.Status == InstanceRunning {
 		r.fresh, r.seqRead = true, true // a new instance: no visit yet
 	}
 	return r, nil
 }
 
-// tx is the run's transaction as the statements of ctx's command see it: each statement built
-// on it first flushes the writes deferred so far (runTx).
-func (r *run) tx(ctx context.Context) runTx { return runTx{Tx: r.raw, ctx: ctx} }
-
 // flowRow is the instance's flow (read once per run).
 func (r *run) flowRow(ctx context.Context) (*Flow, error) {
 	if r.flow == nil {
 		f := new(Flow)
-		if err := r.raw.NewSelect().Model(f).Where("id = ?", r.inst.FlowID).Scan(ctx); err != nil { // not written by a run: no flush
+		if err := r.tx.NewSelect().Model(f).Where("id = ?", r.inst.FlowID).Scan(ctx); err != nil { // not written by a run: nothing to flush
 			return nil, err
 		}
 		r.flow = f
@@ -84,16 +81,16 @@ func (s *Service) lockInstance(ctx context.Context, tx bun.Tx, id string) (*Inst
 	return inst, nil
 }
 
-// save writes the instance's mutable columns (deferred to the flush: the command's last write
-// of the row).
+// save queues the write of the instance's mutable columns (keyed as the row: while start's
+// insert waits, it is rendered again instead).
 func (r *run) save(ctx context.Context) error {
 	r.inst.UpdatedAt, r.inst.UpdatedBy = crud.NewTime(r.now), r.op.ID
-	return r.laterAs(ctx, instanceRow{r.inst.ID}, r.raw.NewUpdate().Model(r.inst).
+	return r.writes.QueueAs(ctx, instanceRow{r.inst.ID}, r.tx.NewUpdate().Model(r.inst).
 		Column("status", "current_node_id", "finished_at", "form_data", "updated_at", "updated_by").WherePK())
 }
 
-// log writes an action log row of action at node n (nil: instance level) and task t (nil: none),
-// deferred to the flush (nothing in the command reads it back).
+// log queues an action log row of action at node n (nil: instance level) and task t (nil: none)
+// (nothing in the command reads it back).
 func (r *run) log(ctx context.Context, action string, n *Node, t *Task, fill func(*ActionLog)) error {
 	l := &ActionLog{ID: rpc.NewID(), CreatedAt: crud.NewTime(r.now), CreatedBy: r.op.ID, InstanceID: r.inst.ID, Action: action,
 		OperatorID: r.op.ID, OperatorName: r.op.Name, OperatorDepartmentID: optional(r.op.DepartmentID),
@@ -107,7 +104,7 @@ func (r *run) log(ctx context.Context, action string, n *Node, t *Task, fill fun
 	if fill != nil {
 		fill(l)
 	}
-	return r.later(ctx, r.raw.NewInsert().Model(l))
+	return r.writes.Queue(ctx, r.tx.NewInsert().Model(l))
 }
 
 // canTransition is the instance state machine of wire-approval §7.
@@ -167,7 +164,7 @@ func (r *run) publish(ctx context.Context, typ string, fill func(*InstanceEvent)
 	if fill != nil {
 		fill(&e)
 	}
-	return r.s.events.Publish(ctx, event.Named{Type: typ, Payload: e}, event.InTx(r.raw))
+	return r.s.events.Publish(ctx, event.Named{Type: typ, Payload: e}, event.InTx(r.tx))
 }
 
 // taskEvent publishes a task event of typ for t at node n.
@@ -204,12 +201,17 @@ func (r *run) transition(ctx context.Context, to string) error {
 	} else {
 		r.inst.FinishedAt = crud.NewTime(r.now)
 	}
+	if len(r.s.ext.hooks) > 0 { // hooks read through the transaction: they see the run's writes
+		if err := r.writes.Flush(ctx); err != nil {
+			return err
+		}
+	}
 	for _, h := range r.s.ext.hooks {
 		var err error
 		if from == "" {
-			err = h.OnInstanceCreated(ctx, r.tx(ctx), r.inst)
+			err = h.OnInstanceCreated(ctx, r.tx, r.inst)
 		} else {
-			err = h.OnInstanceTransition(ctx, r.tx(ctx), r.inst, from, to)
+			err = h.OnInstanceTransition(ctx, r.tx, r.inst, from, to)
 		}
 		if err != nil {
 			return err

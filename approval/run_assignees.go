@@ -186,7 +186,7 @@ func (r *run) delegate(ctx context.Context, user string) (string, error) {
 	for i := 0; i < depth; i++ {
 		var ds []Delegation
 		// apv_delegation is not written by a run: no flush of the deferred writes first.
-		err := r.raw.NewSelect().Model(&ds).Where("delegator_id = ?", cur).Where("is_active = ?", true).
+		err := r.tx.NewSelect().Model(&ds).Where("delegator_id = ?", cur).Where("is_active = ?", true).
 			Where("starts_at <= ?", crud.NewTime(r.now)).Where("ends_at > ?", crud.NewTime(r.now)).
 			WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
 				return q.Where("flow_id = ?", f.ID).WhereOr("flow_category_id = ?", f.CategoryID).
@@ -246,7 +246,7 @@ func (r *run) createTasks(ctx context.Context, n *Node, v *Visit, seats []seat) 
 			t.Status, t.Deadline = TaskWaiting, crud.Time{}
 		}
 	}
-	if err := r.later(ctx, r.raw.NewInsert().Model(&tasks)); err != nil {
+	if err := r.writes.Queue(ctx, r.tx.NewInsert().Model(&tasks)); err != nil {
 		return err
 	}
 	return r.announcePending(ctx, tasks, n)

@@ -8,10 +8,14 @@ import (
 	"github.com/uptrace/bun"
 )
 
-// visitTasks are the tasks of visit id in sort order.
+// visitTasks are the tasks of visit id in sort order, with the run's queued writes (a task it
+// just closed, the tasks it created) flushed first.
 func (r *run) visitTasks(ctx context.Context, visitID string) ([]Task, error) {
+	if err := r.writes.Flush(ctx); err != nil {
+		return nil, err
+	}
 	var ts []Task
-	err := r.tx(ctx).NewSelect().Model(&ts).Where("visit_id = ?", visitID).Order("sort_order", "created_at").Scan(ctx)
+	err := r.tx.NewSelect().Model(&ts).Where("visit_id = ?", visitID).Order("sort_order", "created_at").Scan(ctx)
 	return ts, err
 }
 
@@ -21,7 +25,7 @@ func (r *run) setTask(ctx context.Context, t *Task, status string) error {
 	if status != TaskPending && status != TaskWaiting {
 		t.FinishedAt = crud.NewTime(r.now)
 	}
-	return r.later(ctx, r.raw.NewUpdate().Model(t).Column("status", "updated_at", "updated_by", "finished_at", "deadline").WherePK())
+	return r.writes.Queue(ctx, r.tx.NewUpdate().Model(t).Column("status", "updated_at", "updated_by", "finished_at", "deadline").WherePK())
 }
 
 // activate makes waiting task t of node n pending (its deadline starts now) and announces it.
@@ -146,10 +150,14 @@ func (r *run) cancelLive(ctx context.Context, tasks []Task, n *Node, reason stri
 	return nil
 }
 
-// cancelAll cancels every live task and active visit of the instance (withdraw, terminate).
+// cancelAll cancels every live task and active visit of the instance (withdraw, terminate),
+// reading them after the run's queued writes are flushed.
 func (r *run) cancelAll(ctx context.Context, reason string) error {
+	if err := r.writes.Flush(ctx); err != nil {
+		return err
+	}
 	var tasks []Task
-	if err := r.tx(ctx).NewSelect().Model(&tasks).Where("instance_id = ?", r.inst.ID).
+	if err := r.tx.NewSelect().Model(&tasks).Where("instance_id = ?", r.inst.ID).
 		Where("status IN (?)", bun.List(LiveTaskStatuses)).Order("sort_order").Scan(ctx); err != nil {
 		return err
 	}
@@ -158,7 +166,7 @@ func (r *run) cancelAll(ctx context.Context, reason string) error {
 			return err
 		}
 	}
-	return r.later(ctx, r.raw.NewUpdate().Model((*Visit)(nil)).Set("status = ?", VisitCanceled).Set("finished_at = ?", crud.NewTime(r.now)).
+	return r.writes.Queue(ctx, r.tx.NewUpdate().Model((*Visit)(nil)).Set("status = ?", VisitCanceled).Set("finished_at = ?", crud.NewTime(r.now)).
 		Where("instance_id = ?", r.inst.ID).Where("status = ?", VisitActive))
 }
 

@@ -80,7 +80,7 @@ func (r *run) advance(ctx context.Context, n *Node, depth int) error {
 // visit inserts the next visit of n with status.
 func (r *run) visit(ctx context.Context, n *Node, status string) (*Visit, error) {
 	if !r.seqRead { // visits are written only here, so none of this run is pending: no flush
-		if err := r.raw.NewSelect().Model((*Visit)(nil)).ColumnExpr("COALESCE(MAX(sequence), 0)").
+		if err := r.tx.NewSelect().Model((*Visit)(nil)).ColumnExpr("COALESCE(MAX(sequence), 0)").
 			Where("instance_id = ?", r.inst.ID).Scan(ctx, &r.seq); err != nil {
 			return nil, err
 		}
@@ -92,13 +92,13 @@ func (r *run) visit(ctx context.Context, n *Node, status string) (*Visit, error)
 	if status != VisitActive {
 		v.FinishedAt = crud.NewTime(r.now)
 	}
-	return v, r.later(ctx, r.raw.NewInsert().Model(v))
+	return v, r.writes.Queue(ctx, r.tx.NewInsert().Model(v))
 }
 
 // closeVisit finishes v with status.
 func (r *run) closeVisit(ctx context.Context, v *Visit, status string) error {
 	v.Status, v.FinishedAt = status, crud.NewTime(r.now)
-	return r.later(ctx, r.raw.NewUpdate().Model(v).Column("status", "finished_at").WherePK())
+	return r.writes.Queue(ctx, r.tx.NewUpdate().Model(v).Column("status", "finished_at").WherePK())
 }
 
 // enterTask enters an approval or handle node: snapshot the form, honour the execution type,
@@ -110,7 +110,7 @@ func (r *run) enterTask(ctx context.Context, n *Node, depth int) error {
 	}
 	snap := &FormSnapshot{ID: rpc.NewID(), CreatedAt: crud.NewTime(r.now), CreatedBy: r.op.ID, InstanceID: r.inst.ID,
 		NodeID: n.ID, FormData: nonNilMap(r.inst.FormData)}
-	if err := r.later(ctx, r.raw.NewInsert().Model(snap)); err != nil {
+	if err := r.writes.Queue(ctx, r.tx.NewInsert().Model(snap)); err != nil {
 		return err
 	}
 	switch n.ExecutionType {
@@ -155,8 +155,11 @@ func (r *run) autoPass(ctx context.Context, n *Node, v *Visit, reason string, de
 // consecutive auto-approves the tasks of v whose assignee approved in the approval node visit
 // just before it, judging the node after each.
 func (r *run) consecutive(ctx context.Context, n *Node, v *Visit, depth int) error {
+	if err := r.writes.Flush(ctx); err != nil { // the previous visit was closed by this run
+		return err
+	}
 	var prev Visit
-	err := r.tx(ctx).NewSelect().Model(&prev).Join("JOIN apv_flow_node AS fn ON fn.id = visit.node_id").
+	err := r.tx.NewSelect().Model(&prev).Join("JOIN apv_flow_node AS fn ON fn.id = visit.node_id").
 		Where("visit.instance_id = ?", r.inst.ID).Where("visit.sequence < ?", v.Sequence).
 		Where("fn.kind = ?", design.NodeApproval).Where("visit.status = ?", VisitPassed).
 		OrderExpr("visit.sequence DESC").Limit(1).Scan(ctx)
@@ -167,7 +170,7 @@ func (r *run) consecutive(ctx context.Context, n *Node, v *Visit, depth int) err
 		return err
 	}
 	var approvers []string
-	if err := r.tx(ctx).NewSelect().Model((*Task)(nil)).Column("assignee_id").Where("visit_id = ?", prev.ID).
+	if err := r.tx.NewSelect().Model((*Task)(nil)).Column("assignee_id").Where("visit_id = ?", prev.ID).
 		Where("status = ?", TaskApproved).Scan(ctx, &approvers); err != nil {
 		return err
 	}
@@ -221,8 +224,11 @@ func (r *run) cc(ctx context.Context, n *Node, v *Visit, rules []NodeCC, taskID 
 	if len(users) == 0 {
 		return nil, nil
 	}
+	if err := r.writes.Flush(ctx); err != nil { // this run may have copied people in at v already
+		return nil, err
+	}
 	var have []string
-	if err := r.tx(ctx).NewSelect().Model((*CCRecord)(nil)).Column("cc_user_id").Where("visit_id = ?", v.ID).Scan(ctx, &have); err != nil {
+	if err := r.tx.NewSelect().Model((*CCRecord)(nil)).Column("cc_user_id").Where("visit_id = ?", v.ID).Scan(ctx, &have); err != nil {
 		return nil, err
 	}
 	users = slices.DeleteFunc(users, func(u string) bool { return slices.Contains(have, u) })
@@ -248,7 +254,7 @@ func (r *run) insertCC(ctx context.Context, n *Node, visitID *string, users []st
 			NodeID: &n.ID, VisitID: visitID, TaskID: optional(taskID), CCUserID: u, CCUserName: in.Name,
 			CCUserDepartmentID: optional(in.DepartmentID), CCUserDepartmentName: optional(in.DepartmentName), IsManual: manual}
 	}
-	if err := r.later(ctx, r.raw.NewInsert().Model(&recs)); err != nil {
+	if err := r.writes.Queue(ctx, r.tx.NewInsert().Model(&recs)); err != nil {
 		return nil, err
 	}
 	return recs, r.publish(ctx, EventCCNotified, func(e *InstanceEvent) {

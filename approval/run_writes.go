@@ -3,124 +3,105 @@ package approval
 import (
 	"context"
 	"database/sql"
+	"fmt"
 
 	"github.com/svc-framework/svc/event"
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/schema"
 )
 
-// deferrable is a bun insert or update query: rendered at the next flush when deferred,
-// executed at once otherwise.
-type deferrable interface {
-	event.Write
+// queueable is a bun insert, update or raw query a run writes through its batch: rendered to
+// SQL when queued, executed at once when nothing batches.
+type queueable interface {
+	AppendQuery(gen schema.QueryGen, b []byte) ([]byte, error)
 	Exec(ctx context.Context, dest ...any) (sql.Result, error)
 }
 
-// later leaves q to the next flush of the command's batching scope (inTx): the writes a run
-// defers go to the database together — on PostgreSQL in one round trip, with the outbox rows of
-// the events published so far — just before the next statement the run builds on its
-// transaction (runTx), or after the command's function, before the commit. The query renders
-// its model when flushed, so it writes the model's values of that moment; the run mutates a
-// model only to write it. Build q on r.raw: runTx's builders flush first. Without a batching
-// scope q runs at once.
-func (r *run) later(ctx context.Context, q deferrable) error { return r.laterAs(ctx, nil, q) }
-
-// laterAs is later for a write of the row key names: while a write with the same key waits for
-// the flush, q is that write — it renders the model's values of the flush — and is not added.
-func (r *run) laterAs(ctx context.Context, key any, q deferrable) error {
-	if scope := event.ScopeFrom(ctx); scope != nil && scope.Defer(key, q) != nil {
-		return nil
-	}
-	_, err := q.Exec(ctx)
-	return err
-}
-
-// instanceRow keys the writes of a run's instance row: start's insert, waiting for the flush,
-// already writes what save would update.
-type instanceRow struct{ id string }
-
-// runTx is a run's transaction. Every statement built on it first flushes the writes the run
-// deferred, so no statement of the command reads or changes rows past a pending write; a
-// failed flush fails the statement. Tx itself (no flush) is for tables a run never writes.
-// Code called from a run (lifecycle hooks, the business projection, form tables) gets runTx, so
-// its statements see the command's writes too.
+// writeBatch is a run's queue of writes (run.writes). Queue renders a write to SQL at once —
+// the model's values of that moment; changing the model afterwards changes nothing queued — and
+// leaves the text in the command's batching scope (inTx's event.TxScope), with the outbox rows
+// of the events published so far. Flush writes them, on PostgreSQL in one round trip (the
+// statements joined); the run calls it by name before every read of rows it may have written,
+// and inTx flushes what is left before the commit. Without a batching scope, or with
+// Service.writesAtOnce (the unbatched baseline of BenchmarkDecide), a write executes when
+// queued.
 //
-// A runTx is made per statement from the command's ctx (run.tx) and never kept: bun's builders
-// (NewSelect, NewInsert, ...) take no context, so the flush they do first finds the scope, and
-// the context to write with, in the value itself.
-type runTx struct {
-	bun.Tx
-	ctx context.Context // the statement's command context, carrying its scope
+// Batching is kept because it pays on PostgreSQL: BenchmarkDecide (an approval on a
+// three-approval-node flow) measured the figures docs/approval.md records under Writes.
+type writeBatch struct {
+	tx     bun.Tx
+	atOnce bool
 }
 
-var _ bun.IDB = runTx{} // hooks and projection code receive it as bun.IDB
+// queuedWrite is one rendered write waiting in the scope. q is kept only for a keyed write,
+// which a later write under the same key renders again (QueueAs).
+type queuedWrite struct {
+	sql []byte
+	q   queueable
+}
 
-// flush writes the deferred writes of the run's scope (none without a batching scope).
-func (t runTx) flush() error {
-	if scope := event.ScopeFrom(t.ctx); scope != nil {
-		return scope.Flush(t.ctx, t.Tx)
+var _ event.Write = (*queuedWrite)(nil)
+
+// AppendQuery appends the text rendered when the write was queued.
+func (w *queuedWrite) AppendQuery(_ schema.QueryGen, b []byte) ([]byte, error) {
+	return append(b, w.sql...), nil
+}
+
+// Queue renders q now and leaves it to the next Flush (or executes it when nothing batches).
+func (w writeBatch) Queue(ctx context.Context, q queueable) error { return w.QueueAs(ctx, nil, q) }
+
+// QueueAs is Queue for a write of the row key names. While a write under the same key waits
+// for the flush, q is not added: the waiting write is rendered again now, in its place, so it
+// carries the row's values of this moment (start's instance insert then writes what save would
+// update, in one statement).
+func (w writeBatch) QueueAs(ctx context.Context, key any, q queueable) error {
+	scope := event.ScopeFrom(ctx)
+	if scope == nil || w.atOnce || !scope.Batching() {
+		_, err := q.Exec(ctx)
+		return err
+	}
+	rendered, err := w.render(q)
+	if err != nil {
+		return err
+	}
+	if len(rendered) == 0 {
+		return nil // a query that writes nothing (bun renders an empty slice as nothing)
+	}
+	item := &queuedWrite{sql: rendered}
+	if key != nil {
+		item.q = q
+	}
+	have, ok := scope.Defer(key, item).(*queuedWrite)
+	switch {
+	case !ok: // the scope has ended: nothing left to batch into
+		_, err := q.Exec(ctx)
+		return err
+	case have != item:
+		have.sql, err = w.render(have.q)
+		return err
 	}
 	return nil
 }
 
-// NewSelect flushes, then starts a select.
-func (t runTx) NewSelect() *bun.SelectQuery { return t.Tx.NewSelect().Err(t.flush()) }
-
-// NewInsert flushes, then starts an insert (deferred or executed at once).
-func (t runTx) NewInsert() *bun.InsertQuery { return t.Tx.NewInsert().Err(t.flush()) }
-
-// NewUpdate flushes, then starts an update.
-func (t runTx) NewUpdate() *bun.UpdateQuery { return t.Tx.NewUpdate().Err(t.flush()) }
-
-// NewDelete flushes, then starts a delete.
-func (t runTx) NewDelete() *bun.DeleteQuery { return t.Tx.NewDelete().Err(t.flush()) }
-
-// NewRaw flushes, then starts a raw query.
-func (t runTx) NewRaw(query string, args ...any) *bun.RawQuery {
-	return t.Tx.NewRaw(query, args...).Err(t.flush())
-}
-
-// ExecContext flushes, then executes query.
-func (t runTx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	if err := t.flush(); err != nil {
-		return nil, err
+// render is q's SQL on the run's transaction.
+func (w writeBatch) render(q queueable) ([]byte, error) {
+	b, err := q.AppendQuery(w.tx.NewRaw("").DB().QueryGen(), nil)
+	if err != nil {
+		return nil, fmt.Errorf("approval: render queued write: %w", err)
 	}
-	return t.Tx.ExecContext(ctx, query, args...)
+	return b, nil
 }
 
-// QueryRowContext flushes, then runs query; a failed flush surfaces at Scan (the query runs on
-// a context canceled with the flush's error).
-func (t runTx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
-	if err := t.flush(); err != nil {
-		failed, cancel := context.WithCancelCause(ctx)
-		cancel(err)
-		return t.Tx.QueryRowContext(failed, query, args...)
+// Flush writes what is queued (and the scope's outbox rows): call it before a statement that
+// reads rows the run may have queued writes of, and before handing the transaction to code
+// outside the run (lifecycle hooks, a savepoint).
+func (w writeBatch) Flush(ctx context.Context) error {
+	if scope := event.ScopeFrom(ctx); scope != nil {
+		return scope.Flush(ctx, w.tx)
 	}
-	return t.Tx.QueryRowContext(ctx, query, args...)
+	return nil
 }
 
-// NewMerge flushes, then starts a merge.
-func (t runTx) NewMerge() *bun.MergeQuery { return t.Tx.NewMerge().Err(t.flush()) }
-
-// QueryContext flushes, then runs query.
-func (t runTx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	if err := t.flush(); err != nil {
-		return nil, err
-	}
-	return t.Tx.QueryContext(ctx, query, args...)
-}
-
-// BeginTx flushes, then starts a savepoint.
-func (t runTx) BeginTx(ctx context.Context, opts *sql.TxOptions) (bun.Tx, error) {
-	if err := t.flush(); err != nil {
-		return bun.Tx{}, err
-	}
-	return t.Tx.BeginTx(ctx, opts)
-}
-
-// RunInTx flushes, then runs fn in a savepoint.
-func (t runTx) RunInTx(ctx context.Context, opts *sql.TxOptions, fn func(ctx context.Context, tx bun.Tx) error) error {
-	if err := t.flush(); err != nil {
-		return err
-	}
-	return t.Tx.RunInTx(ctx, opts, fn)
-}
+// instanceRow keys the writes of a run's instance row: start's insert, waiting for the flush,
+// is rendered again by save instead of an update being added.
+type instanceRow struct{ id string }

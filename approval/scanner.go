@@ -154,7 +154,7 @@ func (r *run) timeoutToAdmins(ctx context.Context, n *Node, t *Task) error {
 			}
 		} else {
 			r.fillTask(nt, n, &Visit{ID: t.VisitID}, infos[a], t.SortOrder)
-			if err := r.later(ctx, r.raw.NewInsert().Model(nt)); err != nil {
+			if err := r.writes.Queue(ctx, r.tx.NewInsert().Model(nt)); err != nil {
 				return err
 			}
 		}

@@ -84,10 +84,35 @@ func (f *FormField) Column(key string) *FormField {
 // SchemaError is a form design that cannot be deployed: a form-editor document that does not
 // project, or a field list that breaks the FormFieldDefinition contract. Path is the field key
 // chain ("amount", "items.price"). The approval module answers it as 40010 (InvalidFormDesign).
+//
+// Args are the values the message names, in the order of the rule's parameters (Params); the
+// module answers with the rule's catalogue text (MessageKey) in the process language.
 type SchemaError struct {
 	Rule    string
 	Path    string
 	Message string
+	Args    []string
+}
+
+// schemaErr is the SchemaError of rule at path with the message format fills with args.
+func schemaErr(rule, path, format string, args ...any) *SchemaError {
+	return &SchemaError{Rule: rule, Path: path, Message: fmt.Sprintf(format, args...), Args: argStrings(args)}
+}
+
+// MessageKey is the catalogue key of the rule's text: approval_design_form_<rule>.
+func (e *SchemaError) MessageKey() string { return "approval_design_form_" + e.Rule }
+
+// Params names Args by the rule's parameters (the {{name}} placeholders of its text).
+func (e *SchemaError) Params() map[string]string { return zipParams(schemaParams[e.Rule], e.Args) }
+
+// schemaParams names, per form design rule, the values its check passes (SchemaError.Args).
+// Every rule has an entry (TestRuleMessages).
+var schemaParams = map[string][]string{
+	SchemaInvalidJSON: {"error"}, SchemaUnmappableFieldType: {"widget"}, SchemaUnknownFieldType: {"widget"},
+	SchemaNestedSubform: nil, SchemaTableColumnsEmpty: nil, SchemaKindMismatch: {"kind", "other"},
+	SchemaTableMismatch: nil, SchemaRemoteRequest: nil, SchemaEmptyKey: nil, SchemaDuplicateKey: nil,
+	SchemaInvalidKind: {"kind"}, SchemaInvalidColumnType: {"type"}, SchemaInvalidPattern: {"pattern", "error"},
+	SchemaInvalidBounds: nil, SchemaColumnsOnScalar: {"kind"},
 }
 
 // Error renders "invalid form design [rule] (field path): message".
@@ -131,32 +156,32 @@ func validateLevel(fields []FormField, prefix string, inTable bool) error {
 		f := &fields[i]
 		path := prefix + f.Key
 		if strings.TrimSpace(f.Key) == "" {
-			return &SchemaError{SchemaEmptyKey, prefix, "a field has an empty key"}
+			return schemaErr(SchemaEmptyKey, prefix, "a field has an empty key")
 		}
 		if seen[f.Key] {
-			return &SchemaError{SchemaDuplicateKey, path, "the key is used by two fields"}
+			return schemaErr(SchemaDuplicateKey, path, "the key is used by two fields")
 		}
 		seen[f.Key] = true
 		if !f.Kind.Valid() {
-			return &SchemaError{SchemaInvalidKind, path, fmt.Sprintf("unknown field kind %q", f.Kind)}
+			return schemaErr(SchemaInvalidKind, path, "unknown field kind %q", f.Kind)
 		}
 		if f.ColumnType != "" && !f.ColumnType.Valid() {
-			return &SchemaError{SchemaInvalidColumnType, path, fmt.Sprintf("unknown column type %q", f.ColumnType)}
+			return schemaErr(SchemaInvalidColumnType, path, "unknown column type %q", f.ColumnType)
 		}
 		if err := validateRule(f.Validation, path); err != nil {
 			return err
 		}
 		if f.Kind != FieldTable {
 			if len(f.Columns) > 0 {
-				return &SchemaError{SchemaColumnsOnScalar, path, fmt.Sprintf("a %s field cannot declare columns", f.Kind)}
+				return schemaErr(SchemaColumnsOnScalar, path, "a %s field cannot declare columns", f.Kind)
 			}
 			continue
 		}
 		if inTable {
-			return &SchemaError{SchemaNestedSubform, path, "a table column cannot itself be a table"}
+			return schemaErr(SchemaNestedSubform, path, "a table column cannot itself be a table")
 		}
 		if len(f.Columns) == 0 {
-			return &SchemaError{SchemaTableColumnsEmpty, path, "a table field needs at least one column"}
+			return schemaErr(SchemaTableColumnsEmpty, path, "a table field needs at least one column")
 		}
 		if err := validateLevel(f.Columns, path+".", true); err != nil {
 			return err
@@ -171,13 +196,13 @@ func validateRule(r *ValidationRule, path string) error {
 	}
 	if r.Pattern != "" {
 		if _, err := regexp.Compile(r.Pattern); err != nil {
-			return &SchemaError{SchemaInvalidPattern, path, fmt.Sprintf("pattern %q does not compile (RE2: no lookaround or backreferences): %v", r.Pattern, err)}
+			return schemaErr(SchemaInvalidPattern, path, "pattern %q does not compile (RE2: no lookaround or backreferences): %v", r.Pattern, err)
 		}
 	}
 	if (r.MinLength != nil && *r.MinLength < 0) || (r.MaxLength != nil && *r.MaxLength < 0) ||
 		(r.MinLength != nil && r.MaxLength != nil && *r.MinLength > *r.MaxLength) ||
 		(r.Min != nil && r.Max != nil && *r.Min > *r.Max) {
-		return &SchemaError{SchemaInvalidBounds, path, "validation bounds are negative or reversed"}
+		return schemaErr(SchemaInvalidBounds, path, "validation bounds are negative or reversed")
 	}
 	return nil
 }

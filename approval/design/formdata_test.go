@@ -284,8 +284,14 @@ func TestMessagesCoverKeys(t *testing.T) {
 				t.Errorf("%s: no message for %s", lang, k)
 			}
 		}
-		if len(catalog) != len(keys) {
-			t.Errorf("%s: %d messages, want %d", lang, len(catalog), len(keys))
+		fieldKeys := 0 // the design rules' texts (approval_design_*) are TestRuleMessages'
+		for k := range catalog {
+			if strings.HasPrefix(k, "approval_form_field_") {
+				fieldKeys++
+			}
+		}
+		if fieldKeys != len(keys) {
+			t.Errorf("%s: %d approval_form_field_* messages, want %d", lang, fieldKeys, len(keys))
 		}
 	}
 }

@@ -2,7 +2,6 @@ package design
 
 import (
 	"encoding/json"
-	"fmt"
 	"strings"
 )
 
@@ -18,7 +17,7 @@ import (
 func ParseFormSchema(doc []byte) ([]FormField, error) {
 	var s schemaDoc
 	if err := json.Unmarshal(doc, &s); err != nil {
-		return nil, &SchemaError{SchemaInvalidJSON, "", fmt.Sprintf("the form schema is not a form-editor document: %v", err)}
+		return nil, schemaErr(SchemaInvalidJSON, "", "the form schema is not a form-editor document: %v", err)
 	}
 	p := &projector{sources: map[string]*dataSource{}, seen: map[string]*seenField{}}
 	for i := range s.DataSources {
@@ -178,11 +177,10 @@ func (p *projector) visit(b *block) (*FormField, error) {
 	if prev, ok := p.seen[b.Key]; ok {
 		kind := peekKind(b)
 		if kind != prev.kind {
-			return nil, &SchemaError{SchemaKindMismatch, b.Key,
-				fmt.Sprintf("the key projects to %q on one device and %q on the other", prev.kind, kind)}
+			return nil, schemaErr(SchemaKindMismatch, b.Key, "the key projects to %q on one device and %q on the other", prev.kind, kind)
 		}
 		if kind == FieldTable && tableSignature(b) != prev.signature {
-			return nil, &SchemaError{SchemaTableMismatch, b.Key, "the table's columns differ between the devices"}
+			return nil, schemaErr(SchemaTableMismatch, b.Key, "the table's columns differ between the devices")
 		}
 		return nil, nil
 	}
@@ -211,10 +209,9 @@ func classify(b *block, path string) error {
 		return nil
 	}
 	if unmappableWidgets[b.Type] {
-		return &SchemaError{SchemaUnmappableFieldType, path,
-			fmt.Sprintf("widget %q submits a value the approval form contract cannot carry", b.Type)}
+		return schemaErr(SchemaUnmappableFieldType, path, "widget %q submits a value the approval form contract cannot carry", b.Type)
 	}
-	return &SchemaError{SchemaUnknownFieldType, path, fmt.Sprintf("unknown widget type %q", b.Type)}
+	return schemaErr(SchemaUnknownFieldType, path, "unknown widget type %q", b.Type)
 }
 
 func peekKind(b *block) FieldKind {
@@ -287,7 +284,7 @@ func (p *projector) options(b *block, path string) ([]Option, *OptionSource, err
 		return src.Options, nil, nil
 	case "remote":
 		if src.Request == nil || src.Request.Resource == "" || src.Request.Action == "" {
-			return nil, nil, &SchemaError{SchemaRemoteRequest, path, "a remote option source needs a request with resource and action"}
+			return nil, nil, schemaErr(SchemaRemoteRequest, path, "a remote option source needs a request with resource and action")
 		}
 		return nil, &OptionSource{Kind: "remote", Request: src.Request, Mapping: src.Mapping}, nil
 	}
@@ -337,7 +334,7 @@ func (p *projector) subform(b *block) (*FormField, error) {
 		seen[c.Key] = true
 		path := b.Key + "." + c.Key
 		if c.Type == "subform" {
-			return &SchemaError{SchemaNestedSubform, path, "a table column cannot be another subform"}
+			return schemaErr(SchemaNestedSubform, path, "a table column cannot be another subform")
 		}
 		col, err := p.leaf(c, path)
 		if err != nil {
@@ -351,7 +348,7 @@ func (p *projector) subform(b *block) (*FormField, error) {
 		return nil, err
 	}
 	if len(columns) == 0 {
-		return nil, &SchemaError{SchemaTableColumnsEmpty, b.Key, "the subform has no keyed column"}
+		return nil, schemaErr(SchemaTableColumnsEmpty, b.Key, "the subform has no keyed column")
 	}
 	f := &FormField{Key: b.Key, Kind: FieldTable, Label: b.Key, Columns: columns}
 	if b.Label != nil {

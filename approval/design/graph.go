@@ -50,7 +50,7 @@ func (v *validator) degrees(f *Flow) {
 			if len(outs) != 1 {
 				v.fail(RuleStartOutgoing, n.ID, "the start node needs exactly one outgoing edge, found %d", len(outs))
 			} else if outs[0].SourceHandle != "" {
-				v.fail(RuleNodeSourceHandle, n.ID, "edge %q leaves a start node and cannot carry a sourceHandle", outs[0].ID)
+				v.fail(RuleNodeSourceHandle, n.ID, "edge %q leaves a %s node and cannot carry a sourceHandle", outs[0].ID, n.Kind)
 			}
 		case NodeEnd:
 			if len(outs) > 0 {

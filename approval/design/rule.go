@@ -97,14 +97,74 @@ const (
 )
 
 // RuleError is a deploy-validation failure: the broken Rule, the node (and edge or branch)
-// concerned when the rule is local, and a message naming both. The approval module answers it
-// as 40005 (InvalidFlowDesign) with Error() as the message.
+// concerned when the rule is local, and an English message naming both (Error: logs, library
+// users). Args are the values the message names, in the order of the rule's parameters
+// (Params); the approval module answers it as 40005 (InvalidFlowDesign) with the rule's
+// catalogue text (MessageKey, messages/<lang>/approval_design.json) in the process language.
 type RuleError struct {
 	Rule     Rule
 	NodeID   string
 	EdgeID   string
 	BranchID string
 	Message  string
+	Args     []string
+}
+
+// MessageKey is the catalogue key of the rule's text: approval_design_flow_<rule>.
+func (e *RuleError) MessageKey() string { return "approval_design_flow_" + string(e.Rule) }
+
+// Params names Args by the rule's parameters (the {{name}} placeholders of its text).
+func (e *RuleError) Params() map[string]string { return zipParams(ruleParams[e.Rule], e.Args) }
+
+// zipParams pairs names with values (extra values are dropped, missing ones left out).
+func zipParams(names, values []string) map[string]string {
+	m := make(map[string]string, len(names))
+	for i, n := range names {
+		if i < len(values) {
+			m[n] = values[i]
+		}
+	}
+	return m
+}
+
+// enumParams are the parameters of the rules enumField checks (the setting's wire name, the
+// value given).
+var enumParams = []string{"setting", "value"}
+
+// ruleParams names, per rule, the values its check passes (RuleError.Args) as they appear in
+// the rule's catalogue text. Every Rule has an entry (TestRuleMessages).
+var ruleParams = map[Rule][]string{
+	RuleInvalidJSON: {"error"}, RuleNoNodes: nil, RuleEmptyNodeID: nil, RuleDuplicateNodeID: {"node"},
+	RuleInvalidNodeKind: {"kind"}, RuleNodeDataInvalid: {"kind", "error"}, RuleStartNodeCount: {"count"},
+	RuleEndNodeCount: nil, RuleEmptyEdgeID: nil, RuleDuplicateEdgeID: {"edge"},
+	RuleUnknownSourceNode: {"edge", "node"}, RuleUnknownTargetNode: {"edge", "node"}, RuleStartIncoming: nil,
+	RuleStartOutgoing: {"count"}, RuleEndOutgoing: nil, RuleEndIncoming: nil, RuleNodeOutgoingCount: {"kind", "count"},
+	RuleNodeSourceHandle: {"edge", "kind"}, RuleGraphCycle: {"node"}, RuleNodeUnreachable: {"node"},
+	RuleNodeCannotReachEnd: {"node"},
+
+	RuleConditionMinBranches: {"count"}, RuleConditionEmptyBranchID: nil, RuleConditionDuplicateBranchID: {"branch"},
+	RuleConditionDefaultCount: {"count"}, RuleConditionMissingHandle: {"edge"},
+	RuleConditionUnknownHandle: {"edge", "branch"}, RuleConditionDuplicateHandle: {"branch"},
+	RuleConditionBranchNoEdge: {"branch"}, RuleDuplicateBranchPriority: {"other", "branch", "priority"},
+	RuleBranchConditionsRequired: {"branch"}, RuleConditionGroupEmpty: {"branch"}, RuleInvalidConditionKind: {"kind"},
+	RuleConditionSubjectRequired: nil, RuleInvalidConditionOperator: {"subject", "operator"},
+	RuleConditionExpressionRequired: nil, RuleConditionExpressionInvalid: {"expression", "error"},
+	RuleInvalidAggregate: {"aggregate"}, RuleAggregateOnExpression: nil, RuleAggregateSubjectNotTable: {"aggregate", "subject"},
+	RuleAggregateOperator: {"operator"}, RuleAggregateColumnRequired: {"aggregate", "subject"},
+	RuleAggregateColumnForbidden: nil, RuleAggregateColumnUnknown: {"subject", "column"},
+	RuleAggregateColumnNotNumeric: {"aggregate", "column", "subject", "kind"}, RuleColumnWithoutAggregate: {"subject", "column"},
+
+	RuleInvalidAssigneeKind: {"kind"}, RuleAssigneeFormFieldRequired: nil, RuleAssigneeIDsRequired: {"kind"},
+	RuleCCIDsRequired: {"kind"}, RuleInvalidCCKind: {"kind"}, RuleInvalidCCTiming: {"timing"}, RuleCCFormFieldRequired: nil,
+	RuleInvalidExecutionType: enumParams, RuleInvalidEmptyAssigneeAction: enumParams, RuleInvalidTimeoutAction: enumParams,
+	RuleInvalidApprovalMethod: enumParams, RuleInvalidPassRule: enumParams, RuleInvalidSameApplicantAction: enumParams,
+	RuleInvalidConsecutiveApproverAction: enumParams, RuleInvalidRollbackType: enumParams,
+	RuleInvalidRollbackDataStrategy: enumParams, RuleInvalidAddAssigneeType: {"value"},
+	RuleHandleExecutionAutoReject: nil, RuleHandleTimeoutAutoReject: nil, RuleFallbackUsersRequired: nil,
+	RuleAdminUsersRequired: nil, RulePassRatioRange: {"ratio"}, RuleNegativeDuration: nil, RuleRollbackTargetsRequired: nil,
+	RuleRollbackTargetUnknown: {"target"}, RuleRollbackTargetSelf: nil, RuleSequentialParallelAddAssignee: nil,
+	RuleInvalidFieldPermission: {"field", "permission"}, RuleFieldPermissionKeyUnknown: {"field"},
+	RuleCCFieldPermissionNotAllowed: {"field", "permission"}, RuleFieldPermissionRequiredAutoPass: {"field"},
 }
 
 // Error renders "invalid flow design [rule] (node n): message".

@@ -30,9 +30,18 @@ type validator struct {
 }
 
 func (v *validator) fail(rule Rule, nodeID, format string, args ...any) *RuleError {
-	e := &RuleError{Rule: rule, NodeID: nodeID, Message: fmt.Sprintf(format, args...)}
+	e := &RuleError{Rule: rule, NodeID: nodeID, Message: fmt.Sprintf(format, args...), Args: argStrings(args)}
 	v.problems = append(v.problems, e)
 	return e
+}
+
+// argStrings are a message's values as its catalogue parameters carry them.
+func argStrings(args []any) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = fmt.Sprint(a)
+	}
+	return out
 }
 
 func parse(raw []byte, fields []FormField) (*Flow, []*RuleError) {
