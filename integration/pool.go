@@ -367,8 +367,11 @@ func (w *workerProc) broken(ctx context.Context, err error) error {
 		return ctx.Err()
 	}
 	tail := w.stderr.String()
+	// Under RLIMIT_DATA a failed mapping surfaces as one of the Go runtime's fatal errors (out
+	// of memory, or a thread or stack that could not be mapped).
 	if strings.Contains(tail, "out of memory") || strings.Contains(tail, "cannot allocate memory") ||
-		strings.Contains(tail, "failed to allocate") {
+		strings.Contains(tail, "failed to allocate") || strings.Contains(tail, "pthread_create failed") ||
+		strings.Contains(tail, "fatal error: runtime:") {
 		return errMemoryLimit
 	}
 	return fmt.Errorf("the script worker ended (%v): %s", w.cmd.ProcessState, firstLine(tail))

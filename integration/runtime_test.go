@@ -205,10 +205,15 @@ func TestStandardBundle(t *testing.T) {
 	}
 }
 
-// BenchmarkRun measures one run of a small script, and the cost a run pays the first time it
-// touches a library of the standard bundle (go test -bench Run ./integration).
+// BenchmarkRun measures one run of a small script through a warm worker (the per-run overhead
+// of the worker process: spec, pipe round trip, the host side's runtime), and the cost a run
+// pays the first time it touches a library of the standard bundle (go test -bench Run
+// ./integration). Diagnostic only.
 func BenchmarkRun(b *testing.B) {
 	e := testEngine(b)
+	if err := e.pool.prestart(b.Context()); err != nil {
+		b.Fatal(err)
+	}
 	for _, bb := range []struct{ name, body string }{
 		{"plain", "return {n: input.a + 1}"},
 		{"dayjs", "return dayjs.utc(0).year()"},

@@ -144,7 +144,7 @@ func TestSandboxHostileMemory(t *testing.T) {
 			re, _ := rpc.AsError(err)
 			if kind != KindScript || re == nil ||
 				!strings.Contains(re.Args["detail"], "memory limit exceeded") && !strings.Contains(re.Args["detail"], "RangeError") {
-				t.Errorf("kind %q, err %v %v; want script, memory limit exceeded", kind, err, re)
+				t.Errorf("kind %q, err %v %v; want script, memory limit exceeded", kind, err, re.Args)
 			}
 			if peak > base+64<<20 {
 				t.Errorf("server memory peaked at %d MiB from %d MiB, want at most 64 MiB more", peak>>20, base>>20)
