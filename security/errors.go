@@ -24,6 +24,9 @@ var (
 	ErrTokenInvalidIssuer = token.ErrTokenInvalidIssuer
 	// ErrTokenInvalidAudience: the aud claim is not svc.app.name (401/1006).
 	ErrTokenInvalidAudience = token.ErrTokenInvalidAudience
+	// ErrRevocationUnavailable is token.ErrRevocationUnavailable: svc.security.revocation.fail_mode
+	// is closed and this node cannot tell whether the token was revoked (503/1900).
+	ErrRevocationUnavailable = token.ErrRevocationUnavailable
 	// ErrPrincipalInvalid: an authenticator or challenge produced no principal or a reserved id
 	// (401/1007).
 	ErrPrincipalInvalid = rpc.NewError(rpc.CodePrincipalInvalid, http.StatusUnauthorized, "security_principal_invalid")

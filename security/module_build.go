@@ -3,6 +3,7 @@ package security
 import (
 	"context"
 	"maps"
+	"time"
 
 	"github.com/svc-framework/svc/app"
 	"github.com/svc-framework/svc/config"
@@ -72,7 +73,7 @@ func (s *Service) buildTokens(deps app.Deps, opts Options, ext extensions) error
 		return nil
 	}
 	sec := deps.Config.Security
-	state := token.NewState(ext.state, s.store != nil && ext.state == TokenStateLoader(s.store), s.now, s.logger)
+	state := token.NewState(ext.state, s.store != nil && ext.state == TokenStateLoader(s.store), sec.Revocation, s.now, s.logger)
 	s.state = state
 	if s.store != nil {
 		s.store.onChange = append(s.store.onChange, state.Invalidate)
@@ -83,6 +84,8 @@ func (s *Service) buildTokens(deps app.Deps, opts Options, ext extensions) error
 		s.sessions.state, s.sessions.events, s.sessions.logger, s.sessions.feed = state, s.events, s.logger, s.feed
 		if _, inDB := s.sessions.store.(*dbSessions); inDB {
 			s.sessions.cache = token.NewCache[*Session](s.now)
+			s.sessions.failClosed = sec.Revocation.FailMode == config.RevocationFailClosed
+			s.sessions.maxFeedAge = max(sec.Revocation.MaxFeedAge, time.Second)
 		}
 		s.sessions.OnRevoke(opts.OnRevoke)
 		// this node's revocations reach push as a bus signal (push kicks and relays them)

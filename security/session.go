@@ -123,6 +123,9 @@ type Sessions struct {
 	locks  [userLockStripes]sync.Mutex
 	cache  *token.Cache[*Session] // server with the database store only; nil *Session = no such session
 	feed   *token.Feed
+	// failClosed, maxFeedAge: svc.security.revocation (closed mode gates the cache on the feed)
+	failClosed bool
+	maxFeedAge time.Duration
 
 	mu    sync.RWMutex
 	hooks []RevocationHook
@@ -308,6 +311,11 @@ func (s *Sessions) create(ctx context.Context, p *rpc.Principal) (string, error)
 func (s *Sessions) verify(ctx context.Context, tok string) (*rpc.Principal, error) {
 	if !wellFormedOpaque(tok) {
 		return nil, ErrTokenInvalid
+	}
+	// the cache (database sessions) is only as current as the feed: in closed mode a node that
+	// cannot read its change log refuses rather than trust it (svc.security.revocation)
+	if s.cache != nil && s.failClosed && !s.feed.Current(ctx, s.maxFeedAge) {
+		return nil, ErrRevocationUnavailable
 	}
 	now := s.now()
 	sess, err := s.load(ctx, SessionID(tok), now)

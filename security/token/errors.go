@@ -21,6 +21,13 @@ var (
 	ErrTokenInvalidIssuer = rpc.NewError(rpc.CodeTokenInvalidIssuer, http.StatusUnauthorized, "security_token_invalid_issuer")
 	// ErrTokenInvalidAudience: the aud claim is not svc.app.name (401/1006).
 	ErrTokenInvalidAudience = rpc.NewError(rpc.CodeTokenInvalidAudience, http.StatusUnauthorized, "security_token_invalid_audience")
+	// ErrRevocationUnavailable: svc.security.revocation.fail_mode is closed and this node cannot
+	// tell whether the token was revoked (its change feed is older than max_feed_age and the
+	// database does not answer): HTTP 503 with code 1900, the code the original gives a status
+	// it does not map (wire-core §1.5). Not a 401: the original's client signs out on any 401
+	// but 1002 (wire-core §5.10), which would log every user out during a database outage; a
+	// 503 is an error the page shows, and the same token works once the database is back.
+	ErrRevocationUnavailable = rpc.NewError(rpc.CodeUnknown, http.StatusServiceUnavailable, "security_revocation_unavailable")
 	// ErrUserNotFound: the principal's store does not know the id (TokenStateLoader,
 	// PrincipalLoader); its tokens are then not restricted by a token state. Package security
 	// re-exports it as its user store's ErrUserNotFound.

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -133,6 +134,12 @@ type Feed struct {
 	mu       sync.Mutex // serializes polls
 	cursor   changeCursor
 	lastPoll time.Time // last successful poll
+	// readAt is lastPoll in Unix nanoseconds (0 before Start), read without mu by Current on
+	// every verification in closed mode (a poll that hangs on a dead database holds mu).
+	readAt atomic.Int64
+	// checkMu serializes Current's own reads; failedAt is when the last of them failed.
+	checkMu  sync.Mutex
+	failedAt time.Time
 	handlers map[string][]func(ref string)
 	// resync, when set, reloads state that the change log alone keeps complete (the
 	// revocation set); poll calls it when the last successful poll is older than
@@ -181,6 +188,7 @@ func (f *Feed) Start(ctx context.Context) error {
 	f.mu.Lock()
 	f.cursor = changeCursor{high: seq}
 	f.lastPoll = f.now()
+	f.readAt.Store(f.lastPoll.UnixNano())
 	f.mu.Unlock()
 	return nil
 }
@@ -215,6 +223,7 @@ func (f *Feed) Poll(ctx context.Context) error {
 		}
 		if len(rows) < changeBatch {
 			f.lastPoll = started
+			f.readAt.Store(started.UnixNano())
 			return nil
 		}
 	}
@@ -259,6 +268,50 @@ func (f *Feed) Listen(ctx context.Context) error {
 		return fmt.Errorf("security: listen for changes: %w", err)
 	}
 	return nil
+}
+
+// feedCheckTimeout bounds the read Current makes when the feed is too old, and feedCheckBackoff
+// is how long after a failed one Current refuses at once instead of reading again: during an
+// outage at most one request per second waits for the database.
+const (
+	feedCheckTimeout = 2 * time.Second
+	feedCheckBackoff = time.Second
+)
+
+// Current reports whether this node's view of the change log is younger than maxAge
+// (svc.security.revocation.max_feed_age, closed mode): the last successful poll began less than
+// maxAge ago, or — when it did not — a poll made now succeeds. So a node whose poll worker is
+// merely late (or whose test clock jumped) reads the log and goes on; a node that cannot read
+// its database reports false. A feed that was never started (a process without the module's
+// start) is not a feed: true, and the callers' own reads decide.
+func (f *Feed) Current(ctx context.Context, maxAge time.Duration) bool {
+	if f.fresh(maxAge) {
+		return true
+	}
+	f.checkMu.Lock()
+	defer f.checkMu.Unlock()
+	if f.fresh(maxAge) { // another request's read just succeeded
+		return true
+	}
+	now := f.now()
+	if !f.failedAt.IsZero() && !now.Before(f.failedAt) && now.Sub(f.failedAt) < feedCheckBackoff {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), feedCheckTimeout)
+	defer cancel()
+	if err := f.Poll(ctx); err != nil {
+		f.failedAt = now
+		f.logger.WarnContext(ctx, "security change log unreadable: refusing tokens (svc.security.revocation.fail_mode = closed)", slog.Any("error", err))
+		return false
+	}
+	return true
+}
+
+// fresh reports whether the last successful poll began within maxAge (or the feed never
+// started).
+func (f *Feed) fresh(maxAge time.Duration) bool {
+	at := f.readAt.Load()
+	return at == 0 || f.now().Sub(time.Unix(0, at)) <= maxAge
 }
 
 // Relays reports whether the feed also publishes and subscribes on Redis (svc.kvstore.enabled):

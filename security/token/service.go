@@ -50,6 +50,11 @@ func NewJWT(o JWTOptions) *JWTTokens {
 		revoked:          &revokedSet{},
 		revocations:      &revoker{families: families},
 		feed:             o.Feed,
+		failClosed:       o.Config.Security.Revocation.FailMode == config.RevocationFailClosed,
+		maxFeedAge:       o.Config.Security.Revocation.MaxFeedAge,
+	}
+	if t.maxFeedAge <= 0 { // a configuration built in code, without config.Load's default
+		t.maxFeedAge = 10 * time.Second
 	}
 	o.Feed.On(ChangeFamily, t.familyRevoked)
 	return t

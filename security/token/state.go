@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+	"github.com/svc-framework/svc/config"
 )
 
 // hostStateTTL bounds how long a node trusts the TokenState of a host's TokenStateLoader,
@@ -29,13 +30,16 @@ type State struct {
 	loader  TokenStateLoader
 	logger  *slog.Logger
 	entries *Cache[*TokenState] // host loaders only; nil *TokenState = unknown principal
+	// failClosed: svc.security.revocation.fail_mode = closed; a store error refuses access
+	// tokens too (ErrRevocationUnavailable) instead of accepting them.
+	failClosed bool
 }
 
 // NewState returns the token state over loader. cached says that loader keeps its own cache
 // current through the change feed (the built-in user store); any other loader's answers are
-// cached here for hostStateTTL.
-func NewState(loader TokenStateLoader, cached bool, now func() time.Time, logger *slog.Logger) *State {
-	s := &State{loader: loader, logger: logger}
+// cached here for hostStateTTL. cfg is svc.security.revocation (fail_mode).
+func NewState(loader TokenStateLoader, cached bool, cfg config.Revocation, now func() time.Time, logger *slog.Logger) *State {
+	s := &State{loader: loader, logger: logger, failClosed: cfg.FailMode == config.RevocationFailClosed}
 	if !cached {
 		s.entries = NewCache[*TokenState](now)
 		s.entries.ttl = hostStateTTL
@@ -63,6 +67,9 @@ func (s *State) Check(ctx context.Context, id string, login time.Time, strict bo
 	if err != nil {
 		if strict {
 			return nil, err
+		}
+		if s.failClosed {
+			return nil, ErrRevocationUnavailable.Wrap(err)
 		}
 		s.logger.WarnContext(ctx, "token state unavailable, accepting the token", slog.Any("error", err))
 		return nil, nil

@@ -82,6 +82,10 @@ type JWTTokens struct {
 	revoked          *revokedSet // families revoked within one access lifetime, complete once loaded
 	revocations      *revoker
 	feed             *Feed
+	// failClosed and maxFeedAge are svc.security.revocation.fail_mode = closed and max_feed_age:
+	// a token is refused (ErrRevocationUnavailable) unless the feed is Current.
+	failClosed bool
+	maxFeedAge time.Duration
 }
 
 var _ TokenService = (*JWTTokens)(nil)
@@ -173,8 +177,14 @@ func (t *JWTTokens) Verify(ctx context.Context, accessToken string) (*rpc.Princi
 // principal's token state (disabled, or the token issued before a password change → 1003) and
 // the token's family (revoked → 1003). It returns the principal's current roles (nil: keep the
 // token's). Long-lived connections (push) call it again when the principal changes, so they end
-// exactly when /api starts refusing the token. Store errors fail open, as in Verify.
+// exactly when /api starts refusing the token. Store errors fail open, as in Verify, unless
+// svc.security.revocation.fail_mode is closed: then a token is refused with
+// ErrRevocationUnavailable (503) while this node's change feed is older than max_feed_age and
+// cannot be read, or its token state cannot be read.
 func (t *JWTTokens) Recheck(ctx context.Context, principalID, family string, issuedAt time.Time) ([]string, error) {
+	if t.failClosed && !t.feed.Current(ctx, t.maxFeedAge) {
+		return nil, ErrRevocationUnavailable
+	}
 	roles, err := t.state.Check(ctx, principalID, issuedAt, false)
 	if err != nil {
 		return nil, err
@@ -200,6 +210,9 @@ func (t *JWTTokens) familyLive(ctx context.Context, fid string) error {
 		return nil
 	}
 	revoked, err := t.families.isRevoked(ctx, fid)
+	if err != nil && t.failClosed {
+		return ErrRevocationUnavailable.Wrap(err)
+	}
 	if err != nil {
 		t.logger.WarnContext(ctx, "token family state unavailable, accepting the token", slog.Any("error", err))
 		return nil
