@@ -45,6 +45,7 @@ import (
 	"github.com/svc-framework/svc/push"
 	"github.com/svc-framework/svc/rpc"
 	"github.com/svc-framework/svc/security"
+	"github.com/svc-framework/svc/security/token"
 	"github.com/svc-framework/svc/storage"
 )
 
@@ -174,6 +175,8 @@ func New(cfg *config.Config, opts ...Option) (*Server, error) {
 // inside their own transactions to a transactional transport: each module declares its pattern
 // (storage.EventPattern; approval.EventPattern when the host includes approval) and every
 // pattern no svc.event.routing rule covers gets the outbox (event.WithTransactionalRoutes). The
+// security module's node-local signals (token.SignalPattern: revocations and user changes, which
+// push subscribes to) go to the memory transport ahead of every rule (event.WithLocalRoutes). The
 // result is the server's Config: its fields are what the bus runs. The caller's cfg is not
 // modified.
 func withModuleEvents(cfg *config.Config, o options) *config.Config {
@@ -182,7 +185,7 @@ func withModuleEvents(cfg *config.Config, o options) *config.Config {
 		patterns = append(patterns, approval.EventPattern)
 	}
 	eff := *cfg
-	eff.Event = event.WithTransactionalRoutes(cfg.Event, patterns...)
+	eff.Event = event.WithLocalRoutes(event.WithTransactionalRoutes(cfg.Event, patterns...), token.SignalPattern)
 	return &eff
 }
 

@@ -23,6 +23,7 @@ import (
 	"github.com/svc-framework/svc/rpc"
 	"github.com/svc-framework/svc/schema"
 	"github.com/svc-framework/svc/security"
+	"github.com/svc-framework/svc/security/token"
 )
 
 // busAuditSink is the /api engine's audit sink onto the bus: it publishes each record as
@@ -103,27 +104,8 @@ func (b pushBinder) Recheck(ctx context.Context, userID string, bind push.Bindin
 // pushOptions are the push module's options over the security module: the binder of its tokens
 // (nil when a host token service leaves nothing to bind) and its revocations.
 func pushOptions(sec *security.Service) push.Options {
-	return push.Options{Binder: newPushBinder(sec), Revocations: securityRevocations{sec}}
-}
-
-// securityRevocations is the security module as push's source of revocations: push watches it
-// when it is built, after security. A revoked opaque session is kicked here and relayed to the
-// other nodes; a revoked token family and a changed user (disabled, password, roles) reach
-// every node through the security change feed, so each node kicks or rechecks its own
-// connections.
-type securityRevocations struct{ sec *security.Service }
-
-var _ push.Revocations = securityRevocations{}
-
-// Watch implements push.Revocations.
-func (r securityRevocations) Watch(k push.Kicker) {
-	if s := r.sec.Sessions(); s != nil {
-		s.OnRevoke(func(ctx context.Context, rev security.SessionRevocation) { k.Kick(ctx, rev.SessionID) })
-	}
-	if jwt, ok := r.sec.Tokens().(*security.JWTTokens); ok {
-		jwt.OnFamilyRevoked(func(fid string) { k.KickLocal(fid) })
-	}
-	r.sec.OnUserChanged(k.UserChanged)
+	return push.Options{Binder: newPushBinder(sec), Revocations: push.RevocationEvents{
+		Kick: token.SignalSessionRevoked, KickLocal: token.SignalFamilyRevoked, UserChanged: token.SignalUserChanged}}
 }
 
 // approvalOptions completes the host's approval options: the built-in directory (departments,

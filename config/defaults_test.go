@@ -36,6 +36,7 @@ func wantDefaults() *Config {
 				Path: "/sso/trust", CodeTTL: 60 * time.Second, BindUserAgent: true,
 				RateLimit: RateLimit{Max: 120, Period: time.Minute},
 			},
+			Revocation: Revocation{FailMode: RevocationFailClosed, MaxFeedAge: 10 * time.Second},
 		},
 		Storage: Storage{
 			Provider:             StorageMemory,

@@ -37,6 +37,8 @@ var (
 	ErrInvalidLockoutStrategy = errors.New("invalid lockout strategy")
 	// ErrInvalidLockoutKey: svc.security.lockout.key is not user, ip or user_ip.
 	ErrInvalidLockoutKey = errors.New("invalid lockout key")
+	// ErrInvalidRevocationFailMode: svc.security.revocation.fail_mode is neither open nor closed.
+	ErrInvalidRevocationFailMode = errors.New("invalid revocation fail mode")
 	// ErrInvalidApprovalFormDataMaxBytes: svc.approval.form_data_max_bytes is negative.
 	ErrInvalidApprovalFormDataMaxBytes = errors.New("invalid approval form_data_max_bytes")
 	// ErrInvalidApprovalBindingConsistency: svc.approval.business_binding.consistency is neither

@@ -65,6 +65,7 @@ const (
 	defaultLockoutBackoffMax    = 15 * time.Minute
 	defaultSessionIdleTTL       = 30 * time.Minute
 	defaultSessionMaxLifetime   = 168 * time.Hour
+	defaultRevocationFeedAge    = 10 * time.Second
 	maxPasswordCharacterClasses = 4
 )
 
@@ -119,9 +120,37 @@ type Security struct {
 	Session Session `toml:"session"`
 	// TrustLogin is svc.security.trust_login: the single sign-on gateway.
 	TrustLogin TrustLogin `toml:"trust_login"`
+	// Revocation is svc.security.revocation (ours, issue #45): what a node does with tokens
+	// while it cannot read its revocation feed.
+	Revocation Revocation `toml:"revocation"`
 	// Menus is svc.security.menus (ours): the menu tree get_user_info answers for users of the
 	// built-in user store, each entry filtered by its roles and permissions (see Menu).
 	Menus []Menu `toml:"menus"`
+}
+
+// RevocationFailMode is svc.security.revocation.fail_mode.
+type RevocationFailMode string
+
+// Revocation fail modes.
+const (
+	// RevocationFailClosed (default): a token is refused (503) unless this node's revocation feed
+	// was read within max_feed_age, so a logout or disable is never missed during an outage.
+	RevocationFailClosed RevocationFailMode = "closed"
+	// RevocationFailOpen: a token with a valid signature is accepted whatever the feed's age;
+	// revocations made elsewhere during an outage are missed until it ends.
+	RevocationFailOpen RevocationFailMode = "open"
+)
+
+// Revocation is the svc.security.revocation section (ours, issue #45 item 7; docs/security.md
+// "Revocation when the database is unreachable").
+type Revocation struct {
+	// FailMode is svc.security.revocation.fail_mode: closed (default) or open.
+	FailMode RevocationFailMode `toml:"fail_mode"`
+	// MaxFeedAge is svc.security.revocation.max_feed_age (default 10s): in closed mode, how old
+	// this node's last successful read of the change log (sys_security_change) may be before
+	// tokens are refused with 503. It must exceed the poll interval (250 ms) by a margin for a
+	// slow query.
+	MaxFeedAge time.Duration `toml:"max_feed_age"`
 }
 
 // APIKey is one svc.security.api_keys.<name> entry.
@@ -238,6 +267,8 @@ func (s *Security) applyDefaults() []error {
 	ss.MaxLifetime = positive(ss.MaxLifetime, defaultSessionMaxLifetime)
 
 	s.TrustLogin.applyDefaults()
+	s.Revocation.FailMode = orDefault(s.Revocation.FailMode, RevocationFailClosed)
+	s.Revocation.MaxFeedAge = positive(s.Revocation.MaxFeedAge, defaultRevocationFeedAge)
 
 	var errs []error
 	s.IPWhitelists, errs = lowerKeys(s.IPWhitelists, "svc.security.ip_whitelists", ErrInvalidIPWhitelist, errs)
@@ -287,6 +318,11 @@ func (s *Security) validate() []error {
 	case "", LockoutLock, LockoutBackoff:
 	default:
 		errs = append(errs, fmt.Errorf("svc.security.lockout.strategy %q: %w", s.Lockout.Strategy, ErrInvalidLockoutStrategy))
+	}
+	switch s.Revocation.FailMode {
+	case "", RevocationFailClosed, RevocationFailOpen:
+	default:
+		errs = append(errs, fmt.Errorf("svc.security.revocation.fail_mode %q: %w", s.Revocation.FailMode, ErrInvalidRevocationFailMode))
 	}
 	switch s.Lockout.Key {
 	case "", LockoutKeyUser, LockoutKeyIP, LockoutKeyUserIP:

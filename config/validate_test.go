@@ -161,6 +161,7 @@ func TestValidateSentinels(t *testing.T) {
 		{"token type", func(c *Config) { c.Security.TokenType = "jwt" }, ErrInvalidTokenType, "svc.security.token_type"},
 		{"session on_exceed", func(c *Config) { c.Security.Session.OnExceed = "kick" }, ErrInvalidSessionOnExceed, "svc.security.session.on_exceed"},
 		{"lockout strategy", func(c *Config) { c.Security.Lockout.Strategy = "ban" }, ErrInvalidLockoutStrategy, "svc.security.lockout.strategy"},
+		{"revocation fail mode", func(c *Config) { c.Security.Revocation.FailMode = "ajar" }, ErrInvalidRevocationFailMode, "svc.security.revocation.fail_mode"},
 		{"lockout key", func(c *Config) { c.Security.Lockout.Key = "device" }, ErrInvalidLockoutKey, "svc.security.lockout.key"},
 		{"access token lifetime", func(c *Config) {
 			c.Security.AccessTokenExpires = 200 * time.Hour

@@ -150,3 +150,18 @@ func WithTransactionalRoutes(cfg config.Event, patterns ...string) config.Event 
 	cfg.Routing = routing
 	return cfg
 }
+
+// WithLocalRoutes returns cfg with a first rule sending each pattern's events to the memory
+// transport only, ahead of every svc.event.routing rule. The patterns are the modules' signals
+// that each node publishes for itself and only its own subscribers must see (token.SignalPattern:
+// a revocation every node learns through the security change feed); a route with consumer
+// groups (kvstore_stream, the outbox) would hand each to one node, and a rule the operator wrote
+// for a wider pattern ("svc.security.*") must not do that. cfg's routing is not modified.
+func WithLocalRoutes(cfg config.Event, patterns ...string) config.Event {
+	routing := make([]config.EventRoute, 0, len(patterns)+len(cfg.Routing))
+	for _, pattern := range patterns {
+		routing = append(routing, config.EventRoute{Pattern: pattern, Transports: []string{config.TransportMemory}})
+	}
+	cfg.Routing = append(routing, cfg.Routing...)
+	return cfg
+}

@@ -76,11 +76,13 @@
 //     issue time and expiry. The push-expiry worker (every second, on the server's clock)
 //     closes a connection with 4401 "token expired" when its token expires; a revoked family
 //     (logout, refresh-token reuse) closes its connections with 4401 "session revoked" on every
-//     node through the security change feed (KickLocal; within its one-second bound). Tokens
+//     node through the security change feed, which each node signals to its own push module as the
+//     bus event Options.Revocations.KickLocal names (KickLocal; within its one-second bound). Tokens
 //     minted without a family (tools) are bound to their expiry and their user's changes.
 //   - a change of a built-in user (disabled, password changed, roles, ...), made on any node or
 //     by the CLI, reaches every node through the security change feed within its one-second
-//     bound, which calls UserChanged: the user's connections on that node are rechecked. Those
+//     bound, signalled as the bus event Options.Revocations.UserChanged names, which calls
+//     UserChanged: the user's connections on that node are rechecked. Those
 //     /api now refuses close with 4401 "session invalid"; the others take the user's current
 //     roles. A role change re-evaluates rather than closes, because /api keeps accepting the
 //     token with the new roles: role-targeted pushes follow the roles exactly as permissions do.

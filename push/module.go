@@ -13,6 +13,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/svc-framework/svc/app"
 	"github.com/svc-framework/svc/config"
+	"github.com/svc-framework/svc/event"
 	"github.com/svc-framework/svc/i18n"
 	"github.com/svc-framework/svc/internal/bypass"
 	"github.com/svc-framework/svc/internal/waitgroup"
@@ -55,24 +56,21 @@ type Binder interface {
 	Recheck(ctx context.Context, userID string, b Binding) (roles []string, live bool, err error)
 }
 
-// Kicker is what push offers a Revocations source; *Service implements it.
-type Kicker interface {
-	// Kick ends the connections of keys on this node and, through the relay, on every other.
-	Kick(ctx context.Context, keys ...string)
-	// KickLocal ends the connections of keys on this node only.
-	KickLocal(keys ...string)
-	// UserChanged re-decides the connections of userID on this node (Binder.Recheck).
-	UserChanged(userID string)
-}
-
-var _ Kicker = (*Service)(nil)
-
-// Revocations is the source of the credential changes that end or recheck connections (a
-// session revoked, a token family revoked, a user disabled or changed). Push is built after it
-// and subscribes when it is built: New calls Watch once, with the module, when push is enabled.
-// The composition root implements it over the security module (push never imports security).
-type Revocations interface {
-	Watch(k Kicker)
+// RevocationEvents names the bus events that end or recheck connections (a session revoked, a
+// token family revoked, a user disabled or changed). Push subscribes to them on Deps.Events when
+// it is built, like any module subscribes to the bus; the composition root names the security
+// module's signals (push never imports security). Each event's payload is a JSON object whose
+// "ref" member is the key or user id. An empty name subscribes to nothing.
+type RevocationEvents struct {
+	// Kick ends the connections bound to ref (an opaque session id) on this node and, through
+	// the relay, on every other: the event is published on the revoking node only.
+	Kick string
+	// KickLocal ends the connections bound to ref (a token family) on this node only: every node
+	// publishes the event for itself (through the security change feed).
+	KickLocal string
+	// UserChanged re-decides the connections of user ref on this node (Binder.Recheck); every
+	// node publishes the event for itself.
+	UserChanged string
 }
 
 // Options are what the composition root plugs into the module. Every field is optional.
@@ -80,9 +78,9 @@ type Options struct {
 	// Binder binds connections to sessions, token families and expiry and rechecks them; nil:
 	// connections live until they close (no kicks, no recheck, no expiry).
 	Binder Binder
-	// Revocations tells the module which connections to end or recheck; nil: only Kick,
+	// Revocations names the events that end or recheck connections; empty: only Kick,
 	// KickLocal and UserChanged called by host code do.
-	Revocations Revocations
+	Revocations RevocationEvents
 	// NodeID names this node in relay frames; default a random id.
 	NodeID string
 }
@@ -114,6 +112,43 @@ type Notifier interface {
 
 var _ Notifier = (*Service)(nil)
 
+// revocationRef is the payload push reads from a revocation event.
+type revocationRef struct {
+	Ref string `json:"ref"`
+}
+
+// subscribeRevocations subscribes the kicks and rechecks of ev on bus (nil: none). The routes
+// of these events are node-local (memory): no group.
+func (s *Service) subscribeRevocations(bus event.Subscriber, ev RevocationEvents) error {
+	if bus == nil {
+		return nil
+	}
+	for _, sub := range []struct {
+		typ string
+		do  func(ctx context.Context, ref string)
+	}{
+		{ev.Kick, func(ctx context.Context, ref string) { s.Kick(ctx, ref) }},
+		{ev.KickLocal, func(_ context.Context, ref string) { s.KickLocal(ref) }},
+		{ev.UserChanged, func(_ context.Context, ref string) { s.UserChanged(ref) }},
+	} {
+		if sub.typ == "" {
+			continue
+		}
+		do := sub.do
+		if _, err := bus.Subscribe(sub.typ, func(ctx context.Context, env *event.Envelope) error {
+			r, err := event.DecodePayload[revocationRef](env)
+			if err != nil || r.Ref == "" {
+				return nil // not a revocation: nothing to end
+			}
+			do(ctx, r.Ref)
+			return nil
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // New builds the module from svc.push (spec §6.2, §8.3). With push and the key-value store
 // enabled the relay needs svc.app.name (ErrAppNameRequired). It does no I/O; bridge routes
 // (svc.push.bridge) subscribe on deps.Events here.
@@ -142,8 +177,8 @@ func New(deps app.Deps, opts Options) (*Service, error) {
 	if err := s.subscribeBridge(deps.Events, cfg.Bridge); err != nil {
 		return nil, fmt.Errorf("push: %w", err)
 	}
-	if opts.Revocations != nil {
-		opts.Revocations.Watch(s)
+	if err := s.subscribeRevocations(deps.Events, opts.Revocations); err != nil {
+		return nil, fmt.Errorf("push: %w", err)
 	}
 	if err := s.registerMetrics(deps.Metrics); err != nil {
 		return nil, fmt.Errorf("push: metrics: %w", err)

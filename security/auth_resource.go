@@ -168,7 +168,7 @@ func (s *Service) resolveChallenge(ctx context.Context, c rpc.Call, p resolvePar
 	}
 	// a challenge token is a token too: one issued at or before the principal's password
 	// change or disable ends there, so a login begun with the old password cannot finish
-	if _, err := s.state.check(ctx, st.Principal.ID, st.issued, true); errors.Is(err, ErrTokenInvalid) {
+	if _, err := s.state.Check(ctx, st.Principal.ID, st.issued, true); errors.Is(err, ErrTokenInvalid) {
 		return nil, ErrChallengeTokenInvalid
 	} else if err != nil {
 		return nil, err

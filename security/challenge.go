@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/svc-framework/svc/rpc"
+	"github.com/svc-framework/svc/security/token"
 )
 
 // Built-in challenge types and their order (wire-core §5.2: ascending order, only the first
@@ -112,37 +113,26 @@ func (c *chain) next(ctx context.Context, st ChallengeState) (*LoginChallenge, e
 	return nil, nil
 }
 
-// challengeTokens sign the state between login steps: a JWT (typ challenge, 5 minutes) with a
-// key derived from the signing secret for this purpose only, so it is tamper-proof and can never
-// pass as an access or refresh token.
+// challengeTokens sign the state between login steps (token.Challenges: a JWT of typ
+// challenge, 5 minutes, with a key derived from the signing secret for this purpose only).
 type challengeTokens struct {
-	signer signer
+	signer *token.Challenges
 }
 
 // issue signs the state with pending as the challenge the client must resolve next.
 func (t *challengeTokens) issue(st ChallengeState, pending string) (string, error) {
-	now := t.signer.now()
-	c := &claims{ID: newID(), Type: typChallenge, IssuedAt: date(now), NotBefore: date(now),
-		Expires: date(now.Add(ChallengeTokenTTL)), Mechanism: st.LoginType, Identifier: st.Identifier,
-		Pending: []string{pending}, Resolved: st.Resolved, LoginAt: now.UnixMicro()}
-	if err := c.setPrincipal(st.Principal); err != nil {
-		return "", err
-	}
-	return t.signer.sign(c)
+	return t.signer.Issue(token.ChallengeState{LoginType: st.LoginType, Identifier: st.Identifier, Principal: st.Principal,
+		Pending: pending, Resolved: st.Resolved})
 }
 
 // parse verifies a challenge token; any failure (forged, expired, malformed) is 401/1031.
-func (t *challengeTokens) parse(token string) (ChallengeState, string, error) {
-	c, err := t.signer.parse(token, typChallenge)
-	if err != nil || len(c.Pending) != 1 {
+func (t *challengeTokens) parse(tok string) (ChallengeState, string, error) {
+	c, ok := t.signer.Parse(tok)
+	if !ok {
 		return ChallengeState{}, "", ErrChallengeTokenInvalid
 	}
-	p, err := c.principal()
-	if err != nil {
-		return ChallengeState{}, "", ErrChallengeTokenInvalid
-	}
-	return ChallengeState{LoginType: c.Mechanism, Identifier: c.Identifier, Principal: p, Resolved: c.Resolved,
-		issued: c.loginTime()}, c.Pending[0], nil
+	return ChallengeState{LoginType: c.LoginType, Identifier: c.Identifier, Principal: c.Principal, Resolved: c.Resolved,
+		issued: c.LoginAt}, c.Pending, nil
 }
 
 // PasswordChanger replaces a user's password (the password_change challenge). The built-in

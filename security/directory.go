@@ -13,6 +13,7 @@ import (
 
 	"github.com/svc-framework/svc/crud"
 	"github.com/svc-framework/svc/db"
+	"github.com/svc-framework/svc/security/token"
 	"github.com/uptrace/bun"
 )
 
@@ -46,7 +47,7 @@ type DirectoryUser struct {
 type Directory struct {
 	db    *db.DB
 	now   func() time.Time
-	users *stateMap[*DirectoryUser] // ResolveUsers by id, nil *DirectoryUser = no such user; nil: no cache
+	users *token.Cache[*DirectoryUser] // ResolveUsers by id, nil *DirectoryUser = no such user; nil: no cache
 }
 
 // NewDirectory returns the directory over d (tables from Migrations()); now may be nil.
@@ -216,10 +217,10 @@ func (d *Directory) SetUserDepartment(ctx context.Context, user, deptRef string)
 			return err
 		}
 		id = u.ID
-		return recordChange(ctx, tx, changeUser, u.ID, now) // every server's caches forget the user
+		return token.RecordChange(ctx, tx, token.ChangeUser, u.ID, now) // every server's caches forget the user
 	})
 	if err == nil {
-		d.users.forget(id) // this one's at once
+		d.users.Forget(id) // this one's at once
 	}
 	return err
 }
@@ -309,7 +310,7 @@ func (d *Directory) ResolveUsers(ctx context.Context, ids []string) (map[string]
 	out := make(map[string]DirectoryUser, len(ids))
 	var missing []string
 	for _, id := range ids {
-		if u, ok := d.users.get(id); ok {
+		if u, ok := d.users.Get(id); ok {
 			if u != nil {
 				out[id] = *u
 			}
@@ -320,7 +321,7 @@ func (d *Directory) ResolveUsers(ctx context.Context, ids []string) (map[string]
 	if len(missing) == 0 {
 		return out, nil
 	}
-	gen := d.users.generation()
+	gen := d.users.Generation()
 	var rows []struct {
 		ID          string  `bun:"id"`
 		Username    string  `bun:"username"`
@@ -347,7 +348,7 @@ func (d *Directory) ResolveUsers(ctx context.Context, ids []string) (map[string]
 		u := DirectoryUser{ID: r.ID, Name: name, DepartmentID: deref(r.DeptID), DepartmentName: deref(r.DeptName)}
 		out[r.ID], read[r.ID] = u, &u
 	}
-	d.users.putAll(gen, read)
+	d.users.PutAll(gen, read)
 	return out, nil
 }
 

@@ -70,8 +70,18 @@
 // ErrNonceAlreadyUsed (1009–1015, 1017–1020) and ErrAuthHeaderMissing/Invalid (1021, 1022) are,
 // so a host strategy registered on the engine answers with the original's codes and messages.
 //
+// # The token layer
+//
+// Issuing, verifying and revoking tokens and the cross-node change feed are the subpackage
+// security/token (issue #44; its doc.go lists what it owns and draws the logout path). This
+// package builds it in New (module_build.go) and re-exports its names (tokens.go: JWTTokens,
+// TokenService, AuthTokens, TokenState, ..., errors.go: ErrTokenInvalid, ...), so the API is
+// unchanged. Users, the directory, login challenges, strategies, sessions (opaque tokens) and
+// trust login stay here.
+//
 // # Configuration keys
 //
+// svc.security.revocation.fail_mode (closed | open) and .max_feed_age (10s);
 // svc.security.secret, token_expires, refresh_not_before, login_rate_limit,
 // refresh_rate_limit, token_type, ip_whitelists, api_keys, basic_accounts, roles (svc addition:
 // role → permission tokens for the built-in permission checker), lockout.* (enabled,
@@ -196,7 +206,8 @@
 //     refused at resolve_challenge, 1031), and the roles of a built-in user's requests are the user's current roles, not
 //     the token's (TokenState.Roles), so a removed role stops working on issued tokens. Refresh
 //     and the bearer strategy read the same change-fed state; the bearer strategy fails open
-//     if the store is down (the signature was valid), refresh fails closed. A host
+//     if the store is down (the signature was valid) unless svc.security.revocation.fail_mode
+//     is closed (the default: 503), refresh fails closed. A host
 //     TokenStateLoader has no change feed: its answers are cached 5 s (refresh asks it each time).
 //   - Caches and their bound (issue #13): users by id, token-family revocations, database
 //     sessions and the directory's ResolveUsers (Service.Directory; a department assignment
@@ -279,19 +290,22 @@
 //     evict_oldest revokes the oldest by creation time.
 //   - Forced logout: Sessions.Revoke, RevokeUser, List, Get (no slide) and `svc session list|
 //     revoke`. RevocationHook (Options.OnRevoke, Sessions.OnRevoke) runs after each revocation
-//     made in this process (logout, evicted, forced), for the push module's kicks; revocations
-//     by another process reach push through its session recheck (Sessions.Get).
-//     JWTTokens.OnFamilyRevoked runs for every revoked token family (logout, reuse detection)
-//     on this node and, through the change feed, on every other; JWTTokens.Inspect gives a
-//     token's family, issue time and expiry. Push closes a JWT's connections with them.
-//   - Long-lived connections end with /api's decision (issue #31): Service.OnUserChanged runs
-//     for every change of a built-in user (disabled, password, roles, ...) on this node and,
-//     through the change feed, on every other (CLI changes included); JWTTokens.Recheck (the
-//     revocable half of Verify: token state and family) and Sessions.Get (no slide; the
-//     principal with the user's current roles, like verify's) are the check to run again. Push
-//     closes the refused connections with 4401 and gives the others the current roles. A host
-//     user store has no change feed: the hook never runs and push's periodic recheck is the
-//     bound.
+//     made in this process (logout, evicted, forced), for the host. Long-lived connections learn
+//     of revocations from node-local bus signals (package security/token, issue #44):
+//     token.SignalSessionRevoked for a session this node revoked (push kicks and relays it),
+//     token.SignalFamilyRevoked for every revoked token family (logout, reuse detection, forced)
+//     on this node and, through the change feed, on every other, and token.SignalUserChanged for
+//     every change of a built-in user (disabled, password, roles, ...; CLI changes included),
+//     published after the caches dropped the user. JWTTokens.Inspect gives a token's family,
+//     issue time and expiry; JWTTokens.Recheck (the revocable half of Verify) and Sessions.Get
+//     (no slide) are the check push runs again: it closes the refused connections with 4401 and
+//     gives the others the current roles. A host user store has no change feed: no user signal,
+//     and push's periodic recheck is the bound.
+//   - Revocation while the database is unreachable (issue #45): svc.security.revocation.fail_mode
+//     closed (default) refuses tokens with 503/1900 (ErrRevocationUnavailable) while this node's
+//     change log was last read longer than max_feed_age (10 s) ago and cannot be read now; open
+//     accepts them. docs/security.md gives the reasoning (a 401 would sign the original's client
+//     out).
 //   - Trust login: the gateway checks, in order, rate limit (per app id and client IP; unknown
 //     app ids share one bucket per IP), app known, parameters present, timestamp within ±5
 //     minutes, HMAC-SHA256 signature over TrustRequest.Payload with the app's hex secret (the

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/svc-framework/svc/rpc"
+	"github.com/svc-framework/svc/security/token"
 )
 
 // Error templates of the security module (wire-core §2.3, §5). Derive request-specific copies
@@ -14,15 +15,18 @@ var (
 	// or trust_code while trust login is off (400/1001).
 	ErrUnsupportedAuthenticationType = rpc.NewError(rpc.CodeUnsupportedAuthenticationType, http.StatusBadRequest, "security_unsupported_authentication_type")
 	// ErrTokenExpired: the JWT's exp has passed (401/1002, the code clients refresh on).
-	ErrTokenExpired = rpc.NewError(rpc.CodeTokenExpired, http.StatusUnauthorized, "security_token_expired")
+	ErrTokenExpired = token.ErrTokenExpired
 	// ErrTokenInvalid: malformed, forged, wrongly typed or revoked token (401/1003).
-	ErrTokenInvalid = rpc.NewError(rpc.CodeTokenInvalid, http.StatusUnauthorized, "security_token_invalid")
+	ErrTokenInvalid = token.ErrTokenInvalid
 	// ErrTokenNotValidYet: a refresh token used before refresh_not_before (401/1004).
-	ErrTokenNotValidYet = rpc.NewError(rpc.CodeTokenNotValidYet, http.StatusUnauthorized, "security_token_not_valid_yet")
+	ErrTokenNotValidYet = token.ErrTokenNotValidYet
 	// ErrTokenInvalidIssuer: the iss claim is not ours (401/1005).
-	ErrTokenInvalidIssuer = rpc.NewError(rpc.CodeTokenInvalidIssuer, http.StatusUnauthorized, "security_token_invalid_issuer")
+	ErrTokenInvalidIssuer = token.ErrTokenInvalidIssuer
 	// ErrTokenInvalidAudience: the aud claim is not svc.app.name (401/1006).
-	ErrTokenInvalidAudience = rpc.NewError(rpc.CodeTokenInvalidAudience, http.StatusUnauthorized, "security_token_invalid_audience")
+	ErrTokenInvalidAudience = token.ErrTokenInvalidAudience
+	// ErrRevocationUnavailable is token.ErrRevocationUnavailable: svc.security.revocation.fail_mode
+	// is closed and this node cannot tell whether the token was revoked (503/1900).
+	ErrRevocationUnavailable = token.ErrRevocationUnavailable
 	// ErrPrincipalInvalid: an authenticator or challenge produced no principal or a reserved id
 	// (401/1007).
 	ErrPrincipalInvalid = rpc.NewError(rpc.CodePrincipalInvalid, http.StatusUnauthorized, "security_principal_invalid")
@@ -145,7 +149,7 @@ func policyError(key string) *rpc.Error {
 // Errors of the built-in user store (CLI and host code; never sent on the wire as such).
 var (
 	// ErrUserNotFound: no user with that name or id.
-	ErrUserNotFound = errors.New("security: user not found")
+	ErrUserNotFound = token.ErrUserNotFound
 	// ErrUserExists: the user name is taken.
 	ErrUserExists = errors.New("security: user already exists")
 	// ErrInvalidUsername: empty, too long, or with control characters.
@@ -163,8 +167,6 @@ var (
 	ErrSuperiorCycle = errors.New("security: a user cannot be their own (indirect) superior")
 )
 
-// ErrSigningSecretUnavailable is a startup error: svc.security.secret is not configured and the
-// generated secret cannot be read from or stored in the primary database (table
-// sys_security_secret, created by the security module's migrations). Run `svc migrate`, or set
-// svc.security.secret.
-var ErrSigningSecretUnavailable = errors.New("signing secret unavailable: run `svc migrate` or set svc.security.secret")
+// ErrSigningSecretUnavailable is a startup error (token.ErrSigningSecretUnavailable): the
+// signing secret is neither configured nor readable from the primary database.
+var ErrSigningSecretUnavailable = token.ErrSigningSecretUnavailable

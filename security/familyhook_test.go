@@ -1,24 +1,34 @@
 package security_test
 
 import (
-	"sync"
+	"context"
 	"testing"
+	"time"
 
+	"github.com/svc-framework/svc/event"
 	"github.com/svc-framework/svc/security"
+	"github.com/svc-framework/svc/security/token"
 	"github.com/svc-framework/svc/svctest"
 )
 
 // TestFamilyHookAndInspect: Inspect returns a login token's family, issue time and expiry (and refuses a
-// bad token); logout runs the OnFamilyRevoked hooks with that family.
+// bad token); logout publishes token.SignalFamilyRevoked with that family on the node's bus
+// (what push subscribes to).
 func TestFamilyHookAndInspect(t *testing.T) {
 	e := newEnv(t)
 	jt, ok := e.sec.Tokens().(*security.JWTTokens)
 	if !ok {
 		t.Fatalf("token service %T, want *security.JWTTokens", e.sec.Tokens())
 	}
-	var mu sync.Mutex
-	var got []string
-	jt.OnFamilyRevoked(func(fid string) { mu.Lock(); got = append(got, fid); mu.Unlock() })
+	got := make(chan string, 8)
+	unsub, err := event.SubscribeTyped(e.srv.Events(), func(_ context.Context, env *event.Envelope, s signal) error {
+		got <- s.Ref
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unsub()
 
 	tok := e.access(t, e.freshUser(t))
 	info, ok := jt.Inspect(tok)
@@ -30,9 +40,17 @@ func TestFamilyHookAndInspect(t *testing.T) {
 		t.Error("Inspect accepted a malformed token")
 	}
 	want(t, e.call(t, "logout", nil, svctest.WithToken(tok)), 200, 0)
-	mu.Lock()
-	defer mu.Unlock()
-	if len(got) == 0 || got[0] != fid {
-		t.Errorf("hook calls = %v, want the family %s", got, fid)
+	select {
+	case ref := <-got:
+		if ref != fid {
+			t.Errorf("signal for family %s, want %s", ref, fid)
+		}
+	case <-time.After(10 * time.Second):
+		t.Errorf("no %s signal for family %s", token.SignalFamilyRevoked, fid)
 	}
 }
+
+// signal is token.Signal typed as the family-revoked signal, for event.SubscribeTyped.
+type signal token.Signal
+
+func (signal) EventType() string { return token.SignalFamilyRevoked }

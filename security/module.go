@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/svc-framework/svc/app"
@@ -16,6 +15,7 @@ import (
 	"github.com/svc-framework/svc/db"
 	"github.com/svc-framework/svc/i18n"
 	"github.com/svc-framework/svc/rpc"
+	"github.com/svc-framework/svc/security/token"
 )
 
 //go:embed migrations
@@ -105,33 +105,15 @@ type Service struct {
 	store          *Store
 	policy         *Policy
 	events         *emitter
-	families       *familyStore
 	sessions       *Sessions
 	trust          *trustGateway
-	feed           *changeFeed
-	state          *stateCache // the token state of the built-in token services; nil with a host's
+	feed           *token.Feed
+	state          *token.State // the token state of the built-in token services; nil with a host's
 	directory      *Directory
-	keys           *signingKeys  // filled by start: configured or database secret
-	accessTTL      time.Duration // the one place the access-token lifetime is read
+	keys           *token.Keys      // filled by start: configured or database secret
+	jwt            *token.JWTTokens // the built-in jwt_token service; nil otherwise
+	signals        *token.Signals
 	db             *db.DB
-
-	hookMu    sync.RWMutex
-	userHooks []func(userID string)
-}
-
-// accessTokenTTL is the lifetime of access tokens for cfg: svc.security.access_token_expires
-// (ours; spec §5.2's fixed 30 minutes by default), or that default for a configuration built in
-// code without config.Load's defaults. Tokens living longer are refused.
-func accessTokenTTL(cfg *config.Config) time.Duration {
-	if ttl := cfg.Security.AccessTokenExpires; ttl > 0 {
-		return ttl
-	}
-	return DefaultAccessTokenTTL
-}
-
-// tokenLifetimes are the longest lifetimes (exp − iat) accepted per token type.
-func (s *Service) tokenLifetimes() map[string]time.Duration {
-	return map[string]time.Duration{typAccess: s.accessTTL, typRefresh: s.cfg.Security.TokenExpires}
 }
 
 // Tokens returns the token service (the bearer strategy's verifier).
@@ -141,31 +123,14 @@ func (s *Service) Tokens() TokenService { return s.tokens }
 // svc.security.token_type is opaque_token with the built-in token service.
 func (s *Service) Sessions() *Sessions { return s.sessions }
 
-// OnUserChanged registers h, called with the id of every built-in user that changed (roles,
-// disabled, password, display name, TOTP, department): on the changing node at once, after its
-// caches dropped the user, and on every other server when its change feed applies the change
-// (within the bound of doc.go; a change made by the CLI included). The push module, built after
-// security, subscribes when it is built (push.Options.Revocations) and re-decides the user's
-// WebSocket connections with it, so they end (or change roles) when /api's decision
-// on their token does. h must not block: it runs on the changing request or the feed. With a
-// host user store there is no change feed and h is never called.
-func (s *Service) OnUserChanged(h func(userID string)) {
-	if h == nil {
-		return
-	}
-	s.hookMu.Lock()
-	s.userHooks = append(s.userHooks, h)
-	s.hookMu.Unlock()
-}
-
-// userChanged runs the OnUserChanged hooks (a handler of the built-in store's changes).
+// userChanged tells this node's modules that built-in user id changed (a handler of the
+// built-in store's changes: this node's and the feed's): the signal token.SignalUserChanged on
+// the bus, after the caches dropped the user, so a subscriber reads it afresh. The push module
+// re-decides the user's WebSocket connections with it, so they end (or change roles) when
+// /api's decision on their token does. With a host user store there is no change feed and no
+// such signal.
 func (s *Service) userChanged(id string) {
-	s.hookMu.RLock()
-	hooks := s.userHooks
-	s.hookMu.RUnlock()
-	for _, h := range hooks {
-		h(id)
-	}
+	s.signals.Send(context.Background(), token.SignalUserChanged, id)
 }
 
 // PermissionChecker returns the checker the composition root installs in the engine: the
@@ -196,8 +161,10 @@ func New(deps app.Deps, opts Options) (*Service, error) {
 	if deps.Config == nil || deps.DB == nil {
 		return nil, errors.New("security: a configuration and the primary data source are required")
 	}
-	s := &Service{cfg: deps.Config, logger: deps.Logger, now: deps.Clock, keys: &signingKeys{},
-		accessTTL: accessTokenTTL(deps.Config), db: deps.DB}
+	s := &Service{cfg: deps.Config, logger: deps.Logger, now: deps.Clock, keys: &token.Keys{}, db: deps.DB}
+	if deps.Events != nil {
+		s.signals = token.NewSignals(deps.Events, s.logger)
+	}
 	var sink EventSink
 	switch {
 	case deps.Events != nil:
@@ -215,13 +182,13 @@ func New(deps app.Deps, opts Options) (*Service, error) {
 		sink = EventSinks(counters, sink)
 	}
 	s.events = &emitter{sink: sink, now: s.now}
-	s.feed = newChangeFeed(deps.DB, deps.KV, deps.Config.App.Name, s.now, s.logger)
+	s.feed = token.NewFeed(deps.DB, deps.KV, deps.Config.App.Name, s.now, s.logger)
 	hasher := NewHasher(opts.Hash)
 	ext := s.extensions(deps, opts, hasher)
 	s.directory = NewDirectory(deps.DB, s.now)
 	if s.store != nil { // user changes, this server's and the feed's, go through store.forget
-		s.directory.users = newStateMap[*DirectoryUser](s.now)
-		s.store.onChange = append(s.store.onChange, s.directory.users.forget)
+		s.directory.users = token.NewCache[*DirectoryUser](s.now)
+		s.store.onChange = append(s.store.onChange, s.directory.users.Forget)
 	}
 	if err := s.buildTokens(deps, opts, ext); err != nil {
 		return nil, err
@@ -235,8 +202,7 @@ func New(deps app.Deps, opts Options) (*Service, error) {
 	}
 	s.buildGuard(deps, opts)
 	s.buildChain(deps, opts, ext)
-	s.challenges = &challengeTokens{signer: signer{keys: s.keys, purpose: typChallenge, audience: deps.Config.App.Name,
-		now: s.now, lifetimes: map[string]time.Duration{typChallenge: ChallengeTokenTTL}}}
+	s.challenges = &challengeTokens{signer: token.NewChallenges(s.keys, deps.Config.App.Name, s.now)}
 
 	perms := NewRolePermissions(deps.Config.Security.Roles)
 	s.permissions = opts.Permissions
@@ -261,18 +227,18 @@ func (s *Service) Module() app.Module {
 		AutoMigrate: true,
 		Start:       s.start,
 		Workers: []app.Worker{
-			{Name: "change_poll", Interval: ChangePollInterval, Run: s.feed.poll},
-			{Name: "change_purge", Interval: familyPurgeInterval, Run: s.feed.purge},
+			{Name: "change_poll", Interval: ChangePollInterval, Run: s.feed.Poll},
+			{Name: "change_purge", Interval: familyPurgeInterval, Run: s.feed.Purge},
 		},
 	}
-	if s.feed.kv != nil {
-		m.Workers = append(m.Workers, app.Worker{Name: "change_subscribe", Run: s.feed.subscribe})
+	if s.feed.Relays() {
+		m.Workers = append(m.Workers, app.Worker{Name: "change_subscribe", Run: s.feed.Subscribe})
 	}
-	if s.feed.listens() {
-		m.Workers = append(m.Workers, app.Worker{Name: "change_listen", Run: s.feed.listen})
+	if s.feed.Listens() {
+		m.Workers = append(m.Workers, app.Worker{Name: "change_listen", Run: s.feed.Listen})
 	}
-	if s.families != nil {
-		m.Workers = append(m.Workers, app.Worker{Name: "token_family_purge", Interval: familyPurgeInterval, Run: s.purgeFamilies})
+	if s.jwt != nil {
+		m.Workers = append(m.Workers, app.Worker{Name: "token_family_purge", Interval: familyPurgeInterval, Run: s.jwt.PurgeFamilies})
 	}
 	if s.sessions != nil {
 		if _, inDB := s.sessions.store.(*dbSessions); inDB {
@@ -294,11 +260,11 @@ func (s *Service) strategies() []rpc.Strategy {
 // start loads the signing key (spec/README.md: no shipped secret), places the change feed at the
 // newest change and tells the operator how to create the first user of an empty built-in store.
 func (s *Service) start(ctx context.Context) error {
-	key, generated, err := loadSigningKey(ctx, s.cfg.Security.Secret, s.db, s.now())
+	key, generated, err := token.LoadSigningKey(ctx, s.cfg.Security.Secret, s.db, s.now())
 	if err != nil {
 		return fmt.Errorf("security: %w", err)
 	}
-	s.keys.store(key)
+	s.keys.Store(key)
 	switch {
 	case s.cfg.Security.Secret != "":
 	case generated:
@@ -306,14 +272,13 @@ func (s *Service) start(ctx context.Context) error {
 	default:
 		s.logger.Info("svc.security.secret is not set: using the signing secret stored in sys_security_secret")
 	}
-	if err := s.feed.start(ctx); err != nil {
+	if err := s.feed.Start(ctx); err != nil {
 		return err
 	}
-	if jwt, ok := s.tokens.(*JWTTokens); ok {
-		if err := jwt.loadRevoked(ctx); err != nil {
+	if s.jwt != nil {
+		if err := s.jwt.Start(ctx); err != nil {
 			return err
 		}
-		s.feed.resync = jwt.loadRevoked
 	}
 	if s.store == nil {
 		return nil
@@ -327,19 +292,6 @@ func (s *Service) start(ctx context.Context) error {
 			"(and give the role permissions in svc.security.roles, e.g. admin = [\"*\"])")
 	}
 	return nil
-}
-
-// purgeFamilies deletes token families whose refresh token has expired and drops the expired
-// entries of the revocation set.
-func (s *Service) purgeFamilies(ctx context.Context) error {
-	if jwt, ok := s.tokens.(*JWTTokens); ok {
-		jwt.revoked.sweep(s.now())
-	}
-	n, err := s.families.purge(ctx, s.now().Add(-jwtLeeway))
-	if err == nil && n > 0 {
-		s.logger.Debug("token families purged", slog.Int64("count", n))
-	}
-	return err
 }
 
 // logSink is the default EventSink: one info line per event.

@@ -1,10 +1,13 @@
 package security
 
 import (
+	"context"
 	"maps"
+	"time"
 
 	"github.com/svc-framework/svc/app"
 	"github.com/svc-framework/svc/config"
+	"github.com/svc-framework/svc/security/token"
 )
 
 // extensions are the directory-backed pieces, from the built-in store, a host UserStore that
@@ -30,7 +33,7 @@ func (s *Service) extensions(deps app.Deps, opts Options, hasher *Hasher) extens
 		ext.users, dir = opts.UserStore, opts.UserStore
 	default:
 		s.store = NewStore(deps.DB, hasher, nil, s.now)
-		s.store.feed, s.store.users = s.feed, newStateMap[*User](s.now)
+		s.store.feed, s.store.users = s.feed, token.NewCache[*User](s.now)
 		ext.users, dir = s.store, s.store
 	}
 	ext.principals, _ = dir.(PrincipalLoader)
@@ -70,41 +73,48 @@ func (s *Service) buildTokens(deps app.Deps, opts Options, ext extensions) error
 		return nil
 	}
 	sec := deps.Config.Security
-	state := newStateCache(ext.state, s.now, s.logger)
+	state := token.NewState(ext.state, s.store != nil && ext.state == TokenStateLoader(s.store), sec.Revocation, s.now, s.logger)
 	s.state = state
 	if s.store != nil {
-		s.store.onChange = append(s.store.onChange, state.invalidate)
-		s.feed.on(changeUser, s.store.forget)
+		s.store.onChange = append(s.store.onChange, state.Invalidate)
+		s.feed.On(token.ChangeUser, s.store.forget)
 	}
 	if sec.TokenType == config.TokenTypeOpaque {
 		s.sessions = OpenSessions(deps.Config, deps.DB, deps.KV, s.now)
 		s.sessions.state, s.sessions.events, s.sessions.logger, s.sessions.feed = state, s.events, s.logger, s.feed
 		if _, inDB := s.sessions.store.(*dbSessions); inDB {
-			s.sessions.cache = newStateMap[*Session](s.now)
+			s.sessions.cache = token.NewCache[*Session](s.now)
+			s.sessions.failClosed = sec.Revocation.FailMode == config.RevocationFailClosed
+			s.sessions.maxFeedAge = max(sec.Revocation.MaxFeedAge, time.Second)
 		}
 		s.sessions.OnRevoke(opts.OnRevoke)
-		s.feed.on(changeSession, s.sessions.forget)
+		// this node's revocations reach push as a bus signal (push kicks and relays them)
+		s.sessions.OnRevoke(func(ctx context.Context, rev SessionRevocation) {
+			s.signals.Send(ctx, token.SignalSessionRevoked, rev.SessionID)
+		})
+		s.feed.On(token.ChangeSession, s.sessions.forget)
 		s.tokens = NewOpaqueTokens(s.sessions)
 		return nil
 	}
-	s.families = &familyStore{db: deps.DB}
-	jwt := &JWTTokens{
-		signer:           signer{keys: s.keys, audience: deps.Config.App.Name, now: s.now, lifetimes: s.tokenLifetimes()},
-		refreshTTL:       sec.TokenExpires,
-		refreshNotBefore: sec.RefreshNotBefore,
-		families:         s.families,
-		state:            state,
-		reload:           ext.principals,
-		events:           s.events,
-		logger:           s.logger,
-		verified:         newVerifiedCache(),
-		revoked:          &revokedSet{},
-		revocations:      &revoker{families: s.families},
-		feed:             s.feed,
-	}
-	s.feed.on(changeFamily, jwt.familyRevoked)
-	s.tokens = jwt
+	s.jwt = token.NewJWT(token.JWTOptions{Config: deps.Config, DB: deps.DB, Keys: s.keys, Now: s.now, Logger: s.logger,
+		State: state, Principals: ext.principals, Feed: s.feed, Signals: s.signals, Audit: auditor{s.events}})
+	s.tokens = s.jwt
 	return nil
+}
+
+// auditor turns what the token layer reports into the module's events.
+type auditor struct{ events *emitter }
+
+var _ token.Auditor = auditor{}
+
+// RefreshReused implements token.Auditor: EventRefreshReuseDetected.
+func (a auditor) RefreshReused(ctx context.Context, principalID string) {
+	a.events.emit(ctx, Event{Type: EventRefreshReuseDetected, PrincipalID: principalID, Reason: "reuse"})
+}
+
+// FamilyForced implements token.Auditor: EventSessionRevoked with the family id as SessionID.
+func (a auditor) FamilyForced(ctx context.Context, principalID, fid string) {
+	a.events.emit(ctx, Event{Type: EventSessionRevoked, PrincipalID: principalID, SessionID: fid, Reason: RevokeReasonForced})
 }
 
 // buildAuthenticators registers the host's login types and the built-in password login over

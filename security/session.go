@@ -14,6 +14,7 @@ import (
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/db"
 	"github.com/svc-framework/svc/rpc"
+	"github.com/svc-framework/svc/security/token"
 )
 
 // Revocation reasons of SessionRevocation and EventSessionRevoked.
@@ -115,13 +116,16 @@ type Sessions struct {
 	store  sessionStore
 	cfg    config.Session
 	now    func() time.Time
-	state  *stateCache
+	state  *token.State
 	events *emitter
 	logger *slog.Logger
 	seed   maphash.Seed
 	locks  [userLockStripes]sync.Mutex
-	cache  *stateMap[*Session] // server with the database store only; nil *Session = no such session
-	feed   *changeFeed
+	cache  *token.Cache[*Session] // server with the database store only; nil *Session = no such session
+	feed   *token.Feed
+	// failClosed, maxFeedAge: svc.security.revocation (closed mode gates the cache on the feed)
+	failClosed bool
+	maxFeedAge time.Duration
 
 	mu    sync.RWMutex
 	hooks []RevocationHook
@@ -145,20 +149,20 @@ func OpenSessions(cfg *config.Config, d *db.DB, kv *redis.Client, now func() tim
 // load returns the session with id, from the cache when it holds a live one. A cached session
 // that looks expired is read again: another server may have slid its expiry.
 func (s *Sessions) load(ctx context.Context, id string, now time.Time) (*Session, error) {
-	sess, err := s.cache.load(ctx, id, func(ctx context.Context) (*Session, error) { return s.store.get(ctx, id) })
+	sess, err := s.cache.Load(ctx, id, func(ctx context.Context) (*Session, error) { return s.store.get(ctx, id) })
 	if err != nil || sess == nil || now.Before(sess.ExpiresAt) {
 		return sess, err
 	}
 	if s.cache == nil {
 		return sess, nil
 	}
-	s.cache.forget(id)
-	return s.cache.load(ctx, id, func(ctx context.Context) (*Session, error) { return s.store.get(ctx, id) })
+	s.cache.Forget(id)
+	return s.cache.Load(ctx, id, func(ctx context.Context) (*Session, error) { return s.store.get(ctx, id) })
 }
 
 // forget drops session id from the cache (a revocation of this process or from the change
 // feed).
-func (s *Sessions) forget(id string) { s.cache.forget(id) }
+func (s *Sessions) forget(id string) { s.cache.Forget(id) }
 
 // SessionID returns the session id of an opaque access token: hex(SHA-256(token)). Consumers that
 // authenticated a connection with a token (push) match revocations with it.
@@ -195,14 +199,14 @@ func (s *Sessions) Get(ctx context.Context, id string) (*Session, error) {
 	if err != nil || sess == nil || !now.Before(sess.ExpiresAt) {
 		return nil, err
 	}
-	roles, err := s.state.check(ctx, sess.UserID, sess.CreatedAt, false)
+	roles, err := s.state.Check(ctx, sess.UserID, sess.CreatedAt, false)
 	if err != nil {
 		return nil, nil
 	}
 	c := *sess
-	c.Principal = clonePrincipal(sess.Principal)
+	c.Principal = token.ClonePrincipal(sess.Principal)
 	if roles != nil && c.Principal != nil {
-		c.Principal.Roles = withRoles(roles)
+		c.Principal.Roles = token.WithRoles(roles)
 	}
 	return &c, nil
 }
@@ -243,7 +247,7 @@ func (s *Sessions) revoke(ctx context.Context, id, reason string) (bool, error) 
 	if err != nil || sess == nil {
 		return false, err
 	}
-	s.feed.publish(ctx, changeSession, id)
+	s.feed.Publish(ctx, token.ChangeSession, id)
 	if !s.now().Before(sess.ExpiresAt) { // expired but not purged yet: removed, was not live
 		return false, nil
 	}
@@ -277,14 +281,14 @@ func (s *Sessions) callHook(ctx context.Context, h RevocationHook, r SessionRevo
 // most k-1 extra sessions with the database store (the next login of the user trims them) and
 // none with Redis, whose check-and-insert is one script.
 func (s *Sessions) create(ctx context.Context, p *rpc.Principal) (string, error) {
-	token, err := GenerateOpaqueToken()
+	tok, err := GenerateOpaqueToken()
 	if err != nil {
 		return "", err
 	}
 	now := s.now().UTC()
 	maxAt := now.Add(s.cfg.MaxLifetime)
-	sess := Session{ID: SessionID(token), UserID: p.ID, Principal: p, ClientIP: rpc.RequestInfoFrom(ctx).ClientIP,
-		CreatedAt: s.state.loginTime(ctx, p.ID, now, s.store.precision()), LastSeenAt: now, ExpiresAt: earliest(now.Add(s.cfg.IdleTTL), maxAt), MaxExpiresAt: maxAt}
+	sess := Session{ID: SessionID(tok), UserID: p.ID, Principal: p, ClientIP: rpc.RequestInfoFrom(ctx).ClientIP,
+		CreatedAt: s.state.LoginTime(ctx, p.ID, now, s.store.precision()), LastSeenAt: now, ExpiresAt: earliest(now.Add(s.cfg.IdleTTL), maxAt), MaxExpiresAt: maxAt}
 	limit := sessionLimit{max: max(s.cfg.MaxConcurrent, 0), reject: s.cfg.OnExceed == config.OnExceedReject}
 	mu := &s.locks[maphash.String(s.seed, p.ID)%userLockStripes]
 	mu.Lock()
@@ -295,37 +299,42 @@ func (s *Sessions) create(ctx context.Context, p *rpc.Principal) (string, error)
 	}
 	for _, e := range evicted {
 		s.forget(e.ID)
-		s.feed.publish(ctx, changeSession, e.ID)
+		s.feed.Publish(ctx, token.ChangeSession, e.ID)
 		s.revoked(ctx, e.ID, e.UserID, RevokeReasonEvicted)
 	}
-	return token, nil
+	return tok, nil
 }
 
 // verify returns the principal of a live session and slides its expiry (wire-core §5.5):
 // unknown, expired and revoked sessions are 401/1003, as are sessions created before the
 // principal's password change or disable.
-func (s *Sessions) verify(ctx context.Context, token string) (*rpc.Principal, error) {
-	if !wellFormedOpaque(token) {
+func (s *Sessions) verify(ctx context.Context, tok string) (*rpc.Principal, error) {
+	if !wellFormedOpaque(tok) {
 		return nil, ErrTokenInvalid
 	}
+	// the cache (database sessions) is only as current as the feed: in closed mode a node that
+	// cannot read its change log refuses rather than trust it (svc.security.revocation)
+	if s.cache != nil && s.failClosed && !s.feed.Current(ctx, s.maxFeedAge) {
+		return nil, ErrRevocationUnavailable
+	}
 	now := s.now()
-	sess, err := s.load(ctx, SessionID(token), now)
+	sess, err := s.load(ctx, SessionID(tok), now)
 	if err != nil {
 		return nil, err
 	}
 	if sess == nil || !now.Before(sess.ExpiresAt) {
 		return nil, ErrTokenInvalid
 	}
-	roles, err := s.state.check(ctx, sess.UserID, sess.CreatedAt, false)
+	roles, err := s.state.Check(ctx, sess.UserID, sess.CreatedAt, false)
 	if err != nil {
 		return nil, err
 	}
 	if s.cfg.Sliding {
 		s.slide(ctx, sess, now)
 	}
-	p := clonePrincipal(sess.Principal)
+	p := token.ClonePrincipal(sess.Principal)
 	if roles != nil {
-		p.Roles = withRoles(roles)
+		p.Roles = token.WithRoles(roles)
 	}
 	return p, nil
 }
@@ -346,7 +355,7 @@ func (s *Sessions) slide(ctx context.Context, sess *Session, now time.Time) {
 	if s.cache != nil {
 		c := *sess // the cached value is shared: replace it, never change it
 		c.ExpiresAt, c.LastSeenAt = target.UTC(), now.UTC()
-		s.cache.set(sess.ID, &c)
+		s.cache.Set(sess.ID, &c)
 	}
 }
 

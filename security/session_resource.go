@@ -25,59 +25,6 @@ const (
 	SessionKindSession = "session"      // opaque_token: one opaque session
 )
 
-// TokenFamily is one live login under jwt_token: the refresh-token family it started, which its
-// access and refresh tokens carry.
-type TokenFamily struct {
-	ID       string
-	UserID   string
-	ClientIP string // "" for families created before migration 006
-	// CreatedAt is the login time, RefreshedAt the last refresh (the login time before one).
-	CreatedAt   time.Time
-	RefreshedAt time.Time
-	// ExpiresAt is when the family's current refresh token expires.
-	ExpiresAt time.Time
-}
-
-// Families returns the live (neither revoked nor expired) token families of a principal id,
-// oldest first.
-func (t *JWTTokens) Families(ctx context.Context, userID string) ([]TokenFamily, error) {
-	rows, err := t.families.live(ctx, userID, t.signer.now())
-	if err != nil {
-		return nil, err
-	}
-	out := make([]TokenFamily, len(rows))
-	for i, f := range rows {
-		out[i] = TokenFamily{ID: f.ID, UserID: f.PrincipalID, ClientIP: f.ClientIP, CreatedAt: f.CreatedAt.UTC(),
-			RefreshedAt: f.RefreshedAt.UTC(), ExpiresAt: f.ExpiresAt.UTC()}
-	}
-	return out, nil
-}
-
-// RevokeFamily ends the token family id (forced logout): its refresh token and every access
-// token carrying it are refused from then on, at once on this node and within the bound of
-// doc.go on the others. It reports whether the family was live.
-func (t *JWTTokens) RevokeFamily(ctx context.Context, id string) (bool, error) {
-	f, err := t.families.get(ctx, id)
-	if err != nil || f == nil || f.RevokedAt != nil || !t.signer.now().Before(f.ExpiresAt) {
-		return false, err
-	}
-	if err := t.revokeFamily(ctx, id, RevokeReasonForced); err != nil {
-		return false, err
-	}
-	t.events.emit(ctx, Event{Type: EventSessionRevoked, PrincipalID: f.PrincipalID, SessionID: id, Reason: RevokeReasonForced})
-	return true, nil
-}
-
-// RevokeUserFamilies ends every live token family of a principal id ("sign out everywhere") and
-// returns how many it ended.
-func (t *JWTTokens) RevokeUserFamilies(ctx context.Context, userID string) (int, error) {
-	live, err := t.Families(ctx, userID)
-	if err != nil {
-		return 0, err
-	}
-	return revokeEach(ctx, live, func(f TokenFamily) string { return f.ID }, t.RevokeFamily)
-}
-
 // SessionView is one login as security/session lists it.
 type SessionView struct {
 	ID           string     `json:"id"`
@@ -231,24 +178,16 @@ func (l familyLogins) revokeUser(ctx context.Context, userID string) (int, error
 }
 
 func (l familyLogins) owner(ctx context.Context, id string) (string, error) {
-	f, err := l.t.families.get(ctx, id)
-	if err != nil || f == nil {
-		return "", err
-	}
-	return f.PrincipalID, nil
+	return l.t.Owner(ctx, id)
 }
 
 func (l familyLogins) roles(ctx context.Context, userID string) ([]string, error) {
-	fs, err := l.t.families.live(ctx, userID, l.t.signer.now())
+	ps, err := l.t.LoginPrincipals(ctx, userID)
 	if err != nil {
 		return nil, err
 	}
 	var out []string
-	for _, f := range fs {
-		p, err := decodePrincipal(f.Principal, f.PrincipalID)
-		if err != nil {
-			return nil, err
-		}
+	for _, p := range ps {
 		out = append(out, p.Roles...)
 	}
 	return out, nil
@@ -258,9 +197,7 @@ func (l familyLogins) roles(ctx context.Context, userID string) ([]string, error
 func (s *Service) logins() logins {
 	switch t := s.tokens.(type) {
 	case *JWTTokens:
-		if t.families != nil {
-			return familyLogins{t}
-		}
+		return familyLogins{t}
 	case *OpaqueTokens:
 		if s.sessions != nil {
 			return sessionLogins{s.sessions}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/svc-framework/svc/db"
 	"github.com/svc-framework/svc/rpc"
+	"github.com/svc-framework/svc/security/token"
 	"github.com/uptrace/bun"
 )
 
@@ -101,7 +102,7 @@ func (s *dbSessions) create(ctx context.Context, sess Session, limit sessionLimi
 					return err
 				}
 				for _, id := range ids {
-					if err := recordChange(ctx, tx, changeSession, id, now); err != nil {
+					if err := token.RecordChange(ctx, tx, token.ChangeSession, id, now); err != nil {
 						return err
 					}
 				}
@@ -157,7 +158,7 @@ func (s *dbSessions) remove(ctx context.Context, id string, now time.Time) (*Ses
 			gone = true // another request removed it first
 			return err
 		}
-		return recordChange(ctx, tx, changeSession, id, now)
+		return token.RecordChange(ctx, tx, token.ChangeSession, id, now)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("security: revoke session: %w", err)

@@ -16,6 +16,7 @@ import (
 	"github.com/svc-framework/svc/crud"
 	"github.com/svc-framework/svc/db"
 	"github.com/svc-framework/svc/rpc"
+	"github.com/svc-framework/svc/security/token"
 	"github.com/uptrace/bun"
 )
 
@@ -138,9 +139,9 @@ type Store struct {
 	hasher   *Hasher
 	policy   *Policy
 	now      func() time.Time
-	users    *stateMap[*User]      // by id, nil *User = no such user; nil map outside a server
+	users    *token.Cache[*User]   // by id, nil *User = no such user; nil map outside a server
 	onChange []func(userID string) // caches built on users (token state, the directory)
-	feed     *changeFeed
+	feed     *token.Feed
 }
 
 // NewStore returns the built-in store over d (its tables come from Migrations()). policy may be
@@ -172,12 +173,12 @@ var (
 // servers (the row in sys_security_change reaches them in any case).
 func (s *Store) changed(ctx context.Context, id string) {
 	s.forget(id)
-	s.feed.publish(ctx, changeUser, id)
+	s.feed.Publish(ctx, token.ChangeUser, id)
 }
 
 // forget drops user id from the caches (a change of this process or from the change feed).
 func (s *Store) forget(id string) {
-	s.users.forget(id)
+	s.users.Forget(id)
 	for _, f := range s.onChange {
 		f(id)
 	}
@@ -211,7 +212,7 @@ func (s *Store) Create(ctx context.Context, username, displayName, password stri
 		if err := s.addHistory(ctx, tx, row.ID, hash, now); err != nil {
 			return err
 		}
-		return recordChange(ctx, tx, changeUser, row.ID, now)
+		return token.RecordChange(ctx, tx, token.ChangeUser, row.ID, now)
 	})
 	if db.IsUniqueViolation(err) {
 		return nil, ErrUserExists
@@ -251,7 +252,7 @@ func (s *Store) cached(ctx context.Context, id string) (*User, error) {
 	if id == "" {
 		return nil, ErrUserNotFound
 	}
-	u, err := s.users.load(ctx, id, func(ctx context.Context) (*User, error) {
+	u, err := s.users.Load(ctx, id, func(ctx context.Context) (*User, error) {
 		row, err := s.row(ctx, "id", id)
 		if errors.Is(err, ErrUserNotFound) {
 			return nil, nil
@@ -379,7 +380,7 @@ func (s *Store) ChangePassword(ctx context.Context, id, password string) error {
 		if err := s.addHistory(ctx, tx, u.ID, hash, now); err != nil {
 			return err
 		}
-		return recordChange(ctx, tx, changeUser, u.ID, now)
+		return token.RecordChange(ctx, tx, token.ChangeUser, u.ID, now)
 	})
 	if err != nil {
 		return fmt.Errorf("security: change password: %w", err)
@@ -396,7 +397,7 @@ func (s *Store) UpgradePasswordHash(ctx context.Context, userID, oldHash, newHas
 	if err != nil {
 		return fmt.Errorf("security: upgrade password hash: %w", err)
 	}
-	s.users.forget(userID) // nothing another server caches depends on the hash
+	s.users.Forget(userID) // nothing another server caches depends on the hash
 	return nil
 }
 
@@ -447,7 +448,7 @@ func (s *Store) update(ctx context.Context, username string, set func(*bun.Updat
 		if _, err := q.Exec(ctx); err != nil {
 			return err
 		}
-		return recordChange(ctx, tx, changeUser, u.ID, now)
+		return token.RecordChange(ctx, tx, token.ChangeUser, u.ID, now)
 	})
 	if err != nil {
 		return fmt.Errorf("security: update user: %w", err)

@@ -1,4 +1,4 @@
-package security
+package token
 
 import (
 	"maps"
@@ -74,7 +74,7 @@ func (c *verifiedCache) drop(token string) {
 
 // copyPrincipal returns a deep copy of the cached principal (issue #12): a handler that
 // changes its Principal, its Roles or its Details cannot affect any other request of the token.
-func (v verifiedToken) copyPrincipal() *rpc.Principal { return clonePrincipal(v.principal) }
+func (v verifiedToken) copyPrincipal() *rpc.Principal { return ClonePrincipal(v.principal) }
 
 // principalWith is copyPrincipal with the principal's current roles when the store keeps them
 // (roles not nil), copied once.
@@ -88,9 +88,9 @@ func (v verifiedToken) principalWith(roles []string) *rpc.Principal {
 	return &c
 }
 
-// clonePrincipal returns a copy of p that shares nothing mutable with it: the roles slice and
+// ClonePrincipal returns a copy of p that shares nothing mutable with it: the roles slice and
 // the JSON-shaped details (maps and slices, nested) are copied.
-func clonePrincipal(p *rpc.Principal) *rpc.Principal {
+func ClonePrincipal(p *rpc.Principal) *rpc.Principal {
 	if p == nil {
 		return nil
 	}

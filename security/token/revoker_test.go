@@ -1,4 +1,4 @@
-package security
+package token_test
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 
 	"github.com/svc-framework/svc/db"
 	"github.com/svc-framework/svc/internal/testservice"
+	"github.com/svc-framework/svc/security"
+	"github.com/svc-framework/svc/security/token"
 )
 
 // TestRevokerRetriesFailedWrite: a revocation whose write fails (here: the change log is
@@ -15,24 +17,22 @@ import (
 func TestRevokerRetriesFailedWrite(t *testing.T) {
 	testservice.EachDB(t, func(t *testing.T, d *db.DB) {
 		ctx := context.Background()
-		if err := db.Migrate(ctx, d, *Migrations()); err != nil {
+		if err := db.Migrate(ctx, d, *security.Migrations()); err != nil {
 			t.Fatal(err)
 		}
-		store := &familyStore{db: d}
-		r := &revoker{families: store}
+		fams := token.NewTestFamilies(d)
 		now := time.Now().UTC().Truncate(time.Second)
-		if err := store.create(ctx, family{ID: "fam-1", PrincipalID: "u1", CurrentJTI: "j1", Principal: "{}",
-			CreatedAt: now, RefreshedAt: now, ExpiresAt: now.Add(time.Hour)}); err != nil {
+		if err := token.TestCreate(fams, ctx, "fam-1", now); err != nil {
 			t.Fatal(err)
 		}
 		// The outage: the change log is gone, so the revocation's transaction fails.
 		if _, err := d.ExecContext(ctx, "ALTER TABLE sys_security_change RENAME TO sys_security_change_away"); err != nil {
 			t.Fatal(err)
 		}
-		if err := r.revoke(ctx, "fam-1", revokeLogout, now); err == nil {
+		if err := token.TestRevoke(fams, ctx, "fam-1", now); err == nil {
 			t.Fatal("revoke without the change log succeeded")
 		}
-		if revoked, err := store.isRevoked(ctx, "fam-1"); err != nil || revoked {
+		if revoked, err := token.TestIsRevoked(fams, ctx, "fam-1"); err != nil || revoked {
 			t.Fatalf("isRevoked after the failed write = %t, %v; want false (rolled back)", revoked, err)
 		}
 		if _, err := d.ExecContext(ctx, "ALTER TABLE sys_security_change_away RENAME TO sys_security_change"); err != nil {
@@ -40,7 +40,7 @@ func TestRevokerRetriesFailedWrite(t *testing.T) {
 		}
 		deadline := time.Now().Add(10 * time.Second)
 		for {
-			revoked, err := store.isRevoked(ctx, "fam-1")
+			revoked, err := token.TestIsRevoked(fams, ctx, "fam-1")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -53,7 +53,7 @@ func TestRevokerRetriesFailedWrite(t *testing.T) {
 			time.Sleep(50 * time.Millisecond)
 		}
 		var changes int
-		if err := d.NewSelect().Model((*changeRow)(nil)).ColumnExpr("COUNT(*)").Where("kind = ? AND ref = ?", changeFamily, "fam-1").Scan(ctx, &changes); err != nil {
+		if err := d.NewSelect().Table("sys_security_change").ColumnExpr("COUNT(*)").Where("kind = ? AND ref = ?", token.ChangeFamily, "fam-1").Scan(ctx, &changes); err != nil {
 			t.Fatal(err)
 		}
 		if changes != 1 {

@@ -1,4 +1,4 @@
-package security
+package token
 
 import (
 	"context"
@@ -9,35 +9,36 @@ import (
 // cacheMax bounds each state cache. A node with more live keys than this only loses hits.
 const cacheMax = 100_000
 
-// stateMap is the in-memory cache of one kind of security state (users, token families,
+// Cache is the in-memory cache of one kind of security state (users, token families,
 // sessions), kept current by the change feed rather than by expiry: forget and set are called
 // when a change is applied, and an entry also ends after cacheSafetyTTL.
 //
 // A load that raced with a change must not store what it read before the change: every forget
 // and set bumps gen, and load stores its result only if gen did not move while it read.
 //
-// A nil *stateMap caches nothing (load always reads): what a process without a change feed (the
+// A nil *Cache caches nothing (load always reads): what a process without a change feed (the
 // CLI, host tools) uses, since nothing would keep its entries current.
-type stateMap[V any] struct {
+type Cache[V any] struct {
 	now func() time.Time
 	ttl time.Duration // cacheSafetyTTL unless the source has no change feed
 
 	mu  sync.RWMutex
 	gen uint64
-	m   map[string]stateItem[V]
+	m   map[string]cacheItem[V]
 }
 
-type stateItem[V any] struct {
+type cacheItem[V any] struct {
 	v  V
 	at time.Time
 }
 
-func newStateMap[V any](now func() time.Time) *stateMap[V] {
-	return &stateMap[V]{now: now, ttl: cacheSafetyTTL, m: map[string]stateItem[V]{}}
+// NewCache returns an empty cache whose entries live cacheSafetyTTL.
+func NewCache[V any](now func() time.Time) *Cache[V] {
+	return &Cache[V]{now: now, ttl: cacheSafetyTTL, m: map[string]cacheItem[V]{}}
 }
 
-// get returns the cached value of key, if there is a fresh one.
-func (c *stateMap[V]) get(key string) (V, bool) {
+// Get returns the cached value of key, if there is a fresh one.
+func (c *Cache[V]) Get(key string) (V, bool) {
 	if c == nil {
 		var zero V
 		return zero, false
@@ -52,17 +53,17 @@ func (c *stateMap[V]) get(key string) (V, bool) {
 	return e.v, true
 }
 
-func (c *stateMap[V]) stale(e stateItem[V], now time.Time) bool {
+func (c *Cache[V]) stale(e cacheItem[V], now time.Time) bool {
 	return now.Sub(e.at) >= c.ttl || now.Before(e.at)
 }
 
-// load returns the cached value of key, or reads it with read and caches it unless a change was
+// Load returns the cached value of key, or reads it with read and caches it unless a change was
 // applied meanwhile.
-func (c *stateMap[V]) load(ctx context.Context, key string, read func(ctx context.Context) (V, error)) (V, error) {
+func (c *Cache[V]) Load(ctx context.Context, key string, read func(ctx context.Context) (V, error)) (V, error) {
 	if c == nil {
 		return read(ctx)
 	}
-	if v, ok := c.get(key); ok {
+	if v, ok := c.Get(key); ok {
 		return v, nil
 	}
 	c.mu.RLock()
@@ -80,8 +81,8 @@ func (c *stateMap[V]) load(ctx context.Context, key string, read func(ctx contex
 	return v, nil
 }
 
-// generation is the change count a batch read starts from (putAll's gen); 0 without a cache.
-func (c *stateMap[V]) generation() uint64 {
+// Generation is the change count a batch read starts from (putAll's gen); 0 without a cache.
+func (c *Cache[V]) Generation() uint64 {
 	if c == nil {
 		return 0
 	}
@@ -90,9 +91,9 @@ func (c *stateMap[V]) generation() uint64 {
 	return c.gen
 }
 
-// putAll caches the values of a batch read that started at generation gen, unless a change was
+// PutAll caches the values of a batch read that started at generation gen, unless a change was
 // applied meanwhile (load's rule for many keys).
-func (c *stateMap[V]) putAll(gen uint64, vs map[string]V) {
+func (c *Cache[V]) PutAll(gen uint64, vs map[string]V) {
 	if c == nil {
 		return
 	}
@@ -106,8 +107,8 @@ func (c *stateMap[V]) putAll(gen uint64, vs map[string]V) {
 	}
 }
 
-// set stores v for key (a change this node knows the result of).
-func (c *stateMap[V]) set(key string, v V) {
+// Set stores v for key (a change this node knows the result of).
+func (c *Cache[V]) Set(key string, v V) {
 	if c == nil {
 		return
 	}
@@ -119,7 +120,7 @@ func (c *stateMap[V]) set(key string, v V) {
 
 // put stores v; the caller holds mu. A full cache first drops stale entries, then an arbitrary
 // quarter of the rest (Go's map order is random).
-func (c *stateMap[V]) put(key string, v V) {
+func (c *Cache[V]) put(key string, v V) {
 	now := c.now()
 	if len(c.m) >= cacheMax {
 		for k, e := range c.m {
@@ -134,11 +135,11 @@ func (c *stateMap[V]) put(key string, v V) {
 			delete(c.m, k)
 		}
 	}
-	c.m[key] = stateItem[V]{v: v, at: now}
+	c.m[key] = cacheItem[V]{v: v, at: now}
 }
 
-// forget drops key (a change whose result must be read again).
-func (c *stateMap[V]) forget(key string) {
+// Forget drops key (a change whose result must be read again).
+func (c *Cache[V]) Forget(key string) {
 	if c == nil {
 		return
 	}

@@ -1,4 +1,4 @@
-package security
+package token
 
 import (
 	"crypto/hmac"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/rpc"
 )
 
@@ -18,8 +19,6 @@ const (
 	// DefaultAccessTokenTTL is the access-token lifetime when svc.security.access_token_expires
 	// is unset: the fixed 30 minutes of spec §5.2 and the original.
 	DefaultAccessTokenTTL = 30 * time.Minute
-	// ChallengeTokenTTL is the lifetime of a challenge-state token (wire-core §5.2).
-	ChallengeTokenTTL = 5 * time.Minute
 	// Issuer is the iss claim of every token svc issues.
 	Issuer = "svc"
 	// jwtLeeway tolerates clock skew between nodes when checking exp and nbf.
@@ -29,6 +28,17 @@ const (
 	typRefresh   = "refresh"
 	typChallenge = "challenge"
 )
+
+// AccessTTL is the lifetime of access tokens for cfg: svc.security.access_token_expires
+// (ours; spec §5.2's fixed 30 minutes by default), or that default for a configuration built in
+// code without config.Load's defaults. Tokens living longer are refused. It is the one place the
+// access lifetime is read.
+func AccessTTL(cfg *config.Config) time.Duration {
+	if ttl := cfg.Security.AccessTokenExpires; ttl > 0 {
+		return ttl
+	}
+	return DefaultAccessTokenTTL
+}
 
 // claims are the JWT claims of access, refresh and challenge tokens. aud is a single string, as
 // the original sends it; uid and pnm carry the principal's id and name explicitly so that ids
@@ -160,7 +170,7 @@ func (c *claims) setPrincipal(p *rpc.Principal) error {
 
 // signer signs and verifies HS256 JWTs with one key and audience.
 type signer struct {
-	keys     *signingKeys
+	keys     *Keys
 	purpose  string // the key of keys to use: typChallenge, or "" for access and refresh tokens
 	audience string
 	now      func() time.Time

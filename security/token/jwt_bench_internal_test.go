@@ -1,4 +1,4 @@
-package security
+package token
 
 import (
 	"bytes"
@@ -7,8 +7,8 @@ import (
 )
 
 func benchSigner(b *testing.B) (*signer, string) {
-	keys := &signingKeys{}
-	keys.store(bytes.Repeat([]byte{7}, 32))
+	keys := &Keys{}
+	keys.Store(bytes.Repeat([]byte{7}, 32))
 	now := time.Now()
 	s := &signer{keys: keys, audience: "svc-app", now: func() time.Time { return now },
 		lifetimes: map[string]time.Duration{typAccess: 30 * time.Minute}}

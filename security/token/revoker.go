@@ -1,4 +1,4 @@
-package security
+package token
 
 import (
 	"context"
@@ -131,7 +131,7 @@ func (r *revoker) write(batch []*familyWrite) {
 		if w.now.After(latest[w.reason]) {
 			latest[w.reason] = w.now
 		}
-		changes = append(changes, changeRow{Kind: changeFamily, Ref: w.id, CreatedAt: w.now.UTC()})
+		changes = append(changes, changeRow{Kind: ChangeFamily, Ref: w.id, CreatedAt: w.now.UTC()})
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), revokeBatchTimeout)
 	err := r.families.db.InTx(ctx, func(ctx context.Context, tx bun.Tx) error {

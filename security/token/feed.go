@@ -1,4 +1,4 @@
-package security
+package token
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -17,13 +18,13 @@ import (
 
 // Change kinds of sys_security_change: what a server drops or updates in its caches.
 const (
-	// changeUser: a built-in user was created or changed (roles, disable, password, display
+	// ChangeUser: a built-in user was created or changed (roles, disable, password, display
 	// name, TOTP); ref is the user id.
-	changeUser = "user"
-	// changeFamily: a token family was revoked (logout, refresh-token reuse); ref is its id.
-	changeFamily = "family"
-	// changeSession: an opaque session in the database was revoked; ref is its id.
-	changeSession = "session"
+	ChangeUser = "user"
+	// ChangeFamily: a token family was revoked (logout, refresh-token reuse); ref is its id.
+	ChangeFamily = "family"
+	// ChangeSession: an opaque session in the database was revoked; ref is its id.
+	ChangeSession = "session"
 )
 
 const (
@@ -60,9 +61,9 @@ type changeRow struct {
 	CreatedAt time.Time `bun:"created_at"`
 }
 
-// recordChange inserts a change row with idb, the transaction of the change itself, so the row
+// RecordChange inserts a change row with idb, the transaction of the change itself, so the row
 // exists exactly when the change does.
-func recordChange(ctx context.Context, idb bun.IDB, kind, ref string, now time.Time) error {
+func RecordChange(ctx context.Context, idb bun.IDB, kind, ref string, now time.Time) error {
 	// Returning("NULL"): nothing reads the seq back, and without it bun asks for it (a query, not an exec)
 	_, err := idb.NewInsert().Model(&changeRow{Kind: kind, Ref: ref, CreatedAt: now.UTC()}).Returning("NULL").Exec(ctx)
 	if err != nil {
@@ -116,13 +117,13 @@ func (c *changeCursor) missing() []int64 {
 	return out
 }
 
-// changeFeed keeps the caches of every server current (issue #13): the node that makes a change
+// Feed keeps the caches of every server current (issue #13): the node that makes a change
 // applies it to its own caches at once, records it in sys_security_change in the same
 // transaction, and publishes it on Redis when the key-value store is enabled; every server
 // polls the change log every ChangePollInterval (which also catches a missed message),
 // subscribes to the Redis channel, and on PostgreSQL listens to the NOTIFY that the change
 // log's trigger sends at commit (from every process, the CLI included).
-type changeFeed struct {
+type Feed struct {
 	db     *db.DB
 	kv     *redis.Client
 	topic  string
@@ -133,6 +134,12 @@ type changeFeed struct {
 	mu       sync.Mutex // serializes polls
 	cursor   changeCursor
 	lastPoll time.Time // last successful poll
+	// readAt is lastPoll in Unix nanoseconds (0 before Start), read without mu by Current on
+	// every verification in closed mode (a poll that hangs on a dead database holds mu).
+	readAt atomic.Int64
+	// checkMu serializes Current's own reads; failedAt is when the last of them failed.
+	checkMu  sync.Mutex
+	failedAt time.Time
 	handlers map[string][]func(ref string)
 	// resync, when set, reloads state that the change log alone keeps complete (the
 	// revocation set); poll calls it when the last successful poll is older than
@@ -140,28 +147,28 @@ type changeFeed struct {
 	resync func(ctx context.Context) error
 }
 
-func newChangeFeed(d *db.DB, kv *redis.Client, appName string, now func() time.Time, logger *slog.Logger) *changeFeed {
-	return &changeFeed{db: d, kv: kv, topic: "svc:security:" + appName + ":changes", node: newID(), now: now,
+func NewFeed(d *db.DB, kv *redis.Client, appName string, now func() time.Time, logger *slog.Logger) *Feed {
+	return &Feed{db: d, kv: kv, topic: "svc:security:" + appName + ":changes", node: newID(), now: now,
 		logger: logger, handlers: map[string][]func(string){}}
 }
 
-// on registers what a change of kind does to a cache. Handlers are set while building, before
+// On registers what a change of kind does to a cache. Handlers are set while building, before
 // the feed runs.
-func (f *changeFeed) on(kind string, h func(ref string)) {
+func (f *Feed) On(kind string, h func(ref string)) {
 	f.handlers[kind] = append(f.handlers[kind], h)
 }
 
 // apply runs the handlers of one change.
-func (f *changeFeed) apply(kind, ref string) {
+func (f *Feed) apply(kind, ref string) {
 	for _, h := range f.handlers[kind] {
 		h(ref)
 	}
 }
 
-// publish tells the other servers through Redis about a change this node committed (and
+// Publish tells the other servers through Redis about a change this node committed (and
 // already applied to its own caches). A failed publish is logged: the poll delivers the change
 // anyway.
-func (f *changeFeed) publish(ctx context.Context, kind, ref string) {
+func (f *Feed) Publish(ctx context.Context, kind, ref string) {
 	if f == nil || f.kv == nil {
 		return
 	}
@@ -170,9 +177,9 @@ func (f *changeFeed) publish(ctx context.Context, kind, ref string) {
 	}
 }
 
-// start places the cursor at the newest change: the caches start empty, so older changes do
+// Start places the cursor at the newest change: the caches start empty, so older changes do
 // not matter.
-func (f *changeFeed) start(ctx context.Context) error {
+func (f *Feed) Start(ctx context.Context) error {
 	var seq int64
 	err := f.db.NewSelect().Model((*changeRow)(nil)).ColumnExpr("COALESCE(MAX(seq), 0)").Scan(ctx, &seq)
 	if err != nil {
@@ -181,13 +188,14 @@ func (f *changeFeed) start(ctx context.Context) error {
 	f.mu.Lock()
 	f.cursor = changeCursor{high: seq}
 	f.lastPoll = f.now()
+	f.readAt.Store(f.lastPoll.UnixNano())
 	f.mu.Unlock()
 	return nil
 }
 
-// poll reads the changes after the cursor (and the gaps below it) and applies the new ones: the
+// Poll reads the changes after the cursor (and the gaps below it) and applies the new ones: the
 // change_poll worker body.
-func (f *changeFeed) poll(ctx context.Context) error {
+func (f *Feed) Poll(ctx context.Context) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	started := f.now()
@@ -215,13 +223,14 @@ func (f *changeFeed) poll(ctx context.Context) error {
 		}
 		if len(rows) < changeBatch {
 			f.lastPoll = started
+			f.readAt.Store(started.UnixNano())
 			return nil
 		}
 	}
 }
 
-// purge deletes change rows older than changeRetention (the change_purge worker body).
-func (f *changeFeed) purge(ctx context.Context) error {
+// Purge deletes change rows older than changeRetention (the change_purge worker body).
+func (f *Feed) Purge(ctx context.Context) error {
 	_, err := f.db.NewDelete().Model((*changeRow)(nil)).Where("created_at < ?", f.now().Add(-changeRetention).UTC()).Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("security: purge change log: %w", err)
@@ -229,9 +238,9 @@ func (f *changeFeed) purge(ctx context.Context) error {
 	return nil
 }
 
-// subscribe applies the changes other nodes publish on Redis until ctx ends (the
+// Subscribe applies the changes other nodes publish on Redis until ctx ends (the
 // change_subscribe worker body, a loop worker: it returns only on error or shutdown).
-func (f *changeFeed) subscribe(ctx context.Context) error {
+func (f *Feed) Subscribe(ctx context.Context) error {
 	err := kv.Listen(ctx, f.kv, f.topic, func(payload string) {
 		node, rest, _ := strings.Cut(payload, "|")
 		kind, ref, ok := strings.Cut(rest, "|")
@@ -245,10 +254,10 @@ func (f *changeFeed) subscribe(ctx context.Context) error {
 	return nil
 }
 
-// listen applies the changes PostgreSQL announces on pgChangeChannel until ctx ends (the
+// Listen applies the changes PostgreSQL announces on pgChangeChannel until ctx ends (the
 // change_listen worker body where the database notifies, a loop worker): db.DB.Listen holds one
 // connection of the pool for LISTEN and unlistens before giving it back.
-func (f *changeFeed) listen(ctx context.Context) error {
+func (f *Feed) Listen(ctx context.Context) error {
 	err := f.db.Listen(ctx, pgChangeChannel, func(payload string) {
 		schema, rest, _ := strings.Cut(payload, "|")
 		if kind, ref, ok := strings.Cut(rest, "|"); ok && schema == f.db.Schema {
@@ -261,5 +270,53 @@ func (f *changeFeed) listen(ctx context.Context) error {
 	return nil
 }
 
-// listens reports whether the feed listens for PostgreSQL notifications.
-func (f *changeFeed) listens() bool { return f.db.Notifies() }
+// feedCheckTimeout bounds the read Current makes when the feed is too old, and feedCheckBackoff
+// is how long after a failed one Current refuses at once instead of reading again: during an
+// outage at most one request per second waits for the database.
+const (
+	feedCheckTimeout = 2 * time.Second
+	feedCheckBackoff = time.Second
+)
+
+// Current reports whether this node's view of the change log is younger than maxAge
+// (svc.security.revocation.max_feed_age, closed mode): the last successful poll began less than
+// maxAge ago, or — when it did not — a poll made now succeeds. So a node whose poll worker is
+// merely late (or whose test clock jumped) reads the log and goes on; a node that cannot read
+// its database reports false. A feed that was never started (a process without the module's
+// start) is not a feed: true, and the callers' own reads decide.
+func (f *Feed) Current(ctx context.Context, maxAge time.Duration) bool {
+	if f.fresh(maxAge) {
+		return true
+	}
+	f.checkMu.Lock()
+	defer f.checkMu.Unlock()
+	if f.fresh(maxAge) { // another request's read just succeeded
+		return true
+	}
+	now := f.now()
+	if !f.failedAt.IsZero() && !now.Before(f.failedAt) && now.Sub(f.failedAt) < feedCheckBackoff {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), feedCheckTimeout)
+	defer cancel()
+	if err := f.Poll(ctx); err != nil {
+		f.failedAt = now
+		f.logger.WarnContext(ctx, "security change log unreadable: refusing tokens (svc.security.revocation.fail_mode = closed)", slog.Any("error", err))
+		return false
+	}
+	return true
+}
+
+// fresh reports whether the last successful poll began within maxAge (or the feed never
+// started).
+func (f *Feed) fresh(maxAge time.Duration) bool {
+	at := f.readAt.Load()
+	return at == 0 || f.now().Sub(time.Unix(0, at)) <= maxAge
+}
+
+// Relays reports whether the feed also publishes and subscribes on Redis (svc.kvstore.enabled):
+// the change_subscribe worker runs then.
+func (f *Feed) Relays() bool { return f.kv != nil }
+
+// Listens reports whether the feed listens for PostgreSQL notifications.
+func (f *Feed) Listens() bool { return f.db.Notifies() }

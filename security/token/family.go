@@ -1,4 +1,4 @@
-package security
+package token
 
 import (
 	"context"
@@ -121,7 +121,7 @@ func (s *familyStore) revokedSince(ctx context.Context, since time.Time, fromLog
 	q := s.db.NewSelect().Model((*family)(nil)).Column("id", "revoked_at").Where("revoked_at > ?", since.UTC())
 	if fromLog {
 		q = s.db.NewSelect().Model((*changeRow)(nil)).Column("ref", "created_at").
-			Where("kind = ?", changeFamily).Where("created_at > ?", since.UTC())
+			Where("kind = ?", ChangeFamily).Where("created_at > ?", since.UTC())
 	}
 	rows, err := q.Rows(ctx)
 	if err != nil {

@@ -1,4 +1,4 @@
-package security
+package token
 
 import (
 	"context"
@@ -21,11 +21,11 @@ const generatedSecretBytes = 32
 // secretRowID is the id of the one row of sys_security_secret that holds the JWT signing secret.
 const secretRowID = "jwt"
 
-// signingKeys holds the module's HS256 keys. Build cannot know them (it does no I/O and the
+// Keys holds the module's HS256 keys. Build cannot know them (it does no I/O and the
 // generated secret lives in the database), so the signers share this holder and Start fills it
 // before the server serves its first request. Until then signing fails and every token is
 // invalid.
-type signingKeys struct {
+type Keys struct {
 	set atomic.Pointer[keySet]
 }
 
@@ -35,13 +35,13 @@ type keySet struct {
 	challenge []byte // challenge-state tokens: deriveKey(token, typChallenge)
 }
 
-// store installs key (decoded secret) for every signer sharing k.
-func (k *signingKeys) store(key []byte) {
+// Store installs key (decoded secret) for every signer sharing k.
+func (k *Keys) Store(key []byte) {
 	k.set.Store(&keySet{token: key, challenge: deriveKey(key, typChallenge)})
 }
 
 // get returns the key for purpose (typChallenge, or anything else for access and refresh tokens).
-func (k *signingKeys) get(purpose string) ([]byte, error) {
+func (k *Keys) get(purpose string) ([]byte, error) {
 	ks := k.set.Load()
 	if ks == nil {
 		return nil, errSigningKeyNotLoaded
@@ -64,10 +64,10 @@ type secretRow struct {
 	CreatedAt time.Time `bun:"created_at"`
 }
 
-// loadSigningKey returns the JWT signing key: svc.security.secret when configured (it always
+// LoadSigningKey returns the JWT signing key: svc.security.secret when configured (it always
 // wins), else the secret kept in the primary database, generated and stored by the first node
 // that starts without one. generated reports that this call created the row.
-func loadSigningKey(ctx context.Context, configured string, d *db.DB, now time.Time) (key []byte, generated bool, err error) {
+func LoadSigningKey(ctx context.Context, configured string, d *db.DB, now time.Time) (key []byte, generated bool, err error) {
 	if configured != "" {
 		key, err := decodeSecret(configured)
 		return key, false, err

@@ -1,4 +1,4 @@
-package security
+package token
 
 import (
 	"errors"
@@ -24,9 +24,9 @@ func MintAccessToken(cfg *config.Config, p *rpc.Principal, now time.Time) (strin
 	if err != nil {
 		return "", err
 	}
-	keys := &signingKeys{}
-	keys.store(key)
+	keys := &Keys{}
+	keys.Store(key)
 	s := &signer{keys: keys, audience: cfg.App.Name, now: func() time.Time { return now },
-		lifetimes: map[string]time.Duration{typAccess: accessTokenTTL(cfg)}}
+		lifetimes: map[string]time.Duration{typAccess: AccessTTL(cfg)}}
 	return mintAccess(s, p, "", newID(), now, now)
 }
