@@ -121,11 +121,12 @@ func (s *Server) KnownSchema() (map[string]int, error) {
 // BackupService builds the server's modules on its data sources without starting them and
 // calls fn with the backup module (`svc backup`): the backup tables are migrated first.
 func (s *Server) BackupService(ctx context.Context, fn func(*backup.Service) error) error {
-	if err := s.openData(ctx); err != nil {
+	data, err := openData(ctx, s.cfg)
+	if err != nil {
 		return err
 	}
-	defer s.closeData(context.WithoutCancel(ctx))
-	r, err := s.build()
+	defer data.close(context.WithoutCancel(ctx))
+	r, err := s.build(data)
 	if err != nil {
 		return err
 	}

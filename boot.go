@@ -1,6 +1,7 @@
 package svc
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 
@@ -8,7 +9,6 @@ import (
 	"github.com/svc-framework/svc/approval"
 	"github.com/svc-framework/svc/audit"
 	"github.com/svc-framework/svc/backup"
-	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/console"
 	"github.com/svc-framework/svc/cron"
 	"github.com/svc-framework/svc/event"
@@ -30,16 +30,16 @@ import (
 // order (modules stop in reverse) — then registers everything in the /api engine and assembles
 // the HTTP handler. It does no I/O. What a module needs from an earlier one is passed to its
 // constructor (the adapters are in wiring.go); no setter is called on a built module.
-func (s *Server) build() (*Running, error) {
+func (s *Server) build(data *dataSources) (*Running, error) {
 	catalog, err := i18n.New(s.cfg.I18n.Language)
 	if err != nil {
 		return nil, err
 	}
-	tel, err := s.newTelemetry()
+	tel, err := s.newTelemetry(data)
 	if err != nil {
 		return nil, fmt.Errorf("build module ops: %w", err)
 	}
-	bus, err := s.newBus(tel)
+	bus, err := s.newBus(tel, data)
 	if err != nil {
 		return nil, fmt.Errorf("build module event: %w", err)
 	}
@@ -48,7 +48,7 @@ func (s *Server) build() (*Running, error) {
 			return nil, fmt.Errorf("build module ops: %w", err)
 		}
 	}
-	r := &Running{db: s.dbs[config.PrimaryDataSource], events: bus, telemetry: tel}
+	r := &Running{data: data, db: data.primary(), events: bus, telemetry: tel}
 	// The ops module comes first, so its admin listener and span exporter stop last; the bus
 	// next, so that subscriptions made while modules are built receive from the start and
 	// workers can publish until they stop.
@@ -62,7 +62,7 @@ func (s *Server) build() (*Running, error) {
 	if err := r.engine.Validate(); err != nil {
 		return nil, err
 	}
-	if r.handler, err = s.newHandler(r.engine, r.modules); err != nil {
+	if r.handler, err = s.newHandler(r.engine, r.modules, data.ready); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -73,7 +73,7 @@ func (s *Server) build() (*Running, error) {
 // (WithApproval), mcp, console, then the host's modules (WithModule).
 func (s *Server) buildModules(r *Running, catalog *i18n.Catalog) (err error) {
 	deps := app.Deps{Config: s.cfg, Logger: s.logger, Clock: s.clock, I18n: catalog, DB: r.db,
-		DataSources: s.dbs, KV: s.kv, Events: r.events, Metrics: r.telemetry.Registerer()}
+		DataSources: r.data.dbs, KV: r.data.kv, Events: r.events, Metrics: r.telemetry.Registerer()}
 	fail := func(name string, err error) error { return fmt.Errorf("build module %s: %w", name, err) }
 
 	// Security is built before the /api engine, which takes its permission checker (the host's
@@ -125,7 +125,7 @@ func (s *Server) buildModules(r *Running, catalog *i18n.Catalog) (err error) {
 		itgStats = integrationStats(r.integration.Stats())
 	}
 	mon, err := monitor.New(deps, monitor.Options{Streams: streamInspector(r.events, s.cfg.Event), Integration: itgStats,
-		Dependencies: s.dependencies()})
+		Dependencies: r.data.dependencies(s.cfg)})
 	if err != nil {
 		return fail("monitor", err)
 	}
@@ -237,8 +237,9 @@ func (s *Server) newEngine(catalog *i18n.Catalog, bus *event.Bus, tel *ops.Telem
 	})
 }
 
-// newHandler assembles the root HTTP handler: the outer middleware, /api and the modules' routes.
-func (s *Server) newHandler(engine *rpc.Engine, mods []app.Module) (http.Handler, error) {
+// newHandler assembles the root HTTP handler: the outer middleware, /api and the modules' routes;
+// ready is GET /readyz's check.
+func (s *Server) newHandler(engine *rpc.Engine, mods []app.Module, ready func(context.Context) error) (http.Handler, error) {
 	proxies, err := app.ParseProxies(s.cfg.App.TrustedProxies)
 	if err != nil {
 		return nil, err
@@ -246,7 +247,7 @@ func (s *Server) newHandler(engine *rpc.Engine, mods []app.Module) (http.Handler
 	return app.NewHandler(app.HandlerConfig{
 		API:                 engine,
 		Modules:             mods,
-		Ready:               s.ready,
+		Ready:               ready,
 		BodyLimit:           int64(s.cfg.App.BodyLimit),
 		BodyReadIdleTimeout: s.cfg.App.BodyReadIdleTimeout,
 		BodyMinRate:         int64(s.cfg.App.BodyMinRate),

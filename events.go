@@ -26,10 +26,10 @@ func eventTransports() map[string]event.Factory {
 
 // newBus builds the event bus of svc.event over the primary data source and the kv store. The
 // server's svc.event already holds the transactional routes the modules need (New).
-func (s *Server) newBus(tel *ops.Telemetry) (*event.Bus, error) {
+func (s *Server) newBus(tel *ops.Telemetry, data *dataSources) (*event.Bus, error) {
 	return event.New(s.cfg.Event, event.Deps{
-		DB:         s.dbs[config.PrimaryDataSource],
-		Redis:      s.kv,
+		DB:         data.primary(),
+		Redis:      data.kv,
 		Logger:     s.logger,
 		Clock:      s.clock,
 		AppName:    s.cfg.App.Name,

@@ -78,3 +78,54 @@ func TestTelemetryReadsNoModule(t *testing.T) {
 		}
 	}
 }
+
+// builtInModules are the module packages buildModules (boot.go) builds; ops and the bus are
+// platform packages with a Module of their own (docs/architecture.md, Layers).
+var builtInModules = []string{"audit", "security", "storage", "schema", "integration", "monitor", "backup", "cron", "push", "approval", "mcp", "console"}
+
+// moduleEdges are the imports from one module's tree into another's that are allowed, each with
+// its reason. None exists today: what one module needs from another reaches it as an interface
+// in its Options, adapted in wiring.go.
+var moduleEdges = map[[2]string]string{}
+
+// TestModulesImportNoModule (issue #44 item 3; docs/architecture.md: "Modules never import each
+// other"): no non-test package in one module's tree imports a package of another module's tree,
+// unless moduleEdges names the edge and why. Tests may import any module (they boot the whole
+// server through svctest).
+func TestModulesImportNoModule(t *testing.T) {
+	t.Parallel()
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("go tool: %v", err)
+	}
+	const root = "github.com/svc-framework/svc/"
+	owner := func(path string) string { // the module whose tree holds path, or ""
+		for _, m := range builtInModules {
+			if path == root+m || strings.HasPrefix(path, root+m+"/") {
+				return m
+			}
+		}
+		return ""
+	}
+	args := []string{"list", "-f", "{{.ImportPath}} {{join .Imports \" \"}}"}
+	for _, m := range builtInModules {
+		args = append(args, "./"+m+"/...")
+	}
+	out, err := exec.Command(goTool, args...).Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for line := range strings.SplitSeq(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		from := owner(fields[0])
+		for _, imp := range fields[1:] {
+			to := owner(imp)
+			if to == "" || to == from {
+				continue
+			}
+			if _, ok := moduleEdges[[2]string{from, to}]; !ok {
+				t.Errorf("module %s imports module %s (%s → %s): pass it as an interface in Options (wiring.go)", from, to, fields[0], imp)
+			}
+		}
+	}
+}

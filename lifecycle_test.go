@@ -3,8 +3,11 @@ package svc_test
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -64,5 +67,64 @@ func TestHostMessagesClash(t *testing.T) {
 	_, err = srv.Start(context.Background())
 	if !errors.Is(err, i18n.ErrDuplicateKey) || !strings.Contains(err.Error(), "storage_claim_expired") {
 		t.Errorf("Start = %v, want ErrDuplicateKey naming the key", err)
+	}
+}
+
+// TestStartStopWhileChecked (issue #44 item 3): a library user may call Stop and Start while the
+// handler of an earlier start still answers /readyz and /healthz. Each Running owns the data
+// sources it opened, so under -race nothing is read while it is written; /readyz answers 200
+// while its start runs and 503 once it is stopped, and a restart is ready again.
+func TestStartStopWhileChecked(t *testing.T) {
+	t.Parallel()
+	srv, err := svc.New(svctest.Config(t, config.SQLite), svc.WithLogger(svctest.Logger()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	status := func(h http.Handler, path string) int {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+		return rec.Code
+	}
+	r, err := srv.Start(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := status(r.Handler(), "/readyz"); got != http.StatusOK {
+		t.Fatalf("GET /readyz after Start = %d, want 200", got)
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				for _, path := range []string{"/readyz", "/healthz"} {
+					if got := status(r.Handler(), path); got != http.StatusOK && got != http.StatusServiceUnavailable {
+						t.Errorf("GET %s during Stop/Start = %d, want 200 or 503", path, got)
+					}
+				}
+			}
+		})
+	}
+	if err := srv.Stop(ctx); err != nil {
+		t.Error(err)
+	}
+	r2, err := srv.Start(ctx)
+	close(stop)
+	wg.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop(ctx)
+	if got := status(r.Handler(), "/readyz"); got != http.StatusServiceUnavailable {
+		t.Errorf("GET /readyz on the stopped Running = %d, want 503", got)
+	}
+	if got := status(r2.Handler(), "/readyz"); got != http.StatusOK {
+		t.Errorf("GET /readyz after the restart = %d, want 200", got)
 	}
 }

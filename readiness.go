@@ -2,22 +2,18 @@ package svc
 
 import (
 	"context"
-	"errors"
 	"sort"
 
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/monitor"
 )
 
-// errNotOpen: a dependency checked while the server is not running.
-var errNotOpen = errors.New("not open")
-
 // dependencies lists what sys/monitor get_readiness checks, the same as GET /readyz: every data
-// source (primary first, then by name) and the key-value store when enabled. The handles are
-// read at check time, so the list can be built before the data sources are opened.
-func (s *Server) dependencies() []monitor.Dependency {
-	names := make([]string, 0, len(s.cfg.DataSources))
-	for name := range s.cfg.DataSources {
+// source of cfg (primary first, then by name) and the key-value store when enabled, each pinged
+// through the handle of d (the Running server's own; after Stop a check reports it closed).
+func (d *dataSources) dependencies(cfg *config.Config) []monitor.Dependency {
+	names := make([]string, 0, len(cfg.DataSources))
+	for name := range cfg.DataSources {
 		names = append(names, name)
 	}
 	sort.Slice(names, func(i, j int) bool {
@@ -28,23 +24,13 @@ func (s *Server) dependencies() []monitor.Dependency {
 	})
 	out := make([]monitor.Dependency, 0, len(names)+1)
 	for _, name := range names {
-		out = append(out, monitor.Dependency{Name: name, Kind: monitor.KindDataSource, Type: string(s.cfg.DataSources[name].Type),
-			Ping: func(ctx context.Context) error {
-				d, ok := s.dbs[name]
-				if !ok {
-					return errNotOpen
-				}
-				return d.PingContext(ctx)
-			}})
+		out = append(out, monitor.Dependency{Name: name, Kind: monitor.KindDataSource, Type: string(cfg.DataSources[name].Type),
+			Ping: d.dbs[name].PingContext})
 	}
-	if s.cfg.KVStore.Enabled {
+	if cfg.KVStore.Enabled && d.kv != nil {
+		kvc := d.kv
 		out = append(out, monitor.Dependency{Name: "kvstore", Kind: monitor.KindKVStore, Type: "redis",
-			Ping: func(ctx context.Context) error {
-				if s.kv == nil {
-					return errNotOpen
-				}
-				return s.kv.Ping(ctx).Err()
-			}})
+			Ping: func(ctx context.Context) error { return kvc.Ping(ctx).Err() }})
 	}
 	return out
 }

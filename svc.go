@@ -29,7 +29,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/svc-framework/svc/app"
 	"github.com/svc-framework/svc/approval"
 	"github.com/svc-framework/svc/audit"
@@ -39,7 +38,6 @@ import (
 	"github.com/svc-framework/svc/db"
 	"github.com/svc-framework/svc/event"
 	"github.com/svc-framework/svc/integration"
-	"github.com/svc-framework/svc/kv"
 	"github.com/svc-framework/svc/mcp"
 	"github.com/svc-framework/svc/ops"
 	"github.com/svc-framework/svc/push"
@@ -60,6 +58,8 @@ type ModuleFunc func(deps app.Deps) (app.Module, error)
 
 // Server is a configured svc instance. Start it with Run, or with Start/Stop when the caller owns
 // the listener (tests, embedding in another server): Start returns the Running server's parts.
+// Its fields are set by New and never change; what a start opens and runs belongs to the Running
+// it returns, so Start, Stop and the Running's handler (GET /readyz) may run concurrently.
 type Server struct {
 	cfg    *config.Config
 	opts   options
@@ -67,16 +67,16 @@ type Server struct {
 	logs   *app.LogWriter // the default logger's buffer; nil with WithLogger
 	clock  func() time.Time
 
-	mu      sync.Mutex
-	dbs     map[string]*db.DB
-	kv      *redis.Client
-	running *Running // from Start to Stop; nil otherwise
-	workers *app.Workers
+	mu      sync.Mutex // held by Start and Stop for their whole run: one start or stop at a time
+	running *Running   // from Start to Stop; nil otherwise
 }
 
-// Running is a started server: what Start built, in boot order. Its values stay valid until Stop
-// (after Stop they belong to a stopped server). A Server started again gets a new Running.
+// Running is a started server: what Start opened, built and started, in boot order. Its values
+// stay valid until Stop (after Stop they belong to a stopped server, and its readiness check
+// reports the closed connections). A Server started again gets a new Running.
 type Running struct {
+	data        *dataSources // the data sources and kv store this start opened
+	workers     *app.Workers // nil until the modules have started
 	engine      *rpc.Engine
 	handler     http.Handler
 	modules     []app.Module
@@ -129,6 +129,7 @@ func (r *Running) Cron() *cron.Service { return r.cron }
 
 // Audit returns the audit trail (svc.audit): its counts, and Record for a host's own events.
 func (r *Running) Audit() *audit.Service { return r.audit }
+
 // Backup returns the backup module: Create, Start, Get, Delete, Open, Prune (issue #47).
 func (r *Running) Backup() *backup.Service { return r.backup }
 
@@ -242,16 +243,17 @@ func (s *Server) Start(ctx context.Context) (_ *Running, err error) {
 		s.logs.Start()
 		undo = append(undo, func(context.Context) error { return s.logs.Close() })
 	}
-	if err = s.openData(ctx); err != nil {
-		return nil, err
-	}
-	undo = append(undo, s.closeData)
-
-	r, err := s.build()
+	data, err := openData(ctx, s.cfg)
 	if err != nil {
 		return nil, err
 	}
-	if err = s.migrate(ctx, r.modules); err != nil {
+	undo = append(undo, data.close)
+
+	r, err := s.build(data)
+	if err != nil {
+		return nil, err
+	}
+	if err = migrate(ctx, r); err != nil {
 		return nil, err
 	}
 	if err = app.StartModules(ctx, s.logger, r.modules); err != nil {
@@ -259,7 +261,7 @@ func (s *Server) Start(ctx context.Context) (_ *Running, err error) {
 	}
 	undo = append(undo, func(c context.Context) error { return app.StopModules(c, s.logger, r.modules) })
 
-	s.workers = app.StartWorkers(ctx, s.logger, app.CollectWorkers(r.modules))
+	r.workers = app.StartWorkers(ctx, s.logger, app.CollectWorkers(r.modules))
 	s.running = r
 	return r, nil
 }
@@ -275,10 +277,10 @@ func (s *Server) Stop(ctx context.Context) error {
 	}
 	s.running = nil
 	var errs []error
-	if s.workers != nil {
-		errs = append(errs, s.workers.Stop(ctx))
+	if r.workers != nil {
+		errs = append(errs, r.workers.Stop(ctx))
 	}
-	errs = append(errs, app.StopModules(ctx, s.logger, r.modules), s.closeData(ctx))
+	errs = append(errs, app.StopModules(ctx, s.logger, r.modules), r.data.close(ctx))
 	if s.logs != nil {
 		errs = append(errs, s.logs.Close())
 	}
@@ -289,11 +291,12 @@ func (s *Server) Stop(ctx context.Context) error {
 // migrations whatever its auto_migrate setting (`svc migrate`), then closes the data sources. It
 // returns the migrations it applied, in order.
 func (s *Server) Migrate(ctx context.Context) ([]db.Migration, error) {
-	if err := s.openData(ctx); err != nil {
+	data, err := openData(ctx, s.cfg)
+	if err != nil {
 		return nil, err
 	}
-	defer s.closeData(context.WithoutCancel(ctx))
-	r, err := s.build()
+	defer data.close(context.WithoutCancel(ctx))
+	r, err := s.build(data)
 	if err != nil {
 		return nil, err
 	}
@@ -308,64 +311,13 @@ func (s *Server) Migrate(ctx context.Context) ([]db.Migration, error) {
 	return pending, nil
 }
 
-func (s *Server) openData(ctx context.Context) error {
-	dbs, err := db.OpenAll(ctx, s.cfg.DataSources)
-	if err != nil {
-		return err
-	}
-	s.dbs = dbs
-	client, err := kv.Open(ctx, s.cfg.KVStore)
-	if err != nil {
-		s.closeDBs()
-		return err
-	}
-	s.kv = client
-	return nil
-}
-
-func (s *Server) closeData(context.Context) error {
-	var errs []error
-	if s.kv != nil {
-		errs = append(errs, s.kv.Close())
-		s.kv = nil
-	}
-	errs = append(errs, s.closeDBs())
-	return errors.Join(errs...)
-}
-
-func (s *Server) closeDBs() error {
-	var errs []error
-	for name, d := range s.dbs {
-		if err := d.Close(); err != nil {
-			errs = append(errs, fmt.Errorf("close data source %s: %w", name, err))
-		}
-	}
-	s.dbs = nil
-	return errors.Join(errs...)
-}
-
-// ready reports whether every data source and the kv store answer (GET /readyz).
-func (s *Server) ready(ctx context.Context) error {
-	for name, d := range s.dbs {
-		if err := d.PingContext(ctx); err != nil {
-			return fmt.Errorf("data source %s: %w", name, err)
-		}
-	}
-	if s.kv != nil {
-		if err := s.kv.Ping(ctx).Err(); err != nil {
-			return fmt.Errorf("kvstore: %w", err)
-		}
-	}
-	return nil
-}
-
-// migrate applies the migrations of mods with auto_migrate on.
-func (s *Server) migrate(ctx context.Context, mods []app.Module) error {
-	sets := migrationSets(mods, false)
+// migrate applies the migrations of r's modules with auto_migrate on.
+func migrate(ctx context.Context, r *Running) error {
+	sets := migrationSets(r.modules, false)
 	if len(sets) == 0 {
 		return nil
 	}
-	return db.Migrate(ctx, s.dbs[config.PrimaryDataSource], sets...)
+	return db.Migrate(ctx, r.db, sets...)
 }
 
 // migrationSets lists the modules' migrations: all of them, or only those with auto_migrate on.

@@ -10,17 +10,17 @@ import (
 // tracing on, adds the span hooks to every data source and the kv store client. It runs first
 // in build: the bus, the engine and every module take their metrics registerer and tracer from
 // it.
-func (s *Server) newTelemetry() (*ops.Telemetry, error) {
+func (s *Server) newTelemetry(data *dataSources) (*ops.Telemetry, error) {
 	tel, err := ops.New(s.cfg, s.logger, s.opts.telemetry)
 	if err != nil {
 		return nil, err
 	}
 	if tp := tel.TracerProvider(); tp != nil {
-		for name, d := range s.dbs {
+		for name, d := range data.dbs {
 			d.UseQueryHook(ops.NewDBHook(tp, d.SystemName(), name))
 		}
-		if s.kv != nil {
-			s.kv.AddHook(ops.NewRedisHook(tp))
+		if data.kv != nil {
+			data.kv.AddHook(ops.NewRedisHook(tp))
 		}
 	}
 	return tel, nil

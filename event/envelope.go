@@ -8,11 +8,11 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/svc-framework/svc/rpc"
+	"github.com/svc-framework/svc/internal/id"
 )
 
 // randomHex returns n random bytes as lowercase hex (trace ids: 16, span ids: 8). Event ids are
-// rpc.NewID; crypto/rand costs no system call on current kernels (vDSO getrandom: about 180 ns
+// id.New; crypto/rand costs no system call on current kernels (vDSO getrandom: about 180 ns
 // for a UUIDv7, measured against 165 ns for the buffered reader this package once kept).
 func randomHex(n int) string {
 	b := make([]byte, n)
@@ -35,7 +35,7 @@ func (b *Bus) newEnvelope(ctx context.Context, evt Event, o *publishOptions) (*E
 	}
 	now := b.now().UTC()
 	env := &Envelope{
-		ID:            rpc.NewID(),
+		ID:            id.New(),
 		Type:          typ,
 		Source:        o.source,
 		OccurredAt:    o.occurredAt,

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/svc-framework/svc/db"
-	"github.com/svc-framework/svc/rpc"
+	"github.com/svc-framework/svc/internal/id"
 	"github.com/uptrace/bun"
 )
 
@@ -52,8 +52,8 @@ type inboxStore struct {
 // existing processing row whose lease expired (a crashed consumer's), is acquired with a fresh
 // lock id; a completed row or a live lease is reported as such.
 func (s *inboxStore) acquire(ctx context.Context, group, eventID string, now, until time.Time) (acquireResult, string, error) {
-	lockID := rpc.NewID()
-	row := &InboxRow{ID: rpc.NewID(), CreatedAt: DBTime(now), EventID: eventID, ConsumerGroup: group,
+	lockID := id.New()
+	row := &InboxRow{ID: id.New(), CreatedAt: DBTime(now), EventID: eventID, ConsumerGroup: group,
 		Status: InboxProcessing, LockID: lockID, LockedUntil: DBTime(until)}
 	_, err := s.db.NewInsert().Model(row).Returning("NULL").Exec(ctx) // one round trip: see the insert of event/outbox
 	if err == nil {

@@ -13,7 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/event"
-	"github.com/svc-framework/svc/rpc"
+	"github.com/svc-framework/svc/internal/id"
 )
 
 // readRetry is how long a stream reader waits after a failed read before trying again.
@@ -81,7 +81,7 @@ func New(h event.Host) (event.Transport, error) {
 	}
 	cfg := h.Config.Transports.KVStoreStream
 	return &Transport{cfg: cfg, publishTimeout: h.Config.PublishTimeout, rdb: h.Redis,
-		consumer: cfg.ConsumerID + "-" + rpc.NewID(), log: h.Logger, metrics: h.Metrics,
+		consumer: cfg.ConsumerID + "-" + id.New(), log: h.Logger, metrics: h.Metrics,
 		subs: map[*event.Subscription]*streamSub{}}, nil
 }
 

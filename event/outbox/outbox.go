@@ -13,7 +13,7 @@ import (
 	"github.com/svc-framework/svc/config"
 	"github.com/svc-framework/svc/db"
 	"github.com/svc-framework/svc/event"
-	"github.com/svc-framework/svc/rpc"
+	"github.com/svc-framework/svc/internal/id"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/schema"
 )
@@ -63,7 +63,7 @@ func New(h event.Host) (event.Transport, error) {
 	}
 	o := &Transport{cfg: cfg, publishTimeout: h.Config.PublishTimeout, db: h.DB, log: h.Logger, now: h.Now,
 		metrics: h.Metrics, sink: sink, wake: make(chan struct{}, 1),
-		node: rpc.NewID(), tell: make(chan struct{}, 1)}
+		node: id.New(), tell: make(chan struct{}, 1)}
 	o.channel = "svc_event_outbox"
 	if o.db.Schema != "" {
 		o.channel += ":" + o.db.Schema
@@ -279,7 +279,7 @@ func (o *Transport) row(env *event.Envelope) (*event.OutboxRow, error) {
 		return nil, err
 	}
 	row := &event.OutboxRow{
-		ID: rpc.NewID(), CreatedAt: event.DBTime(o.now()), EventID: env.ID, EventType: env.Type, Source: env.Source,
+		ID: id.New(), CreatedAt: event.DBTime(o.now()), EventID: env.ID, EventType: env.Type, Source: env.Source,
 		TraceID: env.TraceID, SpanID: env.SpanID, CorrelationID: env.CorrelationID, Payload: string(body),
 		Status: event.OutboxPending, OccurredAt: event.DBTime(env.OccurredAt),
 	}
