@@ -45,6 +45,9 @@ type Op struct {
 	// Params is the Go type Invoke decodes params into (Handle's P), for callers that describe
 	// operations (the MCP endpoint derives a tool's input schema from it); nil when unknown.
 	Params reflect.Type
+	// Result is the Go type the handler answers (Handle's R), rendered as the envelope's data;
+	// the console's TypeScript operation map is generated from it. Nil when unknown.
+	Result reflect.Type
 }
 
 // Limit is a rate limit: at most Max requests per Period. A zero Limit means "engine default".
@@ -109,7 +112,8 @@ type NoParams struct{}
 // exact digits) and validated when it implements Validator; R is rendered as the envelope's data.
 // Nothing is looked up by reflection per request beyond the JSON decoding of P itself.
 func Handle[P, R any](action string, fn func(ctx context.Context, c Call, p P) (R, error), opts ...Option) Op {
-	op := Op{Action: action, Version: DefaultVersion, Strategy: StrategyBearer, Params: reflect.TypeFor[P]()}
+	op := Op{Action: action, Version: DefaultVersion, Strategy: StrategyBearer, Params: reflect.TypeFor[P](),
+		Result: reflect.TypeFor[R]()}
 	for _, opt := range opts {
 		opt(&op)
 	}

@@ -18,6 +18,7 @@ type OperationInfo struct {
 	Audit      bool         // the operation emits audit records
 	HTTPOnly   bool         // served only over /api: Engine.Call answers 404 (the HTTPOnly option)
 	Params     reflect.Type // the params type (Handle's P); nil when unknown
+	Result     reflect.Type // the result type (Handle's R), the envelope's data; nil when unknown
 }
 
 // Operations lists every registered operation ordered by resource, action and version. It
@@ -30,6 +31,7 @@ func (e *Engine) Operations() []OperationInfo {
 			Resource: rt.resource, Action: rt.action, Version: rt.version,
 			Public: rt.op.Public, Permission: rt.op.Permission, Strategy: rt.strategy,
 			Audit: rt.op.Audit, HTTPOnly: rt.op.HTTPOnly, Params: rt.op.Params,
+			Result: rt.op.Result,
 		})
 	}
 	slices.SortFunc(out, func(a, b OperationInfo) int {

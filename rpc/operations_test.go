@@ -7,7 +7,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// TestOperations lists registered operations in order with their access rules and params type.
+// TestOperations lists registered operations in order with their access rules, params and result
+// types.
 func TestOperations(t *testing.T) {
 	t.Parallel()
 	e := newEngine(t, EngineConfig{}, Resource{Name: "b/things", Ops: []Op{
@@ -17,12 +18,12 @@ func TestOperations(t *testing.T) {
 	}}, Resource{Name: "a", Ops: []Op{Handle("login", echo, Public())}})
 	got := e.Operations()
 	want := []OperationInfo{
-		{Resource: "a", Action: "login", Version: "v1", Public: true, Strategy: StrategyNone, Params: reflect.TypeFor[echoParams]()},
+		{Resource: "a", Action: "login", Version: "v1", Public: true, Strategy: StrategyNone, Params: reflect.TypeFor[echoParams](), Result: reflect.TypeFor[echoResult]()},
 		{Resource: "b/things", Action: "read", Version: "v1", Permission: "b.things.read", Strategy: StrategyBearer, Audit: true,
-			Params: reflect.TypeFor[echoParams]()},
-		{Resource: "b/things", Action: "read", Version: "v2", Strategy: StrategyBearer, Params: reflect.TypeFor[echoParams]()},
+			Params: reflect.TypeFor[echoParams](), Result: reflect.TypeFor[echoResult]()},
+		{Resource: "b/things", Action: "read", Version: "v2", Strategy: StrategyBearer, Params: reflect.TypeFor[echoParams](), Result: reflect.TypeFor[echoResult]()},
 		{Resource: "b/things", Action: "upload", Version: "v1", Strategy: StrategyBearer, HTTPOnly: true,
-			Params: reflect.TypeFor[echoParams]()},
+			Params: reflect.TypeFor[echoParams](), Result: reflect.TypeFor[echoResult]()},
 	}
 	if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b reflect.Type) bool { return a == b })); diff != "" {
 		t.Errorf("Operations() mismatch (-want +got):\n%s", diff)

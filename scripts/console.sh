@@ -2,8 +2,11 @@
 # console.sh builds and checks the operator console's assets (console/web → console/dist).
 #
 #   scripts/console.sh build   npm ci, then the production build into console/dist
-#   scripts/console.sh check   rebuild into a temporary directory and fail when it differs
-#                              from the committed console/dist (CI: sources and build agree)
+#   scripts/console.sh types   regenerate console/web/src/api/ops.gen.ts, the operation map, from
+#                              the engine the binary builds (after adding or changing an operation)
+#   scripts/console.sh check   fail when ops.gen.ts differs from the registered operations, run the
+#                              unit tests (vitest), rebuild into a temporary directory and fail when
+#                              it differs from the committed console/dist (CI: sources and build agree)
 #   scripts/console.sh e2e     the browser tests (console/web/e2e) against a freshly built svc
 #                              (starts the test services of scripts/services.sh: Redis is needed)
 #   scripts/console.sh chromium  install Debian's chromium when /usr/bin/chromium is missing
@@ -38,13 +41,27 @@ chromium() {
 		{ $sudo apt-get update >/dev/null && $sudo apt-get install -y --no-install-recommends chromium fonts-wqy-microhei >/dev/null; }
 }
 
+# types_test runs the Go test that generates the operation map; extra arguments go to go test.
+types_test() {
+	(cd "$ROOT" && go test -count=1 -run '^TestConsoleOperationTypes$' ./cmd/svc "$@")
+}
+
 case "${1:-}" in
+types)
+	types_test -update
+	echo "console/web/src/api/ops.gen.ts regenerated"
+	;;
 build)
 	deps
 	build_into "$DIST"
 	;;
 check)
 	deps
+	types_test >/dev/null || {
+		echo "console/web/src/api/ops.gen.ts differs from the engine's operations: run scripts/console.sh types and commit it" >&2
+		exit 1
+	}
+	(cd "$WEB" && npm run --silent test)
 	tmp="$(mktemp -d)"
 	trap 'rm -rf "$tmp"' EXIT
 	build_into "$tmp/dist" >/dev/null
@@ -68,7 +85,7 @@ chromium)
 	chromium
 	;;
 *)
-	echo "usage: scripts/console.sh build|check|e2e|chromium" >&2
+	echo "usage: scripts/console.sh types|build|check|e2e|chromium" >&2
 	exit 2
 	;;
 esac

@@ -1,14 +1,10 @@
 // The signed-in user: tokens (api.ts), user info and the permission check that hides menus
 // and buttons. The server refuses anyway; hiding only spares the operator a 403.
 import { useEffect, useState } from "preact/hooks";
-import { call, getTokens, onTokens, setTokens } from "./api";
+import { call, getTokens, onTokens, setTokens, type Result } from "./api";
 
-export interface UserInfo {
-  id: string;
-  name: string;
-  permissionTokens: string[];
-  menus: unknown[];
-}
+/** UserInfo is the signed-in user as get_user_info answers it. */
+export type UserInfo = Result<"security/auth/get_user_info">;
 
 let info: UserInfo | null = null;
 const subs = new Set<(u: UserInfo | null) => void>();
@@ -28,7 +24,7 @@ export async function loadUser(): Promise<UserInfo | null> {
     publish(null);
     return null;
   }
-  const u = await call<UserInfo>("security/auth", "get_user_info");
+  const u = await call("security/auth/get_user_info");
   publish(u);
   return u;
 }
@@ -59,7 +55,7 @@ export function can(perm: string): boolean {
 /** signOut revokes the token on the server (best effort) and forgets it. */
 export async function signOut(): Promise<void> {
   try {
-    if (getTokens()) await call("security/auth", "logout");
+    if (getTokens()) await call("security/auth/logout");
   } catch {
     /* the token may already be gone */
   }

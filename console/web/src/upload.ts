@@ -2,7 +2,10 @@
 // part at a time, with byte progress) → complete_upload. The claim is kept in localStorage,
 // so an upload survives pause, a lost connection and a page reload: on resume list_parts
 // tells which parts the server holds and only the missing ones are sent.
-import { ApiError, call, uploadMultipart } from "./api";
+import { ApiError, call, uploadMultipart, type Result } from "./api";
+
+/** Completed is the stored file complete_upload answers. */
+export type Completed = Result<"sys/storage/complete_upload">;
 
 export interface Claim {
   claimId: string;
@@ -15,21 +18,7 @@ export interface Claim {
   expiresAt: string;
 }
 
-interface InitResult {
-  key: string;
-  claimId: string;
-  originalFilename: string;
-  partSize: number;
-  partCount: number;
-  expiresAt: string;
-}
 
-export interface Completed {
-  key: string;
-  size: number;
-  contentType: string;
-  originalFilename: string;
-}
 
 const STORE_KEY = "svc.console.uploads";
 
@@ -63,7 +52,7 @@ export function matches(c: Claim, f: File): boolean {
 
 /** begin starts a new upload of file and remembers its claim. */
 export async function begin(file: File, isPublic = false): Promise<Claim> {
-  const r = await call<InitResult>("sys/storage", "init_upload", {
+  const r = await call("sys/storage/init_upload", {
     filename: file.name,
     size: file.size,
     contentType: file.type || "application/octet-stream",
@@ -88,7 +77,7 @@ export async function begin(file: File, isPublic = false): Promise<Claim> {
  * An abort (pause) rejects with an AbortError and keeps the claim for a later resume.
  */
 export async function send(c: Claim, file: File, onProgress: (held: number) => void, signal: AbortSignal): Promise<Completed> {
-  const { parts } = await call<{ parts: { partNumber: number; size: number }[] }>("sys/storage", "list_parts", { claimId: c.claimId }, { signal });
+  const { parts } = await call("sys/storage/list_parts", { claimId: c.claimId }, { signal });
   const held = new Map(parts.map((p) => [p.partNumber, p.size]));
   const partLen = (n: number) => Math.min(c.partSize, c.size - (n - 1) * c.partSize);
   let done = 0;
@@ -99,11 +88,11 @@ export async function send(c: Claim, file: File, onProgress: (held: number) => v
     if (signal.aborted) throw new DOMException("paused", "AbortError");
     const start = (n - 1) * c.partSize;
     const blob = file.slice(start, start + partLen(n));
-    await uploadMultipart("sys/storage", "upload_part", { claimId: c.claimId, partNumber: n }, blob, (sent) => onProgress(done + sent), signal);
+    await uploadMultipart("sys/storage/upload_part", { claimId: c.claimId, partNumber: n }, blob, (sent) => onProgress(done + sent), signal);
     done += blob.size;
     onProgress(done);
   }
-  const info = await call<Completed>("sys/storage", "complete_upload", { claimId: c.claimId }, { signal });
+  const info = await call("sys/storage/complete_upload", { claimId: c.claimId }, { signal });
   forget(c.claimId);
   return info;
 }
@@ -111,7 +100,7 @@ export async function send(c: Claim, file: File, onProgress: (held: number) => v
 /** abort gives the claim up on the server and forgets it. */
 export async function abort(c: Claim): Promise<void> {
   try {
-    await call("sys/storage", "abort_upload", { claimId: c.claimId });
+    await call("sys/storage/abort_upload", { claimId: c.claimId });
   } catch (e) {
     if (!(e instanceof ApiError)) throw e;
   }

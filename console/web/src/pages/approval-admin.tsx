@@ -3,7 +3,8 @@
 // the metrics as bar charts, categories and delegations. Each part shows only with the
 // permission token its operations require.
 import { useState } from "preact/hooks";
-import { call, type Page } from "../api";
+import { call } from "../api";
+import type { AdminInstance, AdminTask, BusinessProjection, Category, Delegation, Flow, VersionSummary as Version } from "../api/ops.gen";
 import { at, t, tk, useLang } from "../i18n";
 import { P } from "../perms";
 import { can } from "../session";
@@ -11,60 +12,11 @@ import { Card, Dialog, EmptyRow, ErrorBox, Field, ListStatus, PagedTable, Status
 import { FlowGraph, type GraphNode } from "../graph";
 import { openInstance, statusBadge, STATUSES } from "./approval";
 
-interface Flow {
-  id: string;
-  code: string;
-  name: string;
-  categoryId: string;
-  isActive: boolean;
-  currentVersion: number;
-}
-interface Version {
-  id: string;
-  version: number;
-  status: string;
-  publishedAt?: string;
-  createdAt: string;
-}
-interface Graph {
-  flow: Flow;
-  version?: { id: string; version: number; flowSchema?: { nodes?: DesignNode[]; edges?: { id: string; source: string; target: string }[] } };
-}
-interface DesignNode {
-  id: string;
-  kind: string;
-  position: { x: number; y: number };
-  data?: { name?: string };
-}
-interface AdminInstance {
-  instanceId: string;
-  instanceNo: string;
-  title: string;
-  flowName: string;
-  applicant: { name: string };
-  status: string;
-  currentNodeName?: string;
-  createdAt: string;
-}
-interface AdminTask {
-  taskId: string;
-  instanceId: string;
-  instanceTitle: string;
-  flowName: string;
-  nodeName: string;
-  assignee: { id: string; name: string };
-  status: string;
-  createdAt: string;
-}
-interface Metrics {
-  instanceCounts: Record<string, number>;
-  taskCounts: Record<string, number>;
-  timeoutTaskCount: number;
-  /** -1 when no instance has finished (the server's placeholder, wire-approval §6.6). */
-  avgCompletionSeconds: number;
-  pendingBindingFailures: number;
-  pendingBusinessProjections: number;
-  businessProjectionCounts: Record<string, number>;
+/** FlowSchema is the part of a version's flowSchema (the designer's document, unknown to the
+ * operation map) the read-only graph draws. */
+interface FlowSchema {
+  nodes?: { id: string; kind: string; position: { x: number; y: number }; data?: { name?: string } }[];
+  edges?: { id: string; source: string; target: string }[];
 }
 
 /** Statuses of business projections (wire-approval §4), in the order the metrics show them. */
@@ -73,40 +25,6 @@ const PROJECTION_STATUSES = [tk("pending"), tk("processing"), tk("applied"), tk(
 /** averageCompletion renders avgCompletionSeconds: the server's -1 means no instance has finished. */
 function averageCompletion(secs: number): string {
   return secs < 0 ? t("Average completion: — (no finished instances)") : t("Average completion: {s} s", { s: secs.toFixed(1) });
-}
-/** BusinessProjection is admin.BusinessProjection: the state of one host record a bound flow writes. */
-interface BusinessProjection {
-  projectionId: string;
-  ownerInstanceId: string;
-  businessTable: string;
-  recordKey: Record<string, string>;
-  consistency: string;
-  desiredStatus: string;
-  desiredRevision: number;
-  appliedRevision: number;
-  status: string;
-  attemptCount: number;
-  nextAttemptAt?: string;
-  lastError?: string;
-  updatedAt: string;
-}
-interface Category {
-  id: string;
-  code: string;
-  name: string;
-  isActive: boolean;
-  sortOrder: number;
-  children?: Category[];
-}
-interface Delegation {
-  id: string;
-  delegatorId: string;
-  delegateeId: string;
-  flowId?: string;
-  startsAt: string;
-  endsAt: string;
-  isActive: boolean;
-  reason?: string;
 }
 
 const SIZE = 15;
@@ -149,11 +67,11 @@ function Flows() {
   const [page, setPage] = useState(1);
   const [keyword, setKeyword] = useState("");
   const [q, setQ] = useState("");
-  const list = useAsync(() => call<Page<Flow>>("approval/flow", "find_flows", { keyword: q, page, pageSize: SIZE }), [q, page]);
+  const list = useAsync(() => call("approval/flow/find_flows", { keyword: q, page, pageSize: SIZE }), [q, page]);
   const [open, setOpen] = useState<Flow | null>(null);
   const act = useAction();
   const toggle = (f: Flow) =>
-    act.run(() => call("approval/flow", "toggle_active", { flowId: f.id, isActive: !f.isActive }), f.isActive ? t("{name} deactivated.", { name: f.name }) : t("{name} activated.", { name: f.name })).then((ok) => ok && list.reload());
+    act.run(() => call("approval/flow/toggle_active", { flowId: f.id, isActive: !f.isActive }), f.isActive ? t("{name} deactivated.", { name: f.name }) : t("{name} activated.", { name: f.name })).then((ok) => ok && list.reload());
   return (
     <Card
       title={
@@ -202,13 +120,13 @@ function Flows() {
 }
 
 function FlowDialog({ flow, onClose }: { flow: Flow; onClose: () => void }) {
-  const versions = useAsync(() => call<Version[]>("approval/flow", "find_versions", { flowId: flow.id }), [flow.id]);
+  const versions = useAsync(() => call("approval/flow/find_versions", { flowId: flow.id }), [flow.id]);
   const [versionId, setVersionId] = useState<string>("");
-  const graph = useAsync(() => call<Graph>("approval/flow", "get_graph", { flowId: flow.id, versionId: versionId || undefined }), [flow.id, versionId]);
+  const graph = useAsync(() => call("approval/flow/get_graph", { flowId: flow.id, versionId: versionId || undefined }), [flow.id, versionId]);
   const act = useAction();
   const publish = (v: Version) =>
-    act.run(() => call("approval/flow", "publish_version", { versionId: v.id }), t("Version {n} published.", { n: v.version })).then((ok) => ok && (versions.reload(), graph.reload()));
-  const schema = graph.data?.version?.flowSchema;
+    act.run(() => call("approval/flow/publish_version", { versionId: v.id }), t("Version {n} published.", { n: v.version })).then((ok) => ok && (versions.reload(), graph.reload()));
+  const schema = graph.data?.version?.flowSchema as FlowSchema | null | undefined;
   const nodes: GraphNode[] = (schema?.nodes ?? []).map((n) => ({ id: n.id, kind: n.kind, position: n.position, name: n.data?.name ?? n.id, status: "" }));
   return (
     <Dialog title={flow.name} onClose={onClose} wide>
@@ -251,7 +169,7 @@ function Instances() {
   const [status, setStatus] = useState("");
   const [keyword, setKeyword] = useState("");
   const [filter, setFilter] = useState({ status: "", keyword: "" });
-  const list = useAsync(() => call<Page<AdminInstance>>("approval/admin", "find_instances", { ...filter, page, pageSize: SIZE }), [filter, page]);
+  const list = useAsync(() => call("approval/admin/find_instances", { ...filter, page, pageSize: SIZE }), [filter, page]);
   const [ending, setEnding] = useState<AdminInstance | null>(null);
   return (
     <Card
@@ -303,7 +221,7 @@ function Instances() {
       {ending && (
         <Reason
           title={t("Terminate {name}", { name: ending.title })}
-          run={(reason) => call("approval/admin", "terminate_instance", { instanceId: ending.instanceId, reason })}
+          run={(reason) => call("approval/admin/terminate_instance", { instanceId: ending.instanceId, reason })}
           onClose={(ok) => (setEnding(null), ok && list.reload())}
         />
       )}
@@ -347,7 +265,7 @@ function Tasks() {
   const [page, setPage] = useState(1);
   const [status, setStatus] = useState("");
   const [filter, setFilter] = useState("");
-  const list = useAsync(() => call<Page<AdminTask>>("approval/admin", "find_tasks", { status: filter, page, pageSize: SIZE }), [filter, page]);
+  const list = useAsync(() => call("approval/admin/find_tasks", { status: filter, page, pageSize: SIZE }), [filter, page]);
   const [moving, setMoving] = useState<AdminTask | null>(null);
   return (
     <Card
@@ -390,7 +308,7 @@ function Tasks() {
         <Reason
           title={t("Reassign {name}", { name: moving.instanceTitle })}
           user
-          run={(reason, user) => call("approval/admin", "reassign_task", { taskId: moving.taskId, newAssigneeId: user, reason })}
+          run={(reason, user) => call("approval/admin/reassign_task", { taskId: moving.taskId, newAssigneeId: user, reason })}
           onClose={(ok) => (setMoving(null), ok && list.reload())}
         />
       )}
@@ -420,7 +338,7 @@ function Bars({ counts, label }: { counts: Record<string, number>; label: string
 }
 
 function MetricsView() {
-  const m = useAsync(() => call<Metrics>("approval/admin", "get_metrics"), []);
+  const m = useAsync(() => call("approval/admin/get_metrics"), []);
   return (
     <>
       <ListStatus list={m} />
@@ -456,10 +374,10 @@ function Records() {
   const [page, setPage] = useState(1);
   const [status, setStatus] = useState("failed");
   const [filter, setFilter] = useState("failed");
-  const list = useAsync(() => call<Page<BusinessProjection>>("approval/admin", "find_business_projections", { status: filter, page, pageSize: SIZE }), [filter, page]);
+  const list = useAsync(() => call("approval/admin/find_business_projections", { status: filter, page, pageSize: SIZE }), [filter, page]);
   const act = useAction();
   const retry = (r: BusinessProjection) =>
-    act.run(() => call("approval/admin", "retry_business_projection", { projectionId: r.projectionId }), t("The record will be written at the next scan.")).then((ok) => ok && list.reload());
+    act.run(() => call("approval/admin/retry_business_projection", { projectionId: r.projectionId }), t("The record will be written at the next scan.")).then((ok) => ok && list.reload());
   return (
     <Card
       title={
@@ -509,8 +427,9 @@ function Records() {
   );
 }
 
-function flatten(cs: Category[], depth = 0, out: [Category, number][] = []): [Category, number][] {
+function flatten(cs: readonly (Category | null)[], depth = 0, out: [Category, number][] = []): [Category, number][] {
   for (const c of cs) {
+    if (!c) continue;
     out.push([c, depth]);
     flatten(c.children ?? [], depth + 1, out);
   }
@@ -518,7 +437,7 @@ function flatten(cs: Category[], depth = 0, out: [Category, number][] = []): [Ca
 }
 
 function Categories() {
-  const tree = useAsync(() => call<Category[]>("approval/category", "find_tree"), []);
+  const tree = useAsync(() => call("approval/category/find_tree"), []);
   const [name, setName] = useState("");
   const [code, setCode] = useState("");
   const act = useAction();
@@ -547,7 +466,7 @@ function Categories() {
           onSubmit={(e) => {
             e.preventDefault();
             void act
-              .run(() => call("approval/category", "create", { code: code.trim(), name: name.trim(), sortOrder: 0, isActive: true }), t("{name} created.", { name }))
+              .run(() => call("approval/category/create", { code: code.trim(), name: name.trim(), sortOrder: 0, isActive: true }), t("{name} created.", { name }))
               .then((ok) => ok && (setName(""), setCode(""), tree.reload()));
           }}
         >
@@ -568,9 +487,9 @@ function Categories() {
 
 function Delegations() {
   const [page, setPage] = useState(1);
-  const list = useAsync(() => call<Page<Delegation>>("approval/delegation", "find_page", {}, { meta: { page, size: SIZE } }), [page]);
+  const list = useAsync(() => call("approval/delegation/find_page", {}, { meta: { page, size: SIZE } }), [page]);
   const act = useAction();
-  const remove = (d: Delegation) => act.run(() => call("approval/delegation", "delete", { id: d.id }), t("Delegation deleted.")).then((ok) => ok && list.reload());
+  const remove = (d: Delegation) => act.run(() => call("approval/delegation/delete", { id: d.id }), t("Delegation deleted.")).then((ok) => ok && list.reload());
   const [form, setForm] = useState({ delegatorId: "", delegateeId: "", startsAt: "", endsAt: "", reason: "" });
   const set = (k: keyof typeof form) => (e: Event) => setForm({ ...form, [k]: (e.currentTarget as HTMLInputElement).value });
   // datetime-local is the browser's wall clock; the server takes RFC 3339.
@@ -580,7 +499,7 @@ function Delegations() {
     void act
       .run(
         () =>
-          call("approval/delegation", "create", {
+          call("approval/delegation/create", {
             delegatorId: form.delegatorId.trim(),
             delegateeId: form.delegateeId.trim(),
             startsAt: iso(form.startsAt),

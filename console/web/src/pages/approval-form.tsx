@@ -3,7 +3,7 @@
 // Layout containers (section, flex, grid, tabs) are flattened in document order, as the
 // server's own projection does (approval/design.ParseFormSchema).
 import { useEffect, useState } from "preact/hooks";
-import { call } from "../api";
+import { invoke } from "../api";
 import { t } from "../i18n";
 
 interface Rule {
@@ -153,7 +153,7 @@ function useOptions(source: Source | undefined): Option[] {
   useEffect(() => {
     if (!req) return;
     const m = source?.mapping ?? {};
-    call<unknown>(req.resource, req.action, req.params ?? {})
+    invoke(req.resource, req.action, req.params ?? {})
       .then((d) => {
         const rows = (Array.isArray(d) ? d : ((d as { items?: unknown[] })?.items ?? [])) as Record<string, unknown>[];
         setRemote(rows.map((r) => ({ label: String(r[m.labelKey ?? "label"] ?? ""), value: r[m.valueKey ?? "value"] })));

@@ -3,130 +3,26 @@
 // allows — and, with the admin permissions, flows and versions, all instances and tasks, the
 // metrics, categories and delegations. Only approval/* operations of /api.
 import { useEffect, useState } from "preact/hooks";
-import { ApiError, call, type Page } from "../api";
+import { ApiError, call, type Params, type Result } from "../api";
+import type { InstanceDetail, InstanceDetailInfo, InstanceInfo, MyCCRecord } from "../api/ops.gen";
 import { at, t, tk, useLang } from "../i18n";
 import { P } from "../perms";
 import { can } from "../session";
 import { Card, Dialog, EmptyRow, ErrorBox, Field, ListStatus, Notice, PagedTable, Table, useAction, useAsync, useInterval } from "../ui";
-import { FlowGraph, type GraphEdge, type GraphNode } from "../graph";
-import { Form, parseForm, validate, type FormData, type Perms } from "./approval-form";
+import { FlowGraph, type GraphNode } from "../graph";
+import { Form, parseForm, validate, type FormData } from "./approval-form";
 import { ApprovalAdmin } from "./approval-admin";
 
 /** NOT_FOUND is /api's answer to an operation the server does not have (404/1200). */
 const NOT_FOUND = 1200;
 
-interface UserRef {
-  id: string;
-  name: string;
-}
-interface InstanceRef {
-  instanceId: string;
-  instanceTitle: string;
-  instanceNo: string;
-  flowName: string;
-  applicant: UserRef;
-}
-interface PendingTask extends InstanceRef {
-  taskId: string;
-  nodeName: string;
-  createdAt: string;
-  deadline?: string;
-  isTimeout: boolean;
-}
-interface CompletedTask extends InstanceRef {
-  taskId: string;
-  nodeName: string;
-  status: string;
-  finishedAt?: string;
-}
-interface Initiated {
-  instanceId: string;
-  instanceNo: string;
-  title: string;
-  flowName: string;
-  status: string;
-  currentNodeName?: string;
-  createdAt: string;
-  finishedAt?: string;
-}
-interface CCRecord extends InstanceRef {
-  ccRecordId: string;
-  nodeName?: string;
-  isRead: boolean;
-  createdAt: string;
-}
-interface AvailableFlow {
-  flowId: string;
-  flowCode: string;
-  flowName: string;
-  description?: string;
-  categoryName: string;
-}
-interface StartForm {
-  flowCode: string;
-  flowName: string;
-  version: number;
-  formSchema?: unknown;
-}
-interface Participant {
-  taskId: string;
-  user: UserRef;
-  status: string;
-  opinion?: string;
-  actionTime?: string;
-  transferTo?: UserRef;
-}
-interface Activity {
-  action: string;
-  operator: UserRef;
-  opinion?: string;
-  createdAt: string;
-}
-interface Visit {
-  participants?: Participant[];
-  activities?: Activity[];
-}
-interface TimelineEntry extends Visit {
-  kind: string;
-  nodeId?: string;
-  name?: string;
-  status?: string;
-  startedAt: string;
-  finishedAt?: string;
-}
-interface ProgressNode {
-  id: string;
-  nodeId: string;
-  kind: string;
-  position: { x: number; y: number };
-  data: { name: string; status: string };
-}
-export interface Detail {
-  instance: {
-    instanceId: string;
-    instanceNo: string;
-    title: string;
-    flowName: string;
-    applicant: UserRef;
-    status: string;
-    currentNodeName?: string;
-    formData?: FormData;
-    createdAt: string;
-    finishedAt?: string;
-  };
-  formSchema?: unknown;
-  timeline: TimelineEntry[];
-  flowGraph: { nodes: ProgressNode[]; edges: GraphEdge[] };
+/** Detail is an instance's detail as approval/my and approval/admin answer it (the admin's has
+ * no actions, permissions or task of the viewer). */
+export type Detail = Omit<InstanceDetail, "instance" | "availableActions"> & {
+  instance: InstanceInfo | InstanceDetailInfo;
   availableActions?: string[];
-  fieldPermissions?: Perms;
-  myTask?: {
-    taskId: string;
-    isOpinionRequired: boolean;
-    addAssigneeTypes?: string[];
-    rollbackTargets?: { nodeId: string; name: string }[];
-    removableAssignees?: { taskId: string; assignee: UserRef; status: string }[];
-  };
-}
+};
+
 
 const SIZE = 15;
 /** Statuses of instances and tasks as the server names them. */
@@ -167,7 +63,7 @@ export function useApprovalPresence(): void {
 
 /** refreshCount reads the caller's pending task count again (after a decision, every 30 s). */
 export function refreshCount(): void {
-  call<{ pendingTaskCount: number }>("approval/my", "get_pending_counts").then(
+  call("approval/my/get_pending_counts").then(
     (c) => {
       count = c.pendingTaskCount;
       countSubs.forEach((s) => s(count));
@@ -241,10 +137,15 @@ export function Approval() {
   );
 }
 
+/** MyList is a paged list of approval/my. */
+type MyList = "find_pending_tasks" | "find_completed_tasks" | "find_initiated" | "find_cc_records";
+
 /** useMyPage loads one page of an approval/my list. */
-function useMyPage<T>(action: string, extra: Record<string, unknown> = {}) {
+function useMyPage<A extends MyList>(action: A, extra: Params<`approval/my/${A}`> = {} as Params<`approval/my/${A}`>) {
   const [page, setPage] = useState(1);
-  const list = useAsync(() => call<Page<T>>("approval/my", action, { ...extra, page, pageSize: SIZE }), [page, JSON.stringify(extra)]);
+  // One cast: TypeScript does not resolve an operation name built from a type parameter.
+  const op = `approval/my/${action}` as "approval/my/find_pending_tasks";
+  const list = useAsync(() => call(op, { ...extra, page, pageSize: SIZE }) as Promise<Result<`approval/my/${A}`>>, [page, JSON.stringify(extra)]);
   return { list, page, setPage };
 }
 
@@ -257,7 +158,7 @@ function Open({ id, label }: { id: string; label: string }) {
 }
 
 function Inbox() {
-  const { list, page, setPage } = useMyPage<PendingTask>("find_pending_tasks");
+  const { list, page, setPage } = useMyPage("find_pending_tasks");
   return (
     <Card title={t("Pending tasks")} actions={<button type="button" onClick={list.reload}>{t("Refresh")}</button>}>
       <PagedTable
@@ -290,7 +191,7 @@ function Inbox() {
 }
 
 function Done() {
-  const { list, page, setPage } = useMyPage<CompletedTask>("find_completed_tasks");
+  const { list, page, setPage } = useMyPage("find_completed_tasks");
   return (
     <Card title={t("Tasks done")}>
       <PagedTable
@@ -322,7 +223,7 @@ function Done() {
 }
 
 function Started() {
-  const { list, page, setPage } = useMyPage<Initiated>("find_initiated");
+  const { list, page, setPage } = useMyPage("find_initiated");
   return (
     <Card title={t("Started by me")}>
       <PagedTable
@@ -354,11 +255,11 @@ function Started() {
 }
 
 function Copies() {
-  const { list, page, setPage } = useMyPage<CCRecord>("find_cc_records");
+  const { list, page, setPage } = useMyPage("find_cc_records");
   const act = useAction();
-  const read = (r: CCRecord) =>
+  const read = (r: MyCCRecord) =>
     act.run(async () => {
-      if (!r.isRead && can(P.approvalCC)) await call("approval/instance", "mark_cc_read", { instanceId: r.instanceId });
+      if (!r.isRead && can(P.approvalCC)) await call("approval/instance/mark_cc_read", { instanceId: r.instanceId });
       openInstance(r.instanceId);
     });
   return (
@@ -392,7 +293,7 @@ function Copies() {
 }
 
 function Start() {
-  const flows = useAsync(() => call<Page<AvailableFlow>>("approval/my", "find_available_flows", { page: 1, pageSize: 100 }), []);
+  const flows = useAsync(() => call("approval/my/find_available_flows", { page: 1, pageSize: 100 }), []);
   const [code, setCode] = useState<string | null>(null);
   return (
     <>
@@ -424,7 +325,7 @@ function Start() {
 }
 
 function StartDialog({ code, onClose }: { code: string; onClose: () => void }) {
-  const form = useAsync(() => call<StartForm>("approval/my", "get_start_form", { flowCode: code }), [code]);
+  const form = useAsync(() => call("approval/my/get_start_form", { flowCode: code }), [code]);
   const fields = parseForm(form.data?.formSchema);
   const [data, setData] = useState<FormData>({});
   const [errors, setErrors] = useState<Record<string, string>>({});
@@ -435,7 +336,7 @@ function StartDialog({ code, onClose }: { code: string; onClose: () => void }) {
     setErrors(bad);
     if (Object.keys(bad).length) return;
     void act.run(async () => {
-      const r = await call<{ id: string }>("approval/instance", "start", { flowCode: code, formData: data });
+      const r = await call("approval/instance/start", { flowCode: code, formData: data });
       onClose();
       openInstance(r.id);
     });
@@ -475,7 +376,7 @@ export function graphNodes(d: Detail): GraphNode[] {
 
 function InstanceDetail({ id, admin }: { id: string; admin: boolean }) {
   useLang();
-  const d = useAsync(() => call<Detail>(admin ? "approval/admin" : "approval/my", "get_instance_detail", { instanceId: id }), [id, admin]);
+  const d = useAsync(() => call(admin ? "approval/admin/get_instance_detail" : "approval/my/get_instance_detail", { instanceId: id }), [id, admin]);
   const back = () => (window.location.hash = "#/approval");
   return (
     <div class="page">
@@ -573,7 +474,7 @@ function InstanceActions({ d, fields, onDone }: { d: Detail; fields: ReturnType<
             e.preventDefault();
             const bad = validate(fields, data);
             setErrors(bad);
-            if (!Object.keys(bad).length) run(() => call("approval/instance", "resubmit", { instanceId: id, formData: data }), t("Resubmitted."));
+            if (!Object.keys(bad).length) run(() => call("approval/instance/resubmit", { instanceId: id, formData: data }), t("Resubmitted."));
           }}
         >
           <p class="muted">{t("The instance came back to you: correct the form and submit it again.")}</p>
@@ -586,12 +487,12 @@ function InstanceActions({ d, fields, onDone }: { d: Detail; fields: ReturnType<
         </form>
       )}
       {offered("withdraw", P.approvalWithdraw) && (
-        <button type="button" disabled={act.busy} onClick={() => run(() => call("approval/instance", "withdraw", { instanceId: id }), t("Withdrawn."))}>
+        <button type="button" disabled={act.busy} onClick={() => run(() => call("approval/instance/withdraw", { instanceId: id }), t("Withdrawn."))}>
           {t("Withdraw")}
         </button>
       )}
       {urge.map((p) => (
-        <button key={p.taskId} type="button" disabled={act.busy} onClick={() => run(() => call("approval/instance", "urge_task", { taskId: p.taskId }), t("{name} was reminded.", { name: p.user.name }))}>
+        <button key={p.taskId} type="button" disabled={act.busy} onClick={() => run(() => call("approval/instance/urge_task", { taskId: p.taskId }), t("{name} was reminded.", { name: p.user.name }))}>
           {t("Urge {name}", { name: p.user.name })}
         </button>
       ))}
@@ -601,7 +502,7 @@ function InstanceActions({ d, fields, onDone }: { d: Detail; fields: ReturnType<
           onSubmit={(e) => {
             e.preventDefault();
             const ccUserIds = cc.split(/[\s,]+/).filter(Boolean);
-            run(() => call("approval/instance", "add_cc", { instanceId: id, ccUserIds }), t("Copies sent."));
+            run(() => call("approval/instance/add_cc", { instanceId: id, ccUserIds }), t("Copies sent."));
           }}
         >
           <Field label={t("Send a copy to (user ids)")}>
@@ -647,7 +548,7 @@ function TaskPanel({ d, fields, onDone }: { d: Detail; fields: ReturnType<typeof
     }
     const formData = editable ? Object.fromEntries(Object.entries(data).filter(([k]) => ["editable", "required"].includes(d.fieldPermissions?.[k] ?? ""))) : undefined;
     void act
-      .run(() => call("approval/instance", "process_task", { taskId: task.taskId, action, opinion, formData, ...extra }), t("Done: {action}.", { action: t(action) }))
+      .run(() => call("approval/instance/process_task", { taskId: task.taskId, action, opinion, formData, ...extra }), t("Done: {action}.", { action: t(action) }))
       .then(done);
   };
   const decision = actions.includes("handle") ? "handle" : "approve";
@@ -701,7 +602,7 @@ function TaskPanel({ d, fields, onDone }: { d: Detail; fields: ReturnType<typeof
           onSubmit={(e) => {
             e.preventDefault();
             const userIds = addIds.split(/[\s,]+/).filter(Boolean);
-            void act.run(() => call("approval/instance", "add_assignee", { taskId: task.taskId, userIds, addType }), t("Assignees added.")).then(done);
+            void act.run(() => call("approval/instance/add_assignee", { taskId: task.taskId, userIds, addType }), t("Assignees added.")).then(done);
           }}
         >
           <Field label={t("Add assignees (user ids)")}>
@@ -726,7 +627,7 @@ function TaskPanel({ d, fields, onDone }: { d: Detail; fields: ReturnType<typeof
           class="inline"
           onSubmit={(e) => {
             e.preventDefault();
-            void act.run(() => call("approval/instance", "remove_assignee", { taskId: remove }), t("Assignee removed.")).then(done);
+            void act.run(() => call("approval/instance/remove_assignee", { taskId: remove }), t("Assignee removed.")).then(done);
           }}
         >
           <Field label={t("Remove assignee")}>

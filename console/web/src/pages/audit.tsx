@@ -2,40 +2,13 @@
 // calls and failures over time (plain SVG), a filterable list and a record's detail. The user
 // filter can come from the address (#/audit?user=…), which the Users page links to.
 import { useState } from "preact/hooks";
-import { call, type Page } from "../api";
+import { call } from "../api";
+import type { AuditRecord, Stats } from "../api/ops.gen";
+
+export type { AuditRecord };
 import { t, tk, useLang, when } from "../i18n";
 import { Card, Dialog, ErrorBox, ListStatus, Loading, PagedTable, useAsync } from "../ui";
 
-export interface AuditRecord {
-  id: string;
-  at: string;
-  nodeId: string;
-  kind: string;
-  requestId: string;
-  userId: string;
-  userName: string;
-  resource: string;
-  action: string;
-  version: string;
-  clientIp: string;
-  userAgent: string;
-  code: number;
-  status: number;
-  ok: boolean;
-  durationMs: number;
-  detail: unknown;
-}
-interface Bucket {
-  startUnixMs: number;
-  calls: number;
-  failures: number;
-}
-interface Stats {
-  fromUnixMs: number;
-  toUnixMs: number;
-  bucketMs: number;
-  buckets: Bucket[];
-}
 interface Filter {
   user: string;
   resource: string;
@@ -82,8 +55,8 @@ export function Audit() {
   const [now, setNow] = useState(Date.now());
   const [page, setPage] = useState(1);
   const [detail, setDetail] = useState<string | null>(null);
-  const list = useAsync(() => call<Page<AuditRecord>>("sys/audit", "find_page", params(filter, now), { meta: { page, size: SIZE } }), [filter, now, page]);
-  const stats = useAsync(() => call<Stats>("sys/audit", "stats", params(filter, now)), [filter, now]);
+  const list = useAsync(() => call("sys/audit/find_page", params(filter, now), { meta: { page, size: SIZE } }), [filter, now, page]);
+  const stats = useAsync(() => call("sys/audit/stats", params(filter, now)), [filter, now]);
   const set = (k: keyof Filter) => (e: { currentTarget: { value: string } }) => setForm({ ...form, [k]: e.currentTarget.value });
   return (
     <div class="page">
@@ -192,7 +165,7 @@ function ResultBadge({ r }: { r: AuditRecord }) {
 }
 
 function RecordDetail({ id, onClose }: { id: string; onClose: () => void }) {
-  const rec = useAsync(() => call<AuditRecord>("sys/audit", "get", { id }), [id]);
+  const rec = useAsync(() => call("sys/audit/get", { id }), [id]);
   const r = rec.data;
   return (
     <Dialog title={t("Audit record")} onClose={onClose} wide>

@@ -2,48 +2,12 @@
 // a short-lived link, delete, and a restore check that verifies an archive and shows the steps
 // to restore it (svc restore, with the server stopped).
 import { useState } from "preact/hooks";
-import { call, type Page } from "../api";
+import { call } from "../api";
+import type { Backup, RestorePlan } from "../api/ops.gen";
 import { bytes, t, tk, useLang, when } from "../i18n";
 import { P } from "../perms";
 import { can } from "../session";
 import { Card, Dialog, ErrorBox, ListStatus, Pager, Table, useAction, useAsync } from "../ui";
-
-interface Backup {
-  id: string;
-  name: string;
-  destination: string;
-  location: string;
-  status: "running" | "succeeded" | "failed";
-  error?: string;
-  size: number;
-  fileCount: number;
-  databaseIncluded: boolean;
-  encrypted: boolean;
-  trigger: string;
-  createdBy: string;
-  startedAtUnixMs: number;
-  finishedAtUnixMs: number;
-}
-
-interface Info {
-  destination: string;
-  location: string;
-  encrypted: boolean;
-  databaseIncluded: boolean;
-  database: string;
-  advice?: string;
-  schedule: string;
-}
-
-interface RestorePlan {
-  verified: boolean;
-  snapshotAtUnixMs: number;
-  svcVersion: string;
-  entries: number;
-  totalBytes: number;
-  missing: number;
-  steps: string[];
-}
 
 const SIZE = 15;
 
@@ -52,18 +16,18 @@ export function Backups() {
   const [page, setPage] = useState(1);
   const [plan, setPlan] = useState<{ b: Backup; plan?: RestorePlan; error?: unknown } | null>(null);
   const act = useAction();
-  const info = useAsync(() => call<Info>("sys/backup", "info"), []);
-  const list = useAsync(() => call<Page<Backup>>("sys/backup", "find_page", {}, { meta: { page, size: SIZE } }), [page]);
+  const info = useAsync(() => call("sys/backup/info"), []);
+  const list = useAsync(() => call("sys/backup/find_page", {}, { meta: { page, size: SIZE } }), [page]);
   const running = list.data?.items.some((b) => b.status === "running");
 
   const create = () =>
     act.run(async () => {
-      await call("sys/backup", "create");
+      await call("sys/backup/create");
       list.reload();
     }, t("The backup has started; refresh to see when it is done."));
   const download = (b: Backup) =>
     act.run(async () => {
-      const d = await call<{ url: string; name: string }>("sys/backup", "download", { id: b.id });
+      const d = await call("sys/backup/download", { id: b.id });
       const a = document.createElement("a");
       a.href = d.url;
       a.download = d.name;
@@ -73,13 +37,13 @@ export function Backups() {
     });
   const remove = (b: Backup) =>
     act.run(async () => {
-      await call("sys/backup", "delete", { id: b.id });
+      await call("sys/backup/delete", { id: b.id });
       list.reload();
     }, t("{name} is deleted.", { name: b.name }));
   const check = async (b: Backup) => {
     setPlan({ b });
     try {
-      setPlan({ b, plan: await call<RestorePlan>("sys/backup", "restore", { id: b.id }) });
+      setPlan({ b, plan: await call("sys/backup/restore", { id: b.id }) });
     } catch (e) {
       setPlan({ b, error: e });
     }

@@ -2,7 +2,8 @@
 // pause, resume, trigger now, delete) and runs (filters, detail, a chart of durations and
 // outcomes over time).
 import { useEffect, useMemo, useState } from "preact/hooks";
-import { call, type Page } from "../api";
+import { call, type Params } from "../api";
+import type { ScheduleJSON as Schedule } from "../api/ops.gen";
 import { Chart } from "../chart";
 import { t, useLang, when } from "../i18n";
 import { P } from "../perms";
@@ -10,40 +11,6 @@ import { can } from "../session";
 import { Card, Dialog, ErrorBox, Field, ListStatus, Loading, Pager, Table, useAction, useAsync, type Submit } from "../ui";
 
 type Kind = "cron" | "interval" | "once";
-interface Schedule {
-  id: string;
-  name: string;
-  jobName: string;
-  kind: Kind;
-  expr: string;
-  timezone: string;
-  everyMs: number;
-  fireAtUnixMs?: number;
-  startsAtUnixMs?: number;
-  endsAtUnixMs?: number;
-  params?: unknown;
-  misfirePolicy: "fire_now" | "skip";
-  concurrencyPolicy: "forbid" | "allow";
-  recover: boolean;
-  timeoutMs: number;
-  isEnabled: boolean;
-  nextFireAtUnixMs?: number;
-  lastFireAtUnixMs?: number;
-}
-interface Run {
-  id: string;
-  scheduleName: string;
-  jobName: string;
-  scheduledAtUnixMs: number;
-  claimedAtUnixMs: number;
-  status: string;
-  nodeId: string;
-  startedAtUnixMs?: number;
-  finishedAtUnixMs?: number;
-  durationMs: number;
-  error?: string;
-  missedCount?: number;
-}
 const STATUSES = ["running", "succeeded", "failed", "missed", "skipped", "abandoned", "canceled"];
 const SIZE = 15;
 
@@ -93,13 +60,13 @@ function Schedules({ onRuns }: { onRuns: (name: string) => void }) {
   const [edit, setEdit] = useState<Schedule | "new" | null>(null);
   const act = useAction();
   const list = useAsync(
-    () => call<Page<Schedule>>("sys/cron/schedule", "find_page", query ? { name: query } : {}, { meta: { page, size: SIZE } }),
+    () => call("sys/cron/schedule/find_page", query ? { name: query } : {}, { meta: { page, size: SIZE } }),
     [query, page],
   );
   const manage = can(P.cronManage);
-  const op = (action: string, s: Schedule, done: string) =>
+  const op = (action: "pause" | "resume" | "trigger_now" | "delete", s: Schedule, done: string) =>
     act.run(async () => {
-      await call("sys/cron/schedule", action, { name: s.name });
+      await call(`sys/cron/schedule/${action}`, { name: s.name });
       list.reload();
     }, done);
   return (
@@ -254,7 +221,7 @@ function Editor({ schedule, onClose }: { schedule: Schedule | null; onClose: (sa
   const s = schedule;
   const [name, setName] = useState(s?.name ?? "");
   const [jobName, setJobName] = useState(s?.jobName ?? "");
-  const [kind, setKind] = useState<Kind>(s?.kind ?? "cron");
+  const [kind, setKind] = useState<Kind>((s?.kind as Kind | undefined) ?? "cron");
   const [expr, setExpr] = useState(s?.expr || "*/5 * * * *");
   const [timezone, setTimezone] = useState(s?.timezone && s.timezone !== "UTC" ? s.timezone : "");
   const [everySec, setEverySec] = useState(String(s?.everyMs ? s.everyMs / 1000 : 60));
@@ -268,7 +235,7 @@ function Editor({ schedule, onClose }: { schedule: Schedule | null; onClose: (sa
   const [timeoutSec, setTimeoutSec] = useState(String((s?.timeoutMs ?? 0) / 1000));
   const [enabled, setEnabled] = useState(s?.isEnabled ?? true);
   const [preview, setPreview] = useState<{ fires?: number[]; error?: unknown }>({});
-  const jobs = useAsync(() => call<JobInfo[]>("sys/cron/schedule", "describe_jobs"), []);
+  const jobs = useAsync(() => call("sys/cron/schedule/describe_jobs"), []);
   const job = jobs.data?.find((j) => j.name === jobName);
   const act = useAction();
 
@@ -285,7 +252,7 @@ function Editor({ schedule, onClose }: { schedule: Schedule | null; onClose: (sa
 
   useEffect(() => {
     const id = setTimeout(() => {
-      call<{ nextFiresUnixMs: number[] }>("sys/cron/schedule", "preview_fires", { trigger: trig(), ...windowParams() }).then(
+      call("sys/cron/schedule/preview_fires", { trigger: trig(), ...windowParams() }).then(
         (r) => setPreview({ fires: r.nextFiresUnixMs }),
         (error) => setPreview({ error }),
       );
@@ -304,7 +271,7 @@ function Editor({ schedule, onClose }: { schedule: Schedule | null; onClose: (sa
         return;
       }
     }
-    const body: Record<string, unknown> = {
+    const body: Params<"sys/cron/schedule/create"> = {
       name: s ? s.name : name,
       ...(s && name !== s.name ? { newName: name } : {}),
       jobName,
@@ -317,7 +284,7 @@ function Editor({ schedule, onClose }: { schedule: Schedule | null; onClose: (sa
       timeoutMs: Math.round(Number(timeoutSec || 0) * 1000),
       enabled,
     };
-    if (await act.run(() => call("sys/cron/schedule", s ? "update" : "create", body))) onClose(true);
+    if (await act.run(() => call(s ? "sys/cron/schedule/update" : "sys/cron/schedule/create", body))) onClose(true);
   };
 
   return (
@@ -462,8 +429,8 @@ function Runs({ initialSchedule }: { initialSchedule: string }) {
     if (filter.hours) p.scheduledAtFromUnixMs = Date.now() - Number(filter.hours) * 3600_000;
     return p;
   };
-  const list = useAsync(() => call<Page<Run>>("sys/cron/run", "find_page", search(), { meta: { page, size: SIZE } }), [filter, page]);
-  const chartRuns = useAsync(() => call<Page<Run>>("sys/cron/run", "find_page", search(), { meta: { page: 1, size: 500 } }), [filter]);
+  const list = useAsync(() => call("sys/cron/run/find_page", search(), { meta: { page, size: SIZE } }), [filter, page]);
+  const chartRuns = useAsync(() => call("sys/cron/run/find_page", search(), { meta: { page: 1, size: 500 } }), [filter]);
   const series = useMemo(() => STATUSES.map((s) => ({ label: t(s), color: STATUS_COLORS[s] ?? "#333", points: true })), [t("succeeded")]);
   const data = useMemo(() => {
     const runs = [...(chartRuns.data?.items ?? [])].sort((a, b) => a.scheduledAtUnixMs - b.scheduledAtUnixMs);
@@ -549,7 +516,7 @@ function Runs({ initialSchedule }: { initialSchedule: string }) {
 }
 
 function RunDetail({ id, onClose }: { id: string; onClose: () => void }) {
-  const run = useAsync(() => call<Run>("sys/cron/run", "find_one", { id }), [id]);
+  const run = useAsync(() => call("sys/cron/run/find_one", { id }), [id]);
   const r = run.data;
   return (
     <Dialog title={t("Run")} onClose={onClose}>

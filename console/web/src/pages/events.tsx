@@ -2,55 +2,13 @@
 // outbox — counts per status, rows with filters, a row's detail with Replay and Discard for a
 // dead letter, showing what the replay did.
 import { useState } from "preact/hooks";
-import { call, type Page } from "../api";
+import { call } from "../api";
+import type { EventOverview as Overview, ReplayView as Replay } from "../api/ops.gen";
 import { at, t, tk, useLang } from "../i18n";
 import { P } from "../perms";
 import { can } from "../session";
 import { Card, Dialog, EmptyRow, ErrorBox, ListStatus, Loading, Notice, PagedTable, StatusFilter, Table, useAction, useAsync } from "../ui";
 
-interface Transport {
-  name: string;
-  enabled: boolean;
-  transactional: boolean;
-  atLeastOnce: boolean;
-  publishOnly: boolean;
-  settings: { key: string; value: string }[];
-}
-interface Overview {
-  defaultTransport: string;
-  transports: Transport[];
-  routes: { pattern: string; transports: string[] }[];
-  outbox: { enabled: boolean; sink: string; maxRetries: number; counts: Record<string, number> };
-}
-interface Streams {
-  enabled: boolean;
-  streams: {
-    stream: string;
-    length: number;
-    groups: { name: string; consumers: number; pending: number; lag: number; lastDeliveredId: string }[];
-  }[];
-}
-interface Row {
-  id: string;
-  eventId: string;
-  eventType: string;
-  source: string;
-  status: string;
-  retryCount: number;
-  lastError?: string;
-  createdAt: string;
-  occurredAt: string;
-  processedAt?: string;
-  retryAfter?: string;
-  traceId?: string;
-  correlationId?: string;
-  headers?: Record<string, string>;
-  payload?: unknown;
-}
-interface Replay {
-  outcome: "delivered" | "failed" | "not_dead";
-  row: Row;
-}
 
 const STATUSES = [tk("pending"), tk("processing"), tk("completed"), tk("failed"), tk("dead")];
 const SIZE = 15;
@@ -62,7 +20,7 @@ const badge = (status: string) => (status === "completed" ? "badge ok" : status 
 export function Events() {
   useLang();
   const [tab, setTab] = useState<"outbox" | "bus">("outbox");
-  const overview = useAsync(() => call<Overview>("sys/event", "get_overview"), []);
+  const overview = useAsync(() => call("sys/event/get_overview"), []);
   return (
     <div class="page">
       <h1>{t("Events")}</h1>
@@ -81,7 +39,7 @@ export function Events() {
 }
 
 function Bus({ o }: { o: Overview }) {
-  const streams = useAsync(() => call<Streams>("sys/event", "get_streams"), []);
+  const streams = useAsync(() => call("sys/event/get_streams"), []);
   return (
     <>
       <Card title={t("Transports")}>
@@ -162,7 +120,7 @@ function Outbox({ o, onChange }: { o: Overview; onChange: () => void }) {
   const list = useAsync(() => {
     const p: Record<string, string> = {};
     for (const [k, v] of Object.entries(filter)) if (v) p[k] = v;
-    return call<Page<Row>>("sys/event/outbox", "find_page", p, { meta: { page, size: SIZE } });
+    return call("sys/event/outbox/find_page", p, { meta: { page, size: SIZE } });
   }, [filter, page]);
   if (!o.outbox.enabled) {
     return (
@@ -269,28 +227,28 @@ function Outbox({ o, onChange }: { o: Overview; onChange: () => void }) {
   );
 }
 
-const OUTCOMES: Record<Replay["outcome"], string> = {
+const OUTCOMES: Record<string, string> = {
   delivered: tk("Delivered: the sink accepted the event and the row is completed."),
   failed: tk("The delivery failed again; the row is {status}."),
   not_dead: tk("Nothing replayed: the row was no longer dead (it is {status})."),
 };
 
 function RowDetail({ id, onClose, onChange }: { id: string; onClose: () => void; onChange: () => void }) {
-  const row = useAsync(() => call<Row>("sys/event/outbox", "get", { id }), [id]);
+  const row = useAsync(() => call("sys/event/outbox/get", { id }), [id]);
   const act = useAction();
   const [result, setResult] = useState<Replay | null>(null);
   const r = row.data;
   const manage = can(P.eventManage);
   const replay = () =>
     act.run(async () => {
-      setResult(await call<Replay>("sys/event/outbox", "replay", { id }));
+      setResult(await call("sys/event/outbox/replay", { id }));
       row.reload();
       onChange();
     });
   const discard = () => {
     if (!window.confirm(t("Discard this dead letter? The row is deleted and the event is not delivered."))) return;
     void act.run(async () => {
-      const d = await call<{ discarded: boolean }>("sys/event/outbox", "discard", { id });
+      const d = await call("sys/event/outbox/discard", { id });
       onChange();
       if (d.discarded) onClose();
       else row.reload();
@@ -302,7 +260,7 @@ function RowDetail({ id, onClose, onChange }: { id: string; onClose: () => void;
       <Loading when={row.loading && !r} />
       {result && (
         <p class={result.outcome === "delivered" ? "notice" : "error"} role="status" data-outcome={result.outcome}>
-          {t(OUTCOMES[result.outcome], { status: t(result.row.status) })}
+          {t(OUTCOMES[result.outcome] ?? result.outcome, { status: t(result.row.status) })}
           {result.outcome === "failed" && result.row.lastError ? ` ${result.row.lastError}` : ""}
         </p>
       )}

@@ -1,26 +1,14 @@
 // Files: resumable uploads with a real progress bar (pause, resume, resume after a reload),
 // the stored files (sys/storage/file find_page) with search, metadata, download and delete.
 import { useRef, useState } from "preact/hooks";
-import { call, downloadFile, type Page } from "../api";
+import { call, downloadFile } from "../api";
+import type { FileView } from "../api/ops.gen";
 import { bytes, t, useLang } from "../i18n";
 import { P } from "../perms";
 import { can, useUser } from "../session";
 import { abort, begin, forget, matches, saved, send, type Claim, type Completed } from "../upload";
 import { Card, Dialog, ErrorBox, ListStatus, Pager, Table, message, useAction, useAsync } from "../ui";
 
-interface FileView {
-  key: string;
-  originalFilename: string;
-  contentType: string;
-  size: number;
-  public: boolean;
-  status: "uploaded" | "claimed" | "deleted";
-  uploadedAt: string;
-  uploadedBy: string;
-  claimedAt?: string;
-  deletedAt?: string;
-  deleteReason?: string;
-}
 
 interface Job {
   claim: Claim;
@@ -50,7 +38,7 @@ export function Files() {
   const list = useAsync(
     () =>
       mayList
-        ? call<Page<FileView>>("sys/storage/file", "find_page", query ? { keyword: query } : {}, { meta: { page, size: SIZE } })
+        ? call("sys/storage/file/find_page", query ? { keyword: query } : {}, { meta: { page, size: SIZE } })
         : Promise.resolve(null),
     [query, page, mayList],
   );
@@ -95,7 +83,7 @@ export function Files() {
 
   const remove = (f: FileView) =>
     act.run(async () => {
-      await call("sys/storage/file", "delete", { key: f.key });
+      await call("sys/storage/file/delete", { key: f.key });
       list.reload();
     }, t("{name} is queued for deletion.", { name: f.originalFilename }));
   const mayRead = (f: FileView) => f.status !== "deleted" && (f.public || f.key.startsWith("pub/") || f.uploadedBy === me?.id || can(P.fileRead));

@@ -4,48 +4,14 @@
 // 60 calls per action in 5 minutes, so this leaves room for a reload.
 import { useEffect, useMemo, useState } from "preact/hooks";
 import { ApiError, call } from "../api";
+import type { Overview as OverviewData, Readiness } from "../api/ops.gen";
+
+/** Ready is a readiness answer; unreachable marks one the console could not get. */
+type Ready = Readiness & { unreachable?: boolean };
 import { Chart } from "../chart";
 import { bytes, duration, pct, t, useLang, when } from "../i18n";
 import { Card, ErrorBox, Table, useAsync, useInterval } from "../ui";
 
-interface Build {
-  vefVersion: string;
-  frameworkVersion?: string;
-  appVersion: string;
-  buildTime: string;
-  gitCommit: string;
-  gitModified?: boolean;
-}
-interface Overview {
-  host: { hostname: string; os: string; platform: string; platformVersion: string; kernelVersion: string; kernelArch: string; uptime: number } | null;
-  cpu: { physicalCores: number; logicalCores: number; usagePercent: number; effectiveCores: number } | null;
-  memory: { total: number; used: number; usedPercent: number } | null;
-  disk: { total: number; used: number; usedPercent: number } | null;
-  network: { bytesSent: number; bytesRecv: number } | null;
-  process: { pid: number; name: string; cpuPercent: number; memoryPercent: number } | null;
-  load: { load1: number; load5: number; load15: number } | null;
-  build: Build | null;
-}
-interface Streams {
-  enabled: boolean;
-  streams: { stream: string; length: number; groups: { name: string; consumers: number; pending: number; lag: number; lastDeliveredId: string }[] }[];
-}
-interface Stats {
-  enabled: boolean;
-  stats: { system: string; contract: string; direction: string; calls: number; successes: number; failures?: Record<string, number>; avgDurationMs: number; maxDurationMs: number; lastError?: string; lastErrorAt?: string }[];
-}
-interface Check {
-  name: string;
-  kind: string;
-  type: string;
-  ready: boolean;
-  latencyMs: number;
-}
-interface Ready {
-  ready: boolean;
-  checks: Check[];
-  unreachable?: boolean;
-}
 
 /**
  * recorded says whether the build recorded a value: the server sends "unknown" for what neither
@@ -75,7 +41,7 @@ function push(h: Hist, x: number, ys: (number | null | undefined)[]): Hist {
  */
 async function readiness(): Promise<Ready> {
   try {
-    return await call<Ready>("sys/monitor", "get_readiness");
+    return await call("sys/monitor/get_readiness");
   } catch (e) {
     if (!(e instanceof ApiError) || e.code !== 1200) throw e;
     const r = (await (await fetch(new URL("/readyz", window.location.origin), { credentials: "omit" })).json()) as { status: string; failed?: string[] };
@@ -88,7 +54,7 @@ async function readiness(): Promise<Ready> {
 
 export function Overview() {
   useLang();
-  const [ov, setOv] = useState<Overview | null>(null);
+  const [ov, setOv] = useState<OverviewData | null>(null);
   const [err, setErr] = useState<unknown>(null);
   const [cpu, setCpu] = useState<Hist>(() => empty(2));
   const [mem, setMem] = useState<Hist>(() => empty(2));
@@ -100,7 +66,7 @@ export function Overview() {
     // After a rate-limit answer (1401) the charts wait a minute instead of hammering.
     if (Date.now() < quietUntil) return;
     try {
-      const o = await call<Overview>("sys/monitor", "get_overview");
+      const o = await call("sys/monitor/get_overview");
       const x = Date.now() / 1000;
       setOv(o);
       setErr(null);
@@ -118,8 +84,8 @@ export function Overview() {
   useEffect(() => void poll(), []);
   useInterval(poll, POLL_MS);
 
-  const streams = useAsync(() => call<Streams>("sys/monitor", "get_event_streams"), []);
-  const stats = useAsync(() => call<Stats>("sys/monitor", "get_integration_stats"), []);
+  const streams = useAsync(() => call("sys/monitor/get_event_streams"), []);
+  const stats = useAsync(() => call("sys/monitor/get_integration_stats"), []);
   useInterval(() => {
     streams.reload();
     stats.reload();

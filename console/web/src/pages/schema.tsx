@@ -1,33 +1,17 @@
 // Schema: the primary data source's tables and views; one table's columns, keys and indexes.
 import { useState } from "preact/hooks";
 import { call } from "../api";
+import type { Table as Named, View } from "../api/ops.gen";
 import { t, useLang } from "../i18n";
 import { Card, ErrorBox, Loading, useAsync } from "../ui";
 
-interface Named {
-  name: string;
-  schema?: string;
-  comment?: string;
-}
-interface View extends Named {
-  definition: string;
-  columns?: string[];
-}
-interface Table extends Named {
-  columns: { name: string; type: string; nullable: boolean; default?: string; comment?: string; isPrimaryKey?: boolean; isAutoIncrement?: boolean }[];
-  primaryKey?: { name?: string; columns: string[] };
-  indexes?: { name: string; columns: string[] }[];
-  uniqueKeys?: { name: string; columns: string[]; predicate?: string; hasExpressions?: boolean }[];
-  foreignKeys?: { name: string; columns: string[]; refTable: string; refColumns: string[]; onUpdate?: string; onDelete?: string }[];
-  checks?: { name: string; expr: string }[];
-}
 
 const cols = (c: string[]) => c.map((x) => x || t("(expression)")).join(", ");
 
 export function Schema() {
   useLang();
-  const tables = useAsync(() => call<Named[]>("sys/schema", "list_tables"), []);
-  const views = useAsync(() => call<View[]>("sys/schema", "list_views"), []);
+  const tables = useAsync(() => call("sys/schema/list_tables"), []);
+  const views = useAsync(() => call("sys/schema/list_views"), []);
   const [filter, setFilter] = useState("");
   const [picked, setPicked] = useState<{ kind: "table" | "view"; name: string } | null>(null);
   const match = (n: Named) => n.name.toLowerCase().includes(filter.toLowerCase());
@@ -83,7 +67,7 @@ export function Schema() {
 }
 
 function TableDetail({ name }: { name: string }) {
-  const tb = useAsync(() => call<Table>("sys/schema", "get_table_schema", { name }), [name]);
+  const tb = useAsync(() => call("sys/schema/get_table_schema", { name }), [name]);
   const d = tb.data;
   return (
     <>

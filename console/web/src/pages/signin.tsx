@@ -2,15 +2,16 @@
 // codes, a password change, a department choice), each answered through resolve_challenge.
 // Lockout (1023) and rate-limit (1401) answers are shown in the server's own words.
 import { useEffect, useRef, useState } from "preact/hooks";
-import { call, setTokens, type Tokens } from "../api";
+import { call, setTokens } from "../api";
+import type { LoginChallenge, LoginResult } from "../api/ops.gen";
 import { LangSwitch } from "../app";
 import { t } from "../i18n";
 import { QRCode } from "../qr";
 import { ErrorBox, Field, type Submit } from "../ui";
 
-interface Challenge {
-  type: string;
-  required: boolean;
+/** Challenge is a sign-in challenge with the data the console reads from it (the server
+ * types data per challenge type, so the operation map says unknown). */
+interface Challenge extends Omit<LoginChallenge, "data"> {
   data?: {
     destination?: string;
     reason?: string;
@@ -18,12 +19,6 @@ interface Challenge {
     secret?: string; // totp_enrollment: the new authenticator's key, for this user only
     otpauthUrl?: string;
   };
-}
-
-interface LoginResult {
-  tokens?: Tokens;
-  challengeToken?: string;
-  challenge?: Challenge;
 }
 
 export function SignIn() {
@@ -45,8 +40,8 @@ export function SignIn() {
       return;
     }
     if (r.challengeToken && r.challenge) {
-      setAnswer(r.challenge.data?.departments?.[0]?.id ?? "");
-      setPending({ token: r.challengeToken, challenge: r.challenge });
+      setAnswer((r.challenge as Challenge).data?.departments?.[0]?.id ?? "");
+      setPending({ token: r.challengeToken, challenge: r.challenge as Challenge });
     }
   };
 
@@ -57,18 +52,14 @@ export function SignIn() {
     try {
       if (!pending) {
         settle(
-          await call<LoginResult>(
-            "security/auth",
-            "login",
+          await call("security/auth/login",
             { type: "password", principal: username, credentials: password },
             { anonymous: true },
           ),
         );
       } else {
         settle(
-          await call<LoginResult>(
-            "security/auth",
-            "resolve_challenge",
+          await call("security/auth/resolve_challenge",
             { challengeToken: pending.token, type: pending.challenge.type, response: answer },
             { anonymous: true },
           ),

@@ -2,7 +2,8 @@
 // search and paging, create, disable/enable, roles, password reset, TOTP enrollment with a QR
 // code, a user's sessions with revoke and "sign out everywhere".
 import { useState } from "preact/hooks";
-import { call, type Page } from "../api";
+import { call } from "../api";
+import type { UserView } from "../api/ops.gen";
 import { at, t, useLang } from "../i18n";
 import { P } from "../perms";
 import { QRCode } from "../qr";
@@ -10,35 +11,6 @@ import { auditLink } from "./audit";
 import { can, useUser } from "../session";
 import { Card, Dialog, ErrorBox, Field, ListStatus, Notice, Pager, Table, useAction, useAsync, type Submit } from "../ui";
 
-export interface UserView {
-  id: string;
-  username: string;
-  displayName: string;
-  roles: string[];
-  disabled: boolean;
-  totpEnabled: boolean;
-  totpPending: boolean;
-  totpEnrollAtSignIn?: boolean;
-  passwordChangedAt: string;
-  createdAt: string;
-}
-interface Role {
-  name: string;
-  permissions: string[];
-  // the caller may grant it (the server's grant rule); absent from servers before issue #42
-  grantable?: boolean;
-}
-interface SessionView {
-  id: string;
-  kind: "token_family" | "session";
-  userId: string;
-  clientIp: string;
-  createdAt: string;
-  lastSeenAt: string;
-  expiresAt: string;
-  maxExpiresAt?: string;
-  current: boolean;
-}
 
 const SIZE = 15;
 
@@ -53,7 +25,7 @@ export function Users() {
   const [open, setOpen] = useState<Open>(null);
   const act = useAction();
   const list = useAsync(
-    () => call<Page<UserView>>("security/user", "find_page", query ? { keyword: query } : {}, { meta: { page, size: SIZE } }),
+    () => call("security/user/find_page", query ? { keyword: query } : {}, { meta: { page, size: SIZE } }),
     [query, page],
   );
   const close = () => {
@@ -63,7 +35,7 @@ export function Users() {
   const toggle = (u: UserView) =>
     act.run(
       async () => {
-        await call("security/user", u.disabled ? "enable" : "disable", { id: u.id });
+        await call(u.disabled ? "security/user/enable" : "security/user/disable", { id: u.id });
         list.reload();
       },
       u.disabled ? t("{name} enabled.", { name: u.username }) : t("{name} disabled.", { name: u.username }),
@@ -175,7 +147,7 @@ export function Users() {
 // RolePicker offers only the roles the signed-in user may grant (list_roles' grantable): the
 // server refuses any other with 1074 anyway.
 function RolePicker(props: { value: string[]; onChange: (v: string[]) => void }) {
-  const roles = useAsync(() => call<Role[]>("security/user", "list_roles"), []);
+  const roles = useAsync(() => call("security/user/list_roles"), []);
   const grantable = (roles.data ?? []).filter((r) => r.grantable !== false);
   const hidden = (roles.data?.length ?? 0) - grantable.length;
   return (
@@ -212,7 +184,7 @@ function CreateUser({ onClose }: { onClose: () => void }) {
   const act = useAction();
   const submit = async (e: Submit) => {
     e.preventDefault();
-    if (await act.run(() => call("security/user", "create", { username, displayName, password, roles }))) onClose();
+    if (await act.run(() => call("security/user/create", { username, displayName, password, roles }))) onClose();
   };
   return (
     <Dialog title={t("New user")} onClose={onClose}>
@@ -250,7 +222,7 @@ function RolesDialog({ user, onClose }: { user: UserView; onClose: () => void })
   const act = useAction();
   const submit = async (e: Submit) => {
     e.preventDefault();
-    if (await act.run(() => call("security/user", "set_roles", { id: user.id, roles }))) onClose();
+    if (await act.run(() => call("security/user/set_roles", { id: user.id, roles }))) onClose();
   };
   return (
     <Dialog title={t("Roles of {name}", { name: user.username })} onClose={onClose}>
@@ -272,7 +244,7 @@ function PasswordDialog({ user, onClose }: { user: UserView; onClose: () => void
   const act = useAction();
   const submit = async (e: Submit) => {
     e.preventDefault();
-    await act.run(() => call("security/user", "reset_password", { id: user.id, password }), t("Password changed. Tokens issued before no longer work."));
+    await act.run(() => call("security/user/reset_password", { id: user.id, password }), t("Password changed. Tokens issued before no longer work."));
   };
   return (
     <Dialog title={t("Reset the password of {name}", { name: user.username })} onClose={onClose}>
@@ -314,9 +286,9 @@ function TotpDialog({ user, onClose }: { user: UserView; onClose: () => void }) 
   // enroll at its next sign-in
   const begin = () =>
     act.run(async () => {
-      const en = await call<Enrollment>("security/user", "begin_totp", { id: user.id });
+      const en = await call("security/user/begin_totp", { id: user.id });
       if (en.atNextSignIn) {
-        setState(await call<UserView>("security/user", "get", { id: user.id }));
+        setState(await call("security/user/get", { id: user.id }));
         return;
       }
       setEnroll(en);
@@ -324,13 +296,13 @@ function TotpDialog({ user, onClose }: { user: UserView; onClose: () => void }) 
   const confirm = async (e: Submit) => {
     e.preventDefault();
     await act.run(async () => {
-      setState(await call<UserView>("security/user", "confirm_totp", { id: user.id, code }));
+      setState(await call("security/user/confirm_totp", { id: user.id, code }));
       setEnroll(null);
       setCode("");
     }, t("TOTP is on: sign-in now asks for a code."));
   };
   const remove = () =>
-    act.run(async () => setState(await call<UserView>("security/user", "remove_totp", { id: user.id })), t("TOTP removed."));
+    act.run(async () => setState(await call("security/user/remove_totp", { id: user.id })), t("TOTP removed."));
   return (
     <Dialog title={t("TOTP of {name}", { name: user.username })} onClose={onClose}>
       <p>
@@ -379,16 +351,16 @@ function TotpDialog({ user, onClose }: { user: UserView; onClose: () => void }) 
 }
 
 function SessionsDialog({ user, onClose }: { user: UserView; onClose: () => void }) {
-  const list = useAsync(() => call<{ tokenType: string; items: SessionView[] }>("security/session", "list", { userId: user.id }), []);
+  const list = useAsync(() => call("security/session/list", { userId: user.id }), []);
   const act = useAction();
   const revoke = (id: string) =>
     act.run(async () => {
-      await call("security/session", "revoke", { id });
+      await call("security/session/revoke", { id });
       list.reload();
     }, t("Session revoked."));
   const everywhere = () =>
     act.run(async () => {
-      const r = await call<{ revoked: number }>("security/session", "revoke_user", { userId: user.id });
+      const r = await call("security/session/revoke_user", { userId: user.id });
       list.reload();
       return r;
     }, t("Signed out everywhere."));

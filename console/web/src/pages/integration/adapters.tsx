@@ -6,14 +6,14 @@ import { P } from "../../perms";
 import { can } from "../../session";
 import { ErrorBox, Field, useAction, useAsync, type Submit } from "../../ui";
 import { CodeEditor } from "./code";
-import { all, itg, type Adapter, type Contract, type System } from "./api";
+import { all, itg, type Adapter } from "./api";
 import { canEdit, DefList, EditorDialog, Enabled, EnabledCheck, Mono } from "./crud";
 import type { BenchTarget } from "./bench";
 
 /** useNames loads systems and contracts (when the user may list them) to show codes for ids. */
 export function useNames() {
-  const systems = useAsync(() => (can(P.itgSystemQuery) ? all<System>("system") : Promise.resolve([])), []);
-  const contracts = useAsync(() => (can(P.itgContractQuery) ? all<Contract>("contract") : Promise.resolve([])), []);
+  const systems = useAsync(() => (can(P.itgSystemQuery) ? all("system") : Promise.resolve([])), []);
+  const contracts = useAsync(() => (can(P.itgContractQuery) ? all("contract") : Promise.resolve([])), []);
   return useMemo(() => {
     const sys = new Map((systems.data ?? []).map((s) => [s.id, s]));
     const con = new Map((contracts.data ?? []).map((c) => [c.id, c]));
@@ -55,7 +55,7 @@ export function Adapters({ onBench }: { onBench: (to: BenchTarget) => void }) {
   const [f, setF] = useState({ systemId: "", contractId: "", direction: "" });
   const set = (k: keyof typeof f) => (v: string) => setF({ ...f, [k]: v });
   return (
-    <DefList<Adapter>
+    <DefList
       resource="adapter"
       perm="adapter"
       filter={Object.fromEntries(Object.entries(f).filter(([, v]) => v))}
@@ -126,7 +126,7 @@ function AdapterEditor({ adapter, names, onClose }: { adapter: Adapter | null; n
   const submit = async (e: Submit) => {
     e.preventDefault();
     const body = { ...(a ? { id: a.id } : {}), systemId, contractId, direction, script, timeoutMs: Number(timeoutMs) || 0, isEnabled: enabled };
-    if (await act.run(() => itg("adapter", a ? "update" : "create", body))) onClose(true);
+    if (await act.run(() => itg(a ? "adapter/update" : "adapter/create", body))) onClose(true);
   };
   return (
     <EditorDialog title={a ? t("Adapter {system} / {contract}", { system: names.system(a.systemId), contract: names.contract(a.contractId) }) : t("New adapter")} onClose={() => onClose(false)} onSubmit={submit} act={act} readOnly={readOnly} isNew={!a}>

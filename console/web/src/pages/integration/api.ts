@@ -1,128 +1,38 @@
 // Types and calls of the integration module's /api resources (docs/integration.md).
-import { call } from "../../api";
+import { call, type OpName, type Params, type Result } from "../../api";
 import { t } from "../../i18n";
 
 export type { Page } from "../../api";
 
-export interface Audited {
-  id: string;
-  createdAt?: string;
-  updatedAt?: string;
-}
-
-export interface Contract extends Audited {
-  code: string;
-  name: string;
-  description?: string | null;
-  labels?: Record<string, string>;
-  inputSchema?: unknown;
-  outputSchema?: unknown;
-  isEnabled: boolean;
-}
-
-export interface AuthConfig {
-  scheme: string;
-  params?: Record<string, string>;
-  script?: string;
-}
-
-export interface DataSource {
-  kind: string;
-  mode?: string;
-  host?: string;
-  port?: number;
-  user?: string;
-  password?: string;
-  database?: string;
-  schema?: string;
-  path?: string;
-  sslMode?: string;
-}
-
-export interface System extends Audited {
-  code: string;
-  name: string;
-  baseUrl: string;
-  outboundAuth?: AuthConfig | null;
-  outboundEnvelope?: { request?: string; response?: string } | null;
-  inboundAuth?: AuthConfig | null;
-  dataSource?: DataSource | null;
-  params?: Record<string, string> | null;
-  timeoutMs: number;
-  retry?: { maxAttempts: number; initialBackoffMs?: number; maxBackoffMs?: number } | null;
-  isEnabled: boolean;
-}
-
-export interface Adapter extends Audited {
-  systemId: string;
-  contractId: string;
-  direction: "outbound" | "inbound";
-  script: string;
-  timeoutMs: number;
-  isEnabled: boolean;
-}
-
-export interface Route extends Audited {
-  routeKey: string;
-  contractId: string;
-  systemId: string;
-  isEnabled: boolean;
-}
-
-export interface CodeMapEntry {
-  canonical: unknown;
-  external: unknown;
-  canonicalAliases?: unknown[];
-  externalAliases?: unknown[];
-}
-
-export interface CodeMap extends Audited {
-  systemId: string;
-  codeSet: string;
-  name: string;
-  entries: CodeMapEntry[] | null;
-  onUnmapped: string;
-  fallbackCanonical?: unknown;
-  fallbackExternal?: unknown;
-  isEnabled: boolean;
-}
-
-export interface Exchange {
-  method: string;
-  url: string;
-  requestHeaders?: Record<string, string>;
-  requestBody?: string;
-  status?: number;
-  responseHeaders?: Record<string, string>;
-  responseBody?: string;
-  durationMs: number;
-  error?: string;
-}
-
-export interface LogRow {
-  id: string;
-  createdAt: string;
-  createdBy: string;
-  systemCode: string;
-  contractCode: string;
-  direction: string;
-  failureKind: string;
-  durationMs: number;
-  input: unknown;
-  output: unknown;
-  httpTrace: Exchange[] | unknown;
-  error: string | null;
-  requestId: string;
-}
+export type {
+  Adapter,
+  AuthConfig,
+  CodeMap,
+  CodeMapEntry,
+  Contract,
+  DataSourceConfig as DataSource,
+  HTTPExchange as Exchange,
+  InvocationLog as LogRow,
+  Route,
+  System,
+} from "../../api/ops.gen";
 
 /** The secret mask the server shows for, and keeps on, a stored secret. */
 export const MASK = "******";
 
-export const itg = <T,>(resource: string, action: string, params?: Record<string, unknown>, meta?: Record<string, unknown>) =>
-  call<T>(`integration/${resource}`, action, params, meta ? { meta } : undefined);
+/** ItgOp is an operation under integration/, named without the prefix ("system/find_page"). */
+export type ItgOp = OpName extends infer K ? (K extends `integration/${infer S}` ? S : never) : never;
+type Full<K extends ItgOp> = `integration/${K}` & OpName;
+
+/** itg runs an integration operation, with the paging meta of a find_page. */
+export const itg = <K extends ItgOp>(op: K, params?: Params<Full<K>>, meta?: Record<string, unknown>): Promise<Result<Full<K>>> =>
+  call(`integration/${op}` as Full<K>, params, meta ? { meta } : undefined);
+
+/** DefResource is a definition resource: find_page, find_all, create, update, delete. */
+export type DefResource = "system" | "contract" | "adapter" | "route" | "code_map";
 
 /** all lists every row of a definition resource (find_all, at most 10000). */
-export const all = <T,>(resource: string, params: Record<string, unknown> = {}) => itg<T[]>(resource, "find_all", params);
+export const all = <R extends DefResource>(resource: R) => itg(`${resource}/find_all`);
 
 /** pretty renders a JSON value for reading. */
 export function pretty(v: unknown): string {

@@ -6,7 +6,8 @@ import { P } from "../../perms";
 import { can } from "../../session";
 import { Card, ErrorBox, Field, Table, useAction, type Submit } from "../../ui";
 import { CodeEditor } from "./code";
-import { itg, parseJSON, pretty, type Exchange } from "./api";
+import type { ConnectionCheck, DatabaseProbe, DryRunResult, HTTPExchange as Exchange, HTTPProbe, InboundDryRunResult, RouteDiagnostics } from "../../api/ops.gen";
+import { itg, parseJSON, pretty } from "./api";
 import { DefSelect, useNames } from "./adapters";
 
 export type BenchMode = "dry_run" | "dry_run_inbound" | "connection" | "diagnose";
@@ -23,35 +24,16 @@ const MODES: { mode: BenchMode; label: string; perm: string }[] = [
   { mode: "diagnose", label: tk("Diagnose routes"), perm: P.itgDiagnose },
 ];
 
-interface DryRunResult {
-  output: unknown;
-  trace: Exchange[] | null;
-  failureKind?: string;
-  error?: string;
-}
-interface InboundResult {
-  reply: unknown;
-  dispatchedInput: unknown;
-  failureKind?: string;
-  error?: string;
-}
-interface Probe {
-  reachable: boolean;
-  status?: number;
-  statusText?: string;
-  version?: string;
-  durationMs: number;
-  error?: string;
-}
-interface Finding {
-  kind: string;
-  routeId?: string;
-  routeKey: string;
-  contractCode?: string;
-  contractName?: string;
-  systemCode?: string;
-  systemName?: string;
-}
+
+/** Probe is what the connection card shows of either probe. */
+type Probe = Partial<HTTPProbe> & Partial<DatabaseProbe> & { reachable: boolean; durationMs: number };
+
+/** Answer is what one bench run answered, by mode. */
+type Answer =
+  | { mode: "dry_run"; data: DryRunResult }
+  | { mode: "dry_run_inbound"; data: InboundDryRunResult }
+  | { mode: "connection"; data: ConnectionCheck }
+  | { mode: "diagnose"; data: RouteDiagnostics };
 
 const lines = (text: string) =>
   Object.fromEntries(
@@ -82,35 +64,35 @@ export function Bench({ initial }: { initial: BenchTarget }) {
   const [inQuery, setInQuery] = useState("");
   const [inBody, setInBody] = useState("{}");
   const [handlerOutput, setHandlerOutput] = useState("{}");
-  const [result, setResult] = useState<{ mode: BenchMode; data: unknown } | null>(null);
+  const [result, setResult] = useState<Answer | null>(null);
   const act = useAction();
 
   const run = async (e: Submit) => {
     e.preventDefault();
     setResult(null);
     await act.run(async () => {
-      let data: unknown;
       if (mode === "dry_run") {
-        data = await itg("ops", "dry_run", {
+        const data = await itg("ops/dry_run", {
           systemCode,
           contractCode,
           script: ownScript ? script : "",
           input: parseJSON(input, t("Input")) ?? null,
         });
+        setResult({ mode, data });
       } else if (mode === "dry_run_inbound") {
-        data = await itg("ops", "dry_run_inbound", {
+        const data = await itg("ops/dry_run_inbound", {
           systemCode,
           contractCode,
           script: ownScript ? script : "",
           request: { method: inMethod, path: inPath, headers: lines(inHeaders), query: lines(inQuery), body: inBody },
           handlerOutput: parseJSON(handlerOutput, t("Handler output")) ?? null,
         });
+        setResult({ mode, data });
       } else if (mode === "connection") {
-        data = await itg("ops", "test_connection", { systemCode, method, path });
+        setResult({ mode, data: await itg("ops/test_connection", { systemCode, method, path }) });
       } else {
-        data = await itg("ops", "diagnose_routes", {});
+        setResult({ mode: "diagnose", data: await itg("ops/diagnose_routes") });
       }
-      setResult({ mode, data });
     });
   };
 
@@ -214,7 +196,7 @@ export function Bench({ initial }: { initial: BenchTarget }) {
           </div>
         </form>
       </Card>
-      {result && <BenchResult mode={result.mode} data={result.data} />}
+      {result && <BenchResult answer={result} />}
     </>
   );
 }
@@ -231,9 +213,9 @@ function Outcome({ failureKind, error }: { failureKind?: string; error?: string 
   );
 }
 
-function BenchResult({ mode, data }: { mode: BenchMode; data: unknown }) {
-  if (mode === "dry_run") {
-    const r = data as DryRunResult;
+function BenchResult({ answer }: { answer: Answer }) {
+  if (answer.mode === "dry_run") {
+    const r = answer.data;
     return (
       <Card title={t("Result")} class="bench-result">
         <Outcome failureKind={r.failureKind} error={r.error} />
@@ -243,8 +225,8 @@ function BenchResult({ mode, data }: { mode: BenchMode; data: unknown }) {
       </Card>
     );
   }
-  if (mode === "dry_run_inbound") {
-    const r = data as InboundResult;
+  if (answer.mode === "dry_run_inbound") {
+    const r = answer.data;
     return (
       <Card title={t("Result")} class="bench-result">
         <Outcome failureKind={r.failureKind} error={r.error} />
@@ -255,8 +237,8 @@ function BenchResult({ mode, data }: { mode: BenchMode; data: unknown }) {
       </Card>
     );
   }
-  if (mode === "connection") {
-    const r = data as { http?: Probe; database?: Probe };
+  if (answer.mode === "connection") {
+    const r = answer.data;
     return (
       <Card title={t("Connection")} class="bench-result">
         {!r.http && !r.database && <p class="muted">{t("The system has neither a base URL nor a data source.")}</p>}
@@ -264,7 +246,7 @@ function BenchResult({ mode, data }: { mode: BenchMode; data: unknown }) {
           [
             [tk("HTTP"), r.http],
             [tk("Database"), r.database],
-          ] as const
+          ] as [string, Probe | undefined][]
         ).map(
           ([label, p]) =>
             p && (
@@ -301,7 +283,7 @@ function BenchResult({ mode, data }: { mode: BenchMode; data: unknown }) {
       </Card>
     );
   }
-  const findings = (data as { findings: Finding[] }).findings ?? [];
+  const findings = answer.data.findings ?? [];
   return (
     <Card title={t("Route findings")} class="bench-result">
       {findings.length ? (

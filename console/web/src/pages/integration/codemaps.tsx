@@ -15,9 +15,9 @@ interface CodeSets {
 export function CodeMaps() {
   const names = useNames();
   const [query, setQuery] = useState("");
-  const sets = useAsync(() => itg<CodeSets>("code_set", "list_code_sets"), []);
+  const sets = useAsync(() => itg("code_set/list_code_sets"), []);
   return (
-    <DefList<CodeMap>
+    <DefList
       resource="code_map"
       perm="code_map"
       filter={query ? { codeSet: query } : {}}
@@ -90,7 +90,7 @@ function CodeMapEditor(props: { map: CodeMap | null; names: Names; sets?: CodeSe
     e.preventDefault();
     if (
       await act.run(() =>
-        itg("code_map", m ? "update" : "create", {
+        itg(m ? "code_map/update" : "code_map/create", {
           ...(m ? { id: m.id } : {}),
           systemId,
           codeSet,

@@ -8,7 +8,7 @@ import { canEdit, CodeName, DefList, EditorDialog, Enabled, EnabledCheck, Mono, 
 export function Contracts() {
   const [query, setQuery] = useState("");
   return (
-    <DefList<Contract>
+    <DefList
       resource="contract"
       perm="contract"
       filter={query ? { code: query } : {}}
@@ -69,7 +69,7 @@ function ContractEditor({ contract, onClose }: { contract: Contract | null; onCl
         outputSchema: parseJSON(output, t("Output schema")) ?? null,
         isEnabled: enabled,
       };
-      await itg("contract", c ? "update" : "create", body);
+      await itg(c ? "contract/update" : "contract/create", body);
       onClose(true);
     });
   };

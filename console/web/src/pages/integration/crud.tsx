@@ -4,8 +4,9 @@ import type { ComponentChildren, VNode } from "preact";
 import { useState } from "preact/hooks";
 import { t } from "../../i18n";
 import { can } from "../../session";
-import { Card, Dialog, ErrorBox, Field, ListStatus, Pager, Table, useAction, useAsync } from "../../ui";
-import { itg, type Page } from "./api";
+import type { Page, Params, Result } from "../../api";
+import { Card, Dialog, ErrorBox, Field, PagedTable, useAction, useAsync } from "../../ui";
+import { itg, type DefResource } from "./api";
 
 const SIZE = 15;
 
@@ -30,12 +31,15 @@ export function SearchBox(props: { label: string; placeholder: string; onSearch:
   );
 }
 
-export interface DefListProps<T> {
+/** DefItem is one row of a definition resource's find_page. */
+export type DefItem<R extends DefResource> = Result<`integration/${R}/find_page`>["items"][number];
+
+export interface DefListProps<R extends DefResource, T = DefItem<R>> {
   /** resource under integration/, e.g. "system"; its tokens are integration.<perm>.<action>. */
-  resource: string;
+  resource: R;
   perm: string;
   /** filter are find_page's search params; a change goes back to page 1. */
-  filter: Record<string, unknown>;
+  filter: Params<`integration/${R}/find_page`>;
   title: ComponentChildren;
   newLabel: string;
   headings: string[];
@@ -51,7 +55,8 @@ export interface DefListProps<T> {
   children?: ComponentChildren;
 }
 
-export function DefList<T extends { id: string }>(p: DefListProps<T>) {
+export function DefList<R extends DefResource>(p: DefListProps<R>) {
+  type T = DefItem<R>;
   const key = JSON.stringify(p.filter);
   // The page belongs to the filter it was chosen under: a new filter starts at page 1.
   const [at, setAt] = useState({ key, page: 1 });
@@ -59,11 +64,15 @@ export function DefList<T extends { id: string }>(p: DefListProps<T>) {
   const setPage = (n: number) => setAt({ key, page: n });
   const [edit, setEdit] = useState<T | "new" | null>(null);
   const act = useAction();
-  const list = useAsync(() => itg<Page<T>>(p.resource, "find_page", p.filter, { page, size: SIZE }), [key, page]);
+  // One cast: TypeScript does not resolve an operation name built from a type parameter.
+  const list = useAsync(
+    () => itg(`${p.resource}/find_page` as "system/find_page", p.filter as Params<"integration/system/find_page">, { page, size: SIZE }) as Promise<Page<T>>,
+    [key, page],
+  );
   const token = (action: string) => `integration.${p.perm}.${action}`;
   const del = (x: T) =>
     act.run(async () => {
-      await itg(p.resource, "delete", { id: x.id });
+      await itg(`${p.resource}/delete` as "system/delete", { id: x.id });
       list.reload();
     }, p.deleted(x));
   return (
@@ -78,45 +87,40 @@ export function DefList<T extends { id: string }>(p: DefListProps<T>) {
       }
     >
       {p.children}
-      <ListStatus list={list} act={act} />
-      {list.data && (
-        <>
-          <Table headings={p.headings} actions>
-            {list.data.items.map((x) => (
-              <tr key={x.id} {...p.rowAttrs(x)}>
-                {p.row(x).map((c, i) => (
-                  <td key={i}>{c}</td>
-                ))}
-                <td class="row-actions">
-                  <button type="button" onClick={() => setEdit(x)}>
-                    {can(token("update")) ? t("Edit") : t("Details")}
-                  </button>
-                  {p.extra?.(x)}
-                  {can(token("delete")) && (
-                    <button
-                      type="button"
-                      class="danger"
-                      onClick={() => {
-                        if (window.confirm(p.confirm(x))) void del(x);
-                      }}
-                    >
-                      {t("Delete")}
-                    </button>
-                  )}
-                </td>
-              </tr>
+      <PagedTable
+        list={list}
+        act={act}
+        page={page}
+        size={SIZE}
+        onPage={setPage}
+        headings={p.headings}
+        actions
+        empty={p.empty}
+        row={(x) => (
+          <tr key={x.id} {...p.rowAttrs(x)}>
+            {p.row(x).map((c, i) => (
+              <td key={i}>{c}</td>
             ))}
-            {!list.data.items.length && (
-              <tr>
-                <td colSpan={p.headings.length + 1} class="muted">
-                  {p.empty}
-                </td>
-              </tr>
-            )}
-          </Table>
-          <Pager page={list.data.page} size={list.data.size} total={list.data.total} onPage={setPage} />
-        </>
-      )}
+            <td class="row-actions">
+              <button type="button" onClick={() => setEdit(x)}>
+                {can(token("update")) ? t("Edit") : t("Details")}
+              </button>
+              {p.extra?.(x)}
+              {can(token("delete")) && (
+                <button
+                  type="button"
+                  class="danger"
+                  onClick={() => {
+                    if (window.confirm(p.confirm(x))) void del(x);
+                  }}
+                >
+                  {t("Delete")}
+                </button>
+              )}
+            </td>
+          </tr>
+        )}
+      />
       {edit &&
         p.editor(edit === "new" ? null : edit, (saved) => {
           setEdit(null);

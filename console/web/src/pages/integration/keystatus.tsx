@@ -4,14 +4,9 @@ import { t } from "../../i18n";
 import { Card, ListStatus, Table, useAsync } from "../../ui";
 import { itg } from "./api";
 
-interface KeyStatusData {
-  encrypted: boolean;
-  rotationNeeded: boolean;
-  systems: { systemCode: string; systemName: string; sealed: number; plaintext: number; undecryptable: number }[];
-}
 
 export function KeyStatus() {
-  const st = useAsync(() => itg<KeyStatusData>("ops", "key_status"), []);
+  const st = useAsync(() => itg("ops/key_status"), []);
   const d = st.data;
   return (
     <Card title={t("Secrets at rest and key rotation")} actions={<button type="button" onClick={st.reload}>{t("Refresh")}</button>}>

@@ -5,7 +5,7 @@ import { useMemo, useState } from "preact/hooks";
 import { Chart } from "../../chart";
 import { t, useLang } from "../../i18n";
 import { Card, Dialog, ErrorBox, PagedTable, Table, useAsync } from "../../ui";
-import { itg, pretty, type Exchange, type LogRow, type Page } from "./api";
+import { itg, pretty, type Exchange, type LogRow } from "./api";
 import { DefSelect, useNames } from "./adapters";
 import { Trace } from "./bench";
 import { Mono } from "./crud";
@@ -18,8 +18,9 @@ const COLORS = ["#2563eb", "#dc2626", "#16a34a", "#9333ea", "#a16207", "#0f766e"
 /** MAX_SERIES pairs get their own series; the rest are summed into "other". */
 const MAX_SERIES = 5;
 
-/** rowTime reads a log row's createdAt (the server's "YYYY-MM-DD HH:mm:ss") as epoch ms. */
-const rowTime = (r: LogRow) => new Date(r.createdAt.replace(" ", "T")).getTime();
+/** rowTime reads a log row's createdAt (the server's "YYYY-MM-DD HH:mm:ss", null for the zero
+ * time) as epoch ms, NaN when there is none. */
+const rowTime = (r: LogRow) => (r.createdAt ? new Date(r.createdAt.replace(" ", "T")).getTime() : NaN);
 const pairOf = (r: LogRow) => `${r.systemCode} / ${r.contractCode || "–"}`;
 
 interface Bucketed {
@@ -75,8 +76,8 @@ export function Log() {
   const [page, setPage] = useState(1);
   const [detail, setDetail] = useState<LogRow | null>(null);
   const params = Object.fromEntries(Object.entries(filter).filter(([, v]) => v));
-  const list = useAsync(() => itg<Page<LogRow>>("log", "find_page", params, { page, size: SIZE }), [filter, page]);
-  const sample = useAsync(() => itg<Page<LogRow>>("log", "find_page", params, { page: 1, size: CHART_ROWS }), [filter]);
+  const list = useAsync(() => itg("log/find_page", params, { page, size: SIZE }), [filter, page]);
+  const sample = useAsync(() => itg("log/find_page", params, { page: 1, size: CHART_ROWS }), [filter]);
   const b = useMemo(() => bucket(sample.data?.items ?? [], t("other")), [sample.data]);
   // A line needs two buckets: with fewer the counts are drawn as dots.
   const series = b.pairs.map((p, i) => ({ label: p, color: COLORS[i % COLORS.length]!, points: b.x.length < 2 }));

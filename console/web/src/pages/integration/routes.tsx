@@ -10,7 +10,7 @@ export function Routes() {
   const names = useNames();
   const [query, setQuery] = useState("");
   return (
-    <DefList<Route>
+    <DefList
       resource="route"
       perm="route"
       filter={query ? { routeKey: query } : {}}
@@ -41,7 +41,7 @@ function RouteEditor({ route: r, names, onClose }: { route: Route | null; names:
   const submit = async (e: Submit) => {
     e.preventDefault();
     const body = { ...(r ? { id: r.id } : {}), routeKey, contractId, systemId, isEnabled: enabled };
-    if (await act.run(() => itg("route", r ? "update" : "create", body))) onClose(true);
+    if (await act.run(() => itg(r ? "route/update" : "route/create", body))) onClose(true);
   };
   return (
     <EditorDialog title={r ? t("Route") : t("New route")} onClose={() => onClose(false)} onSubmit={submit} act={act} readOnly={!canEdit("route", !!r)} isNew={!r}>

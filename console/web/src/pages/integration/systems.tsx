@@ -29,7 +29,7 @@ export function Systems({ onBench }: { onBench: (to: BenchTarget) => void }) {
   const [query, setQuery] = useState("");
   return (
     <>
-      <DefList<System>
+      <DefList
         resource="system"
         perm="system"
         filter={query ? { code: query } : {}}
@@ -197,7 +197,7 @@ function SystemEditor({ system, onClose }: { system: System | null; onClose: (sa
       params: fromPairs(params),
       retry: Number(retry) > 1 ? { maxAttempts: Number(retry), initialBackoffMs: Number(backoff), maxBackoffMs: Number(maxBackoff) } : null,
     };
-    if (await act.run(() => itg("system", s ? "update" : "create", body))) onClose(true);
+    if (await act.run(() => itg(s ? "system/update" : "system/create", body))) onClose(true);
   };
   return (
     <EditorDialog title={s ? s.code : t("New system")} onClose={() => onClose(false)} onSubmit={submit} act={act} readOnly={readOnly} isNew={!s}>
