@@ -220,7 +220,8 @@ func (s *Service) begin(ctx context.Context, req Request) (*Backup, destination,
 	if dst.kind() == config.BackupToFolder || s.db.Embedded() {
 		s.removeLeftovers(ctx)
 	}
-	if err := st.failRunningExcept(ctx, id, now.UnixMilli()); err == nil {
+	err = st.failRunningExcept(ctx, id, now.UnixMilli())
+	if err == nil {
 		err = st.insert(ctx, b)
 	}
 	if err != nil {
