@@ -231,6 +231,10 @@ type EventRoute struct {
 	Pattern string `toml:"pattern"`
 	// Transports is svc.event.routing[].transports: the transports a matching event fans out to.
 	Transports []string `toml:"transports"`
+	// Local marks a rule the composition root put ahead of the operator's (event.WithLocalRoutes),
+	// never read from configuration: errors name the operator's rules by their index in
+	// svc.event.routing, which local rules do not shift.
+	Local bool `toml:"-"`
 }
 
 func (e *Event) applyDefaults() {

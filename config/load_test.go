@@ -418,7 +418,7 @@ transports = ["memory"]
 	got := []any{cfg.App.BodyLimit, cfg.Approval.FormSnapshotRetention, cfg.Approval.UrgeRecordRetention,
 		cfg.Storage.MaxUploadSize, cfg.Storage.ClaimTTL, cfg.Storage.UploadPartRateLimit, cfg.Cron.Store.RunTimeout, cfg.MCP.RequireAuth, cfg.Event.Routing}
 	want := []any{MiB, 7 * Day, 36 * time.Hour, 512 * MiB, 90 * time.Minute, 10000, time.Duration(0), &tr,
-		[]EventRoute{{"approval.*", []string{"tx_memory", "memory"}}, {"*", []string{"memory"}}}}
+		[]EventRoute{{Pattern: "approval.*", Transports: []string{"tx_memory", "memory"}}, {Pattern: "*", Transports: []string{"memory"}}}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("values mismatch (-want +got):\n%s", diff)
 	}

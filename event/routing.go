@@ -53,15 +53,31 @@ func newRouter(cfg config.Event, ts map[string]Transport) (*router, error) {
 	}
 	for i, rule := range cfg.Routing {
 		if _, err := path.Match(rule.Pattern, ""); err != nil || rule.Pattern == "" || len(rule.Transports) == 0 {
-			return nil, fmt.Errorf("svc.event.routing[%d] %q: malformed rule: %w", i, rule.Pattern, ErrTransportNotFound)
+			return nil, fmt.Errorf("%s: malformed rule: %w", r.ruleName(i), ErrTransportNotFound)
 		}
 		for _, name := range rule.Transports {
 			if _, ok := ts[name]; !ok {
-				return nil, fmt.Errorf("svc.event.routing[%d] %q: transport %q: %w", i, rule.Pattern, name, ErrTransportNotFound)
+				return nil, fmt.Errorf("%s: transport %q: %w", r.ruleName(i), name, ErrTransportNotFound)
 			}
 		}
 	}
 	return r, nil
+}
+
+// ruleName names rule i as the operator wrote it: svc.event.routing[n] counting only the
+// operator's rules, or the node-local route it is (WithLocalRoutes).
+func (r *router) ruleName(i int) string {
+	rule := r.rules[i]
+	if rule.Local {
+		return fmt.Sprintf("node-local route %q", rule.Pattern)
+	}
+	n := 0
+	for _, prev := range r.rules[:i] {
+		if !prev.Local {
+			n++
+		}
+	}
+	return fmt.Sprintf("svc.event.routing[%d] %q", n, rule.Pattern)
 }
 
 // resolve returns the route of eventType.
@@ -78,7 +94,7 @@ func (r *router) build(eventType string) *route {
 	rt := &route{rule: r.defaultRule(), names: []string{r.def}}
 	for i, rule := range r.rules {
 		if ok, _ := path.Match(rule.Pattern, eventType); ok {
-			rt.rule = fmt.Sprintf("svc.event.routing[%d] %q", i, rule.Pattern)
+			rt.rule = r.ruleName(i)
 			rt.names = rule.Transports
 			break
 		}
@@ -160,7 +176,7 @@ func WithTransactionalRoutes(cfg config.Event, patterns ...string) config.Event 
 func WithLocalRoutes(cfg config.Event, patterns ...string) config.Event {
 	routing := make([]config.EventRoute, 0, len(patterns)+len(cfg.Routing))
 	for _, pattern := range patterns {
-		routing = append(routing, config.EventRoute{Pattern: pattern, Transports: []string{config.TransportMemory}})
+		routing = append(routing, config.EventRoute{Pattern: pattern, Transports: []string{config.TransportMemory}, Local: true})
 	}
 	cfg.Routing = append(routing, cfg.Routing...)
 	return cfg
