@@ -41,9 +41,9 @@ export async function scratch(root) {
   mkdirSync(join(dir, "configs"));
   let cfg = readFileSync(join(root, "configs", "application.toml"), "utf8");
   cfg = cfg.replace('admin = ["*"]', 'admin = ["*"]\nviewer = ["sys.schema.query"]\nevents_reader = ["sys.event.query"]\nstaff = ["approval.instance.start", "approval.task.process", "approval.task.urge"]\nuseradm = ["security.user.*", "security.session.*"]\nauditor = ["sys.audit.query", "security.user.query"]');
-  // 30 logins per address and period (default 6): every area's steps sign their users in from
+  // 60 logins per address and period (default 6): every area's steps sign their users in from
   // this one address; the rate-limit step, run last, still reaches the limit.
-  cfg += '\n[svc.security]\nlogin_rate_limit = 30\n';
+  cfg += '\n[svc.security]\nlogin_rate_limit = 60\n';
   cfg += '\n[svc.security.password_policy]\nmin_length = 12\n\n[svc.monitor]\nsample_interval = "2s"\nsample_duration = "1s"\n\n[svc.integration.log]\nmode = "all"\n';
   // The events steps need a dead letter made by the binary's own relay: the outbox relays to
   // Redis Streams (kvstore_stream) and gives up after one failed forward, so a stream key that

@@ -505,7 +505,7 @@ await step("sign-in: the login rate limit is shown in the server's words", async
   const { ctx: c, page: p } = await open();
   expected = [/status of 401/, /status of 429/];
   let text = "";
-  for (let i = 0; i < 40 && !/1401/.test(text); i++) {
+  for (let i = 0; i < 90 && !/1401/.test(text); i++) {
     await signIn(p, "viewer", "wrong-password-here");
     await p.getByRole("alert").waitFor();
     text = await p.getByRole("alert").innerText();
