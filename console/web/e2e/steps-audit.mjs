@@ -24,6 +24,8 @@ export default async function (h) {
     const { ctx: c, page: p } = await open();
     expect([/status of 403/]);
     await signIn(p, AUDITOR.user, AUDITOR.pw);
+    // the menu is drawn once the caller's permissions are known: wait for it, then read it
+    await p.locator("nav#nav a", { hasText: "Audit" }).waitFor();
     const links = await p.locator("nav#nav a").allInnerTexts();
     check(links.includes("Audit") && links.includes("Users"), `auditor's menu: ${links}`);
     await p.getByRole("link", { name: "Users" }).click();
