@@ -8,7 +8,9 @@
 #                              unit tests (vitest), rebuild into a temporary directory and fail when
 #                              it differs from the committed console/dist (CI: sources and build agree)
 #   scripts/console.sh e2e     the browser tests (console/web/e2e) against a freshly built svc
-#                              (starts the test services of scripts/services.sh: Redis is needed)
+#                              (starts the test services of scripts/services.sh: Redis is needed);
+#                              E2E_STEPS=<regexp> runs only the matching areas ("core" or a
+#                              steps-*.mjs file name, e.g. E2E_STEPS=approval)
 #   scripts/console.sh chromium  install Debian's chromium when /usr/bin/chromium is missing
 #
 # The build is reproducible: content-hashed file names, no timestamps, pinned versions in

@@ -31,7 +31,13 @@ function check(ok, what) {
   if (!ok) throw new Error(`check failed: ${what}`);
 }
 
+// E2E_STEPS (a regular expression) runs only the areas it matches: "core" for the steps in this
+// file, a steps-*.mjs file's name for that file's (e.g. E2E_STEPS=approval). Unset runs every area.
+const ONLY = process.env.E2E_STEPS ? new RegExp(process.env.E2E_STEPS) : null;
+let area = "core";
+
 async function step(name, fn) {
+  if (ONLY && !ONLY.test(area)) return;
   const start = Date.now();
   try {
     await fn();
@@ -491,6 +497,7 @@ await step("CSP in force: an inline script is refused", async () => {
 // ---- the steps of further areas: every e2e/steps-*.mjs, in name order, gets the harness ----
 const HERE = dirname(fileURLToPath(import.meta.url));
 for (const f of readdirSync(HERE).filter((f) => /^steps-.*\.mjs$/.test(f)).sort()) {
+  area = f;
   const mod = await import(pathToFileURL(join(HERE, f)).href);
   await mod.default({
     s, BIN, ADMIN_PW, VIEWER_PW, secret, step, check, open, shot, signIn,
