@@ -158,6 +158,13 @@ func (s *Server) RestoreOptions(open func(ctx context.Context) (io.ReadCloser, e
 		if err != nil {
 			return o, err
 		}
+		// The bucket is created when missing (a restore onto a fresh configuration), and an
+		// unreachable store fails here, before anything is replaced.
+		if st, ok := b.(backend.Starter); ok {
+			if err := st.Start(context.Background()); err != nil {
+				return o, fmt.Errorf("restore: storage: %w", err)
+			}
+		}
 		o.Objects = backupObjects{b: b}
 	}
 	return o, nil

@@ -79,9 +79,12 @@ type RestoreResult struct {
 // filesystem objects are moved into "svc-replaced-<time>" beside the database. A server
 // holding the database's lock file (a running svc) makes it fail with ErrServerRunning first.
 func Restore(ctx context.Context, o RestoreOptions) (*RestoreResult, error) {
-	base := filepath.Dir(orDefault(o.DatabasePath, o.StorageRoot))
-	if base == "." && o.DatabasePath == "" && o.StorageRoot == "" {
-		base = "."
+	// Staging and the set-aside directory go beside what is replaced; a restore that replaces
+	// neither a database file nor a filesystem root (files into an object store only) stages
+	// in the system's temporary directory.
+	base := os.TempDir()
+	if p := orDefault(o.DatabasePath, o.StorageRoot); p != "" {
+		base = filepath.Dir(p)
 	}
 	if o.DatabasePath != "" {
 		l, err := lockDir(o.DatabasePath)
