@@ -116,6 +116,9 @@ secret_key = %q
 bucket = "faults"
 region = "us-east-1"
 
+[svc.backup]
+destination = "storage"
+
 [svc.cron.store]
 enabled = true
 auto_migrate = true

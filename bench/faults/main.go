@@ -275,6 +275,7 @@ func (h *harness) loads(o options) []load {
 		ul, pl, apl,
 		&eventsLoad{h: h, al: apl, pl: pl},
 		&inboundLoad{h: h},
+		&backupLoad{h: h, ul: ul},
 	}
 }
 
