@@ -43,6 +43,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/svc-framework/svc/bench/internal/procstat"
@@ -464,8 +465,11 @@ func start(dir string, env []string, port int, name string, args ...string) (*ex
 	return nil, fmt.Errorf("%s does not answer on port %d: %.500s", name, port, stderr.String())
 }
 
+// stop ends a child and waits for it. SIGTERM, not SIGINT: a shell that runs this in the background (bench/run.sh … &) starts it
+// with SIGINT ignored, which its children inherit, and the bare handler, which installs no
+// handler, would then never exit (svc serve stops on either).
 func stop(cmd *exec.Cmd) {
-	_ = cmd.Process.Signal(os.Interrupt)
+	_ = cmd.Process.Signal(syscall.SIGTERM)
 	_ = cmd.Wait()
 }
 
