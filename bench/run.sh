@@ -88,7 +88,7 @@ measure_memory() {
   row "memory after $(field "$r" families) revoked families: anonymous, PSS" \
     "$(field "$r" revoked_anon_mib) MiB, PSS $(field "$r" revoked_pss_mib) MiB ($(field "$r" anon_b_per_family) B per family of process growth, the collector's headroom included)" \
     "before the logouts" "—" "≤ 64 B per family at 10⁶ (TestRevokedSetBytesPerFamily)"
-  row "memory over $(field "$x" mixed_s) s of mixed load ($(field "$x" mixed_iterations) sessions: login, 40 calls, refresh, logout)" \
+  row "memory over $(field "$x" mixed_s) s of mixed load ($(field "$x" mixed_iterations) sessions: login, 40 calls, refresh, logout; an upload every 10th; a cron fire a second)" \
     "anonymous $(field "$x" mixed_first_anon_mib) → $(field "$x" mixed_last_anon_mib) MiB (max $(field "$x" mixed_max_anon_mib)), PSS $(field "$x" mixed_first_pss_mib) → $(field "$x" mixed_last_pss_mib) MiB" \
     "first sample" "$(field "$x" mixed_drift_pct) %" "flat, ± 10 %"
 }

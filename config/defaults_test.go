@@ -25,6 +25,7 @@ func wantDefaults() *Config {
 			RefreshNotBefore:   15 * time.Minute,
 			LoginRateLimit:     6,
 			RefreshRateLimit:   1,
+			HashMemoryBudget:   24 * MiB,
 			TokenType:          TokenTypeJWT,
 			Lockout: Lockout{
 				Enabled: true, MaxFailures: 10, Window: 15 * time.Minute, LockDuration: 15 * time.Minute,

@@ -66,6 +66,7 @@ const (
 	defaultSessionIdleTTL       = 30 * time.Minute
 	defaultSessionMaxLifetime   = 168 * time.Hour
 	defaultRevocationFeedAge    = 10 * time.Second
+	defaultHashMemoryBudget     = 24 * MiB
 	maxPasswordCharacterClasses = 4
 )
 
@@ -96,6 +97,11 @@ type Security struct {
 	// RefreshRateLimit is svc.security.refresh_rate_limit (default 1): the rate limit of refresh
 	// per engine period.
 	RefreshRateLimit int `toml:"refresh_rate_limit"`
+	// HashMemoryBudget is svc.security.hash_memory_budget (ours, default 24mib): the heap the
+	// password login's hashing may take at once. It sets the number of logins hashed
+	// concurrently: budget / (2 × the argon2id memory), at least 1 and at most GOMAXPROCS (the
+	// rule is security.HashSlots; docs/security.md, "Password hashing under load").
+	HashMemoryBudget Size `toml:"hash_memory_budget"`
 	// TokenType is svc.security.token_type: jwt_token (default) or opaque_token.
 	TokenType TokenType `toml:"token_type"`
 	// IPWhitelists is svc.security.ip_whitelists: named lists of IPs or CIDRs for the ip
@@ -250,6 +256,7 @@ func (s *Security) applyDefaults() []error {
 	s.RefreshNotBefore = positive(s.RefreshNotBefore, defaultRefreshNotBefore)
 	s.LoginRateLimit = positive(s.LoginRateLimit, defaultLoginRateLimit)
 	s.RefreshRateLimit = positive(s.RefreshRateLimit, defaultRefreshRateLimit)
+	s.HashMemoryBudget = positive(s.HashMemoryBudget, defaultHashMemoryBudget)
 	s.TokenType = orDefault(s.TokenType, TokenTypeJWT)
 
 	l := &s.Lockout

@@ -83,7 +83,8 @@
 //
 // svc.security.revocation.fail_mode (closed | open) and .max_feed_age (10s);
 // svc.security.secret, token_expires, refresh_not_before, login_rate_limit,
-// refresh_rate_limit, token_type, ip_whitelists, api_keys, basic_accounts, roles (svc addition:
+// refresh_rate_limit, hash_memory_budget (ours: the hash slots, HashSlots), token_type,
+// ip_whitelists, api_keys, basic_accounts, roles (svc addition:
 // role → permission tokens for the built-in permission checker), lockout.* (enabled,
 // max_failures, window, lock_duration, strategy, backoff_base, backoff_max, key),
 // password_policy.* (every rule of spec §5.3), session.* (max_concurrent, on_exceed, idle_ttl,
@@ -225,13 +226,15 @@
 //     purged after an hour (change_purge); an entry untouched by changes lives 5 minutes.
 //     Sessions in Redis are read from Redis per request. Role → permission tokens
 //     (svc.security.roles) is configuration, in memory, changed by a restart.
-//   - Password hashing is bounded (Hasher.Acquire): the password login hashes in at most
-//     GOMAXPROCS slots at once, 64 callers per slot wait within the request's deadline; past
-//     that it answers 429/1401 (too_many_requests, no Retry-After), not counted by the lockout.
-//     Store and policy operations (CLI, password change) are not gated. The bound on slots is
-//     the whole of the burst's memory policy: the runtime's collector at its default GOGC
-//     reclaims the hash memory (no collection is started by hand, issue #43); with the default
-//     9 MiB argon2id a 64-connection login burst stays within idle + 40 MiB.
+//   - Password hashing is bounded (Hasher.Acquire): the password login hashes in HashSlots
+//     slots at once — svc.security.hash_memory_budget over twice the argon2id memory, at least
+//     1, at most GOMAXPROCS (one with the defaults) — and 64 callers per slot wait until 250 ms
+//     before the request's deadline; past that it answers 429/1401 (too_many_requests, no
+//     Retry-After), not counted by the lockout. Store and policy operations (CLI, password
+//     change) are not gated. The bound on slots is the whole of the burst's memory policy: the
+//     runtime's collector at its default GOGC reclaims the hash memory (no collection is started
+//     by hand, issue #43); with the defaults a 64-connection login burst stays within idle +
+//     40 MiB of anonymous memory.
 //   - Refresh reloads the principal from the built-in store (roles and disable take effect);
 //     for principals of host authenticators the login snapshot of the family is used.
 //   - A challenge token is a JWT (typ challenge, 5 minutes) signed with a key derived from the

@@ -183,7 +183,7 @@ func New(deps app.Deps, opts Options) (*Service, error) {
 	}
 	s.events = &emitter{sink: sink, now: s.now}
 	s.feed = token.NewFeed(deps.DB, deps.KV, deps.Config.App.Name, s.now, s.logger)
-	hasher := NewHasher(opts.Hash)
+	hasher := NewHasherBudget(opts.Hash, int64(deps.Config.Security.HashMemoryBudget))
 	ext := s.extensions(deps, opts, hasher)
 	s.directory = NewDirectory(deps.DB, s.now)
 	if s.store != nil { // user changes, this server's and the feed's, go through store.forget

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/crypto/argon2"
 	"golang.org/x/crypto/bcrypt"
@@ -63,9 +64,23 @@ type Hasher struct {
 	dummy     string
 }
 
-// NewHasher returns a Hasher with p (zero fields take the defaults). A bcrypt cost below 10 is
-// raised to 10.
+// NewHasher returns a Hasher with p (zero fields take the defaults) whose gate has
+// runtime.GOMAXPROCS slots. A bcrypt cost below 10 is raised to 10.
 func NewHasher(p HashParams) *Hasher {
+	h := newHasher(p)
+	h.gate = newHashGate(runtime.GOMAXPROCS(0))
+	return h
+}
+
+// NewHasherBudget returns a Hasher with p whose gate runs as many hashes at once as fit in
+// budget bytes of heap (HashSlots; the security module passes svc.security.hash_memory_budget).
+func NewHasherBudget(p HashParams, budget int64) *Hasher {
+	h := newHasher(p)
+	h.gate = newHashGate(HashSlots(h.p, budget, runtime.GOMAXPROCS(0)))
+	return h
+}
+
+func newHasher(p HashParams) *Hasher {
 	d := DefaultHashParams
 	if p.Algorithm == "" {
 		p.Algorithm = d.Algorithm
@@ -83,15 +98,15 @@ func NewHasher(p HashParams) *Hasher {
 		p.BcryptCost = d.BcryptCost
 	}
 	p.BcryptCost = max(p.BcryptCost, minBcryptCost)
-	return &Hasher{p: p, gate: newHashGate(runtime.GOMAXPROCS(0))}
+	return &Hasher{p: p}
 }
 
-// Acquire waits for one of the Hasher's hash slots (as many as runtime.GOMAXPROCS when the
-// Hasher was made) and returns its release. An argon2id computation holds its whole memory
-// (9 MiB by default) while it runs, so a burst of logins must not run them all at once: the
-// built-in password login holds a slot around its hash work (issue #13). At most
-// hashQueuePerCPU callers per slot wait; when the queue is full, or ctx ends first, Acquire
-// answers ErrHashBusy (429/1401) at once.
+// Acquire waits for one of the Hasher's hash slots (NewHasher, NewHasherBudget) and returns its
+// release. An argon2id computation holds its whole memory (9 MiB by default) while it runs, so
+// a burst of logins must not run them all at once: the built-in password login holds a slot
+// around its hash work (issue #13, #43). At most hashQueuePerSlot callers per slot wait; when
+// the queue is full, or ctx's deadline is less than hashAnswerMargin away (or ctx ends) before
+// a slot frees, Acquire answers ErrHashBusy (429/1401).
 func (h *Hasher) Acquire(ctx context.Context) (release func(), err error) {
 	return h.gate.acquire(ctx)
 }
@@ -180,10 +195,30 @@ func verifyArgon2id(encoded, password string) (bool, error) {
 	return subtle.ConstantTimeCompare(got, want) == 1, nil
 }
 
-// hashQueuePerCPU is how many callers may wait per hash slot. A waiter holds no hash memory;
+// hashQueuePerSlot is how many callers may wait per hash slot. A waiter holds no hash memory;
 // the bound keeps a burst from queueing for longer than clients wait (64 per slot at about
 // 30 ms per argon2id hash is about two seconds).
-const hashQueuePerCPU = 64
+const hashQueuePerSlot = 64
+
+// hashAnswerMargin is how long before the request's deadline a waiter gives up its place in
+// the queue: the login then answers ErrHashBusy (429/1401, retry) rather than running into the
+// operation's timeout (408/1402) with a hash started too late to finish.
+const hashAnswerMargin = 250 * time.Millisecond
+
+// HashSlots is the hash gate's rule (svc.security.hash_memory_budget): how many password hashes
+// run at once within budget bytes of heap. An argon2id hash allocates its Memory KiB as one
+// block that is garbage once the hash returns, and at the collector's default GOGC the heap
+// may grow to twice what the last mark found live, so each concurrent hash is counted twice:
+// slots = budget / (2 × Memory), at least 1 (logins must go on) and at most procs (a slot is a
+// CPU's work: more would only hold memory while waiting for a CPU). bcrypt uses 4 KiB and gets
+// procs slots.
+func HashSlots(p HashParams, budget int64, procs int) int {
+	procs = max(procs, 1)
+	if p.Algorithm == AlgorithmBcrypt || p.Memory == 0 || budget <= 0 {
+		return procs
+	}
+	return min(max(int(budget/(2*int64(p.Memory)*1024)), 1), procs)
+}
 
 // hashGate bounds concurrent password hashing: slots running, maxWait waiting.
 type hashGate struct {
@@ -194,7 +229,7 @@ type hashGate struct {
 
 func newHashGate(n int) *hashGate {
 	n = max(n, 1)
-	return &hashGate{slots: make(chan struct{}, n), maxWait: int64(n * hashQueuePerCPU)}
+	return &hashGate{slots: make(chan struct{}, n), maxWait: int64(n * hashQueuePerSlot)}
 }
 
 func (g *hashGate) acquire(ctx context.Context) (func(), error) {
@@ -212,6 +247,11 @@ func (g *hashGate) acquire(ctx context.Context) (func(), error) {
 		return nil, ErrHashBusy
 	}
 	defer g.waiting.Add(-1)
+	if d, ok := ctx.Deadline(); ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, d.Add(-hashAnswerMargin))
+		defer cancel()
+	}
 	select {
 	case g.slots <- struct{}{}:
 		return release, nil

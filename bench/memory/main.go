@@ -10,7 +10,9 @@
 //  4. after -families logouts of tokens minted beforehand (each its own token family, revoked
 //     and remembered by the revocation set);
 //  5. over -mixed of mixed load on 16 connections (each iteration: a password login, 20
-//     get_user_info calls with its token, a refresh, 20 calls with the new token, a logout),
+//     get_user_info calls with its token, a refresh, 20 calls with the new token, every
+//     -upload-every iterations of a connection an upload of 256 KiB in two parts through
+//     sys/storage, a logout) while a durable cron schedule fires every second (event.publish),
 //     sampled every -every: the figure is the last sample against the first, which must stay
 //     within ± 10 %.
 //
@@ -31,6 +33,7 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"mime/multipart"
 	"net"
 	"net/http"
 	"os"
@@ -40,6 +43,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/svc-framework/svc/bench/internal/procstat"
@@ -48,6 +52,11 @@ import (
 
 const password = "bench-Password-1"
 
+// uploadEvery is -upload-every; uploadSize is the size of each upload of the mixed load.
+var uploadEvery = 10
+
+const uploadSize = 256 << 10
+
 func main() {
 	bin := flag.String("bin", ".cache/bin/svc", "the svc binary")
 	bare := flag.String("bare", ".cache/bin/bare", "the bare handler of bench/api/bare")
@@ -55,6 +64,7 @@ func main() {
 	families := flag.Int("families", 100_000, "revoked families of step 4")
 	mixed := flag.Duration("mixed", 10*time.Minute, "length of the mixed load")
 	every := flag.Duration("every", 30*time.Second, "sampling interval of the mixed load")
+	flag.IntVar(&uploadEvery, "upload-every", 10, "one upload per this many mixed iterations of a connection")
 	var extra envList
 	flag.Var(&extra, "env", "NAME=VALUE for svc serve's environment, e.g. GOGC=50 (repeatable)")
 	flag.Parse()
@@ -156,11 +166,26 @@ func run(bin, bare, mint string, extra []string, families int, mixed, every time
 	// still holds the burst's garbage, which the collector returns during them
 	perFamily := float64(revoked["Anonymous"]-min(before["Anonymous"], calls["Anonymous"])) / float64(len(toks))
 
+	// the cron schedule of the mixed load: event.publish every second, durable (sys/cron)
+	var sched struct{}
+	if err := c.callAt("sys/cron/schedule", "create", access, map[string]any{"name": "bench-mixed", "jobName": "event.publish",
+		"trigger": map[string]any{"kind": "interval", "everyMs": 1000}, "params": map[string]any{"type": "bench.mixed"}}, &sched); err != nil {
+		return err
+	}
 	fmt.Printf("mixed load for %s, a sample every %s...\n", mixed, every)
 	first, last, high, iters, err := mixedLoad(c, svc.Process.Pid, mixed, every)
 	if err != nil {
 		return err
 	}
+	var fires struct {
+		Data struct {
+			Total int `json:"total"`
+		} `json:"data"`
+	}
+	if err := c.callAt("sys/cron/run", "find_page", access, map[string]any{}, &fires); err != nil {
+		return err
+	}
+	fmt.Printf("cron fires during the mixed load: %d; uploads: %d\n", fires.Data.Total, c.uploads.Load())
 	_ = refresh
 	fmt.Printf("load after: %s", uptime())
 	fmt.Printf("RESULT idle_anon_mib=%.1f idle_pss_mib=%.1f idle_rss_mib=%.1f bare_anon_mib=%.1f bare_pss_mib=%.1f bare_rss_mib=%.1f\n",
@@ -186,8 +211,8 @@ func mixedLoad(c *client, pid int, d, interval time.Duration) (first, last, high
 	var wg sync.WaitGroup
 	for range 16 {
 		wg.Go(func() {
-			for time.Now().Before(deadline) {
-				if err := c.mixedIteration(); err != nil {
+			for i := 1; time.Now().Before(deadline); i++ {
+				if err := c.mixedIteration(i%uploadEvery == 0); err != nil {
 					mu.Lock()
 					if firstErr == nil {
 						firstErr = err
@@ -226,8 +251,9 @@ func mixedLoad(c *client, pid int, d, interval time.Duration) (first, last, high
 	return first, last, high, n.Load(), firstErr
 }
 
-// mixedIteration is one user's session: a password login, calls, a refresh, calls, a logout.
-func (c *client) mixedIteration() error {
+// mixedIteration is one user's session: a password login, calls, a refresh, calls, an upload
+// when upload is set, a logout.
+func (c *client) mixedIteration(upload bool) error {
 	access, refresh, err := c.login()
 	if err != nil {
 		return err
@@ -253,12 +279,56 @@ func (c *client) mixedIteration() error {
 			return err
 		}
 	}
+	if upload {
+		if err := c.upload(access); err != nil {
+			return err
+		}
+	}
 	return c.call("logout", access, nil)
 }
 
 type client struct {
-	url  string
-	http *http.Client
+	url     string
+	http    *http.Client
+	uploads atomic.Int64
+}
+
+// upload sends uploadSize bytes through sys/storage as token: init_upload, its parts (one
+// multipart request each, as a browser sends them), complete_upload.
+func (c *client) upload(token string) error {
+	var plan struct {
+		Data struct {
+			ClaimID   string `json:"claimId"`
+			PartSize  int    `json:"partSize"`
+			PartCount int    `json:"partCount"`
+		} `json:"data"`
+	}
+	if err := c.callAt("sys/storage", "init_upload", token, map[string]any{"filename": "mixed.bin", "size": uploadSize}, &plan); err != nil {
+		return err
+	}
+	data := bytes.Repeat([]byte("svc-mixed-load "), uploadSize/15+1)[:uploadSize]
+	for n := 1; n <= plan.Data.PartCount; n++ {
+		off := (n - 1) * plan.Data.PartSize
+		var body bytes.Buffer
+		mw := multipart.NewWriter(&body)
+		params, _ := json.Marshal(map[string]any{"claimId": plan.Data.ClaimID, "partNumber": n})
+		for _, kv := range [][2]string{{"resource", "sys/storage"}, {"action", "upload_part"}, {"version", "v1"}, {"params", string(params)}} {
+			_ = mw.WriteField(kv[0], kv[1])
+		}
+		fw, _ := mw.CreateFormFile("file", "blob")
+		_, _ = fw.Write(data[off:min(off+plan.Data.PartSize, uploadSize)])
+		_ = mw.Close()
+		req, _ := http.NewRequest(http.MethodPost, c.url, &body)
+		req.Header.Set("Content-Type", mw.FormDataContentType())
+		if err := c.send(req, "upload_part", token); err != nil {
+			return err
+		}
+	}
+	if err := c.callAt("sys/storage", "complete_upload", token, map[string]any{"claimId": plan.Data.ClaimID}); err != nil {
+		return err
+	}
+	c.uploads.Add(1)
+	return nil
 }
 
 // login logs bench in with its password and returns the token pair.
@@ -275,15 +345,25 @@ func (c *client) login() (access, refresh string, err error) {
 	return out.Data.Tokens.AccessToken, out.Data.Tokens.RefreshToken, err
 }
 
-// call runs security/auth ACTION with params as token's bearer; any answer but code 0 is an
-// error. The data is decoded into out[0] when given.
+// call runs security/auth ACTION with params as token's bearer (callAt).
 func (c *client) call(action, token string, params any, out ...any) error {
+	return c.callAt("security/auth", action, token, params, out...)
+}
+
+// callAt runs resource's ACTION with params as token's bearer; any answer but code 0 is an
+// error. The answer is decoded into out[0] when given.
+func (c *client) callAt(resource, action, token string, params any, out ...any) error {
 	if params == nil {
 		params = map[string]any{}
 	}
-	body, _ := json.Marshal(map[string]any{"resource": "security/auth", "action": action, "version": "v1", "params": params})
+	body, _ := json.Marshal(map[string]any{"resource": resource, "action": action, "version": "v1", "params": params})
 	req, _ := http.NewRequest(http.MethodPost, c.url, bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
+	return c.send(req, action, token, out...)
+}
+
+// send sends req with token as its bearer and checks the answer's code (callAt).
+func (c *client) send(req *http.Request, action, token string, out ...any) error {
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
@@ -385,8 +465,11 @@ func start(dir string, env []string, port int, name string, args ...string) (*ex
 	return nil, fmt.Errorf("%s does not answer on port %d: %.500s", name, port, stderr.String())
 }
 
+// stop ends a child and waits for it. SIGTERM, not SIGINT: a shell that runs this in the background (bench/run.sh … &) starts it
+// with SIGINT ignored, which its children inherit, and the bare handler, which installs no
+// handler, would then never exit (svc serve stops on either).
 func stop(cmd *exec.Cmd) {
-	_ = cmd.Process.Signal(os.Interrupt)
+	_ = cmd.Process.Signal(syscall.SIGTERM)
 	_ = cmd.Wait()
 }
 
