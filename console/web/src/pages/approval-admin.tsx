@@ -11,6 +11,7 @@ import { can } from "../session";
 import { Card, Dialog, EmptyRow, ErrorBox, Field, ListStatus, PagedTable, StatusFilter, Table, useAction, useAsync } from "../ui";
 import { FlowGraph, type GraphNode } from "../graph";
 import { openInstance, statusBadge, STATUSES } from "./approval";
+import { UserPicker } from "../pickers";
 
 /** FlowSchema is the part of a version's flowSchema (the designer's document, unknown to the
  * operation map) the read-only graph draws. */
@@ -244,15 +245,15 @@ function Reason(props: { title: string; user?: boolean; run: (reason: string, us
       >
         <ErrorBox error={act.error} />
         {props.user && (
-          <Field label={t("New assignee (user id)")}>
-            <input value={user} required onInput={(e) => setUser(e.currentTarget.value)} />
+          <Field label={t("New assignee")}>
+            <UserPicker value={user} onChange={setUser} />
           </Field>
         )}
         <Field label={t("Reason")}>
           <textarea rows={2} value={reason} required onInput={(e) => setReason(e.currentTarget.value)} />
         </Field>
         <div class="actions">
-          <button type="submit" class="primary" disabled={act.busy || !reason.trim()}>
+          <button type="submit" class="primary" disabled={act.busy || !reason.trim() || (props.user && !user)}>
             {t("Confirm")}
           </button>
         </div>
