@@ -31,7 +31,7 @@ function fixtures(): [string, unknown][] {
     }
   }
   const golden = join(approval, "testdata");
-  for (const f of readdirSync(golden).filter((f) => f.endsWith(".json"))) {
+  for (const f of readdirSync(golden).filter((f: string) => f.endsWith(".json"))) {
     const walk = (v: unknown, path: string) => {
       if (Array.isArray(v)) v.forEach((x, i) => walk(x, `${path}[${i}]`));
       else if (v && typeof v === "object")

@@ -57,6 +57,7 @@ export function Picker(props: PickerProps & { source: PickerSource; kind: string
   const [text, setText] = useState("");
   const [open, setOpen] = useState(false);
   const [found, setFound] = useState<PickOption[]>([]);
+  const [searched, setSearched] = useState<string | null>(null); // the text found answers
   const [active, setActive] = useState(0);
   const [, redraw] = useState(0);
   const input = useRef<HTMLInputElement>(null);
@@ -96,9 +97,14 @@ export function Picker(props: PickerProps & { source: PickerSource; kind: string
           if (ctl.signal.aborted) return;
           opts.forEach((o) => labels.set(`${kind}:${o.id}`, o.label));
           setFound(opts);
+          setSearched(text.trim());
           setActive(0);
         },
-        () => !ctl.signal.aborted && setFound([]),
+        () => {
+          if (ctl.signal.aborted) return;
+          setFound([]);
+          setSearched(text.trim());
+        },
       );
     }, 200);
     return () => {
@@ -109,10 +115,13 @@ export function Picker(props: PickerProps & { source: PickerSource; kind: string
 
   const typed = text.trim();
   const options = useMemo(() => {
+    if (searched !== typed) return []; // a search under way: no stale answer to choose
     const list = found.filter((o) => !ids.includes(o.id));
+    // The text typed as an id, once the search for it has answered (Enter earlier would take
+    // the text instead of the person it names).
     if (typed && !found.some((o) => o.id === typed) && !ids.includes(typed)) list.push({ id: typed, label: t("Use the id “{id}”", { id: typed }) });
     return list;
-  }, [found, typed, ids]);
+  }, [found, typed, searched, ids]);
 
   const set = (next: string[]) => {
     if (props.multiple) props.onChange(next);

@@ -8,8 +8,6 @@ export const zhApproval: Record<string, string> = {
   "Copies sent.": "已抄送。",
   "Send copies": "抄送",
   "Delegation created.": "委托已创建。",
-  "Delegator (user id)": "委托人(用户 ID)",
-  "Delegate (user id)": "代理人(用户 ID)",
   "Add row": "添加行",
   "Administration": "管理",
   "An opinion is required at this node.": "此节点必须填写意见。",
