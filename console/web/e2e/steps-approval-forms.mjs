@@ -1,7 +1,7 @@
 // Browser tests of the approval administration's editing and the form designer: a category
 // renamed, moved under another and ordered; a delegation created and edited with the user
 // picker (by keyboard); a flow's start form designed from empty with four field kinds and
-// their rules, tried in the preview (which validates with the Start page's renderer), deployed
+// their rules and a section, tried in the preview (which validates with the Start page's renderer), deployed
 // as a new version the server accepts; the same pages in Chinese at phone width.
 import { apiClient, oneApproverFlow, signInZh } from "./lib.mjs";
 
@@ -54,7 +54,8 @@ export default async function (h) {
     await dlg.getByRole("button", { name: "Save" }).click();
     await page.getByText("Business trips saved.").waitFor();
     const row = page.locator('tr[data-category="trips"]');
-    check((await row.locator("td").first().getAttribute("class")) === "indent-1", "the category sits under its new parent");
+    // the tree is read again after the notice: wait for the row under its new parent
+    await row.locator("td.indent-1", { hasText: "Business trips" }).waitFor();
     check((await row.locator("td").nth(2).innerText()) === "5", "its order is 5");
     await shot(page, "approval-forms-01-category");
     const tree = ok(await api(await login(ADMIN), "approval/category", "find_tree"), "tree");
@@ -142,8 +143,15 @@ export default async function (h) {
     await setKey("day", "Day");
     await props.getByLabel("Required").check();
     await dlg.getByRole("button", { name: "Move Day up" }).click();
-    const order = await dlg.locator(".fd-row[data-key]").evaluateAll((rows) => rows.map((r) => r.getAttribute("data-key")));
-    check(JSON.stringify(order) === JSON.stringify(["purpose", "cost", "day", "mode"]), `fields in order: ${order}`);
+    // a section after them, titled, moved up, and the select moved into it (by keyboard)
+    await dlg.getByRole("button", { name: "+ Section" }).click();
+    await props.getByLabel("Title").fill("Travel details");
+    await dlg.getByRole("button", { name: "Move Travel details up" }).click();
+    await dlg.getByRole("button", { name: "Move Mode into the section above" }).focus();
+    await page.keyboard.press("Enter");
+    const order = await dlg.locator(".fd-row").evaluateAll((rows) => rows.map((r) => r.getAttribute("data-key") || "section"));
+    check(JSON.stringify(order) === JSON.stringify(["purpose", "cost", "day", "section", "mode"]), `fields in order: ${order}`);
+    check((await dlg.locator(".fd-tree .fd-tree .fd-row").getAttribute("data-key")) === "mode", "the select sits in the section");
     await shot(page, "approval-forms-04-designer");
 
     // the preview validates with the Start page's rules

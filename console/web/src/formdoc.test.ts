@@ -5,7 +5,7 @@
 import { readFileSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { edit, insert, keys, move, newBlock, nodeAt, staticOptions, toDoc, toModel, withOptions, withRule } from "./formdoc";
+import { edit, indent, insert, keys, move, outdent, newBlock, nodeAt, staticOptions, toDoc, toModel, withOptions, withRule } from "./formdoc";
 import { parseForm } from "./pages/approval-form";
 
 const approval = new URL("../../../approval/", import.meta.url).pathname;
@@ -89,6 +89,34 @@ describe("form designer model", () => {
     m = edit(m, [0, 0], () => null);
     expect([...keys(m.nodes)]).toStrictEqual(["textfield1", "table1", "column1", "number2", "select1"]);
     expect(move(m, [0, 0], -1)).toBe(m); // the first cannot move up
+  });
+
+  it("moves fields into the section above and out again", () => {
+    let m = toModel({ presentations: { pc: { children: [] } } });
+    m = insert(m, [], newBlock("section", keys(m.nodes)));
+    m = insert(m, [], newBlock("textfield", keys(m.nodes)));
+    m = insert(m, [], newBlock("number", keys(m.nodes)));
+    expect(indent(m, [0])).toBeNull(); // nothing above
+    expect(indent(m, [2])).toBeNull(); // a text input is no container
+    const into = indent(m, [1])!;
+    expect(into.path).toStrictEqual([0, 0]);
+    expect(nodeAt(into.model, into.path)?.raw.key).toBe("textfield1");
+    const again = indent(into.model, [1])!;
+    expect(again.path).toStrictEqual([0, 1]);
+    expect(parseForm(toDoc(again.model)).map((f) => f.key)).toStrictEqual(["textfield1", "number1"]);
+    const out = outdent(again.model, [0, 0])!;
+    expect(out.path).toStrictEqual([1]);
+    expect(toDoc(out.model)).toMatchObject({ presentations: { pc: { children: [{ type: "section", children: [{ key: "number1" }] }, { key: "textfield1" }] } } });
+    expect(outdent(out.model, [1])).toBeNull(); // already at the top
+    // into a tabs container's last tab, and a table's columns stay in their table
+    const [, doc] = all.find(([n]) => n.includes("formschema_test.go"))!;
+    const f = toModel(doc);
+    expect(outdent(f, [3, "c", 0])).toBeNull();
+    const tabbed = outdent(f, [2, "t1", 0])!;
+    expect(tabbed.path).toStrictEqual([3]);
+    expect(nodeAt(tabbed.model, [3])?.raw.key).toBe("urgency");
+    const back = indent(tabbed.model, [3])!;
+    expect(back.path).toStrictEqual([2, "t1", 4]);
   });
 
   it("keeps options that come from a data source", () => {

@@ -235,3 +235,39 @@ export function widgetKind(type: string | undefined): keyof typeof WIDGETS | und
   for (const [k, ws] of Object.entries(WIDGETS)) if ((ws as readonly string[]).includes(String(type))) return k as keyof typeof WIDGETS;
   return undefined;
 }
+
+/** indent answers a model with the node at path moved to the end of the layout container just
+ * above it (a section, row, grid, or a tabs' last tab), and the node's new path; null when the
+ * node above is no layout container (a table's columns are added to it, not moved in). */
+export function indent(m: Model, path: Path): { model: Model; path: Path } | null {
+  const i = path[path.length - 1] as number;
+  if (i < 1) return null;
+  const nodes = clone(m.nodes);
+  const at = listAt(nodes, path);
+  const above = at?.list[i - 1];
+  if (!at || !above || !isLayout(above.raw) || !(above.children || above.tabs?.length)) return null;
+  const [n] = at.list.splice(i, 1);
+  const base = [...path.slice(0, -1), i - 1];
+  if (above.tabs?.length) {
+    const k = above.tabs.length - 1;
+    above.tabs[k].children.push(n);
+    return { model: { ...m, nodes }, path: [...base, `t${k}`, above.tabs[k].children.length - 1] };
+  }
+  above.children!.push(n);
+  return { model: { ...m, nodes }, path: [...base, above.children!.length - 1] };
+}
+
+/** outdent answers a model with the node at path moved out of its layout container, just after
+ * it, and the node's new path; null at the top level and for a table's columns. */
+export function outdent(m: Model, path: Path): { model: Model; path: Path } | null {
+  if (path.length < 2 || path[path.length - 2] === "c") return null;
+  const tab = typeof path[path.length - 2] === "string";
+  const container = path.slice(0, tab ? -2 : -1);
+  const nodes = clone(m.nodes);
+  const from = listAt(nodes, path);
+  const to = listAt(nodes, container);
+  if (!from || !to || !from.list[from.i]) return null;
+  const [n] = from.list.splice(from.i, 1);
+  to.list.splice(to.i + 1, 0, n);
+  return { model: { ...m, nodes }, path: [...container.slice(0, -1), to.i + 1] };
+}

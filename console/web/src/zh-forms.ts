@@ -45,6 +45,8 @@ export const zhForms: Record<string, string> = {
   "Most files": "最多文件数",
   "Most rows": "最多行数",
   "Move {name} down": "下移 {name}",
+  "Move {name} into the section above": "将 {name} 移入上方的分组",
+  "Move {name} out of its section": "将 {name} 移出所在分组",
   "Move {name} up": "上移 {name}",
   "New assignee": "新处理人",
   "Number input": "数字",

@@ -10,12 +10,14 @@ import { call } from "../api";
 import type { Flow } from "../api/ops.gen";
 import {
   edit,
+  indent,
   insert,
   isLayout,
   keys,
   move,
   newBlock,
   nodeAt,
+  outdent,
   rule,
   staticOptions,
   toDoc,
@@ -68,8 +70,9 @@ const same = (a: Path, b: Path | null) => !!b && a.length === b.length && a.ever
 /**
  * FormDesigner edits the form document value; every change calls onChange with the new
  * document (value itself is never changed). Add fields from the palette (into the selected
- * section, table or at the end), order them with the outline's arrows, set each one's
- * properties and rules, and try the form in Preview.
+ * section, table or at the end), order them with the outline's arrows (↑/↓ among their
+ * siblings, →/← into the section above and out of it), set each one's properties and rules, and
+ * try the form in Preview.
  */
 export function FormDesigner({ value, onChange }: { value: unknown; onChange: (doc: Record<string, unknown>) => void }) {
   useLang();
@@ -156,6 +159,7 @@ export function FormDesigner({ value, onChange }: { value: unknown; onChange: (d
 
 function Outline(props: { nodes: Node[]; base: Path; sel: Path | null; onSelect: (p: Path) => void; model: Model; change: (m: Model, sel?: Path | null) => void }) {
   const { nodes, base, sel, model, change } = props;
+  const moved = (r: { model: Model; path: Path } | null) => r && change(r.model, r.path);
   return (
     <ol class="fd-tree">
       {nodes.map((n, i) => {
@@ -173,6 +177,12 @@ function Outline(props: { nodes: Node[]; base: Path; sel: Path | null; onSelect:
               </button>
               <button type="button" disabled={i === nodes.length - 1} aria-label={t("Move {name} down", { name })} onClick={() => change(move(model, path, 1), [...base, i + 1])}>
                 ↓
+              </button>
+              <button type="button" disabled={!canIndent(nodes, i)} aria-label={t("Move {name} into the section above", { name })} onClick={() => moved(indent(model, path))}>
+                →
+              </button>
+              <button type="button" disabled={!base.length || base[base.length - 1] === "c"} aria-label={t("Move {name} out of its section", { name })} onClick={() => moved(outdent(model, path))}>
+                ←
               </button>
               <button type="button" class="danger" aria-label={t("Remove {name}", { name })} onClick={() => change(edit(model, path, () => null), null)}>
                 ×
@@ -192,6 +202,9 @@ function Outline(props: { nodes: Node[]; base: Path; sel: Path | null; onSelect:
     </ol>
   );
 }
+
+/** canIndent tells whether the node at i can move into the layout container just above it. */
+const canIndent = (nodes: Node[], i: number) => i > 0 && isLayout(nodes[i - 1].raw) && !!(nodes[i - 1].children || nodes[i - 1].tabs?.length);
 
 const num = (s: string): number | undefined => (s.trim() === "" || !isFinite(Number(s)) ? undefined : Number(s));
 const str = (v: unknown) => (v == null ? "" : String(v));
