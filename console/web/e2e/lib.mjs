@@ -112,3 +112,27 @@ export function apiClient(s, check) {
   };
   return { api, login };
 }
+
+/** signInZh signs user in on the console at base with the sign-in page in Chinese (the
+ * context's locale is zh-CN) and waits for the menu. */
+export async function signInZh(page, base, user, password) {
+  await page.goto(`${base}/console/`);
+  await page.getByLabel("用户名").fill(user);
+  await page.getByLabel("密码").fill(password);
+  await page.getByRole("button", { name: "登录" }).click();
+  await page.locator("nav#nav").waitFor({ state: "attached" });
+}
+
+/** oneApproverFlow is a flow definition in the designer's shape: start → one approval by the
+ * user approver → end. */
+export const oneApproverFlow = (approver) => ({
+  nodes: [
+    { id: "s", kind: "start", position: { x: 0, y: 0 }, data: { name: "Submit" } },
+    { id: "a", kind: "approval", position: { x: 0, y: 120 }, data: { name: "Manager", assignees: [{ kind: "user", ids: [approver], sortOrder: 0 }] } },
+    { id: "e", kind: "end", position: { x: 0, y: 240 }, data: { name: "Done" } },
+  ],
+  edges: [
+    { id: "e1", source: "s", target: "a" },
+    { id: "e2", source: "a", target: "e" },
+  ],
+});

@@ -3,7 +3,7 @@
 // Alice with the form's validation, decided from Bob's inbox, the detail's graph showing the
 // progress, the instance ending approved; then the administration's read-only flow graph and
 // metrics.
-import { apiClient } from "./lib.mjs";
+import { apiClient, oneApproverFlow, signInZh } from "./lib.mjs";
 
 const ADMIN = { user: "apvadmin", pw: "apvadmin-passphrase-1" };
 const ALICE = { user: "alice", pw: "alice-passphrase-1" };
@@ -33,17 +33,7 @@ const FORM = {
   },
 };
 
-const flow = (approver) => ({
-  nodes: [
-    { id: "s", kind: "start", position: { x: 0, y: 0 }, data: { name: "Submit" } },
-    { id: "a", kind: "approval", position: { x: 0, y: 120 }, data: { name: "Manager", assignees: [{ kind: "user", ids: [approver], sortOrder: 0 }] } },
-    { id: "e", kind: "end", position: { x: 0, y: 240 }, data: { name: "Done" } },
-  ],
-  edges: [
-    { id: "e1", source: "s", target: "a" },
-    { id: "e2", source: "a", target: "e" },
-  ],
-});
+const flow = oneApproverFlow;
 
 export default async function (h) {
   const { s, step, check, open, shot, signIn, cli } = h;
@@ -150,11 +140,16 @@ export default async function (h) {
     await page.locator(`tr[data-instance="${instanceId}"]`).waitFor();
     await page.getByRole("tab", { name: "Delegations" }).click();
     const bobId = ok(await api(await login(BOB), "security/auth", "get_user_info"), "bob's user info").id;
-    await page.getByLabel("Delegator (user id)").fill(bobId);
-    await page.getByLabel("Delegate (user id)").fill("someone-else");
-    await page.getByLabel("From").fill("2026-12-01T09:00");
-    await page.getByLabel("Until").fill("2026-12-08T18:00");
-    await page.getByRole("button", { name: "Create" }).click();
+    await page.getByRole("button", { name: "New delegation" }).click();
+    const dd = page.getByRole("dialog");
+    // the delegator found by name, the delegate typed as an id
+    await dd.getByLabel("Delegator", { exact: true }).fill("bob");
+    await dd.getByRole("option", { name: new RegExp(`^Bob bob · ${bobId}$`) }).click();
+    await dd.getByLabel("Delegate", { exact: true }).fill("someone-else");
+    await dd.getByRole("option", { name: "Use the id “someone-else”" }).click();
+    await dd.getByLabel("From").fill("2026-12-01T09:00");
+    await dd.getByLabel("Until").fill("2026-12-08T18:00");
+    await dd.getByRole("button", { name: "Save" }).click();
     await page.getByText("Delegation created.").waitFor();
     await page.locator("td", { hasText: "someone-else" }).waitFor();
     await page.getByRole("tab", { name: "Metrics" }).click();
@@ -174,11 +169,7 @@ export default async function (h) {
 
   await step("approval: phone width and Chinese — the inbox and the graph fit", async () => {
     const { ctx, page } = await open({ width: 390, height: 800 }, "zh-CN");
-    await page.goto(`${s.base}/console/`);
-    await page.getByLabel("用户名").fill(ALICE.user);
-    await page.getByLabel("密码").fill(ALICE.pw);
-    await page.getByRole("button", { name: "登录" }).click();
-    await page.locator("nav#nav").waitFor({ state: "attached" });
+    await signInZh(page, s.base, ALICE.user, ALICE.pw);
     await page.goto(`${s.base}/console/#/approval?instance=${instanceId}`);
     await page.locator("[data-instance-status=approved]").waitFor();
     check(/已同意/.test(await page.locator("h1").innerText()), "status in Chinese");

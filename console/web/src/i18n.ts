@@ -5,11 +5,12 @@ import { zhApproval } from "./zh-approval";
 import { zhAudit } from "./zh-audit";
 import { zhBackup } from "./zh-backup";
 import { zhEvents } from "./zh-events";
+import { zhForms } from "./zh-forms";
 import { zhIntegration } from "./zh-integration";
 import { zhBase } from "./zh";
 
 // Each area keeps its own translations; tools/i18n-check.mjs refuses a text translated twice.
-const zh: Record<string, string> = { ...zhBase, ...zhApproval, ...zhIntegration, ...zhEvents, ...zhAudit, ...zhBackup };
+const zh: Record<string, string> = { ...zhBase, ...zhApproval, ...zhIntegration, ...zhEvents, ...zhAudit, ...zhBackup, ...zhForms };
 
 export type Lang = "en" | "zh-CN";
 const LANG_KEY = "svc.console.lang";

@@ -33,6 +33,7 @@ export const P = {
   approvalFlowQuery: "approval.flow.query",
   approvalFlowUpdate: "approval.flow.update",
   approvalFlowPublish: "approval.flow.publish",
+  approvalFlowDeploy: "approval.flow.deploy",
   approvalInstanceQuery: "approval.instance.query",
   approvalInstanceDetail: "approval.instance.detail",
   approvalTerminate: "approval.instance.terminate",
@@ -43,8 +44,11 @@ export const P = {
   approvalBindingRetry: "approval.binding.retry",
   approvalCategoryQuery: "approval.category.query",
   approvalCategoryCreate: "approval.category.create",
+  approvalCategoryUpdate: "approval.category.update",
+  approvalCategoryDelete: "approval.category.delete",
   approvalDelegationQuery: "approval.delegation.query",
   approvalDelegationCreate: "approval.delegation.create",
+  approvalDelegationUpdate: "approval.delegation.update",
   approvalDelegationDelete: "approval.delegation.delete",
 
   // integration

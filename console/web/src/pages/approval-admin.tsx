@@ -4,13 +4,15 @@
 // permission token its operations require.
 import { useState } from "preact/hooks";
 import { call } from "../api";
-import type { AdminInstance, AdminTask, BusinessProjection, Category, Delegation, Flow, VersionSummary as Version } from "../api/ops.gen";
+import type { AdminInstance, AdminTask, BusinessProjection, Flow, VersionSummary as Version } from "../api/ops.gen";
 import { at, t, tk, useLang } from "../i18n";
 import { P } from "../perms";
 import { can } from "../session";
 import { Card, Dialog, EmptyRow, ErrorBox, Field, ListStatus, PagedTable, StatusFilter, Table, useAction, useAsync } from "../ui";
 import { FlowGraph, type GraphNode } from "../graph";
 import { openInstance, statusBadge, STATUSES } from "./approval";
+import { UserPicker } from "../pickers";
+import { Categories, Delegations, FormDialog } from "./approval-settings";
 
 /** FlowSchema is the part of a version's flowSchema (the designer's document, unknown to the
  * operation map) the read-only graph draws. */
@@ -69,6 +71,7 @@ function Flows() {
   const [q, setQ] = useState("");
   const list = useAsync(() => call("approval/flow/find_flows", { keyword: q, page, pageSize: SIZE }), [q, page]);
   const [open, setOpen] = useState<Flow | null>(null);
+  const [form, setForm] = useState<Flow | null>(null);
   const act = useAction();
   const toggle = (f: Flow) =>
     act.run(() => call("approval/flow/toggle_active", { flowId: f.id, isActive: !f.isActive }), f.isActive ? t("{name} deactivated.", { name: f.name }) : t("{name} activated.", { name: f.name })).then((ok) => ok && list.reload());
@@ -105,6 +108,11 @@ function Flows() {
               <button type="button" onClick={() => setOpen(f)}>
                 {t("Versions")}
               </button>
+              {can(P.approvalFlowDeploy) && (
+                <button type="button" onClick={() => setForm(f)}>
+                  {t("Form")}
+                </button>
+              )}
               {can(P.approvalFlowUpdate) && (
                 <button type="button" disabled={act.busy} onClick={() => void toggle(f)}>
                   {f.isActive ? t("Deactivate") : t("Activate")}
@@ -115,6 +123,7 @@ function Flows() {
         )}
       />
       {open && <FlowDialog flow={open} onClose={() => (setOpen(null), list.reload())} />}
+      {form && <FormDialog flow={form} onClose={() => (setForm(null), list.reload())} />}
     </Card>
   );
 }
@@ -244,15 +253,15 @@ function Reason(props: { title: string; user?: boolean; run: (reason: string, us
       >
         <ErrorBox error={act.error} />
         {props.user && (
-          <Field label={t("New assignee (user id)")}>
-            <input value={user} required onInput={(e) => setUser(e.currentTarget.value)} />
+          <Field label={t("New assignee")}>
+            <UserPicker value={user} onChange={setUser} />
           </Field>
         )}
         <Field label={t("Reason")}>
           <textarea rows={2} value={reason} required onInput={(e) => setReason(e.currentTarget.value)} />
         </Field>
         <div class="actions">
-          <button type="submit" class="primary" disabled={act.busy || !reason.trim()}>
+          <button type="submit" class="primary" disabled={act.busy || !reason.trim() || (props.user && !user)}>
             {t("Confirm")}
           </button>
         </div>
@@ -423,147 +432,6 @@ function Records() {
           </tr>
         )}
       />
-    </Card>
-  );
-}
-
-function flatten(cs: readonly (Category | null)[], depth = 0, out: [Category, number][] = []): [Category, number][] {
-  for (const c of cs) {
-    if (!c) continue;
-    out.push([c, depth]);
-    flatten(c.children ?? [], depth + 1, out);
-  }
-  return out;
-}
-
-function Categories() {
-  const tree = useAsync(() => call("approval/category/find_tree"), []);
-  const [name, setName] = useState("");
-  const [code, setCode] = useState("");
-  const act = useAction();
-  return (
-    <Card title={t("Categories")}>
-      <ListStatus list={tree} act={act} />
-      {tree.data && (
-        <Table headings={[t("Name"), t("Code"), t("State")]}>
-          {flatten(tree.data).map(([c, depth]) => (
-            <tr key={c.id}>
-              <td class={`indent-${Math.min(depth, 4)}`}>
-                {c.name}
-              </td>
-              <td class="mono">{c.code}</td>
-              <td>
-                <span class={c.isActive ? "badge ok" : "badge"}>{c.isActive ? t("active") : t("inactive")}</span>
-              </td>
-            </tr>
-          ))}
-          {!tree.data.length && <EmptyRow cols={3} text={t("No categories.")} />}
-        </Table>
-      )}
-      {can(P.approvalCategoryCreate) && (
-        <form
-          class="inline"
-          onSubmit={(e) => {
-            e.preventDefault();
-            void act
-              .run(() => call("approval/category/create", { code: code.trim(), name: name.trim(), sortOrder: 0, isActive: true }), t("{name} created.", { name }))
-              .then((ok) => ok && (setName(""), setCode(""), tree.reload()));
-          }}
-        >
-          <Field label={t("Name")}>
-            <input value={name} required onInput={(e) => setName(e.currentTarget.value)} />
-          </Field>
-          <Field label={t("Code")}>
-            <input value={code} required onInput={(e) => setCode(e.currentTarget.value)} />
-          </Field>
-          <button type="submit" disabled={act.busy || !name.trim() || !code.trim()}>
-            {t("Create")}
-          </button>
-        </form>
-      )}
-    </Card>
-  );
-}
-
-function Delegations() {
-  const [page, setPage] = useState(1);
-  const list = useAsync(() => call("approval/delegation/find_page", {}, { meta: { page, size: SIZE } }), [page]);
-  const act = useAction();
-  const remove = (d: Delegation) => act.run(() => call("approval/delegation/delete", { id: d.id }), t("Delegation deleted.")).then((ok) => ok && list.reload());
-  const [form, setForm] = useState({ delegatorId: "", delegateeId: "", startsAt: "", endsAt: "", reason: "" });
-  const set = (k: keyof typeof form) => (e: Event) => setForm({ ...form, [k]: (e.currentTarget as HTMLInputElement).value });
-  // datetime-local is the browser's wall clock; the server takes RFC 3339.
-  const iso = (v: string) => (v ? new Date(v).toISOString() : undefined);
-  const create = (e: Event) => {
-    e.preventDefault();
-    void act
-      .run(
-        () =>
-          call("approval/delegation/create", {
-            delegatorId: form.delegatorId.trim(),
-            delegateeId: form.delegateeId.trim(),
-            startsAt: iso(form.startsAt),
-            endsAt: iso(form.endsAt),
-            reason: form.reason.trim() || undefined,
-            isActive: true,
-          }),
-        t("Delegation created."),
-      )
-      .then((ok) => ok && (setForm({ delegatorId: "", delegateeId: "", startsAt: "", endsAt: "", reason: "" }), list.reload()));
-  };
-  return (
-    <Card title={t("Delegations")}>
-      <PagedTable
-        list={list} act={act}
-        page={page}
-        size={SIZE}
-        onPage={setPage}
-        headings={[t("Delegator"), t("Delegate"), t("Flow"), t("From"), t("Until"), t("State"), t("Reason")]}
-        actions
-        empty={t("No delegations.")}
-        row={(d) => (
-          <tr key={d.id}>
-            <td class="mono">{d.delegatorId}</td>
-            <td class="mono">{d.delegateeId}</td>
-            <td class="mono">{d.flowId ?? t("every flow")}</td>
-            <td>{at(d.startsAt)}</td>
-            <td>{at(d.endsAt)}</td>
-            <td>
-              <span class={d.isActive ? "badge ok" : "badge"}>{d.isActive ? t("active") : t("inactive")}</span>
-            </td>
-            <td>{d.reason ?? "–"}</td>
-            <td>
-              {can(P.approvalDelegationDelete) && (
-                <button type="button" class="danger" disabled={act.busy} onClick={() => void remove(d)}>
-                  {t("Delete")}
-                </button>
-              )}
-            </td>
-          </tr>
-        )}
-      />
-      {can(P.approvalDelegationCreate) && (
-        <form class="inline" onSubmit={create}>
-          <Field label={t("Delegator (user id)")}>
-            <input value={form.delegatorId} required onInput={set("delegatorId")} />
-          </Field>
-          <Field label={t("Delegate (user id)")}>
-            <input value={form.delegateeId} required onInput={set("delegateeId")} />
-          </Field>
-          <Field label={t("From")}>
-            <input type="datetime-local" value={form.startsAt} required onInput={set("startsAt")} />
-          </Field>
-          <Field label={t("Until")}>
-            <input type="datetime-local" value={form.endsAt} required onInput={set("endsAt")} />
-          </Field>
-          <Field label={t("Reason")}>
-            <input value={form.reason} onInput={set("reason")} />
-          </Field>
-          <button type="submit" disabled={act.busy || !form.delegatorId.trim() || !form.delegateeId.trim()}>
-            {t("Create")}
-          </button>
-        </form>
-      )}
     </Card>
   );
 }

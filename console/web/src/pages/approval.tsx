@@ -12,6 +12,7 @@ import { Card, Dialog, EmptyRow, ErrorBox, Field, ListStatus, Notice, PagedTable
 import { FlowGraph, type GraphNode } from "../graph";
 import { Form, parseForm, validate, type FormData } from "./approval-form";
 import { ApprovalAdmin } from "./approval-admin";
+import { UserPicker } from "../pickers";
 
 /** NOT_FOUND is /api's answer to an operation the server does not have (404/1200). */
 const NOT_FOUND = 1200;
@@ -457,7 +458,7 @@ function InstanceActions({ d, fields, onDone }: { d: Detail; fields: ReturnType<
   const act = useAction();
   const [data, setData] = useState<FormData>(d.instance.formData ?? {});
   const [errors, setErrors] = useState<Record<string, string>>({});
-  const [cc, setCC] = useState("");
+  const [cc, setCC] = useState<string[]>([]);
   const offered = (a: string, perm: string) => !!d.availableActions?.includes(a) && can(perm);
   const waiting = d.timeline.flatMap((e) => (e.participants ?? []).filter((p) => p.status === "pending"));
   const urge = offered("urge", P.approvalUrge) ? waiting : [];
@@ -501,14 +502,13 @@ function InstanceActions({ d, fields, onDone }: { d: Detail; fields: ReturnType<
           class="inline"
           onSubmit={(e) => {
             e.preventDefault();
-            const ccUserIds = cc.split(/[\s,]+/).filter(Boolean);
-            run(() => call("approval/instance/add_cc", { instanceId: id, ccUserIds }), t("Copies sent."));
+            run(() => call("approval/instance/add_cc", { instanceId: id, ccUserIds: cc }), t("Copies sent."));
           }}
         >
-          <Field label={t("Send a copy to (user ids)")}>
-            <input value={cc} onInput={(e) => setCC(e.currentTarget.value)} />
+          <Field label={t("Send a copy to")}>
+            <UserPicker multiple value={cc} onChange={setCC} />
           </Field>
-          <button type="submit" disabled={act.busy || !cc.trim()}>
+          <button type="submit" disabled={act.busy || !cc.length}>
             {t("Send copies")}
           </button>
         </form>
@@ -525,7 +525,7 @@ function TaskPanel({ d, fields, onDone }: { d: Detail; fields: ReturnType<typeof
   const [errors, setErrors] = useState<Record<string, string>>({});
   const [transferTo, setTransferTo] = useState("");
   const [target, setTarget] = useState(task.rollbackTargets?.[0]?.nodeId ?? "");
-  const [addIds, setAddIds] = useState("");
+  const [addIds, setAddIds] = useState<string[]>([]);
   const [addType, setAddType] = useState(task.addAssigneeTypes?.[0] ?? "");
   const [remove, setRemove] = useState(task.removableAssignees?.[0]?.taskId ?? "");
   const act = useAction();
@@ -601,12 +601,11 @@ function TaskPanel({ d, fields, onDone }: { d: Detail; fields: ReturnType<typeof
           class="inline"
           onSubmit={(e) => {
             e.preventDefault();
-            const userIds = addIds.split(/[\s,]+/).filter(Boolean);
-            void act.run(() => call("approval/instance/add_assignee", { taskId: task.taskId, userIds, addType }), t("Assignees added.")).then(done);
+            void act.run(() => call("approval/instance/add_assignee", { taskId: task.taskId, userIds: addIds, addType }), t("Assignees added.")).then(done);
           }}
         >
-          <Field label={t("Add assignees (user ids)")}>
-            <input value={addIds} onInput={(e) => setAddIds(e.currentTarget.value)} />
+          <Field label={t("Add assignees")}>
+            <UserPicker multiple value={addIds} onChange={setAddIds} />
           </Field>
           <Field label={t("Where")}>
             <select value={addType} onChange={(e) => setAddType(e.currentTarget.value)}>
@@ -617,7 +616,7 @@ function TaskPanel({ d, fields, onDone }: { d: Detail; fields: ReturnType<typeof
               ))}
             </select>
           </Field>
-          <button type="submit" disabled={act.busy || !addIds.trim()}>
+          <button type="submit" disabled={act.busy || !addIds.length}>
             {t("Add")}
           </button>
         </form>
