@@ -33,6 +33,8 @@ export const P = {
   approvalFlowQuery: "approval.flow.query",
   approvalFlowUpdate: "approval.flow.update",
   approvalFlowPublish: "approval.flow.publish",
+  approvalFlowDeploy: "approval.flow.deploy",
+  approvalFlowCreate: "approval.flow.create",
   approvalInstanceQuery: "approval.instance.query",
   approvalInstanceDetail: "approval.instance.detail",
   approvalTerminate: "approval.instance.terminate",
