@@ -57,7 +57,7 @@ const NodeShape = memo(function NodeShape(props: { n: MNode; x: number; y: numbe
       class={cls}
       data-node={n.id}
       transform={`translate(${props.x} ${props.y})`}
-      tabIndex={0}
+      tabindex={0}
       role="button"
       aria-pressed={props.selected}
       aria-label={`${name} — ${t(n.kind)}${props.invalid ? ` — ${t("has problems")}` : ""}`}
@@ -165,7 +165,7 @@ export function Canvas(p: CanvasProps) {
       class={`designer-canvas${drag?.kind === "pan" ? " panning" : ""}`}
       role="application"
       aria-label={t("Flow canvas: Tab to a node, arrows move it, Delete removes it; Ctrl+Z undoes, Ctrl+Y redoes, + and − zoom.")}
-      tabIndex={0}
+      tabindex={0}
       onPointerDown={onBgDown}
       onPointerMove={onMove}
       onPointerUp={onUp}

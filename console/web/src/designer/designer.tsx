@@ -97,10 +97,12 @@ function Editor({ flow, seed, onClose }: { flow: Flow; seed: Loaded; onClose: ()
   const node = m.nodes.find((n) => n.id === selected);
 
   const add = (kind: string) => {
-    const at = { x: (-view.x + 360) / view.k + ((m.nodes.length * 17) % 120), y: (-view.y + 200) / view.k };
+    // Right of everything (never over another node), level with the selected node.
+    const at = { x: m.nodes.length ? Math.max(...m.nodes.map((n) => n.x)) + NODE_W + 40 : 0, y: node?.y ?? (m.nodes[0]?.y ?? 0) + 120 };
     const [next, id] = addNode(m, kind, at.x, at.y, t(kind === "approval" ? "Approval" : kind === "handle" ? "Handling" : kind === "cc" ? "Copy" : kind === "condition" ? "Condition" : kind === "start" ? "Start" : "End"));
     setH((x) => push(x, next));
     setSelected(id);
+    setView(fit(next.nodes));
   };
   const del = () => selected && (edit((x) => removeNode(x, selected)), setSelected(""));
   const zoom = (f: number) => setView((v) => ({ ...v, k: Math.min(3, Math.max(0.2, v.k * f)) }));
