@@ -58,7 +58,10 @@
 //   - approval/category: find_tree, create, update, delete (approval.category.*).
 //   - approval/delegation: find_page, create, update, delete (approval.delegation.*).
 //   - approval/flow: create, update, toggle_active, deploy, publish_version, find_flows,
-//     find_versions, find_initiators, get_graph (approval.flow.*).
+//     find_versions, find_initiators, get_graph (approval.flow.*); and svc's own
+//     validate_design (approval.flow.deploy, validate_design.go), which the original's client
+//     does not know: deploy's checks without writing, every broken rule with its node, for the
+//     console's flow designer.
 //   - approval/instance: start, process_task, withdraw, resubmit, add_cc, mark_cc_read,
 //     add_assignee, remove_assignee, urge_task (approval.instance.*, approval.task.*).
 //   - approval/my (no permission): find_available_flows, get_start_form, find_initiated,

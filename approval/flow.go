@@ -117,6 +117,7 @@ func (s *Service) flowResource() rpc.Resource {
 		rpc.Handle("update", s.updateFlow, rpc.RequiredPermission("approval.flow.update"), audit),
 		rpc.Handle("toggle_active", s.toggleActive, rpc.RequiredPermission("approval.flow.update"), audit),
 		rpc.Handle("deploy", s.deploy, rpc.RequiredPermission("approval.flow.deploy"), audit),
+		rpc.Handle("validate_design", s.validateDesign, rpc.RequiredPermission("approval.flow.deploy")),
 		rpc.Handle("publish_version", s.publishVersion, rpc.RequiredPermission("approval.flow.publish"), audit),
 		rpc.Handle("find_flows", s.findFlows, query),
 		rpc.Handle("find_versions", s.findVersions, query),

@@ -133,7 +133,7 @@ export default async function (h) {
     const dlg = page.getByRole("dialog");
     await dlg.locator(".flow-graph .node").first().waitFor();
     check((await dlg.locator(".flow-graph .node").count()) === 3, "three nodes drawn");
-    check(/original framework's flow designer/.test(await page.locator(".page").innerText()), "the page says where flows are edited");
+    check(/original framework's flow document/.test(await page.locator(".page").innerText()), "the page says what the designer saves");
     await shot(page, "approval-05-flow-definition");
     await dlg.getByRole("button", { name: "Close" }).click();
     await page.getByRole("tab", { name: "Instances" }).click();

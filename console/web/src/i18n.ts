@@ -8,9 +8,10 @@ import { zhEvents } from "./zh-events";
 import { zhForms } from "./zh-forms";
 import { zhIntegration } from "./zh-integration";
 import { zhBase } from "./zh";
+import { zhDesigner } from "./zh-designer";
 
 // Each area keeps its own translations; tools/i18n-check.mjs refuses a text translated twice.
-const zh: Record<string, string> = { ...zhBase, ...zhApproval, ...zhIntegration, ...zhEvents, ...zhAudit, ...zhBackup, ...zhForms };
+const zh: Record<string, string> = { ...zhBase, ...zhApproval, ...zhIntegration, ...zhEvents, ...zhAudit, ...zhBackup, ...zhForms, ...zhDesigner };
 
 export type Lang = "en" | "zh-CN";
 const LANG_KEY = "svc.console.lang";

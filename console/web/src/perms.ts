@@ -34,6 +34,7 @@ export const P = {
   approvalFlowUpdate: "approval.flow.update",
   approvalFlowPublish: "approval.flow.publish",
   approvalFlowDeploy: "approval.flow.deploy",
+  approvalFlowCreate: "approval.flow.create",
   approvalInstanceQuery: "approval.instance.query",
   approvalInstanceDetail: "approval.instance.detail",
   approvalTerminate: "approval.instance.terminate",

@@ -56,7 +56,6 @@ export const zhApproval: Record<string, string> = {
   "Flow name": "流程名称",
   "Flows": "流程",
   "Flows I may start": "我可发起的流程",
-  "Flows are designed and deployed with the original framework's flow designer, which svc accepts unchanged; the console shows them read-only.": "流程用原框架的流程设计器设计和部署,svc 原样接受;控制台只读展示。",
   "Form": "表单",
   "From": "开始",
   "Graph": "流程图",

@@ -533,6 +533,9 @@ export interface Column {
   isAutoIncrement?: boolean;
 }
 
+/** Go: design.ColumnType */
+export type ColumnType = string;
+
 /** Go: storage.CompleteUploadResult */
 export interface CompleteUploadResult {
   bucket: string;
@@ -724,6 +727,22 @@ export interface DeployParams {
   formSchema: unknown;
 }
 
+/** Go: approval.DesignProblem */
+export interface DesignProblem {
+  rule: string;
+  nodeId?: string;
+  edgeId?: string;
+  branchId?: string;
+  field?: string;
+  message: string;
+}
+
+/** Go: approval.DesignReport */
+export interface DesignReport {
+  problems: DesignProblem[];
+  formFields: FormField[];
+}
+
 /** Go: svc.DiscardView */
 export interface DiscardView {
   discarded: boolean;
@@ -842,6 +861,9 @@ export interface EventTransportView {
 
 /** Go: design.ExecutionType */
 export type ExecutionType = string;
+
+/** Go: design.FieldKind */
+export type FieldKind = string;
 
 /** Go: storage.FileKeyParams */
 export interface FileKeyParams {
@@ -967,6 +989,24 @@ export interface ForeignKey {
   refColumns: string[];
   onUpdate?: string;
   onDelete?: string;
+}
+
+/** Go: design.FormField */
+export interface FormField {
+  key: string;
+  kind: FieldKind;
+  label: string;
+  placeholder?: string;
+  defaultValue?: unknown;
+  isRequired?: boolean;
+  options?: Option[];
+  optionSource?: OptionSource;
+  validation?: ValidationRule;
+  props?: Record<string, unknown>;
+  sortOrder: number;
+  columnType?: ColumnType;
+  scale?: number;
+  columns?: FormField[];
 }
 
 /** Go: cron.GetResult */
@@ -1479,6 +1519,19 @@ export interface NodeParticipant {
   transferTo?: ApprovalUserInfo;
 }
 
+/** Go: design.Option */
+export interface Option {
+  label: string;
+  value: unknown;
+}
+
+/** Go: design.OptionSource */
+export interface OptionSource {
+  kind: string;
+  request?: RemoteRequest;
+  mapping?: RemoteMapping;
+}
+
 /** Go: svc.OutboxOverview */
 export interface OutboxOverview {
   enabled: boolean;
@@ -1866,6 +1919,22 @@ export interface ReassignParams {
 /** Go: security.refreshParams */
 export interface RefreshParams {
   refreshToken: string;
+}
+
+/** Go: design.RemoteMapping */
+export interface RemoteMapping {
+  labelKey?: string;
+  valueKey?: string;
+  disabledKey?: string;
+  descriptionKey?: string;
+}
+
+/** Go: design.RemoteRequest */
+export interface RemoteRequest {
+  resource: string;
+  action: string;
+  version?: string;
+  params?: Record<string, unknown>;
 }
 
 /** Go: approval.RemovableAssignee */
@@ -2456,6 +2525,23 @@ export interface UserView {
   createdAt: string;
 }
 
+/** Go: approval.ValidateDesignParams */
+export interface ValidateDesignParams {
+  storageMode: string;
+  flowDefinition: unknown;
+  formSchema: unknown;
+}
+
+/** Go: design.ValidationRule */
+export interface ValidationRule {
+  minLength?: number;
+  maxLength?: number;
+  min?: number;
+  max?: number;
+  pattern?: string;
+  message?: string;
+}
+
 /** Go: approval.Version */
 export interface Version {
   id: string;
@@ -2584,6 +2670,7 @@ export interface Ops {
   "approval/flow/publish_version": { params: VersionParams; result: Record<string, never> };
   "approval/flow/toggle_active": { params: ToggleParams; result: Record<string, never> };
   "approval/flow/update": { params: UpdateFlowParams; result: Flow };
+  "approval/flow/validate_design": { params: ValidateDesignParams; result: DesignReport };
   "approval/instance/add_assignee": { params: AddAssigneeParams; result: Record<string, never> };
   "approval/instance/add_cc": { params: AddCCParams; result: Record<string, never> };
   "approval/instance/mark_cc_read": { params: InstanceIDParams; result: Record<string, never> };

@@ -2,9 +2,9 @@
 // definition as a read-only graph), all instances and tasks with filters (terminate, reassign),
 // the metrics as bar charts, categories and delegations. Each part shows only with the
 // permission token its operations require.
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { call } from "../api";
-import type { AdminInstance, AdminTask, BusinessProjection, Flow, VersionSummary as Version } from "../api/ops.gen";
+import type { AdminInstance, AdminTask, BusinessProjection, Category, Flow, VersionSummary as Version } from "../api/ops.gen";
 import { at, t, tk, useLang } from "../i18n";
 import { P } from "../perms";
 import { can } from "../session";
@@ -72,7 +72,10 @@ function Flows() {
   const list = useAsync(() => call("approval/flow/find_flows", { keyword: q, page, pageSize: SIZE }), [q, page]);
   const [open, setOpen] = useState<Flow | null>(null);
   const [form, setForm] = useState<Flow | null>(null);
+  const [creating, setCreating] = useState(false);
+  const [designing, setDesigning] = useState<Flow | null>(null);
   const act = useAction();
+  if (designing) return <DesignerPage flow={designing} onClose={() => (setDesigning(null), list.reload())} />;
   const toggle = (f: Flow) =>
     act.run(() => call("approval/flow/toggle_active", { flowId: f.id, isActive: !f.isActive }), f.isActive ? t("{name} deactivated.", { name: f.name }) : t("{name} activated.", { name: f.name })).then((ok) => ok && list.reload());
   return (
@@ -87,7 +90,14 @@ function Flows() {
         </form>
       }
     >
-      <p class="muted">{t("Flows are designed and deployed with the original framework's flow designer, which svc accepts unchanged; the console shows them read-only.")}</p>
+      <p class="muted">{t("Design a flow with Design: the designer saves the original framework's flow document, so flows from the original's designer open here too.")}</p>
+      {can(P.approvalFlowCreate) && (
+        <div class="row-actions">
+          <button type="button" class="primary" onClick={() => setCreating(true)}>
+            {t("New flow")}
+          </button>
+        </div>
+      )}
       <PagedTable
         list={list} act={act}
         page={page}
@@ -109,9 +119,14 @@ function Flows() {
                 {t("Versions")}
               </button>
               {can(P.approvalFlowDeploy) && (
-                <button type="button" onClick={() => setForm(f)}>
-                  {t("Form")}
-                </button>
+                <>
+                  <button type="button" data-design={f.code} onClick={() => setDesigning(f)}>
+                    {t("Design")}
+                  </button>
+                  <button type="button" onClick={() => setForm(f)}>
+                    {t("Form")}
+                  </button>
+                </>
               )}
               {can(P.approvalFlowUpdate) && (
                 <button type="button" disabled={act.busy} onClick={() => void toggle(f)}>
@@ -124,7 +139,73 @@ function Flows() {
       />
       {open && <FlowDialog flow={open} onClose={() => (setOpen(null), list.reload())} />}
       {form && <FormDialog flow={form} onClose={() => (setForm(null), list.reload())} />}
+      {creating && <NewFlowDialog onClose={() => setCreating(false)} onCreated={(f) => (setCreating(false), setDesigning(f))} />}
     </Card>
+  );
+}
+
+/** DesignerPage loads the flow designer on demand (its own chunk) and shows it. */
+function DesignerPage({ flow, onClose }: { flow: Flow; onClose: () => void }) {
+  const [mod, setMod] = useState<typeof import("../designer/designer") | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  useEffect(() => {
+    import("../designer/designer").then(setMod, setError);
+  }, []);
+  if (error) return <ErrorBox error={error} />;
+  if (!mod) return <p class="muted">{t("Loading…")}</p>;
+  return <mod.Designer flow={flow} onClose={onClose} />;
+}
+
+/** categoryOptions flattens the category tree into options, children indented under parents. */
+function categoryOptions(cs: (Category | null)[], depth = 0): [string, string][] {
+  return cs.flatMap((c) => !c ? [] : [[c.id, `${"  ".repeat(depth)}${c.name}`] as [string, string], ...categoryOptions(c.children ?? [], depth + 1)]);
+}
+
+/** NewFlowDialog creates a flow (standalone, anyone may start it) and opens it in the designer. */
+function NewFlowDialog({ onClose, onCreated }: { onClose: () => void; onCreated: (f: Flow) => void }) {
+  const cats = useAsync(() => call("approval/category/find_tree"), []);
+  const [v, setV] = useState({ name: "", code: "", categoryId: "" });
+  const act = useAction();
+  const options = categoryOptions(cats.data ?? []);
+  const submit = (e: Event) => {
+    e.preventDefault();
+    let made: Flow | null = null;
+    void act
+      .run(async () => {
+        made = await call("approval/flow/create", {
+          tenantId: "", code: v.code.trim(), name: v.name.trim(), categoryId: v.categoryId || options[0]?.[0] || "",
+          bindingMode: "standalone", isAllInitiationAllowed: true, instanceTitleTemplate: "",
+        });
+      })
+      .then((ok) => ok && made && onCreated(made));
+  };
+  return (
+    <Dialog title={t("New flow")} onClose={onClose}>
+      <ListStatus list={cats} act={act} />
+      {cats.data && !options.length && <p class="muted">{t("Create a category first (Categories).")}</p>}
+      <form onSubmit={submit}>
+        <Field label={t("Name")}>
+          <input required value={v.name} onInput={(e) => setV({ ...v, name: e.currentTarget.value })} />
+        </Field>
+        <Field label={t("Code")} hint={t("Letters, digits and _; it never changes.")}>
+          <input required class="mono" value={v.code} onInput={(e) => setV({ ...v, code: e.currentTarget.value })} />
+        </Field>
+        <Field label={t("Category")}>
+          <select value={v.categoryId || options[0]?.[0] || ""} onChange={(e) => setV({ ...v, categoryId: e.currentTarget.value })}>
+            {options.map(([id, name]) => (
+              <option key={id} value={id}>
+                {name}
+              </option>
+            ))}
+          </select>
+        </Field>
+        <div class="row-actions">
+          <button type="submit" class="primary" disabled={act.busy || !options.length}>
+            {t("Create and design")}
+          </button>
+        </div>
+      </form>
+    </Dialog>
   );
 }
 
