@@ -176,7 +176,7 @@ func run(o options) (int, error) {
 			return 0, errors.New("-svc needs -skew 0 -upgrade=false and no -overlay (the skew and the upgrade need the harness's own builds)")
 		}
 		h.builds = &builds{svc: o.svcBin}
-	} else if h.builds, err = buildAll(root, dir, o.db, o.overlay, o.upgrade); err != nil {
+	} else if h.builds, err = buildAll(root, dir, o.db, o.overlay, o.skew != 0, o.upgrade); err != nil {
 		return 0, err
 	}
 	if o.s3Bin == "" {

@@ -13,16 +13,16 @@ import (
 	"time"
 )
 
-// Builds of the run (issue #45 item 5): every node runs svc built from the tree with a go build
-// overlay over the standard library's time.Now, which adds the offset named by the environment
-// variable skewVar (none: time.Now itself), so one node can run with its clock skewed; the
-// rolling upgrade restarts the nodes onto a second build that also holds one more approval
-// migration. A mutant (bench/faults/mutants/run.sh) adds its broken file to both builds
-// (-overlay).
+// Builds of the run (issue #45 item 5): with -skew, every node runs svc built from the tree with
+// a go build overlay over the standard library's time.Now, which shifts the wall clock by the
+// offset named by the environment variable skewVar (unset: time.Now itself), so one node runs
+// with its clock skewed; the rolling upgrade restarts the nodes onto a second build that also
+// holds one more approval migration. A mutant (bench/faults/mutants/run.sh) adds its broken
+// file to both builds (-overlay).
 
 // skewVar is the environment variable the overlaid time.Now reads once at start: a Go duration
-// added to every reading of the clock (wall and monotonic alike, as a skewed system clock).
-// Not SVC_*: svc reads those as configuration.
+// added to the wall clock of every reading, not to its monotonic clock (as a skewed system
+// clock: CLOCK_REALTIME off, CLOCK_MONOTONIC not). Not SVC_*: svc reads those as configuration.
 const skewVar = "FAULTS_CLOCK_SKEW"
 
 // skewSource is the file the overlay adds to package time.
@@ -30,12 +30,21 @@ const skewSource = `package time
 
 import "syscall"
 
-// faultsSkew is the offset of this process's clock (bench/faults).
-var faultsSkew = func() Duration {
+// faultsSkew is the offset of this process's wall clock (bench/faults).
+var faultsSkew = func() int64 {
 	v, _ := syscall.Getenv("` + skewVar + `")
 	d, _ := ParseDuration(v)
-	return d
+	return int64(d)
 }()
+
+// faultsWall shifts a wall-clock reading by faultsSkew.
+func faultsWall(sec int64, nsec int32) (int64, int32) {
+	if faultsSkew == 0 {
+		return sec, nsec
+	}
+	n := sec*1e9 + int64(nsec) + faultsSkew
+	return n / 1e9, int32(n % 1e9)
+}
 `
 
 // upgradeColumn is what the upgrade's migration adds: a nullable column of apv_instance, the
@@ -56,11 +65,12 @@ type overlay struct {
 	Replace map[string]string
 }
 
-// buildAll builds svc (with the clock overlay and extra, the caller's overlay file or "") and,
-// when upgrade is set, the upgraded svc with the migration added. The overlaid files live in
-// .cache/faults-overlay of the tree, the same path and bytes every run, so Go's build cache
-// serves later runs (the clock overlay recompiles everything that imports time, once).
-func buildAll(root, dir, dialect, extra string, upgrade bool) (*builds, error) {
+// buildAll builds svc (with extra, the caller's overlay file or "", and with the clock overlay
+// when clock is set) and, when upgrade is set, the upgraded svc with the migration added. The
+// overlaid files live in .cache/faults-overlay of the tree, the same path and bytes every run,
+// so Go's build cache serves later runs (the clock overlay recompiles everything that imports
+// time, once: about 18 minutes on the shared 2-core machine).
+func buildAll(root, dir, dialect, extra string, clock, upgrade bool) (*builds, error) {
 	odir := filepath.Join(root, ".cache", "faults-overlay")
 	if err := os.MkdirAll(odir, 0o755); err != nil {
 		return nil, err
@@ -75,25 +85,10 @@ func buildAll(root, dir, dialect, extra string, upgrade bool) (*builds, error) {
 			return nil, fmt.Errorf("overlay %s: %w", extra, err)
 		}
 	}
-	goroot, err := command(nil, "go", "env", "GOROOT").Output()
-	if err != nil {
-		return nil, fmt.Errorf("go env GOROOT: %w", err)
-	}
-	timeDir := filepath.Join(strings.TrimSpace(string(goroot)), "src", "time")
-	src, err := os.ReadFile(filepath.Join(timeDir, "time.go"))
-	if err != nil {
-		return nil, err
-	}
-	const now = "\nfunc Now() Time {\n"
-	if strings.Count(string(src), now) != 1 {
-		return nil, fmt.Errorf("%s: no single %q to wrap", filepath.Join(timeDir, "time.go"), strings.TrimSpace(now))
-	}
-	wrapped := strings.Replace(string(src), now, "\nfunc Now() Time { return faultsNow().Add(faultsSkew) }\n\nfunc faultsNow() Time {\n", 1)
-	if err := writeOverlay(base, odir, filepath.Join(timeDir, "time.go"), "time.go", wrapped); err != nil {
-		return nil, err
-	}
-	if err := writeOverlay(base, odir, filepath.Join(timeDir, "faults_skew.go"), "faults_skew.go", skewSource); err != nil {
-		return nil, err
+	if clock {
+		if err := clockOverlay(base, odir); err != nil {
+			return nil, err
+		}
 	}
 	b := &builds{svc: filepath.Join(dir, "svc")}
 	if err := goBuild(root, dir, "base", base, b.svc); err != nil {
@@ -104,6 +99,7 @@ func buildAll(root, dir, dialect, extra string, upgrade bool) (*builds, error) {
 	}
 	b.module = "approval"
 	mdir := filepath.Join(root, "approval", "migrations", dialect)
+	var err error
 	if b.version, err = nextMigration(mdir); err != nil {
 		return nil, err
 	}
@@ -114,6 +110,29 @@ func buildAll(root, dir, dialect, extra string, upgrade bool) (*builds, error) {
 	}
 	b.upgraded = filepath.Join(dir, "svc-upgraded")
 	return b, goBuild(root, dir, "upgraded", up, b.upgraded)
+}
+
+// clockOverlay adds to o the standard library's time package with the wall clock shifted by
+// skewVar, its files written to odir.
+func clockOverlay(o overlay, odir string) error {
+	goroot, err := command(nil, "go", "env", "GOROOT").Output()
+	if err != nil {
+		return fmt.Errorf("go env GOROOT: %w", err)
+	}
+	timeDir := filepath.Join(strings.TrimSpace(string(goroot)), "src", "time")
+	src, err := os.ReadFile(filepath.Join(timeDir, "time.go"))
+	if err != nil {
+		return err
+	}
+	const now = "\nfunc Now() Time {\n\tsec, nsec, mono := runtimeNow()\n"
+	if strings.Count(string(src), now) != 1 {
+		return fmt.Errorf("%s: no single %q to wrap", filepath.Join(timeDir, "time.go"), strings.TrimSpace(now))
+	}
+	wrapped := strings.Replace(string(src), now, now+"\tsec, nsec = faultsWall(sec, nsec)\n", 1)
+	if err := writeOverlay(o, odir, filepath.Join(timeDir, "time.go"), "time.go", wrapped); err != nil {
+		return err
+	}
+	return writeOverlay(o, odir, filepath.Join(timeDir, "faults_skew.go"), "faults_skew.go", skewSource)
 }
 
 // writeOverlay writes content to name in dir (unless it holds it already: a concurrent run
