@@ -4,8 +4,10 @@
 // uploads, push sockets, approval instances decided on every node, inbound integration
 // deliveries; events checked through the outbox, the inbox and the sockets), while a seeded
 // schedule kills, pauses and cuts nodes (from the database, Redis or S3) and restarts the
-// services under them, sometimes two faults at once. At the end it checks the invariants the docs
-// promise and prints a report; it exits 1 when any invariant was violated.
+// services under them, sometimes two faults at once; half-way it restarts the nodes one by one
+// onto a build with one more migration (a rolling upgrade), and one node runs with its clock
+// off by 2 s. At the end it checks the invariants the docs promise and prints a report; it
+// exits 1 when any invariant was violated.
 //
 //	go run ./bench/faults -db postgres -duration 3m -seed 1
 //	go run ./bench/faults -db mysql -duration 30m            # random seed, printed

@@ -35,7 +35,7 @@ relay-failed-as-sent|event/outbox/relay.go|redisrestart,kill|14|events.committed
 revocation-not-broadcast|security/changes.go|$all|15|security.revoked_token_refused
 decide-unlocked|approval/command_decide.go|$all|16|approval.task_decided_once
 user-change-not-broadcast|security/token/feed.go|kill,pause|17|security.role_change_applied
-jwt-no-leeway|security/token/jwt.go|kill,pause|18|security.token_accepted_across_skew
+jwt-no-leeway|security/token/jwt.go|kill,pause|19|security.token_accepted_across_skew
 relay-users-local-only|push/relay.go|kill,dbcut|19|push.user_push_reaches_every_node
 relay-echoes-own|push/relay.go|$all|20|push.user_push_once_per_socket
 "
