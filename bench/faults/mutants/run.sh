@@ -32,7 +32,7 @@ inbox-rehandles|event/inbox.go|$all|11|events.push_once_per_socket
 cron-claim-unlocked|cron/claim_store.go|$all|12|cron.fired_at_most_once
 cron-finish-unguarded|cron/claim_store.go|pause,dbcut|13|cron.fired_at_most_once
 relay-failed-as-sent|event/outbox/relay.go|redisrestart,kill|14|events.committed_delivered_once_per_group
-revocation-not-broadcast|security/changes.go|$all|15|security.revoked_token_refused
+revocation-not-broadcast|security/token/feed.go|$all|15|security.revoked_token_refused
 decide-unlocked|approval/command_decide.go|$all|16|approval.task_decided_once
 user-change-not-broadcast|security/token/feed.go|kill,pause|17|security.role_change_applied
 jwt-no-leeway|security/token/jwt.go|kill,pause|19|security.token_accepted_across_skew
@@ -50,7 +50,11 @@ while IFS='|' read -r name file faults seed expect; do
 	if [ -n "$want" ] && [[ " $want " != *" $name "* ]]; then
 		continue
 	fi
-	sed -f "bench/faults/mutants/$name.sed" "$file" >"$work/$name.go"
+	if [ ! -f "$file" ]; then
+		echo "$name: $file does not exist; update the table" >&2
+		exit 2
+	fi
+	sed -f "bench/faults/mutants/$name.sed" "$file" >"$work/$name.go" || exit 2
 	if cmp -s "$file" "$work/$name.go"; then
 		echo "$name: the sed script no longer changes $file; update it" >&2
 		exit 2
