@@ -59,6 +59,8 @@ type node struct {
 	config string
 	mu     sync.Mutex
 	starts int
+	// skew is how far the node's clock is off (its log's times are corrected by it).
+	skew time.Duration
 }
 
 func (n *node) url() string { return fmt.Sprintf("http://127.0.0.1:%d", n.port) }
@@ -90,6 +92,8 @@ refresh_not_before = "1ms"
 access_token_expires = "24h"
 %s[svc.security.roles]
 admin = ["*"]
+# The users load's role change: a role without security.user.query.
+reader = ["monitor.*"]
 
 [svc.api.rate_limit]
 max = 1000000000
@@ -185,7 +189,8 @@ transports = ["outbox", "kvstore_stream"]
 // newCluster starts the services and three nodes.
 // revocation is the [svc.security.revocation] section of every node's configuration ("" for
 // none).
-func newCluster(dir, bin, s3bin, kind string, nodes int, revocation string) (*cluster, error) {
+// skewEnv is the environment of node skewNode's process (its clock's offset; nil for none).
+func newCluster(dir, bin, s3bin, kind string, nodes int, revocation string, skewEnv []string) (*cluster, error) {
 	c := &cluster{dir: dir, bin: bin, revocation: revocation, client: &http.Client{Timeout: 10 * time.Second}}
 	secret := make([]byte, 32)
 	_, _ = rand.Read(secret)
@@ -223,6 +228,10 @@ func newCluster(dir, bin, s3bin, kind string, nodes int, revocation string) (*cl
 		}
 		n.proc = &proc{name: fmt.Sprintf("node%d", i), log: filepath.Join(dir, fmt.Sprintf("node%d.log", i)),
 			args: []string{bin, "--config", n.config, "serve"}, env: []string{"SVC_LOG_LEVEL=warn"}}
+		if i == skewNode && len(skewEnv) > 0 {
+			n.proc.env = append(n.proc.env, skewEnv...)
+			n.skew, _ = time.ParseDuration(strings.TrimPrefix(skewEnv[0], skewVar+"="))
+		}
 		c.nodes = append(c.nodes, n)
 	}
 	// The first node applies the migrations alone; the others then start together.
@@ -445,7 +454,7 @@ type logLine struct {
 	id string
 }
 
-// loggedIDs returns the lines of node i's log with msg.
+// loggedIDs returns the lines of node i's log with msg, their times on the harness's clock.
 func (c *cluster) loggedIDs(i int, msg string) ([]logLine, error) {
 	f, err := os.Open(c.nodes[i].proc.log)
 	if err != nil {
@@ -464,7 +473,7 @@ func (c *cluster) loggedIDs(i int, msg string) ([]logLine, error) {
 		if !bytes.Contains(sc.Bytes(), []byte(msg)) || json.Unmarshal(sc.Bytes(), &line) != nil || line.Msg != msg {
 			continue
 		}
-		out = append(out, logLine{line.Time, line.ID})
+		out = append(out, logLine{line.Time.Add(-c.nodes[i].skew), line.ID})
 	}
 	return out, sc.Err()
 }

@@ -28,6 +28,9 @@ var recoveryFigure = map[string]time.Duration{
 	// Not yet in a recorded run: as the restart of the same service.
 	"rediscut": 1200 * time.Millisecond,
 	"s3cut":    1200 * time.Millisecond,
+	// A node's restart onto the upgraded build: a graceful stop and a cold start (with the
+	// migration, for the first), as a killed node's restart.
+	"upgrade": 500 * time.Millisecond,
 }
 
 // Recovery deadline of a fault (issue #45 item 2): its kind's recorded figure × recoveryMargin,
@@ -53,9 +56,17 @@ func nodeFault(kind string) bool {
 // injectFaults runs faults one after another, a random gap apart, until ctx ends. With
 // probability double a second fault runs at the same time (issue #45 item 5): one aimed at a
 // node and one at a shared service, so the two never fight over one process.
-func (h *harness) injectFaults(ctx context.Context, rng *rand.Rand, kinds []string, gap time.Duration, double float64) {
+//
+// At upgradeAt (unless zero) it runs the rolling upgrade instead of the next fault.
+func (h *harness) injectFaults(ctx context.Context, rng *rand.Rand, kinds []string, gap time.Duration, double float64, upgradeAt time.Time) {
 	sleep(ctx, gap/2)
 	for ctx.Err() == nil {
+		if !upgradeAt.IsZero() && time.Now().After(upgradeAt) {
+			upgradeAt = time.Time{}
+			h.rollingUpgrade()
+			sleep(ctx, gap/2+time.Duration(rng.Int64N(int64(gap))))
+			continue
+		}
 		faults := []*fault{h.draw(rng, kinds)}
 		if rng.Float64() < double {
 			var other []string

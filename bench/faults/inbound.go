@@ -16,8 +16,17 @@ import (
 // Inbound integration load: deliveries POSTed to the integration gateway of every node
 // (/integration/inbound/FAULTS/svc.echo, bearer-authenticated, no /api token), each with its own
 // delivery id; the inbound adapter dispatches the body to the binary's svc.echo handler, which
-// answers it back. The invocation log records every delivery (log.mode = all), so each delivery
-// the gateway accepted (200 with the echo) must be in itg_invocation_log exactly once.
+// answers it back. The invocation log records every delivery (log.mode = all).
+//
+// Like a partner, the load retries (issue #45 item 4): a delivery that was not accepted (no
+// answer, or not 200 with its echo) is sent again, the same body, to a random node, up to
+// inboundAttempts times; and one accepted delivery in eight is sent once more (the partner lost
+// the answer). The gateway keeps no delivery id: each attempt that reaches it is an invocation
+// with its own log row (docs/integration.md: vendors retry, handlers must be idempotent). So
+// a delivery accepted a times out of n attempts sent must have between a and n rows.
+
+// inboundAttempts is how many times the load sends one delivery at most.
+const inboundAttempts = 4
 
 const (
 	inboundSystem = "FAULTS"
@@ -27,10 +36,10 @@ const (
 type inboundLoad struct {
 	h  *harness
 	mu sync.Mutex
-	// sent: delivery id → accepted (200 with its echo).
-	sent map[string]bool
-	// by: delivery id → the node it went to and when.
-	by  map[string]sentTo
+	// sent: delivery id → attempts sent; accepted: → attempts accepted (200 with its echo).
+	sent, accepted map[string]int
+	// by: delivery id → each attempt's node and time.
+	by  map[string][]sentTo
 	seq int
 }
 
@@ -44,7 +53,7 @@ type sentTo struct {
 const logInsertFailed = "integration: invocation log insert failed"
 
 func (l *inboundLoad) setup(ctx context.Context) error {
-	l.sent, l.by = map[string]bool{}, map[string]sentTo{}
+	l.sent, l.accepted, l.by = map[string]int{}, map[string]int{}, map[string][]sentTo{}
 	admin, n := l.h.admin, l.h.c.nodes[0]
 	var contract, system struct {
 		ID string `json:"id"`
@@ -64,28 +73,49 @@ func (l *inboundLoad) setup(ctx context.Context) error {
 	return nil
 }
 
-// run delivers to a random node every 200 ms until ctx ends.
+// run delivers to a random node every 200 ms until ctx ends, retrying as a partner does.
 func (l *inboundLoad) run(ctx context.Context, rng *rand.Rand) {
 	for ctx.Err() == nil {
 		l.mu.Lock()
 		l.seq++
 		id := fmt.Sprintf("d%07d", l.seq)
-		l.sent[id] = false
 		l.mu.Unlock()
-		n := l.h.c.nodes[rng.IntN(len(l.h.c.nodes))]
-		start := time.Now()
-		st, err := l.deliver(ctx, n, id)
-		if ctx.Err() == nil {
-			l.h.rec.op("integration.inbound", n, start, st, err)
+		for attempt := 1; attempt <= inboundAttempts && ctx.Err() == nil; attempt++ {
+			ok := l.attempt(ctx, rng, id)
+			if ok && (attempt > 1 || rng.IntN(8) != 0) {
+				break
+			}
+			if ok {
+				attempt = inboundAttempts - 1 // the lost answer: one more send, then done
+			}
+			sleep(ctx, 500*time.Millisecond)
 		}
-		l.mu.Lock()
-		l.by[id] = sentTo{n.id, start, time.Now()}
-		if err == nil {
-			l.sent[id] = true
-		}
-		l.mu.Unlock()
 		sleep(ctx, 200*time.Millisecond)
 	}
+}
+
+// attempt sends delivery id once to a random node and records it; true when accepted.
+func (l *inboundLoad) attempt(ctx context.Context, rng *rand.Rand, id string) bool {
+	n := l.h.c.nodes[rng.IntN(len(l.h.c.nodes))]
+	start := time.Now()
+	st, err := l.deliver(ctx, n, id)
+	if ctx.Err() != nil {
+		// The loaded phase ended with it in flight: it may or may not have reached the gateway.
+		l.mu.Lock()
+		l.sent[id]++
+		l.by[id] = append(l.by[id], sentTo{n.id, start, time.Now()})
+		l.mu.Unlock()
+		return false
+	}
+	l.h.rec.op("integration.inbound", n, start, st, err)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.sent[id]++
+	l.by[id] = append(l.by[id], sentTo{n.id, start, time.Now()})
+	if err == nil {
+		l.accepted[id]++
+	}
+	return err == nil
 }
 
 // deliver posts one delivery; nil means accepted: 200 and the echo of the delivery.
@@ -156,27 +186,43 @@ func (l *inboundLoad) check(ctx context.Context) error {
 	unlogged := 0
 	once := newCheck("integration.accepted_logged_once", 20)
 	twice := newCheck("integration.delivery_logged_at_most_once", 20)
+	retried := newCheck("integration.retried_delivery_logged_per_attempt", 10)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	accepted := 0
-	for id, ok := range l.sent {
+	accepted, retries := 0, 0
+	for id, sent := range l.sent {
+		acc, rows := l.accepted[id], logged[id]
 		twice.checked++
-		if logged[id] > 1 {
-			twice.fail("delivery %s logged %d times", id, logged[id])
+		if rows > sent {
+			twice.fail("delivery %s sent %d times, logged %d times", id, sent, rows)
 		}
-		if !ok {
+		if sent > 1 {
+			retries++
+			retried.checked++
+		}
+		if acc == 0 {
 			continue
 		}
 		accepted++
 		once.checked++
-		if b := l.by[id]; logged[id] == 0 && slices.ContainsFunc(failed[b.node], func(t time.Time) bool {
-			return !t.Before(b.start) && !t.After(b.end.Add(time.Second))
+		if rows < acc && slices.ContainsFunc(l.by[id], func(b sentTo) bool {
+			return slices.ContainsFunc(failed[b.node], func(t time.Time) bool {
+				return !t.Before(b.start) && !t.After(b.end.Add(time.Second))
+			})
 		}) {
-			unlogged++ // its node logged that the row could not be written: documented
+			unlogged++ // its node logged that a row could not be written: documented
 			continue
 		}
-		if logged[id] != 1 {
-			once.fail("accepted delivery %s logged %d times", id, logged[id])
+		if rows < acc {
+			once.fail("delivery %s accepted %d times (of %d sent), logged %d times", id, acc, sent, rows)
+			if sent > 1 {
+				retried.fail("retried delivery %s accepted %d times (of %d sent), logged %d times", id, acc, sent, rows)
+			}
+		}
+	}
+	for id, sent := range l.sent {
+		if sent > 1 && logged[id] > sent {
+			retried.fail("retried delivery %s sent %d times, logged %d times", id, sent, logged[id])
 		}
 	}
 	for id, n := range logged {
@@ -187,7 +233,12 @@ func (l *inboundLoad) check(ctx context.Context) error {
 	}
 	l.h.rec.addCheck(*once)
 	l.h.rec.addCheck(*twice)
+	l.h.rec.addCheck(*retried)
 	l.h.rec.count("integration.log_insert_failed", "accepted deliveries without a log row whose node logged the failed insert meanwhile (integration/recorder.go: a failed insert is only logged)", unlogged)
-	l.h.log("integration: %d deliveries sent, %d accepted, %d log rows", len(l.sent), accepted, len(logged))
+	rowsAll := 0
+	for _, n := range logged {
+		rowsAll += n
+	}
+	l.h.log("integration: %d deliveries sent (%d of them more than once), %d accepted, %d log rows", len(l.sent), retries, accepted, rowsAll)
 	return nil
 }

@@ -4,8 +4,10 @@
 // uploads, push sockets, approval instances decided on every node, inbound integration
 // deliveries; events checked through the outbox, the inbox and the sockets), while a seeded
 // schedule kills, pauses and cuts nodes (from the database, Redis or S3) and restarts the
-// services under them, sometimes two faults at once. At the end it checks the invariants the docs
-// promise and prints a report; it exits 1 when any invariant was violated.
+// services under them, sometimes two faults at once; half-way it restarts the nodes one by one
+// onto a build with one more migration (a rolling upgrade), and one node runs with its clock
+// off by 2 s. At the end it checks the invariants the docs promise and prints a report; it
+// exits 1 when any invariant was violated.
 //
 //	go run ./bench/faults -db postgres -duration 3m -seed 1
 //	go run ./bench/faults -db mysql -duration 30m            # random seed, printed
@@ -42,6 +44,12 @@ type harness struct {
 	db    *sql.DB // the harness's own handle on the run's database, for the checks
 	seed  uint64
 	start time.Time
+	// builds are the run's svc binaries (buildAll); upgraded is set once the rolling upgrade
+	// is done (under rec.mu).
+	builds   *builds
+	upgraded bool
+	// skew is how far node skewNode's clock is off.
+	skew time.Duration
 }
 
 func (h *harness) log(format string, args ...any) {
@@ -57,6 +65,9 @@ type options struct {
 	schedules int
 	double    float64
 	svcBin    string
+	overlay   string
+	skew      time.Duration
+	upgrade   bool
 	s3Bin     string
 	keep      bool
 	// revocationMode is svc.security.revocation.fail_mode of every node ("" leaves the key out).
@@ -76,7 +87,10 @@ func main() {
 	flag.StringVar(&o.faults, "faults", strings.Join(faultKinds, ","), "fault kinds to draw from")
 	flag.Float64Var(&o.double, "double", 0.2, "probability that a second fault (one on a node, one on a shared service) runs at the same time")
 	flag.IntVar(&o.schedules, "schedules", 12, "cron schedules firing every second")
-	flag.StringVar(&o.svcBin, "svc", "", "svc binary to run (default: go build ./cmd/svc from this tree)")
+	flag.StringVar(&o.svcBin, "svc", "", "svc binary to run instead of the builds from this tree (needs -skew 0 -upgrade=false: both need the harness's own builds)")
+	flag.StringVar(&o.overlay, "overlay", "", "a go build -overlay file applied to every svc build of the run (the mutation run's broken file)")
+	flag.DurationVar(&o.skew, "skew", 2*time.Second, "clock skew of node2 (its sign drawn from the seed; 0: none)")
+	flag.BoolVar(&o.upgrade, "upgrade", true, "restart the nodes one by one onto a build with one more migration, half-way through the faults")
 	flag.StringVar(&o.s3Bin, "versitygw", "", "versitygw binary (default: .cache/bin/versitygw, built by scripts/services.sh)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the work directory (logs, data) after the run")
 	flag.StringVar(&o.revocationMode, "revocation-mode", "", `svc.security.revocation.fail_mode of the nodes: "open" or "closed" ("": the binary's default, key left out)`)
@@ -85,6 +99,9 @@ func main() {
 	flag.Parse()
 	if o.seed == 0 {
 		o.seed = rand.Uint64()%1_000_000 + 1
+	}
+	if o.seed%2 == 0 {
+		o.skew = -o.skew // even seeds: node2 behind, odd: ahead
 	}
 	violations, err := run(o)
 	if err != nil {
@@ -156,13 +173,13 @@ func run(o options) (int, error) {
 	}
 	h := &harness{rec: &recorder{}, start: time.Now()}
 	h.log("seed %d, db %s, duration %s, faults %s, work dir %s", o.seed, o.db, o.duration, o.faults, dir)
-	if o.svcBin == "" {
-		o.svcBin = filepath.Join(dir, "svc")
-		build := command(nil, "go", "build", "-o", o.svcBin, "./cmd/svc")
-		build.Dir, build.Stdout, build.Stderr = root, os.Stderr, os.Stderr
-		if err := build.Run(); err != nil {
-			return 0, fmt.Errorf("go build ./cmd/svc: %w", err)
+	if o.svcBin != "" {
+		if o.skew != 0 || o.upgrade || o.overlay != "" {
+			return 0, errors.New("-svc needs -skew 0 -upgrade=false and no -overlay (the skew and the upgrade need the harness's own builds)")
 		}
+		h.builds = &builds{svc: o.svcBin}
+	} else if h.builds, err = buildAll(root, dir, o.db, o.overlay, o.skew != 0, o.upgrade); err != nil {
+		return 0, err
 	}
 	if o.s3Bin == "" {
 		o.s3Bin = filepath.Join(root, ".cache", "bin", "versitygw")
@@ -170,7 +187,12 @@ func run(o options) (int, error) {
 	if _, err := os.Stat(o.s3Bin); err != nil {
 		return 0, fmt.Errorf("no S3 server binary (%w): run scripts/services.sh, which builds it", err)
 	}
-	c, err := newCluster(dir, o.svcBin, o.s3Bin, o.db, 3, o.revocationTOML())
+	var skewEnv []string
+	if o.skew != 0 {
+		skewEnv = []string{skewVar + "=" + o.skew.String()}
+		h.log("node%d's clock is off by %s", skewNode, o.skew)
+	}
+	c, err := newCluster(dir, h.builds.svc, o.s3Bin, o.db, 3, o.revocationTOML(), skewEnv)
 	h.c = c
 	defer func() {
 		c.stop()
@@ -201,6 +223,7 @@ func run(o options) (int, error) {
 	}
 	defer h.db.Close()
 	h.seed = o.seed
+	h.skew = o.skew
 	loads := h.loads(o)
 	for _, l := range loads {
 		if err := l.setup(ctx); err != nil {
@@ -216,8 +239,13 @@ func run(o options) (int, error) {
 	faultCtx, stopFaults := context.WithTimeout(ctx, max(o.duration-20*time.Second, o.duration/2))
 	defer stopFaults()
 	var wg sync.WaitGroup
+	var upgradeAt time.Time
+	if h.builds.upgraded != "" {
+		// Half-way through the faults: faults before it and after it.
+		upgradeAt = h.rec.began.Add(max(o.duration-20*time.Second, o.duration/2) / 2)
+	}
 	wg.Go(func() {
-		h.injectFaults(faultCtx, rand.New(rand.NewPCG(base.Uint64(), 1)), strings.Split(o.faults, ","), o.gap, o.double)
+		h.injectFaults(faultCtx, rand.New(rand.NewPCG(base.Uint64(), 1)), strings.Split(o.faults, ","), o.gap, o.double, upgradeAt)
 	})
 	for _, l := range loads {
 		r := rand.New(rand.NewPCG(base.Uint64(), 2))
@@ -237,6 +265,9 @@ func run(o options) (int, error) {
 	}
 	h.rec.addCheck(*ready)
 	h.checkRecovery()
+	if err := h.checkUpgrade(ctx); err != nil {
+		return 0, fmt.Errorf("upgrade check: %w", err)
+	}
 	for _, l := range loads {
 		if err := l.check(ctx); err != nil {
 			return 0, fmt.Errorf("%s check: %w", l.name(), err)
@@ -263,20 +294,26 @@ type load interface {
 }
 
 // loads are the run's loads, checked in this order (the events checks read what the approval
-// and upload loads caused, so they come after them).
+// and upload loads caused, so they come after them; the user pushes after the events check
+// drained the inbox).
 func (h *harness) loads(o options) []load {
 	ul := &uploadLoad{h: h}
 	pl := &pushLoad{h: h, ul: ul}
 	apl := &approvalLoad{h: h}
-	return []load{
+	loads := []load{
 		&cronLoad{h: h, sink: h.sink, schedules: o.schedules},
 		&authLoad{h: h, closed: o.revocationClosed, maxFeedAge: o.maxFeedAge},
 		&userLoad{h: h},
 		ul, pl, apl,
 		&eventsLoad{h: h, al: apl, pl: pl},
+		&userPushLoad{h: h, al: apl},
 		&inboundLoad{h: h},
 		&backupLoad{h: h, ul: ul},
 	}
+	if o.skew != 0 {
+		loads = append(loads, &skewLoad{h: h, skew: o.skew})
+	}
+	return loads
 }
 
 // checkRecovery fails every fault that was not healed within its kind's recovery deadline.

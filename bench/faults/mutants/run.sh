@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Mutation run of the fault harness (issue #45 item 6): each known break below is applied, one
 # at a time, to a scratch copy of one source file (go build -overlay: the tree is never
-# touched), the broken svc is built, and a short seeded fault run goes against it. A break the
+# touched), and a short seeded fault run goes against it (the harness builds svc and its
+# upgraded build with that overlay, -overlay). A break the
 # run does not catch "survives" and fails this script: it is killed only when the check named
 # for it in the table fails (other checks failing alone do not count).
 #
@@ -24,15 +25,19 @@ while [ $# -gt 0 ]; do
 	*) break ;;
 	esac
 done
-all="kill,pause,dbcut,dbrestart,redisrestart,s3stop"
+all="kill,pause,dbcut,dbrestart,redisrestart,s3stop,rediscut,s3cut"
 # name | file it breaks | fault kinds | seed | the check that must catch it
 table="
 inbox-rehandles|event/inbox.go|$all|11|events.push_once_per_socket
 cron-claim-unlocked|cron/claim_store.go|$all|12|cron.fired_at_most_once
 cron-finish-unguarded|cron/claim_store.go|pause,dbcut|13|cron.fired_at_most_once
 relay-failed-as-sent|event/outbox/relay.go|redisrestart,kill|14|events.committed_delivered_once_per_group
-revocation-not-broadcast|security/changes.go|$all|15|security.revoked_token_refused
+revocation-not-broadcast|security/token/feed.go|$all|15|security.revoked_token_refused
 decide-unlocked|approval/command_decide.go|$all|16|approval.task_decided_once
+user-change-not-broadcast|security/token/feed.go|kill,pause|17|security.role_change_applied
+jwt-no-leeway|security/token/jwt.go|kill,pause|19|security.token_accepted_across_skew
+relay-users-local-only|push/relay.go|kill,dbcut|19|push.user_push_reaches_every_node
+relay-echoes-own|push/relay.go|$all|20|push.user_push_once_per_socket
 "
 want="$*"
 work=$(mktemp -d /tmp/svc-mutants-XXXXXX)
@@ -45,17 +50,17 @@ while IFS='|' read -r name file faults seed expect; do
 	if [ -n "$want" ] && [[ " $want " != *" $name "* ]]; then
 		continue
 	fi
-	sed -f "bench/faults/mutants/$name.sed" "$file" >"$work/$name.go"
+	if [ ! -f "$file" ]; then
+		echo "$name: $file does not exist; update the table" >&2
+		exit 2
+	fi
+	sed -f "bench/faults/mutants/$name.sed" "$file" >"$work/$name.go" || exit 2
 	if cmp -s "$file" "$work/$name.go"; then
 		echo "$name: the sed script no longer changes $file; update it" >&2
 		exit 2
 	fi
 	printf '{"Replace":{"%s":"%s"}}' "$root/$file" "$work/$name.go" >"$work/$name.json"
-	if ! go build -overlay "$work/$name.json" -o "$work/svc-$name" ./cmd/svc; then
-		echo "$name: the broken build does not compile" >&2
-		exit 2
-	fi
-	"$work/faults" -db "$db" ${VERSITYGW:+-versitygw "$VERSITYGW"} -svc "$work/svc-$name" -seed "$seed" -duration "$duration" -faults "$faults" >"$work/$name.log" 2>&1
+	"$work/faults" -db "$db" ${VERSITYGW:+-versitygw "$VERSITYGW"} -overlay "$work/$name.json" -seed "$seed" -duration "$duration" -faults "$faults" >"$work/$name.log" 2>&1
 	rc=$?
 	# The checks that failed: rows of the invariants table with violations.
 	failed=$(awk '/^invariants/{on=1; next} on && NF==4 && $4+0>0 {printf "%s%s (%s)", sep, $1, $4; sep=", "}' "$work/$name.log")
