@@ -141,9 +141,6 @@ func New(deps app.Deps, opts Options) (*Service, error) {
 	return s, nil
 }
 
-// workerStartWait bounds how long start waits for the script workers.
-const workerStartWait = 10 * time.Second
-
 // Module lists what the module adds: the integration/* definition resources, the migrations,
 // the hourly log pruner when log.retention is set, and the plaintext warning at start.
 func (s *Service) Module() app.Module {
@@ -170,15 +167,10 @@ func (s *Service) stop(ctx context.Context) error {
 	return s.closeSystemDBs(ctx)
 }
 
-// start starts the script workers (waiting at most workerStartWait for them; a worker that
-// cannot start is logged, and runs fail until one can) and warns once when secrets are stored
-// in plaintext (§9).
+// start warns once when secrets are stored in plaintext (§9). The script workers start with the
+// first run, not here: a server that runs no script starts none, and start-up does not wait for
+// processes it may never use.
 func (s *Service) start(ctx context.Context) error {
-	wctx, cancel := context.WithTimeout(ctx, workerStartWait)
-	defer cancel()
-	if err := s.engine.pool.prestart(wctx); err != nil {
-		s.log.ErrorContext(ctx, "integration: the script workers did not start; scripts fail until they can", slog.Any("err", err))
-	}
 	if s.secrets.Plaintext() {
 		s.log.WarnContext(ctx, "integration: svc.integration.secret_key is not set; secrets of systems are stored in plaintext")
 	}
