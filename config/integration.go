@@ -36,7 +36,12 @@ const (
 	defaultScriptCacheMaxBytes    = 32 * MiB
 	defaultScriptCacheTTL         = time.Hour
 	defaultScriptMemoryLimit      = 512 * MiB
-	defaultScriptQueueWait        = 5 * time.Second
+	// MinScriptMemoryLimit is the smallest svc.integration.script.memory_limit accepted: an idle
+	// worker already maps about 107 MiB of data segment (the Go runtime's arenas, mapped, mostly
+	// untouched), and RLIMIT_DATA counts what is mapped, so below this even a 1 MiB string fails
+	// (bench/sandbox measured it).
+	MinScriptMemoryLimit   = 128 * MiB
+	defaultScriptQueueWait = 5 * time.Second
 )
 
 // Integration is the svc.integration section (spec §8.3). Non-positive numbers and durations
@@ -139,6 +144,9 @@ func (i *Integration) applyDefaults() []error {
 
 func (i *Integration) validate() []error {
 	errs := i.negatives()
+	if l := i.Script.MemoryLimit; l > 0 && l < MinScriptMemoryLimit {
+		errs = append(errs, fmt.Errorf("svc.integration.script.memory_limit %d bytes: at least %d (128 MiB): %w", int64(l), int64(MinScriptMemoryLimit), ErrScriptMemoryLimitTooSmall))
+	}
 	switch i.Log.Mode {
 	case "", InvocationLogOff, InvocationLogErrors, InvocationLogAll:
 	default:
