@@ -83,7 +83,8 @@ type Script struct {
 	// scripts run at once on this node, one worker each.
 	Concurrency int `toml:"concurrency"`
 	// QueueWait is svc.integration.script.queue_wait (default 5s): how long a run waits for a
-	// free worker before it fails with 2630 (kind timeout); the run's own deadline still applies.
+	// free slot and a started worker (its start included) before it fails with 2630 (kind
+	// timeout); the run's own deadline begins once it has its worker.
 	QueueWait time.Duration `toml:"queue_wait"`
 }
 

@@ -37,7 +37,7 @@ func TestDeadlineStopsNativeCalls(t *testing.T) {
 		c.Security.Roles = map[string][]string{"admin": {"*"}}
 		c.Integration.SecretKey = testKey
 		c.Integration.RunTimeout = timeout
-	}), svctest.WithOptions(svc.WithIntegration(integration.Options{InboundHandlers: handlers(&calls)})))
+	}), svctest.WithOptions(svc.WithIntegration(integration.Options{InboundHandlers: handlers(&calls), ScriptLimits: integration.Limits{Worker: integration.TestWorker}})))
 	contract := create(t, srv, contractR, map[string]any{"code": "patient.sync", "name": "p"})
 	create(t, srv, contractR, map[string]any{"code": "OUT.op", "name": "o"})
 	body := `{"s":"` + strings.Repeat("a", 30) + `"}`

@@ -73,7 +73,9 @@
 // goja, in worker processes (worker.go, pool.go, wire.go, hostrun.go; issue #42 items 4, 5).
 // Every run executes in a worker: this binary started again by itself (os.Executable, argument
 // svc-integration-script-worker and SVC_INTEGRATION_WORKER=1, recognised by this package's init
-// before main, so library hosts and test binaries need nothing), with an empty environment but
+// before main, so library hosts and test binaries need nothing; Limits.Worker names another
+// executable importing this package, as the package's tests do with a plain build of
+// testdata/worker so that no race-instrumented worker is measured), with an empty environment but
 // its limits, which sets its own RLIMIT_DATA to svc.integration.script.memory_limit (512 MiB;
 // GOMEMLIMIT at three quarters) before it reads anything. A run needing more kills the worker
 // (Go's fatal out of memory): kind script, "memory limit exceeded", whatever construct allocated
@@ -81,14 +83,16 @@
 // reaped before the answer goes out, whatever it is doing (a backtracking regular expression, a
 // sparse-array scan); a host call that ignores its context is answered without abandonGrace
 // (50 ms) after. At most svc.integration.script.concurrency runs at once (the number of CPUs);
-// a run waits svc.integration.script.queue_wait (5 s) for a worker, then fails with 2630 (kind
-// timeout). The pool keeps concurrency+1 workers alive (started with the module, replaced in the
-// background), reuses one after a normal run (a fresh goja runtime per run is the isolation)
-// and never after a kill or a crash. The worker compiles and runs the script, the envelopes and
+// a run first reserves a slot and a started worker (Engine.reserve), waiting at most
+// svc.integration.script.queue_wait (5 s), else 2630 (kind timeout), and only then starts its
+// deadline, so a process start never eats a run's timeout. The pool is sized by demand: no
+// worker before the first run, then one started spare beyond the busy ones and one per waiting
+// run, at most concurrency+1 (replaced in the background); it reuses a worker after a normal
+// run (a fresh goja runtime per run is the isolation) and never after a kill or a crash. The worker compiles and runs the script, the envelopes and
 // the pure libraries (crypto, URL, the bundle); the host bindings (http.send, sql, cache, codes,
 // dispatch, console, errors) stay in the server, which keeps a runtime per run where the
-// surfaces' setup defines them and the data globals: a worker's call arrives as a
-// length-prefixed JSON frame, is converted into that runtime (no script code ever runs in the
+// surfaces' setup defines them (run.set) and the data globals: a worker's call arrives as a
+// length-prefixed JSON frame (an inbound body crosses as a raw frame after its message), is converted into that runtime (no script code ever runs in the
 // server), served and answered; a host call's Go error is kept by reference so the run's
 // failure is classified by its real type. A worker's message (a result, a call's arguments) is
 // at most 32 MiB. Scripts compile once per content (cache of 1024 programs, in the server for

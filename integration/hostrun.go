@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 
 	"github.com/dop251/goja"
@@ -23,6 +24,7 @@ type hostSide struct {
 	data     []wireGlobal
 	envelope *wireEnvelope
 	refs     []error
+	names    []string // the globals set (set), in order
 }
 
 // jsError is a host call's failure the script sees as a JavaScript error of the type name.
@@ -43,8 +45,19 @@ func (e *remoteError) Unwrap() error { return e.cause }
 // installHostBaseline defines the host bindings every surface has: console (masked and logged
 // here, where the secrets are) and cache (the process's script cache).
 func (r *run) installHostBaseline(logAttrs []any) {
-	r.vm.Set("console", r.consoleLib(logAttrs))
-	r.vm.Set("cache", r.cacheLib())
+	r.set("console", r.consoleLib(logAttrs))
+	r.set("cache", r.cacheLib())
+}
+
+// set defines the global name in the run's host runtime, to cross to the worker (spec): a
+// binding (a function, or an object of functions) is called back, any other value is copied as
+// JSON. Only globals defined here cross: the worker sees what the surface set, never the host
+// runtime's own builtins (which spec would otherwise have to list, at a cost per run).
+func (r *run) set(name string, v any) error {
+	if !slices.Contains(r.host.names, name) {
+		r.host.names = append(r.host.names, name)
+	}
+	return r.vm.Set(name, v)
 }
 
 // bindRaw defines object.method as a raw binding.
@@ -62,13 +75,13 @@ func (r *run) setData(name string, raw json.RawMessage, text []byte) {
 	r.host.data = append(r.host.data, wireGlobal{Name: name, JSON: raw, Text: text})
 }
 
-// spec is the run as a worker runs it: the data globals (setData's, then every value the
-// setup set that is not a binding, as JSON) and the host bindings (functions, and objects whose
+// spec is the run as a worker runs it: the data globals (setData's, then every value set
+// defined that is not a binding, as JSON) and the host bindings (functions, and objects whose
 // properties are all functions).
 func (r *run) spec(name, body string) (*runSpec, error) {
 	s := &runSpec{Name: name, Body: body, Globals: r.host.data, Envelope: r.host.envelope, CallDepth: r.e.limits.MaxCallDepth}
 	global := r.vm.GlobalObject()
-	for _, k := range global.Keys() {
+	for _, k := range r.host.names {
 		v := global.Get(k)
 		if methods, ok := hostMethods(v); ok {
 			s.Host = append(s.Host, hostObject{Name: k, Methods: methods})

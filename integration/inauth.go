@@ -222,6 +222,11 @@ func (s *Service) verifySignature(ctx context.Context, systemCode, secret string
 // verifyScript runs the inbound auth script in a zero-IO runtime with request and params; a
 // truthy result grants. A script that fails is a configuration fault.
 func (s *Service) verifyScript(ctx context.Context, sys *System, script string, params map[string]string, req *InboundRequest) *authFailure {
+	ctx, release, err := s.engine.reserve(ctx)
+	if err != nil {
+		return misconfigured("script: %s", scriptMessage(err))
+	}
+	defer release()
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.RunTimeout)
 	defer cancel()
 	pj, _ := json.Marshal(params)

@@ -176,6 +176,12 @@ func (s *Service) runOutbound(ctx context.Context, c *Contract, sys *System, scr
 		res.kind, res.err = KindInputInvalid, detail(ErrInputInvalid, err.Error())
 		return res
 	}
+	ctx, release, err := s.engine.reserve(ctx)
+	if err != nil {
+		res.kind, res.err = classify(ctx, err)
+		return res
+	}
+	defer release()
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	trace := &wireTrace{}
@@ -206,7 +212,7 @@ func (s *Service) bindOutbound(r *run, sys *System, in json.RawMessage, trace *w
 	}
 	errs := vm.NewObject()
 	errs.Set("upstream", func(msg string) { r.rethrow(&upstreamError{msg: msg}) })
-	if err := vm.Set("errors", errs); err != nil {
+	if err := r.set("errors", errs); err != nil {
 		return err
 	}
 	if err := s.newCodesLib(r.ctx, r, sys.ID).install(); err != nil {

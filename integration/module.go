@@ -40,8 +40,8 @@ type Options struct {
 	// CodeSets is the host's canonical code catalog; nil answers supported:false.
 	CodeSets CodeSetCatalog
 	// ScriptLimits bound each script run (call depth; the worker's memory limit, concurrency
-	// and queue wait, which default to svc.integration.script's keys); zero fields take those
-	// (see Limits).
+	// and queue wait, which default to svc.integration.script's keys) and name the worker
+	// executable (default: this binary); zero fields take those (see Limits).
 	ScriptLimits Limits
 	// Routes replaces the default route resolver (itg_route rows).
 	Routes RouteResolver

@@ -13,22 +13,22 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 )
 
 // errScriptsBusy is a run that found no free worker within the queue wait.
 var errScriptsBusy = errors.New("every script worker is busy")
 
 // workerPool runs scripts in worker processes (worker.go): at most Concurrency at once (a run
-// beyond waits up to QueueWait for a slot, then fails with errScriptsBusy), each worker under
-// the memory limit, killed at its run's deadline. Starting a worker costs the binary's start-up
-// (hundreds of milliseconds for the svc binary on a busy machine), so the pool keeps
-// Concurrency+1 workers alive — busy, idle or starting — from its first use (or warm), and
-// starts a replacement in the background as soon as one is killed: a run takes a warm worker
-// and does not wait for a start. A worker that finished its run normally is reused — every run
-// gets a fresh goja runtime, which is the isolation between runs, and nothing of a run outlives
-// it in the worker but compiled programs —; a worker that was killed, crashed or broke the
-// protocol never is.
+// beyond waits up to QueueWait for a slot and a started worker, then fails with
+// errScriptsBusy), each worker under the memory limit, killed at its run's deadline.
+//
+// The pool is sized by demand: it starts no worker before the first run, and keeps one started
+// worker spare beyond those busy, plus one for every run waiting for a worker, never more than
+// Concurrency+1 in all. A run that found no spare waits for a start, within its queue wait and
+// before its deadline begins (reserve), so a short run timeout is never spent on a process
+// start. A worker that finished its run normally is reused — every run gets a fresh goja
+// runtime, which is the isolation between runs, and nothing of a run outlives it in the worker
+// but compiled programs —; a worker that was killed, crashed or broke the protocol never is.
 type workerPool struct {
 	limits Limits
 	log    *slog.Logger
@@ -37,6 +37,7 @@ type workerPool struct {
 
 	mu       sync.Mutex
 	starting int
+	waiting  int
 	busy     map[*workerProc]struct{}
 	closed   bool
 }
@@ -50,6 +51,53 @@ type started struct {
 func newWorkerPool(l Limits, log *slog.Logger) *workerPool {
 	return &workerPool{limits: l, log: log, slots: make(chan struct{}, l.Concurrency),
 		ready: make(chan started, l.Concurrency+1), busy: map[*workerProc]struct{}{}}
+}
+
+// lease is a slot and a started worker reserved for one run.
+type lease struct {
+	p    *workerPool
+	w    *workerProc
+	once sync.Once
+}
+
+// release gives the worker back (a dead one is replaced) and frees the slot.
+func (l *lease) release() {
+	l.once.Do(func() {
+		l.p.put(l.w)
+		<-l.p.slots
+	})
+}
+
+// leaseKey carries a run's lease in its context (Engine.reserve).
+type leaseKey struct{}
+
+func leaseOf(ctx context.Context) *lease {
+	l, _ := ctx.Value(leaseKey{}).(*lease)
+	return l
+}
+
+// reserve takes a slot and a started worker, waiting for both at most QueueWait in all
+// (errScriptsBusy after it) or until ctx ends.
+func (p *workerPool) reserve(ctx context.Context) (*lease, error) {
+	ctx, cancel := context.WithTimeoutCause(ctx, p.limits.QueueWait, errScriptsBusy)
+	defer cancel()
+	if err := p.acquire(ctx); err != nil {
+		return nil, err
+	}
+	w, err := p.take(ctx)
+	if err != nil {
+		<-p.slots
+		return nil, err
+	}
+	return &lease{p: p, w: w}, nil
+}
+
+// waitErr is why a wait of reserve ended: errScriptsBusy at the queue wait, else ctx's error.
+func waitErr(ctx context.Context) error {
+	if errors.Is(context.Cause(ctx), errScriptsBusy) {
+		return errScriptsBusy
+	}
+	return ctx.Err()
 }
 
 // runHandle lets the caller of a run reach its worker, to kill it at the deadline itself.
@@ -74,26 +122,25 @@ func (h *runHandle) kill() {
 	}
 }
 
-// run runs spec on a worker with r as its host side: a slot (or errScriptsBusy), a warm
-// worker, killed when ctx ends. h, when not nil, is given the worker.
+// run runs spec on the worker of ctx's lease (or of one it reserves itself, the wait then
+// counting against ctx's deadline) with r as its host side, killed when ctx ends. h is given
+// the worker.
 func (p *workerPool) run(ctx context.Context, r *run, spec *runSpec, h *runHandle) (json.RawMessage, error) {
-	if err := p.acquire(ctx); err != nil {
-		return nil, err
+	l := leaseOf(ctx)
+	if l == nil {
+		var err error
+		if l, err = p.reserve(ctx); err != nil {
+			return nil, err
+		}
+		defer l.release()
 	}
-	defer func() { <-p.slots }()
-	w, err := p.take(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if h != nil {
-		h.set(w)
-	}
+	w := l.w
+	h.set(w)
 	stop := context.AfterFunc(ctx, w.kill)
 	out, err := w.exec(ctx, r, spec)
 	if !stop() || err != nil && !isScriptFailure(err) {
 		w.kill()
 	}
-	p.put(w)
 	return out, err
 }
 
@@ -103,57 +150,22 @@ func isScriptFailure(err error) bool {
 	return errors.As(err, &fe)
 }
 
-// acquire takes a slot, waiting at most QueueWait.
+// acquire takes a slot, waiting until ctx ends.
 func (p *workerPool) acquire(ctx context.Context) error {
 	select {
 	case p.slots <- struct{}{}:
 		return nil
-	default:
-	}
-	t := time.NewTimer(p.limits.QueueWait)
-	defer t.Stop()
-	select {
-	case p.slots <- struct{}{}:
-		return nil
-	case <-t.C:
-		return errScriptsBusy
 	case <-ctx.Done():
-		return ctx.Err()
+		return waitErr(ctx)
 	}
 }
 
-// prestart starts the pool's workers and waits until they are up (or ctx ends): a server is
-// ready when it can run scripts without waiting for a worker. A worker that cannot start is
-// an error (scripts could not run).
-func (p *workerPool) prestart(ctx context.Context) error {
-	p.warm()
-	var got []started
-	defer func() {
-		for _, s := range got {
-			if s.w != nil {
-				p.ready <- s
-			}
-		}
-	}()
-	for len(got) < cap(p.ready) {
-		select {
-		case s := <-p.ready:
-			got = append(got, s)
-			if s.err != nil {
-				return fmt.Errorf("script worker: %w", s.err)
-			}
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-	return nil
-}
-
-// warm starts workers up to the pool's size in the background.
+// warm starts workers in the background until there is one spare (started or starting, idle)
+// beyond one for each run waiting, within the pool's size.
 func (p *workerPool) warm() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for !p.closed && len(p.ready)+p.starting+len(p.busy) < cap(p.ready) {
+	for !p.closed && len(p.ready)+p.starting < p.waiting+1 && len(p.ready)+p.starting+len(p.busy) < cap(p.ready) {
 		p.starting++
 		go func() {
 			w, err := startWorker(p.limits)
@@ -176,16 +188,25 @@ func (p *workerPool) warm() {
 	}
 }
 
-// take returns a warm worker, waiting for one that is starting (the run's deadline still
-// applies); a worker that could not start fails the run.
+// take returns a started worker, waiting for one that is starting until ctx ends; a worker
+// that could not start fails the run.
 func (p *workerPool) take(ctx context.Context) (*workerProc, error) {
+	p.mu.Lock()
+	p.waiting++
+	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		p.waiting--
+		p.mu.Unlock()
+		p.warm()
+	}()
 	for {
 		p.warm()
 		var s started
 		select {
 		case s = <-p.ready:
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return nil, waitErr(ctx)
 		}
 		if s.err != nil {
 			return nil, fmt.Errorf("script worker: %w", s.err)
@@ -196,7 +217,6 @@ func (p *workerPool) take(ctx context.Context) (*workerProc, error) {
 		p.mu.Lock()
 		p.busy[s.w] = struct{}{}
 		p.mu.Unlock()
-		p.warm()
 		return s.w, nil
 	}
 }
@@ -218,6 +238,17 @@ func (p *workerPool) put(w *workerProc) {
 		w.kill()
 	}
 	p.warm()
+}
+
+// prestart waits until a worker is started and idle (or ctx ends): for tests that must not
+// count a start.
+func (p *workerPool) prestart(ctx context.Context) error {
+	w, err := p.take(ctx)
+	if err != nil {
+		return err
+	}
+	p.put(w)
+	return nil
 }
 
 // pids are the process ids of the workers running a script (for tests and diagnostics).
@@ -262,13 +293,16 @@ type workerProc struct {
 // the worker needs: the marker, the limits and GOMEMLIMIT at three quarters of the memory limit
 // (the worker's collector works harder before the hard limit, so garbage does not end a run).
 func startWorker(l Limits) (*workerProc, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, err
+	exe := l.Worker
+	if exe == "" {
+		var err error
+		if exe, err = os.Executable(); err != nil {
+			return nil, err
+		}
 	}
 	cmd := exec.Command(exe, workerArg)
 	cmd.Env = []string{workerEnv + "=1",
-		workerLimitEnv + "=" + strconv.FormatInt(workerDataLimit(l.MemoryLimit), 10),
+		workerLimitEnv + "=" + strconv.FormatInt(l.MemoryLimit, 10),
 		workerDepthEnv + "=" + strconv.Itoa(l.MaxCallDepth),
 		"GOMEMLIMIT=" + strconv.FormatInt(l.MemoryLimit/4*3, 10),
 		"GOMAXPROCS=1"}

@@ -39,6 +39,12 @@ type Limits struct {
 	// QueueWait is how long a run waits for a free worker (svc.integration.script.queue_wait)
 	// before it fails with ErrScriptsBusy (2630, kind timeout). Default 5s.
 	QueueWait time.Duration
+	// Worker is the executable started as a script worker (with the worker's argument and
+	// environment, worker.go); empty: this binary itself (os.Executable), which the package's
+	// init turns into a worker. Any binary that imports this package serves; the package's
+	// tests start a plain build (no race detector) so that memory and deadlines are measured
+	// on what ships.
+	Worker string
 }
 
 func (l Limits) withDefaults() Limits {
@@ -107,6 +113,19 @@ func NewEngine(limits Limits, cache config.ScriptCache, log *slog.Logger, clock 
 
 // Close ends the engine's idle workers; a run in flight ends its own when it is done.
 func (e *Engine) Close() { e.pool.close() }
+
+// reserve takes a script slot and a started worker for one run, waiting at most the queue wait
+// (errScriptsBusy) or until ctx ends, and answers ctx carrying them and their release. The
+// caller sets the run's deadline on the answered context after it: the deadline measures the
+// run, not a wait for a slot or a worker's start (which the queue wait bounds). runBody uses
+// the reserved worker; a run without one reserves inside its deadline.
+func (e *Engine) reserve(ctx context.Context) (context.Context, func(), error) {
+	l, err := e.pool.reserve(ctx)
+	if err != nil {
+		return ctx, func() {}, err
+	}
+	return context.WithValue(ctx, leaseKey{}, l), l.release, nil
+}
 
 // Compile compiles a script of the given shape, from the cache when the same content was
 // compiled before. A syntax error is ErrInvalidScript(detail).

@@ -106,20 +106,36 @@ var hostileAllocations = []struct{ name, body string }{
 	{"result of a DAG", "let x = ['x'.repeat(1000)]; for (let i = 0; i < 25; i++) x = [x, x]; return x"},
 }
 
-// hostileMemory are the ways a script can grow a value without bound by concatenation
-// (issue #42 item 4), which no list of wrapped builtins covers: the VM's own string operators
-// among them.
-var hostileMemory = []struct{ name, body string }{
+// ConcatenationForms are the string concatenation forms of issue #42 item 4, each doubling a
+// string without bound: the VM's own operators (+, +=, template literals) and the builtins
+// (concat, repeat, join, padStart). The gateway test delivers each too.
+var ConcatenationForms = []struct{ Name, Body string }{
 	{"s += s", "let s = 'x'; for (;;) s += s"},
 	{"s = s + s", "let s = 'xy'; for (let i = 0; i < 64; i++) s = s + s; return s.length"},
 	{"template literal", "let s = 'x'; for (;;) s = `${s}${s}`"},
 	{"concat", "let s = 'x'; for (;;) s = s.concat(s)"},
 	{"repeat", "let s = 'x'; for (;;) s = s.repeat(2)"},
 	{"join", "let s = 'x'; for (;;) s = [s, s].join('')"},
+	{"padStart", "let s = 'x'; for (;;) s = s.padStart(s.length * 2, s)"},
+}
+
+// hostileMemory are the ways a script can grow a value without bound (issue #42 item 4),
+// which no list of wrapped builtins covers: every concatenation form, then growth through
+// other values.
+var hostileMemory = append(concatenation(), []struct{ name, body string }{
 	{"JSON.stringify of a growing object", "let o = {a: 'x'}; for (;;) o = {a: JSON.stringify(o), b: JSON.stringify(o)}"},
 	{"push of strings", "const a = []; for (let i = 0; ; i++) a.push('item ' + i)"},
 	{"Array(1e9).join", "return Array(1e9).join('x').length"},
 	{"string concatenation kept live", "let s = 'x'.repeat(1 << 20); const keep = []; for (;;) { s += s; keep.push(s) }"},
+}...)
+
+// concatenation is ConcatenationForms as hostile cases.
+func concatenation() []struct{ name, body string } {
+	out := make([]struct{ name, body string }, len(ConcatenationForms))
+	for i, c := range ConcatenationForms {
+		out[i] = struct{ name, body string }{c.Name, c.Body}
+	}
+	return out
 }
 
 // testMemoryLimit is the workers' memory limit in the hostile tests: small, so a case reaches
@@ -131,7 +147,7 @@ const testMemoryLimit = 128 << 20
 // worker's memory limit (or the engine's own RangeError), the server's anonymous memory stays
 // within 64 MiB of what it was before, and a benign script runs right after it.
 func TestSandboxHostileMemory(t *testing.T) {
-	e := NewEngine(Limits{MemoryLimit: testMemoryLimit, Concurrency: 1}, config.ScriptCache{},
+	e := NewEngine(Limits{MemoryLimit: testMemoryLimit, Concurrency: 1, Worker: TestWorker}, config.ScriptCache{},
 		slog.New(slog.NewTextHandler(io.Discard, nil)), time.Now)
 	t.Cleanup(e.Close)
 	cases := append(append([]struct{ name, body string }(nil), hostileMemory...), hostileAllocations...)

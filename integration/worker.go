@@ -43,7 +43,7 @@ func serveWorker(in io.Reader, out io.Writer, errOut io.Writer) int {
 		fmt.Fprintln(errOut, "svc script worker: no memory limit given")
 		return 2
 	}
-	if err := limitMemory(limit); err != nil {
+	if err := limitMemory(workerDataLimit(limit)); err != nil {
 		fmt.Fprintln(errOut, "svc script worker: cannot set the memory limit:", err)
 		return 2
 	}

@@ -2,5 +2,6 @@
 
 package integration
 
-// workerDataLimit is the data-segment limit of a worker for a memory limit of n bytes.
-func workerDataLimit(n int64) int64 { return n }
+// workerDataLimit is the data-segment limit a worker sets itself for a memory limit of n bytes:
+// n itself (worker_race.go has the race detector's).
+func workerDataLimit(n uint64) uint64 { return n }

@@ -2,8 +2,11 @@ package integration
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -12,6 +15,43 @@ import (
 
 	"github.com/svc-framework/svc/config"
 )
+
+// TestWorker is the script worker executable every engine and server of the package's tests
+// starts (Limits.Worker): testdata/worker built by TestMain without the race detector.
+var TestWorker string
+
+// runWithWorker builds the tests' script worker once (Go's build cache keeps its packages, so
+// a rebuild only links) into a temporary directory and runs the tests with it (TestMain). A
+// race-built test binary as its own worker would run every script under the race detector,
+// several times slower and with several times the memory, so the memory limits and deadlines
+// the tests check would be the detector's, not those of the worker that ships.
+func runWithWorker(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "svc-integration-worker-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "worker directory:", err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	TestWorker = filepath.Join(dir, "worker")
+	build := exec.Command("go", "build", "-o", TestWorker, "./testdata/worker")
+	build.Env = append(os.Environ(), "GOFLAGS="+withoutRace(os.Getenv("GOFLAGS")))
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "building the script worker: %v\n%s", err, out)
+		return 1
+	}
+	return m.Run()
+}
+
+// withoutRace is GOFLAGS without -race: the worker is a plain build whatever the caller asked.
+func withoutRace(flags string) string {
+	var keep []string
+	for _, f := range strings.Fields(flags) {
+		if f != "-race" && f != "--race" && !strings.HasPrefix(f, "-race=") {
+			keep = append(keep, f)
+		}
+	}
+	return strings.Join(keep, " ")
+}
 
 // anonMemory is the process's anonymous memory in bytes (Anonymous in
 // /proc/self/smaps_rollup: the heap and stacks, not the mapped binary).
@@ -117,7 +157,7 @@ var (
 // first ends, runs go on.
 func TestConcurrencyCap(t *testing.T) {
 	t.Parallel()
-	e := NewEngine(Limits{Concurrency: 1, QueueWait: 300 * time.Millisecond}, testCache, testLog, time.Now)
+	e := NewEngine(Limits{Concurrency: 1, QueueWait: 300 * time.Millisecond, Worker: TestWorker}, testCache, testLog, time.Now)
 	t.Cleanup(e.Close)
 	first := make(chan error, 1)
 	go func() {
