@@ -159,6 +159,11 @@ func TestConcurrencyCap(t *testing.T) {
 	t.Parallel()
 	e := NewEngine(Limits{Concurrency: 1, QueueWait: 300 * time.Millisecond, Worker: TestWorker}, testCache, testLog, time.Now)
 	t.Cleanup(e.Close)
+	// A worker up before the first run: the queue wait (300 ms) bounds a worker's start too,
+	// and a start on a loaded machine can take longer.
+	if err := e.pool.prestart(t.Context()); err != nil {
+		t.Fatal(err)
+	}
 	first := make(chan error, 1)
 	go func() {
 		_, _, err := evalBody(t, e, 3*time.Second, "for (;;) {}")
