@@ -22,9 +22,6 @@ var deviceAllowed = map[string]string{
 	// A security boundary, not a speed-up: SQLite's read-only connection is opened and its
 	// statements checked with SQLITE_PREPARE / sqlite3_stmt_readonly through the C API.
 	"db/readonly_sqlite.go": "unsafe",
-	// The script engine's heap watch forces a collection to confirm a reading over the limit;
-	// it goes away with the goja engine (issue #42).
-	"integration/heapwatch.go": "runtime.GC",
 	// A measurement tool, not linked into the binary: it collects before reading the heap.
 	"bench/push/server/main.go": "runtime.GC",
 }

@@ -10,3 +10,19 @@ wait_http() {
   echo "nothing answers on port $1" >&2
   return 1
 }
+
+# scratch_dir (bash) sets work to a new temporary directory and pids to an empty array; at exit
+# every process whose id the script appended to pids is killed and waited for, and the directory
+# removed.
+scratch_dir() {
+  work="$(mktemp -d)"
+  pids=()
+  trap scratch_cleanup EXIT
+}
+
+# scratch_cleanup is scratch_dir's exit trap.
+scratch_cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  cd / && rm -rf "$work"
+}

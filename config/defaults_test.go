@@ -1,6 +1,7 @@
 package config
 
 import (
+	"runtime"
 	"testing"
 	"time"
 
@@ -77,6 +78,7 @@ func wantDefaults() *Config {
 			Log:             InvocationLog{Mode: InvocationLogErrors, CaptureLimit: 4096},
 			Inbound:         Inbound{RateLimit: RateLimit{Max: 120, Period: time.Minute}},
 			ScriptCache:     ScriptCache{MaxBytes: 32 * MiB, TTL: time.Hour},
+			Script:          Script{MemoryLimit: 512 * MiB, Concurrency: runtime.NumCPU(), QueueWait: 5 * time.Second},
 		},
 		Push: Push{
 			Path: "/ws", PingInterval: 30 * time.Second, WriteTimeout: 10 * time.Second, SendBuffer: 32,

@@ -58,6 +58,9 @@ var (
 	ErrInvalidCronHTTPHost = errors.New("invalid cron http allowed host")
 	// ErrInvalidIntegrationLogMode: svc.integration.log.mode is not off, errors or all.
 	ErrInvalidIntegrationLogMode = errors.New("invalid integration log mode")
+	// ErrScriptMemoryLimitTooSmall: svc.integration.script.memory_limit is set below
+	// MinScriptMemoryLimit, where a worker cannot grow its heap at all.
+	ErrScriptMemoryLimitTooSmall = errors.New("script memory limit too small")
 	// ErrInvalidIntegrationSecretAlgorithm: svc.integration.secret_algorithm is neither aes nor sm4.
 	ErrInvalidIntegrationSecretAlgorithm = errors.New("invalid integration secret algorithm")
 	// ErrInvalidIntegrationLogRetention: svc.integration.log.retention is negative.

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"runtime"
 	"time"
 )
 
@@ -34,6 +35,13 @@ const (
 	defaultInboundRateLimitPeriod = time.Minute
 	defaultScriptCacheMaxBytes    = 32 * MiB
 	defaultScriptCacheTTL         = time.Hour
+	defaultScriptMemoryLimit      = 512 * MiB
+	// MinScriptMemoryLimit is the smallest svc.integration.script.memory_limit accepted: an idle
+	// worker already maps about 107 MiB of data segment (the Go runtime's arenas, mapped, mostly
+	// untouched), and RLIMIT_DATA counts what is mapped, so below this even a 1 MiB string fails
+	// (bench/sandbox measured it).
+	MinScriptMemoryLimit   = 128 * MiB
+	defaultScriptQueueWait = 5 * time.Second
 )
 
 // Integration is the svc.integration section (spec §8.3). Non-positive numbers and durations
@@ -60,10 +68,28 @@ type Integration struct {
 	Inbound Inbound `toml:"inbound"`
 	// ScriptCache is svc.integration.script_cache: the cache binding every script shares.
 	ScriptCache ScriptCache `toml:"script_cache"`
+	// Script is svc.integration.script: the worker processes adapter and auth scripts run in.
+	Script Script `toml:"script"`
 }
 
-// ScriptCache is svc.integration.script_cache. Its entries are held apart from the scripts'
-// memory budget (the heap watchdog does not count them) and bounded here instead.
+// Script is svc.integration.script (issue #42): every script runs in a worker process of the
+// server's own binary, under an operating-system memory limit and killed at its deadline.
+type Script struct {
+	// MemoryLimit is svc.integration.script.memory_limit (default 512 MiB): one worker's data
+	// segment (RLIMIT_DATA, the whole Go heap of the worker); a run that needs more fails with
+	// kind script, "memory limit exceeded", and its worker is replaced.
+	MemoryLimit Size `toml:"memory_limit"`
+	// Concurrency is svc.integration.script.concurrency (default the number of CPUs): how many
+	// scripts run at once on this node, one worker each.
+	Concurrency int `toml:"concurrency"`
+	// QueueWait is svc.integration.script.queue_wait (default 5s): how long a run waits for a
+	// free slot and a started worker (its start included) before it fails with 2630 (kind
+	// timeout); the run's own deadline begins once it has its worker.
+	QueueWait time.Duration `toml:"queue_wait"`
+}
+
+// ScriptCache is svc.integration.script_cache. Its entries live in the server, apart from the
+// scripts' workers, and are bounded here.
 type ScriptCache struct {
 	// MaxBytes is svc.integration.script_cache.max_bytes (default 32 MiB): the most all entries
 	// (keys, JSON values and a fixed overhead each) hold together in this process; a set over it
@@ -111,11 +137,17 @@ func (i *Integration) applyDefaults() []error {
 	i.Inbound.RateLimit = i.Inbound.RateLimit.withDefaults(defaultInboundRateLimitMax, defaultInboundRateLimitPeriod)
 	i.ScriptCache.MaxBytes = positive(i.ScriptCache.MaxBytes, defaultScriptCacheMaxBytes)
 	i.ScriptCache.TTL = positive(i.ScriptCache.TTL, defaultScriptCacheTTL)
+	i.Script.MemoryLimit = positive(i.Script.MemoryLimit, defaultScriptMemoryLimit)
+	i.Script.Concurrency = positive(i.Script.Concurrency, runtime.NumCPU())
+	i.Script.QueueWait = positive(i.Script.QueueWait, defaultScriptQueueWait)
 	return errs
 }
 
 func (i *Integration) validate() []error {
 	errs := i.negatives()
+	if l := i.Script.MemoryLimit; l > 0 && l < MinScriptMemoryLimit {
+		errs = append(errs, fmt.Errorf("svc.integration.script.memory_limit %d bytes: at least %d (128 MiB): %w", int64(l), int64(MinScriptMemoryLimit), ErrScriptMemoryLimitTooSmall))
+	}
 	switch i.Log.Mode {
 	case "", InvocationLogOff, InvocationLogErrors, InvocationLogAll:
 	default:

@@ -194,6 +194,9 @@ func TestValidateSentinels(t *testing.T) {
 			c.Cron.Store.HeartbeatInterval = 40 * time.Second
 		}, ErrCronStoreAbandonedTooSoon, "svc.cron.store.abandoned_after"},
 		{"integration log mode", func(c *Config) { c.Integration.Log.Mode = "verbose" }, ErrInvalidIntegrationLogMode, "svc.integration.log.mode"},
+		{"script memory limit below the floor", func(c *Config) {
+			c.Integration.Script.MemoryLimit = 64 * MiB
+		}, ErrScriptMemoryLimitTooSmall, "svc.integration.script.memory_limit"},
 		{"integration secret algorithm", func(c *Config) {
 			c.Integration.SecretAlgorithm = "des"
 		}, ErrInvalidIntegrationSecretAlgorithm, "svc.integration.secret_algorithm"},

@@ -36,7 +36,7 @@ func newServer(t *testing.T, kind config.DBKind, mutate ...func(*config.Config))
 		for _, m := range mutate {
 			m(c)
 		}
-	}), svctest.WithOptions(svc.WithIntegration(integration.Options{})))
+	}), svctest.WithOptions(svc.WithIntegration(integration.Options{ScriptLimits: integration.Limits{Worker: integration.TestWorker}})))
 }
 
 // encoded posts the envelope as the original's client does for system and adapter writes:

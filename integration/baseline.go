@@ -22,14 +22,11 @@ import (
 	"github.com/svc-framework/svc/rpc"
 )
 
-// installBaseline adds the bindings every surface has (wire-integration §8): console, crypto,
-// cache, URL and URLSearchParams and the standard bundle (each evaluated on first use), and the
-// size checks on the builtins that build large values from small calls (sandbox.go).
-func (r *run) installBaseline(logAttrs []any) {
-	r.installGuards() // first: it puts in place the global object the bindings are defined on
-	r.lazyValue("console", func() goja.Value { return r.consoleLib(logAttrs) })
+// installLibraries adds, in a worker's runtime, the baseline bindings that need no host
+// (wire-integration §8): crypto, URL and URLSearchParams and the standard bundle, each evaluated
+// on first use. console and cache are host bindings (hostrun.go).
+func (r *run) installLibraries() {
 	r.lazyValue("crypto", func() goja.Value { return r.cryptoLib() })
-	r.lazyValue("cache", func() goja.Value { return r.cacheLib() })
 	r.lazyGlobals(urlPrelude, "URL", "URLSearchParams")
 	for _, lib := range stdBundle {
 		r.lazyGlobals(lib, lib.all[0])

@@ -33,7 +33,7 @@ func (c *codesLib) install() error {
 		raw, _ := json.Marshal(m.m.Entries)
 		return c.r.fromJSON(raw)
 	})
-	return c.r.vm.Set("codes", o)
+	return c.r.set("codes", o)
 }
 
 // load returns the enabled code map of codeSet: missing or disabled is 2627 (kind config), one

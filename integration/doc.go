@@ -70,29 +70,36 @@
 //
 // # Runtime (wire-integration §8, §14)
 //
-// goja. Scripts compile once per content (cache of 1024 programs) in strict mode, wrapped as a
-// function whose top-level return is the result; a trailing expression statement is returned
-// too. Each run has a fresh runtime: the run's deadline and the caller's cancellation
-// interrupt the VM and every host call in flight (their contexts end). Go values map to JSON
-// tag names. Limits (Options.ScriptLimits, see Limits): call depth 1000 frames (goja's
-// limit); one builtin call may allocate at most MaxAllocBytes (64 MiB; arrays at 16 bytes an
-// element): every builtin that builds a value sized by a script's number in one native call —
-// which the VM cannot interrupt — is replaced on each runtime by a proxy that checks the size
-// before the builtin runs and throws a catchable RangeError "allocation of N bytes exceeds the
-// script memory limit" (sandbox*.go: Array constructor, fill, join, concat, flat, slice, map,
-// sort, splice, the to* copies, array and string iterators, apply, typed arrays and
-// ArrayBuffer, repeat, pad, replace with $' or functions, split, global match, JSON.stringify
-// counted as it writes); the builtins only reachable through a global (typed arrays, Reflect,
-// JSON) are wrapped on the global's first read, through a per-run global object in front of the
-// runtime's. A heap watchdog samples the process's heap every 5 ms while scripts run and past 1
-// GiB (less the script cache's bytes) interrupts every running script (goja has no per-runtime
-// allocation hook, so concurrent runs stop too); a reading over the limit is confirmed by a
-// forced collection (at most one per 50 ms), so one script's garbage never stops another.
-// Limit breaches are kind script (2613, "memory limit exceeded", the RangeError, "maximum call
-// depth exceeded"); a loop is stopped at the deadline (timeout, 2612), and a run still busy
-// abandonGrace (50 ms) after its deadline — in a native builtin call goja cannot interrupt —
-// is answered without it (runBody: the script runs on its own goroutine, which keeps its CPU
-// until the call returns; issue #42 item 5, see docs/integration.md "Known limits"); a returned
+// goja, in worker processes (worker.go, pool.go, wire.go, hostrun.go; issue #42 items 4, 5).
+// Every run executes in a worker: this binary started again by itself (os.Executable, argument
+// svc-integration-script-worker and SVC_INTEGRATION_WORKER=1, recognised by this package's init
+// before main, so library hosts and test binaries need nothing; Limits.Worker names another
+// executable importing this package, as the package's tests do with a plain build of
+// testdata/worker so that no race-instrumented worker is measured), with an empty environment but
+// its limits, which sets its own RLIMIT_DATA to svc.integration.script.memory_limit (512 MiB;
+// GOMEMLIMIT at three quarters) before it reads anything. A run needing more kills the worker
+// (Go's fatal out of memory): kind script, "memory limit exceeded", whatever construct allocated
+// (string +, +=, templates, builtins). At the run's deadline the worker is killed (SIGKILL) and
+// reaped before the answer goes out, whatever it is doing (a backtracking regular expression, a
+// sparse-array scan); a host call that ignores its context is answered without abandonGrace
+// (50 ms) after. At most svc.integration.script.concurrency runs at once (the number of CPUs);
+// a run first reserves a slot and a started worker (Engine.reserve), waiting at most
+// svc.integration.script.queue_wait (5 s), else 2630 (kind timeout), and only then starts its
+// deadline, so a process start never eats a run's timeout. The pool is sized by demand: no
+// worker before the first run, then one started spare beyond the busy ones and one per waiting
+// run, at most concurrency+1 (replaced in the background); it reuses a worker after a normal
+// run (a fresh goja runtime per run is the isolation) and never after a kill or a crash. The worker compiles and runs the script, the envelopes and
+// the pure libraries (crypto, URL, the bundle); the host bindings (http.send, sql, cache, codes,
+// dispatch, console, errors) stay in the server, which keeps a runtime per run where the
+// surfaces' setup defines them (run.set) and the data globals: a worker's call arrives as a
+// length-prefixed JSON frame (an inbound body crosses as a raw frame after its message), is converted into that runtime (no script code ever runs in the
+// server), served and answered; a host call's Go error is kept by reference so the run's
+// failure is classified by its real type. A worker's message (a result, a call's arguments) is
+// at most 32 MiB. Scripts compile once per content (cache of 1024 programs, in the server for
+// syntax errors and in each worker) in strict mode, wrapped as a function whose top-level
+// return is the result; a trailing expression statement is returned too. Go values map to JSON
+// tag names. Call depth 1000 frames (Options.ScriptLimits.MaxCallDepth; "maximum call depth
+// exceeded", kind script); a loop is stopped at the deadline (timeout, 2612); a returned
 // promise that is still pending once every job ran can never settle (host calls are
 // synchronous, there are no timers) and is reported as a timeout at once. Baseline bindings:
 // console (log/info/warn/error to the server log, masked with the invocation log's masker: the
@@ -102,7 +109,7 @@
 // sm3, hmac, base64Encode/Decode, hexEncode/Decode, uuid), cache (in-process, JSON values of at
 // most 1 MiB; every entry expires after svc.integration.script_cache.ttl, 1h, or its shorter
 // ttl in ms, by the injected clock; all entries hold at most script_cache.max_bytes, 32 MiB,
-// least recently used evicted; outside the heap watchdog's budget), URL and URLSearchParams, and
+// least recently used evicted; held in the server), URL and URLSearchParams, and
 // the standard bundle dayjs, BigNumber, fxp, radashi and z (generated by jsbundle/gen.sh from
 // pinned npm packages, embedded, each evaluated only on a script's first use of its global).
 // Outbound surface: input, system {code, name, params}, errors.upstream, codes, http (with a
@@ -220,7 +227,9 @@
 //
 // svc.integration.auto_migrate, secret_key, secret_algorithm, run_timeout, max_response_body,
 // log.mode, log.capture_limit, log.mask_fields, log.retention, inbound.rate_limit.max,
-// inbound.rate_limit.period. Workers: integration-log-prune.
+// inbound.rate_limit.period, script_cache.max_bytes, script_cache.ttl, script.memory_limit,
+// script.concurrency, script.queue_wait. Workers: integration-log-prune. Processes: the script
+// workers (above).
 //
 // # Compatibility choices
 //

@@ -7,7 +7,7 @@ import (
 )
 
 // Business codes of the integration module (wire-integration §12). All answer HTTP 200 but
-// 2622 (401) and 2623 (501).
+// 2622 (401), 2623 (501) and 2630 (503).
 const (
 	ErrCodeContractNotFound      = 2600
 	ErrCodeContractDisabled      = 2601
@@ -39,6 +39,7 @@ const (
 	ErrCodeMissingCodeMap        = 2627
 	ErrCodeUnmappedValue         = 2628
 	ErrCodeInvalidCodeMap        = 2629
+	ErrCodeScriptsBusy           = 2630
 )
 
 // Error templates of the integration module (wire-integration §12), message keys
@@ -105,6 +106,9 @@ var (
 	ErrUnmappedValue = rpc.NewError(ErrCodeUnmappedValue, http.StatusOK, "integration_value_unmapped")
 	// ErrInvalidCodeMap: Invalid code map: detail (2629).
 	ErrInvalidCodeMap = rpc.NewError(ErrCodeInvalidCodeMap, http.StatusOK, "integration_invalid_code_map")
+	// ErrScriptsBusy: Every script worker is busy; try again later (2630). Beyond the original:
+	// a run that found no free worker within svc.integration.script.queue_wait (kind timeout).
+	ErrScriptsBusy = rpc.NewError(ErrCodeScriptsBusy, http.StatusServiceUnavailable, "integration_scripts_busy")
 )
 
 // detail derives a copy of tmpl with its {{detail}} argument.

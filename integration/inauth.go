@@ -5,15 +5,12 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net"
 	"net/netip"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/dop251/goja"
 )
 
 // InboundRequest is a delivery as the pipeline and the inbound scripts see it
@@ -32,19 +29,20 @@ type InboundRequest struct {
 }
 
 // bindRequest sets the delivery as the script's global request (body as a string): the
-// headers, query and addresses go through JSON, the body is set as one string value. Through
-// JSON the body would be escaped (a NUL byte is six bytes), copied and parsed again, several
-// times its size outside the body memory budget for a body up to 16 MiB.
+// headers, query and addresses go as JSON, the body as its bytes, set in the worker as one string
+// value. Through JSON the body would be escaped (a NUL byte is six bytes), copied and parsed
+// again, several times its size outside the body memory budget for a body up to 16 MiB.
 func (q *InboundRequest) bindRequest(r *run) error {
-	head, _ := json.Marshal(q)
-	obj, ok := r.fromJSON(head).(*goja.Object)
-	if !ok {
-		return errors.New("integration: the request did not bind")
-	}
-	if err := obj.Set("body", string(q.Body)); err != nil {
+	head, err := json.Marshal(q)
+	if err != nil {
 		return err
 	}
-	return r.vm.Set("request", obj)
+	body := q.Body
+	if body == nil {
+		body = []byte{}
+	}
+	r.setData("request", head, body)
+	return nil
 }
 
 // authFailure is a refused verification: kind auth (bad or missing credentials) or config (the
@@ -224,6 +222,11 @@ func (s *Service) verifySignature(ctx context.Context, systemCode, secret string
 // verifyScript runs the inbound auth script in a zero-IO runtime with request and params; a
 // truthy result grants. A script that fails is a configuration fault.
 func (s *Service) verifyScript(ctx context.Context, sys *System, script string, params map[string]string, req *InboundRequest) *authFailure {
+	ctx, release, err := s.engine.reserve(ctx)
+	if err != nil {
+		return misconfigured("script: %s", scriptMessage(err))
+	}
+	defer release()
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.RunTimeout)
 	defer cancel()
 	pj, _ := json.Marshal(params)
@@ -232,7 +235,8 @@ func (s *Service) verifyScript(ctx context.Context, sys *System, script string, 
 		if err := req.bindRequest(r); err != nil {
 			return err
 		}
-		return r.vm.Set("params", r.fromJSON(pj))
+		r.setData("params", pj, nil)
+		return nil
 	})
 	if err != nil {
 		return misconfigured("script: %s", scriptMessage(err))

@@ -59,6 +59,13 @@ func (s *Service) runInbound(ctx context.Context, c *Contract, sys *System, scri
 	// (runBody) must not see a dispatch it made after (ended is then set).
 	var mu sync.Mutex
 	ended := false
+	ctx, release, err := s.engine.reserve(ctx)
+	if err != nil {
+		o.scriptFailed = true
+		o.kind, o.err = classify(ctx, err)
+		return o
+	}
+	defer release()
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	seen := s.withoutCredentials(sys, req)
@@ -72,7 +79,7 @@ func (s *Service) runInbound(ctx context.Context, c *Contract, sys *System, scri
 		if err := s.newCodesLib(r.ctx, r, sys.ID).install(); err != nil {
 			return err
 		}
-		return r.vm.Set("dispatch", func(v goja.Value) goja.Value {
+		return r.set("dispatch", func(v goja.Value) goja.Value {
 			in, out, derr := s.dispatch(r, c, v, handle)
 			mu.Lock()
 			if !ended {

@@ -54,7 +54,7 @@ func inboundServer(t *testing.T, kind config.DBKind, calls *atomic.Int64, mutate
 		for _, m := range mutate {
 			m(c)
 		}
-	}), svctest.WithOptions(svc.WithIntegration(integration.Options{InboundHandlers: handlers(calls)})))
+	}), svctest.WithOptions(svc.WithIntegration(integration.Options{InboundHandlers: handlers(calls), ScriptLimits: integration.Limits{Worker: integration.TestWorker}})))
 }
 
 // deliver posts body to the gateway with headers; it answers status, the body and the
@@ -374,7 +374,7 @@ func TestHostSchemes(t *testing.T) {
 	srv := svctest.New(t, svctest.WithConfig(func(c *config.Config) {
 		c.Security.Roles = map[string][]string{"admin": {"*"}}
 		c.Integration.SecretKey = testKey
-	}), svctest.WithOptions(svc.WithIntegration(integration.Options{InboundHandlers: handlers(&calls),
+	}), svctest.WithOptions(svc.WithIntegration(integration.Options{InboundHandlers: handlers(&calls), ScriptLimits: integration.Limits{Worker: integration.TestWorker},
 		OutboundSchemes: []integration.OutboundScheme{keyScheme{}}, InboundSchemes: []integration.InboundScheme{keyScheme{}}})))
 	ec := newEcho(t)
 	auth := map[string]any{"scheme": "x-key", "params": map[string]any{"key": "host-key-1", "label": "shown"}}

@@ -11,8 +11,6 @@ import (
 	"slices"
 	"sync"
 	"time"
-
-	"github.com/dop251/goja"
 )
 
 // Invoker calls a contract on the external system that serves it (wire-integration §7).
@@ -178,6 +176,12 @@ func (s *Service) runOutbound(ctx context.Context, c *Contract, sys *System, scr
 		res.kind, res.err = KindInputInvalid, detail(ErrInputInvalid, err.Error())
 		return res
 	}
+	ctx, release, err := s.engine.reserve(ctx)
+	if err != nil {
+		res.kind, res.err = classify(ctx, err)
+		return res
+	}
+	defer release()
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	trace := &wireTrace{}
@@ -202,15 +206,13 @@ func (s *Service) runOutbound(ctx context.Context, c *Contract, sys *System, scr
 // transport for an undialable system database).
 func (s *Service) bindOutbound(r *run, sys *System, in json.RawMessage, trace *wireTrace) error {
 	vm := r.vm
-	if err := vm.Set("input", r.fromJSON(in)); err != nil {
-		return err
-	}
+	r.setData("input", in, nil)
 	if err := s.bindSystem(r, sys); err != nil {
 		return err
 	}
 	errs := vm.NewObject()
 	errs.Set("upstream", func(msg string) { r.rethrow(&upstreamError{msg: msg}) })
-	if err := vm.Set("errors", errs); err != nil {
+	if err := r.set("errors", errs); err != nil {
 		return err
 	}
 	if err := s.newCodesLib(r.ctx, r, sys.ID).install(); err != nil {
@@ -221,9 +223,7 @@ func (s *Service) bindOutbound(r *run, sys *System, in json.RawMessage, trace *w
 		if err != nil {
 			return err
 		}
-		if err := h.install(); err != nil {
-			return err
-		}
+		h.install()
 	}
 	return s.bindSQL(r, sys)
 }
@@ -233,8 +233,12 @@ func (s *Service) bindOutbound(r *run, sys *System, in json.RawMessage, trace *w
 // and log.mask_fields fields masked.
 func (s *Service) bindSystem(r *run, sys *System) error {
 	r.mask = s.consoleMask(sys)
-	raw, _ := json.Marshal(map[string]any{"code": sys.Code, "name": sys.Name, "params": orEmpty(sys.Params)})
-	return r.vm.Set("system", r.fromJSON(raw))
+	raw, err := json.Marshal(map[string]any{"code": sys.Code, "name": sys.Name, "params": orEmpty(sys.Params)})
+	if err != nil {
+		return err
+	}
+	r.setData("system", raw, nil)
+	return nil
 }
 
 // consoleMask is the masker of a run's console output for sys: its secrets (those that cannot
@@ -323,8 +327,9 @@ func (s *Service) systemClient(sys *System) (*systemClient, error) {
 	return sc, nil
 }
 
-// newHTTPLib builds the scoped http library of sys for one run: the system's client and its
-// envelope compiled into this run.
+// newHTTPLib builds the scoped http library of sys for one run: the system's client, and its
+// envelope scripts for the worker (one that does not compile is a broken envelope, 2625, kind
+// config).
 func (s *Service) newHTTPLib(r *run, sys *System, trace *wireTrace) (*httpLib, error) {
 	sc, err := s.systemClient(sys)
 	if err != nil {
@@ -333,31 +338,20 @@ func (s *Service) newHTTPLib(r *run, sys *System, trace *wireTrace) (*httpLib, e
 	h := &httpLib{r: r, client: s.httpClient, base: sc.base, callTimeout: sc.callTimeout, retry: sc.retry, auth: sc.auth,
 		maxBody: int64(s.cfg.MaxResponseBody), trace: trace, clock: s.clock}
 	if env := sys.OutboundEnvelope; env != nil {
-		if h.wrap, err = s.envelopeFunc(r, shapeRequestEnvelope, env.Request); err != nil {
-			return nil, err
+		for _, e := range []struct {
+			shape scriptShape
+			body  string
+		}{{shapeRequestEnvelope, env.Request}, {shapeResponseEnvelope, env.Response}} {
+			if e.body == "" {
+				continue
+			}
+			if _, err := s.engine.compile(e.shape, "envelope.js", e.body); err != nil {
+				return nil, &kindError{kind: KindConfig, err: detail(ErrInvalidEnvelope, scriptMessage(err))}
+			}
 		}
-		if h.parse, err = s.envelopeFunc(r, shapeResponseEnvelope, env.Response); err != nil {
-			return nil, err
-		}
+		r.host.envelope = &wireEnvelope{Request: env.Request, Response: env.Response}
 	}
 	return h, nil
-}
-
-// envelopeFunc compiles an envelope script into a function of this run (nil when empty); one
-// that does not compile is a broken envelope (2625, kind config).
-func (s *Service) envelopeFunc(r *run, shape scriptShape, body string) (goja.Value, error) {
-	if body == "" {
-		return nil, nil
-	}
-	p, err := s.engine.compile(shape, "envelope.js", body)
-	if err != nil {
-		return nil, &kindError{kind: KindConfig, err: detail(ErrInvalidEnvelope, scriptMessage(err))}
-	}
-	fn, err := r.vm.RunProgram(p)
-	if err != nil {
-		return nil, err
-	}
-	return fn, nil
 }
 
 // resultCache is WithCache's in-process cache of successful outputs.

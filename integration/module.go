@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"cmp"
 	"context"
 	"embed"
 	"errors"
@@ -38,8 +39,9 @@ const pruneInterval = time.Hour
 type Options struct {
 	// CodeSets is the host's canonical code catalog; nil answers supported:false.
 	CodeSets CodeSetCatalog
-	// ScriptLimits bound each adapter script run (call depth, one builtin call's allocation,
-	// process heap); zero fields take their defaults (see Limits).
+	// ScriptLimits bound each script run (call depth; the worker's memory limit, concurrency
+	// and queue wait, which default to svc.integration.script's keys) and name the worker
+	// executable (default: this binary); zero fields take those (see Limits).
 	ScriptLimits Limits
 	// Routes replaces the default route resolver (itg_route rows).
 	Routes RouteResolver
@@ -101,7 +103,11 @@ func New(deps app.Deps, opts Options) (*Service, error) {
 	log := deps.Logger.With(slog.String("module", "integration"))
 	s := &Service{cfg: cfg, db: deps.DB, clock: deps.Clock, log: log, secrets: secrets, codeSets: opts.CodeSets, stats: NewStats(deps.Clock)}
 	s.recorder = NewRecorder(deps.DB, cfg.Log, deps.Clock, log)
-	s.engine = NewEngine(opts.ScriptLimits, cfg.ScriptCache, log, deps.Clock)
+	limits := opts.ScriptLimits
+	limits.MemoryLimit = cmp.Or(limits.MemoryLimit, int64(cfg.Script.MemoryLimit))
+	limits.Concurrency = cmp.Or(limits.Concurrency, cfg.Script.Concurrency)
+	limits.QueueWait = cmp.Or(limits.QueueWait, cfg.Script.QueueWait)
+	s.engine = NewEngine(limits, cfg.ScriptCache, log, deps.Clock)
 	s.routes = opts.Routes
 	if s.routes == nil {
 		s.routes = dbRoutes{s}
@@ -146,7 +152,7 @@ func (s *Service) Module() app.Module {
 		Migrations:  Migrations(),
 		AutoMigrate: s.cfg.AutoMigrate,
 		Start:       s.start,
-		Stop:        s.closeSystemDBs,
+		Stop:        s.stop,
 		Routes:      []app.Route{{Pattern: inboundPattern, Handler: http.HandlerFunc(s.serveInbound)}},
 	}
 	if s.cfg.Log.Retention > 0 {
@@ -155,7 +161,15 @@ func (s *Service) Module() app.Module {
 	return m
 }
 
-// start warns once when secrets are stored in plaintext (§9).
+// stop ends the idle script workers and closes the systems' database handles.
+func (s *Service) stop(ctx context.Context) error {
+	s.engine.Close()
+	return s.closeSystemDBs(ctx)
+}
+
+// start warns once when secrets are stored in plaintext (§9). The script workers start with the
+// first run, not here: a server that runs no script starts none, and start-up does not wait for
+// processes it may never use.
 func (s *Service) start(ctx context.Context) error {
 	if s.secrets.Plaintext() {
 		s.log.WarnContext(ctx, "integration: svc.integration.secret_key is not set; secrets of systems are stored in plaintext")

@@ -145,10 +145,9 @@ func (s *Service) scriptAuth(script string, params map[string]string) outboundAu
 		pj, _ := json.Marshal(params)
 		out, err := s.engine.runBody(r.ctx, "outbound-auth.js", script, func(ar *run) error {
 			ar.mask = r.mask // the adapter's run: the system's secrets, these params among them
-			if err := ar.vm.Set("request", ar.fromJSON(in)); err != nil {
-				return err
-			}
-			return ar.vm.Set("params", ar.fromJSON(pj))
+			ar.setData("request", in, nil)
+			ar.setData("params", pj, nil)
+			return nil
 		})
 		if err != nil {
 			return fmt.Errorf("script: %s", scriptMessage(err))

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -19,50 +20,54 @@ import (
 )
 
 // Limits bound what one script run may use so that a hostile or broken script cannot take the
-// process down (issues #21, #31). goja has no allocation hook, so memory is bounded in two
-// layers. First, every builtin that can build a value in proportion to a number the script
-// controls, in one native call the VM cannot interrupt (Array(n), fill, join, Array.from,
-// spread, repeat, replaceAll, typed arrays, JSON.stringify, Function.prototype.apply…), checks
-// the size before allocating and throws a RangeError over MaxAllocBytes (sandbox.go). Second, a
-// heap watchdog stops every run in flight once the process's live heap passes HeapLimit (growth
-// one VM step at a time — concatenation in a loop, pushes — is only visible that way). Call
-// depth is goja's own frame limit.
+// process down (issues #21, #31, #42). A run executes in a worker process (worker.go, pool.go)
+// whose memory the operating system bounds (RLIMIT_DATA: every allocation of the worker's Go
+// heap, whatever JavaScript construct makes it) and which the parent kills at the run's
+// deadline, so no script reaches the server's memory or keeps a CPU past its deadline; the
+// server holds at most one protocol message of a run at a time (workerMessageLimit).
 type Limits struct {
 	// MaxCallDepth is the deepest JavaScript call stack (frames); deeper is a RangeError the
 	// script cannot catch. Default 1000.
 	MaxCallDepth int
-	// MaxAllocBytes is the most one builtin call may allocate: a string's bytes, an array's
-	// elements at 16 bytes each (one value slot), a typed array's or ArrayBuffer's bytes.
-	// Larger is a RangeError "allocation of N bytes exceeds the script memory limit", thrown
-	// before anything is allocated. Default 64 MiB (so arrays of up to 4 Mi elements).
-	MaxAllocBytes int64
-	// HeapLimit is the process's live heap (bytes, the script cache's bytes excluded) above
-	// which every running script is stopped with kind script ("memory limit exceeded"). Default
-	// 1 GiB; the watchdog samples every HeapSampleEvery while at least one script runs and
-	// confirms a reading over the limit with a collection, so garbage is never judged live.
-	HeapLimit uint64
-	// HeapSampleEvery is the watchdog's sampling period. Default 5ms.
-	HeapSampleEvery time.Duration
+	// MemoryLimit is one worker's data-segment limit in bytes (svc.integration.script.
+	// memory_limit): a run that needs more ends the worker and fails with kind script,
+	// "memory limit exceeded". Default 512 MiB.
+	MemoryLimit int64
+	// Concurrency is how many scripts run at once (svc.integration.script.concurrency), one
+	// worker each. Default the number of CPUs.
+	Concurrency int
+	// QueueWait is how long a run waits for a free worker (svc.integration.script.queue_wait)
+	// before it fails with ErrScriptsBusy (2630, kind timeout). Default 5s.
+	QueueWait time.Duration
+	// Worker is the executable started as a script worker (with the worker's argument and
+	// environment, worker.go); empty: this binary itself (os.Executable), which the package's
+	// init turns into a worker. Any binary that imports this package serves; the package's
+	// tests start a plain build (no race detector) so that memory and deadlines are measured
+	// on what ships.
+	Worker string
 }
 
 func (l Limits) withDefaults() Limits {
 	if l.MaxCallDepth <= 0 {
 		l.MaxCallDepth = 1000
 	}
-	if l.MaxAllocBytes <= 0 {
-		l.MaxAllocBytes = 64 << 20
+	if l.MemoryLimit <= 0 {
+		l.MemoryLimit = 512 << 20
 	}
-	if l.HeapLimit == 0 {
-		l.HeapLimit = 1 << 30
+	if l.Concurrency <= 0 {
+		l.Concurrency = runtime.NumCPU()
 	}
-	if l.HeapSampleEvery <= 0 {
-		l.HeapSampleEvery = 5 * time.Millisecond
+	if l.QueueWait <= 0 {
+		l.QueueWait = 5 * time.Second
 	}
 	return l
 }
 
-// errMemoryLimit interrupts a run the heap watchdog or a size check stopped.
+// errMemoryLimit is a run whose worker reached its memory limit.
 var errMemoryLimit = errors.New("memory limit exceeded")
+
+// errCallDepth is a run past MaxCallDepth.
+var errCallDepth = errors.New("maximum call depth exceeded")
 
 // errNeverSettles: the script returned a promise still pending after every job ran. Host calls
 // are synchronous and there are no timers, so nothing can settle it any more: the run could
@@ -82,14 +87,15 @@ const (
 // programCacheSize bounds the compile cache (entries, by content hash).
 const programCacheSize = 1024
 
-// Engine compiles scripts once per content and runs each in a fresh goja runtime with the
-// limits and the baseline bindings (console, crypto, cache, URL, URLSearchParams and, on first
-// use, the standard bundle). It is safe for concurrent use.
+// Engine compiles scripts once per content (to answer syntax errors at once) and runs each in a
+// fresh goja runtime of a worker process (pool.go) with the limits and the baseline bindings
+// (console, crypto, cache, URL, URLSearchParams and, on first use, the standard bundle). It is
+// safe for concurrent use; Close ends its idle workers.
 type Engine struct {
 	limits Limits
 	log    *slog.Logger
 	cache  *scriptCache
-	heap   *heapWatch
+	pool   *workerPool
 
 	mu       sync.Mutex
 	programs map[[32]byte]*goja.Program
@@ -101,9 +107,24 @@ type Engine struct {
 // console output, clock stamps the cache binding's expiries.
 func NewEngine(limits Limits, cache config.ScriptCache, log *slog.Logger, clock func() time.Time) *Engine {
 	limits = limits.withDefaults()
-	e := &Engine{limits: limits, log: log, cache: newScriptCache(cache, clock), programs: map[[32]byte]*goja.Program{}}
-	e.heap = newHeapWatch(limits, e.cache.bytes)
-	return e
+	return &Engine{limits: limits, log: log, cache: newScriptCache(cache, clock), programs: map[[32]byte]*goja.Program{},
+		pool: newWorkerPool(limits, log)}
+}
+
+// Close ends the engine's idle workers; a run in flight ends its own when it is done.
+func (e *Engine) Close() { e.pool.close() }
+
+// reserve takes a script slot and a started worker for one run, waiting at most the queue wait
+// (errScriptsBusy) or until ctx ends, and answers ctx carrying them and their release. The
+// caller sets the run's deadline on the answered context after it: the deadline measures the
+// run, not a wait for a slot or a worker's start (which the queue wait bounds). runBody uses
+// the reserved worker; a run without one reserves inside its deadline.
+func (e *Engine) reserve(ctx context.Context) (context.Context, func(), error) {
+	l, err := e.pool.reserve(ctx)
+	if err != nil {
+		return ctx, func() {}, err
+	}
+	return context.WithValue(ctx, leaseKey{}, l), l.release, nil
 }
 
 // Compile compiles a script of the given shape, from the cache when the same content was
@@ -223,30 +244,30 @@ func returnTrailing(head, body string) string {
 	return body[:at] + "return " + body[at:]
 }
 
-// run is one script execution: a fresh goja runtime bound to a context. Its context's end and
-// the heap watchdog interrupt the VM; host calls take ctx so they stop too.
+// run is one script execution. In a worker it is the script's runtime. In the parent it is the
+// run's host side: a runtime that never runs script code, in which the surfaces' setup defines
+// the host bindings (Go functions of goja values) and the data globals; the worker's calls of a
+// binding arrive as JSON, are converted into this runtime, served and answered as JSON
+// (hostrun.go).
 type run struct {
-	e     *Engine
-	ctx   context.Context
-	vm    *goja.Runtime
-	guard *guard
+	e   *Engine
+	ctx context.Context
+	vm  *goja.Runtime
 	// mask scrubs console output (nil: only the always-masked field names); set by the
 	// surface that binds a system's secrets, before the script runs.
 	mask *masker
 	stop func() bool
 	done func()
+	host hostSide
 }
 
-// newRun creates a runtime with the limits and the baseline bindings, interrupted when ctx
-// ends. Call close when done.
+// newRun creates the host side of a run bound to ctx, with the baseline host bindings (console,
+// cache). Call close when done.
 func (e *Engine) newRun(ctx context.Context, logAttrs ...any) *run {
 	vm := goja.New()
 	vm.SetFieldNameMapper(goja.TagFieldNameMapper("json", true))
-	vm.SetMaxCallStackSize(e.limits.MaxCallDepth)
-	r := &run{e: e, ctx: ctx, vm: vm}
-	r.stop = context.AfterFunc(ctx, func() { vm.Interrupt(ctx.Err()) })
-	r.done = e.heap.track(vm)
-	r.installBaseline(logAttrs)
+	r := &run{e: e, ctx: ctx, vm: vm, stop: func() bool { return true }, done: func() {}}
+	r.installHostBaseline(logAttrs)
 	return r
 }
 
@@ -330,7 +351,8 @@ func (r *run) toJSON(v goja.Value) (out []byte, err error) {
 	if v == nil || goja.IsUndefined(v) || goja.IsNull(v) {
 		return []byte("null"), nil
 	}
-	s, err := r.guard.stringify(v)
+	stringify, _ := goja.AssertFunction(r.vm.Get("JSON").ToObject(r.vm).Get("stringify"))
+	s, err := stringify(goja.Undefined(), v)
 	if err != nil {
 		return nil, fmt.Errorf("the result is not serializable: %w", err)
 	}
@@ -407,6 +429,8 @@ func classify(ctx context.Context, err error) (string, error) {
 		return KindCanceled, ErrInvocationCanceled
 	case errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(err, errNeverSettles):
 		return KindTimeout, ErrInvocationTimeout
+	case errors.Is(err, errScriptsBusy):
+		return KindTimeout, ErrScriptsBusy
 	case errors.As(err, &up):
 		return KindUpstream, ErrUpstreamFailed.WithArgs("message", up.msg)
 	case errors.As(err, &ah):
@@ -415,12 +439,8 @@ func classify(ctx context.Context, err error) (string, error) {
 		return KindTransport, ErrTransportFailed
 	case errors.As(err, &ke):
 		return ke.kind, ke.err
-	case errors.Is(err, errMemoryLimit):
-		return KindScript, detail(ErrScriptFailed, errMemoryLimit.Error())
-	}
-	var se *goja.StackOverflowError
-	if errors.As(err, &se) {
-		return KindScript, detail(ErrScriptFailed, "maximum call depth exceeded")
+	case errors.Is(err, errMemoryLimit), errors.Is(err, errCallDepth):
+		return KindScript, detail(ErrScriptFailed, err.Error())
 	}
 	return KindScript, detail(ErrScriptFailed, scriptMessage(err))
 }
@@ -439,34 +459,46 @@ func scriptMessage(err error) string {
 }
 
 // abandonGrace is how long a run whose context ended may still take to stop before its answer
-// goes out without it. An interrupt stops the VM at its next step and host calls end with
-// their context, well within it; only a native builtin call that never returns to the VM (a
-// backtracking regular expression, indexOf over a sparse array of 2^32-1 elements) outlasts it.
+// goes out without it. The worker is killed when the context ends, so only a host call that is
+// slow to notice its context (a business handler) can outlast it.
 const abandonGrace = 50 * time.Millisecond
 
-// runBody compiles an adapter or auth script body and runs it in a fresh runtime bound to ctx
-// (which carries the run's deadline); setup binds the surface's globals. It returns the result
-// as JSON. Errors are unclassified: classify them with ctx.
+// runBody compiles an adapter or auth script body and runs it in a worker bound to ctx (which
+// carries the run's deadline); setup binds the surface's globals on the run's host side. It
+// returns the result as JSON. Errors are unclassified: classify them with ctx.
 //
-// The answer comes at the deadline whatever the script is doing (issue #42 item 5): the
-// script runs on its own goroutine, and once ctx has ended and abandonGrace passed, runBody
-// returns ctx's error without it. goja cannot stop a native builtin call in the middle, so such
-// a run's goroutine keeps its CPU until that call returns to the VM, which then stops at once
-// (it was interrupted); the caller's answer, record and stats do not wait for it. State the
-// setup shares with the caller must therefore be safe to use from both (wireTrace, the inbound
-// outcome's lock).
+// The answer comes at the deadline whatever the script is doing (issue #42 item 5): the worker
+// is killed (SIGKILL) when ctx ends and reaped before the answer goes out, and once
+// abandonGrace passed runBody returns ctx's error even if a host call of the run is still busy. State the setup shares with the caller must
+// therefore be safe to use from both (wireTrace, the inbound outcome's lock). A run started
+// inside a host call of another (an outbound auth script during an http call) runs on the same
+// worker, nested.
 func (e *Engine) runBody(ctx context.Context, name, body string, setup func(r *run) error, logAttrs ...any) (json.RawMessage, error) {
-	p, err := e.compile(shapeBody, name, body)
+	if _, err := e.compile(shapeBody, name, body); err != nil {
+		return nil, err
+	}
+	r := e.newRun(ctx, logAttrs...)
+	defer r.close()
+	if setup != nil {
+		if err := setup(r); err != nil {
+			return nil, err
+		}
+	}
+	spec, err := r.spec(name, body)
 	if err != nil {
 		return nil, err
+	}
+	if p := procOf(ctx); p != nil {
+		return p.exec(ctx, r, spec)
 	}
 	type result struct {
 		out json.RawMessage
 		err error
 	}
 	done := make(chan result, 1)
+	h := &runHandle{}
 	go func() {
-		out, err := e.runProgram(ctx, p, setup, logAttrs)
+		out, err := e.pool.run(ctx, r, spec, h)
 		done <- result{out, err}
 	}()
 	select {
@@ -474,36 +506,14 @@ func (e *Engine) runBody(ctx context.Context, name, body string, setup func(r *r
 		return res.out, res.err
 	case <-ctx.Done():
 	}
+	h.kill() // here too, so the worker is gone when the answer goes out
 	grace := time.NewTimer(abandonGrace)
 	defer grace.Stop()
 	select {
 	case res := <-done:
 		return res.out, res.err
 	case <-grace.C:
-		e.log.WarnContext(ctx, "integration: a script run outlived its deadline in a native call; answered without it", logAttrs...)
+		e.log.WarnContext(ctx, "integration: a host call of a script run outlived its deadline; answered without it", logAttrs...)
 		return nil, ctx.Err()
 	}
-}
-
-// runProgram runs a compiled body in a fresh runtime (runBody's goroutine).
-func (e *Engine) runProgram(ctx context.Context, p *goja.Program, setup func(r *run) error, logAttrs []any) (out json.RawMessage, err error) {
-	r := e.newRun(ctx, logAttrs...)
-	defer r.close()
-	// A Go panic in a host function must not take the process down: it fails the run.
-	defer func() {
-		if x := recover(); x != nil {
-			e.log.ErrorContext(ctx, "integration: script runtime panic", slog.Any("panic", x))
-			out, err = nil, fmt.Errorf("internal error in a host function: %v", x)
-		}
-	}()
-	if setup != nil {
-		if err := setup(r); err != nil {
-			return nil, err
-		}
-	}
-	v, err := r.exec(p)
-	if err != nil {
-		return nil, err
-	}
-	return r.toJSON(v)
 }

@@ -15,17 +15,27 @@ import (
 	"github.com/svc-framework/svc/rpc"
 )
 
-func testEngine() *Engine {
-	return NewEngine(Limits{}, config.ScriptCache{}, slog.New(slog.NewTextHandler(io.Discard, nil)), time.Now)
+// testEngine is an engine with the default limits whose workers end with the test.
+func testEngine(tb testing.TB) *Engine {
+	e := NewEngine(Limits{Worker: TestWorker}, config.ScriptCache{}, slog.New(slog.NewTextHandler(io.Discard, nil)), time.Now)
+	tb.Cleanup(e.Close)
+	return e
 }
 
 // evalBody runs body with input bound and classifies a failure.
 func evalBody(t *testing.T, e *Engine, timeout time.Duration, body string) (string, string, error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	ctx, release, err := e.reserve(t.Context())
+	if err != nil {
+		kind, apiErr := classify(ctx, err)
+		return "", kind, apiErr
+	}
+	defer release()
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	out, err := e.runBody(ctx, "test.js", body, func(r *run) error {
-		return r.vm.Set("input", r.fromJSON([]byte(`{"a":1,"name":"x"}`)))
+		r.setData("input", []byte(`{"a":1,"name":"x"}`), nil)
+		return nil
 	})
 	if err != nil {
 		kind, apiErr := classify(ctx, err)
@@ -36,7 +46,7 @@ func evalBody(t *testing.T, e *Engine, timeout time.Duration, body string) (stri
 
 func TestRuntimeResults(t *testing.T) {
 	t.Parallel()
-	e := testEngine()
+	e := testEngine(t)
 	for _, tt := range []struct{ name, body, want string }{
 		{"top-level return", "return {b: input.a + 1}", `{"b":2}`},
 		{"trailing expression", "const x = input.a * 10;\n({x})", `{"x":10}`},
@@ -76,7 +86,7 @@ func TestRuntimeResults(t *testing.T) {
 
 func TestRuntimeFailures(t *testing.T) {
 	t.Parallel()
-	e := testEngine()
+	e := testEngine(t)
 	for _, tt := range []struct {
 		name, body, kind string
 		code             int
@@ -110,7 +120,8 @@ func TestRuntimeHostileScripts(t *testing.T) {
 	// anything, so neither the next case nor the parallel tests that start after this one are
 	// stopped by them — no collection is forced here (before issue #31 one was, before each
 	// case and after the test, and a missed one failed 'never settles').
-	e := NewEngine(Limits{HeapLimit: 256 << 20}, config.ScriptCache{}, slog.New(slog.NewTextHandler(io.Discard, nil)), time.Now)
+	e := NewEngine(Limits{MemoryLimit: testMemoryLimit, Worker: TestWorker}, config.ScriptCache{}, slog.New(slog.NewTextHandler(io.Discard, nil)), time.Now)
+	t.Cleanup(e.Close)
 	const timeout = 3 * time.Second
 	// Growing a heap to the limit is slow under the race detector (each allocation is
 	// instrumented): the watchdog cases get a longer run, so they are stopped by the watchdog,
@@ -152,7 +163,7 @@ func TestRuntimeHostileScripts(t *testing.T) {
 
 func TestRuntimeCancelAndCompileCache(t *testing.T) {
 	t.Parallel()
-	e := testEngine()
+	e := testEngine(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(50*time.Millisecond, cancel)
 	_, err := e.runBody(ctx, "t.js", "for(;;){}", nil)
@@ -175,7 +186,7 @@ func TestRuntimeCancelAndCompileCache(t *testing.T) {
 // TestStandardBundle: dayjs, BigNumber, fxp, radashi and z load on first use and work.
 func TestStandardBundle(t *testing.T) {
 	t.Parallel()
-	e := testEngine()
+	e := testEngine(t)
 	for _, tt := range []struct{ name, body, want string }{
 		{"dayjs", "return dayjs.utc('2024-03-05T10:20:30Z').add(1, 'day').format('YYYY-MM-DD HH:mm')", `"2024-03-06 10:20"`},
 		{"dayjs parse format", "return dayjs('05/03/2024', 'DD/MM/YYYY').format('YYYY-MM-DD')", `"2024-03-05"`},
@@ -200,38 +211,53 @@ func TestStandardBundle(t *testing.T) {
 	}
 }
 
-// BenchmarkRun measures one run of a small script, and the cost a run pays the first time it
-// touches a library of the standard bundle (go test -bench Run ./integration).
-func BenchmarkRun(b *testing.B) {
-	e := testEngine()
-	for _, bb := range []struct{ name, body string }{
-		{"plain", "return {n: input.a + 1}"},
-		{"dayjs", "return dayjs.utc(0).year()"},
-		{"zod", "return z.string().safeParse('x').success"},
-	} {
-		b.Run(bb.name, func(b *testing.B) {
-			for b.Loop() {
-				if _, err := e.runBody(context.Background(), "b.js", bb.body, func(r *run) error {
-					return r.vm.Set("input", r.fromJSON([]byte(`{"a":1}`)))
-				}); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
-}
-
 // TestRuntimeHostPanic: a Go panic in a host function fails the run (kind script) instead of
 // the process.
 func TestRuntimeHostPanic(t *testing.T) {
 	t.Parallel()
-	e := testEngine()
+	e := testEngine(t)
 	ctx := context.Background()
 	_, err := e.runBody(ctx, "p.js", "return broken()", func(r *run) error {
 		//lint:ignore SA5000 the host function's runtime panic is the point of the test
-		return r.vm.Set("broken", func() { var m map[string]int; m["x"] = 1 })
+		return r.set("broken", func() { var m map[string]int; m["x"] = 1 })
 	})
 	if kind, apiErr := classify(ctx, err); err == nil || kind != KindScript || !errors.Is(apiErr, ErrScriptFailed) {
 		t.Errorf("host panic: %v (%s %v)", err, kind, apiErr)
 	}
+}
+
+// BenchmarkRun is one small script run end to end as the gateway and the invoker make it: a
+// reserved worker, the host side's set-up, the run in the worker over the protocol and its
+// result; serially and with runs in parallel.
+func BenchmarkRun(b *testing.B) {
+	e := NewEngine(Limits{Worker: TestWorker}, config.ScriptCache{}, slog.New(slog.DiscardHandler), time.Now)
+	b.Cleanup(e.Close)
+	once := func(b *testing.B) {
+		ctx, release, err := e.reserve(context.Background())
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer release()
+		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		out, err := e.runBody(ctx, "bench.js", "return {id: input.id, n: input.items.length}", func(r *run) error {
+			r.setData("input", []byte(`{"id":"p1","items":[1,2,3]}`), nil)
+			return nil
+		})
+		if err != nil || string(out) != `{"id":"p1","n":3}` {
+			b.Fatalf("run: %s %v", out, err)
+		}
+	}
+	b.Run("serial", func(b *testing.B) {
+		for b.Loop() {
+			once(b)
+		}
+	})
+	b.Run("parallel", func(b *testing.B) {
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				once(b)
+			}
+		})
+	})
 }

@@ -16,36 +16,34 @@ import (
 	"github.com/svc-framework/svc/svctest"
 )
 
-// gatewayHeapLimit is the script heap limit of the sandbox gateway tests: low enough that the
-// garbage below is over it, far above what the server and a delivery use.
-const gatewayHeapLimit = 384 << 20
+// gatewayMemoryLimit is the script workers' memory limit in the sandbox gateway tests.
+const gatewayMemoryLimit = 128 << 20
 
-// sandboxServer is an inbound server whose scripts run under gatewayHeapLimit, logging to log.
+// sandboxServer is an inbound server whose scripts run under gatewayMemoryLimit, logging to log.
 func sandboxServer(t *testing.T, calls *atomic.Int64, log *slog.Logger) *svctest.Server {
 	t.Helper()
-	opts := []svc.Option{svc.WithIntegration(integration.Options{InboundHandlers: handlers(calls),
-		ScriptLimits: integration.Limits{HeapLimit: gatewayHeapLimit}})}
+	opts := []svc.Option{svc.WithIntegration(integration.Options{InboundHandlers: handlers(calls), ScriptLimits: integration.Limits{Worker: integration.TestWorker}})}
 	if log != nil {
 		opts = append(opts, svc.WithLogger(log))
 	}
 	return svctest.New(t, svctest.WithDB(config.SQLite), svctest.WithConfig(func(c *config.Config) {
 		c.Security.Roles = map[string][]string{"admin": {"*"}}
 		c.Integration.SecretKey = testKey
+		c.Integration.Script.MemoryLimit = gatewayMemoryLimit
 	}), svctest.WithOptions(opts...))
 }
 
-// TestScriptSandboxThroughGateway (issue #31 item 7): a delivery whose script makes one huge
-// allocation in one builtin call fails at once with the RangeError; right after it, a benign
-// delivery of a partner succeeds. Then the process's heap is filled with garbage past the
-// script heap limit, and a delivery still succeeds: the watchdog judges live memory only.
+// TestScriptSandboxThroughGateway (issue #31 item 7, issue #42 item 4): a delivery whose script
+// allocates without bound — one huge builtin call, or concatenation in a loop, which no wrapped
+// builtin sees — fails with "memory limit exceeded" (its worker reached its limit and died)
+// while the server's anonymous memory stays within 64 MiB of idle; right after it, a benign
+// delivery of a partner succeeds. Garbage in the server's own heap never stops a script.
 func TestScriptSandboxThroughGateway(t *testing.T) {
-	// Not parallel: the heap limit is judged on the whole process.
+	// Not parallel: the memory bound is judged on the whole process.
 	var calls atomic.Int64
 	srv := sandboxServer(t, &calls, nil)
 	contract := create(t, srv, contractR, map[string]any{"code": "patient.sync", "name": "p"})
 	partner := create(t, srv, systemR, map[string]any{"code": "PARTNER", "name": "p", "inboundAuth": map[string]any{"scheme": "none"}})
-	// The partner's script works for a while (tens of milliseconds, more under -race), so the
-	// watchdog samples the heap while it runs.
 	create(t, srv, adapterR, map[string]any{"systemId": partner, "contractId": contract, "direction": "inbound",
 		"script": "let n = 0; for (let i = 0; i < 1e6; i++) n += i % 7; " + dispatchScript})
 
@@ -56,25 +54,37 @@ func TestScriptSandboxThroughGateway(t *testing.T) {
 			t.Errorf("benign delivery: %d %s", status, body)
 		}
 	}
-	for i, script := range []string{
+	benign(t) // the idle reading below is taken with a warm worker and a warm server
+	scripts := []string{
 		"return Array(3e7).fill({}).length",
 		"return new Uint8Array(1.5e9).length",
 		"const a = []; a.length = 1e9; return a.join('x').length",
-	} {
+		"let s = 'x'; const keep = []; for (;;) { s = s.concat(s); keep.push(s) }",
+	}
+	for _, c := range integration.ConcatenationForms {
+		scripts = append(scripts, c.Body)
+	}
+	for i, script := range scripts {
 		code := "EVIL" + string(rune('A'+i))
 		evil := create(t, srv, systemR, map[string]any{"code": code, "name": code, "inboundAuth": map[string]any{"scheme": "none"}})
 		create(t, srv, adapterR, map[string]any{"systemId": evil, "contractId": contract, "direction": "inbound", "script": script})
 		t.Run(script, func(t *testing.T) {
+			idle := integration.AnonMemory(t)
+			stop := integration.PeakAnon(t)
 			status, body, _ := deliver(t, srv.URL, code, "patient.sync", "", `{}`, nil)
-			if status != 500 || !strings.Contains(body, "exceeds the script memory limit") {
-				t.Errorf("hostile delivery: %d %s, want 500 with the RangeError", status, body)
+			peak := stop()
+			if status != 500 || !strings.Contains(body, "memory limit exceeded") {
+				t.Errorf("hostile delivery: %d %s, want 500, memory limit exceeded", status, body)
+			}
+			if peak > idle+64<<20 {
+				t.Errorf("server anonymous memory peaked at %d MiB from %d MiB idle, want at most 64 MiB more", peak>>20, idle>>20)
 			}
 			benign(t)
 		})
 	}
 
-	t.Run("garbage over the limit", func(t *testing.T) {
-		fillWithGarbage(t, gatewayHeapLimit+64<<20)
+	t.Run("garbage in the server", func(t *testing.T) {
+		fillWithGarbage(t, gatewayMemoryLimit+64<<20)
 		benign(t)
 	})
 }
@@ -82,8 +92,7 @@ func TestScriptSandboxThroughGateway(t *testing.T) {
 // garbage keeps allocations reachable until fillWithGarbage drops them.
 var garbage [][]byte
 
-// fillWithGarbage leaves n bytes of garbage in the heap, not yet collected: the heap metric the
-// watchdog samples reads over n when it returns.
+// fillWithGarbage leaves n bytes of garbage in the server's heap, not yet collected.
 func fillWithGarbage(t *testing.T, n uint64) {
 	t.Helper()
 	runtime.GC()

@@ -85,7 +85,7 @@ func TestScriptCacheCap(t *testing.T) {
 func TestScriptCacheFilledByScript(t *testing.T) {
 	t.Parallel()
 	const capBytes = 1 << 20
-	e := NewEngine(Limits{}, config.ScriptCache{MaxBytes: capBytes}, slog.New(slog.NewTextHandler(io.Discard, nil)), time.Now)
+	e := NewEngine(Limits{Worker: TestWorker}, config.ScriptCache{MaxBytes: capBytes}, slog.New(slog.NewTextHandler(io.Discard, nil)), time.Now)
 	out, err := e.runBody(context.Background(), "fill.js",
 		"const v = 'x'.repeat(100000); for (let i = 0; i < 500; i++) cache.set('k' + i, v); return [cache.has('k0'), cache.has('k499')]", nil)
 	if err != nil || string(out) != "[false,true]" {

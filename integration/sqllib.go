@@ -131,7 +131,7 @@ func (s *Service) bindSQL(r *run, sys *System) error {
 	o.Set("queryList", func(c goja.FunctionCall) goja.Value { return lib.query(c, false) })
 	o.Set("queryOne", func(c goja.FunctionCall) goja.Value { return lib.query(c, true) })
 	o.Set("execute", lib.execute)
-	return r.vm.Set("sql", o)
+	return r.set("sql", o)
 }
 
 type sqlLib struct {
