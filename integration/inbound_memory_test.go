@@ -141,7 +141,10 @@ func TestInboundMemoryWithoutCredentials(t *testing.T) {
 	wg.Wait()
 	peak := stop()
 	t.Logf("resident set: idle %d MiB, peak %d MiB (+%d MiB); answers %v", idle>>20, peak>>20, (peak-idle)>>20, answers)
-	if grew := peak - idle; grew > 200<<20 {
+	// Under the race detector the growth is the detector's too (measured +250–280 MiB where a
+	// plain build grows +86 MiB): the bound is the server's and is checked by the plain run of
+	// this test that scripts/test.sh makes beside the -race suite.
+	if grew := peak - idle; !raceDetector && grew > 200<<20 {
 		t.Errorf("64 unauthenticated maximal deliveries grew the resident set by %d MiB, want at most 200 MiB", grew>>20)
 	}
 	for name, byStatus := range answers {

@@ -79,6 +79,17 @@ else
 	failed+=("go test")
 fi
 
+# Resident-set bounds hold for the server, not for the race detector's shadow memory: the tests
+# that measure them check their bound in a plain build (under -race they check the rest).
+if ((${#@} == 0)); then
+	section "memory bounds without the race detector (integration)"
+	if go test -count=1 -run 'TestInboundMemoryWithoutCredentials|TestSandboxHostileMemory' ./integration/; then
+		echo "ok"
+	else
+		failed+=("memory bounds")
+	fi
+fi
+
 section "bypass guard tests with SVC_BYPASS_OFF=1 (internal/bypass)"
 if SVC_BYPASS_OFF=1 go test -count=1 -run 'TestFastCall|TestSDKOnly|TestSmallBuffers|TestFrames' ./mcp ./push; then
 	echo "ok"
