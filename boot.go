@@ -70,119 +70,148 @@ func (s *Server) build(data *dataSources) (*Running, error) {
 
 // buildModules builds the modules after the bus, in boot order, into r: audit, security, the /api
 // engine, storage, schema, integration (WithIntegration), monitor, backup, cron, push, approval
-// (WithApproval), mcp, console, then the host's modules (WithModule).
-func (s *Server) buildModules(r *Running, catalog *i18n.Catalog) (err error) {
-	deps := app.Deps{Config: s.cfg, Logger: s.logger, Clock: s.clock, I18n: catalog, DB: r.db,
+// (WithApproval), mcp, console, then the host's modules (WithModule). Its two typed parts are
+// the platform (exists before any module) and the API (exists once the engine is built): each
+// module's constructor names which of them it takes, and neither is changed after it is made.
+func (s *Server) buildModules(r *Running, catalog *i18n.Catalog) error {
+	p := app.Platform{Config: s.cfg, Logger: s.logger, Clock: s.clock, I18n: catalog, DB: r.db,
 		DataSources: r.data.dbs, KV: r.data.kv, Events: r.events, Metrics: r.telemetry.Registerer()}
-	fail := func(name string, err error) error { return fmt.Errorf("build module %s: %w", name, err) }
+	api, err := s.buildCore(r, p, catalog)
+	if err != nil {
+		return err
+	}
+	sch, err := s.buildData(r, p, api)
+	if err != nil {
+		return err
+	}
+	if err := s.buildFront(r, p, api, sch); err != nil {
+		return err
+	}
+	for _, build := range s.opts.modules {
+		m, err := build(app.Deps{Platform: p, API: api})
+		if err != nil {
+			return fmt.Errorf("build host module: %w", err)
+		}
+		r.modules = append(r.modules, m)
+	}
+	return nil
+}
 
-	// Security is built before the /api engine, which takes its permission checker (the host's
-	// WithPermissionChecker wins), so its Deps carry no engine. Every later module gets the
-	// engine as its authenticator, permission checker, error renderer and body reader.
-	// The host's checker is handed to security too, so the grant rule of security/user and
-	// security/session (security.Service.CheckGrant) asks the checker /api authorizes with.
+// buildFailed names the module whose constructor failed.
+func buildFailed(name string, err error) error { return fmt.Errorf("build module %s: %w", name, err) }
+
+// buildCore builds the audit trail, security and the /api engine, and returns the API part the
+// engine serves to every later module. Audit and security take only the platform: security is
+// built before the engine, which takes its permission checker (the host's WithPermissionChecker
+// wins). The host's checker is handed to security too, so the grant rule of security/user and
+// security/session (security.Service.CheckGrant) asks the checker /api authorizes with.
+func (s *Server) buildCore(r *Running, p app.Platform, catalog *i18n.Catalog) (app.API, error) {
 	secOpts := s.opts.security
 	if s.opts.permissions != nil {
 		secOpts.Permissions = s.opts.permissions
 	}
 	// The audit trail comes before security and the engine: it takes security's events and the
 	// engine's audit records (wiring.go), and stops after every module that feeds it.
-	if r.audit, err = audit.New(deps, audit.Options{}); err != nil {
-		return fail("audit", err)
+	var err error
+	if r.audit, err = audit.New(p, audit.Options{}); err != nil {
+		return app.API{}, buildFailed("audit", err)
 	}
 	r.modules = append(r.modules, r.audit.Module())
 	if trail := securityAuditSink(r.audit); trail != nil {
 		secOpts.Events = security.EventSinks(secOpts.Events, trail)
 	}
-	if r.security, err = security.New(deps, secOpts); err != nil {
-		return fail("security", err)
+	if r.security, err = security.New(p, secOpts); err != nil {
+		return app.API{}, buildFailed("security", err)
 	}
 	r.modules = append(r.modules, r.security.Module())
 	if r.engine, err = s.newEngine(catalog, r.events, r.telemetry, r.security.PermissionChecker(), r.audit.Sink()); err != nil {
-		return err
+		return app.API{}, err
 	}
-	deps.Auth, deps.Permissions, deps.Errors, deps.Bodies = r.engine, r.engine, r.engine, r.engine
+	return app.EngineAPI(r.engine), nil
+}
 
-	// Storage publishes its events on deps.Events after checking that they are routed to a
+// buildData builds the modules that keep data: storage, schema, integration (WithIntegration),
+// monitor, backup and cron. It returns schema, whose table inspector approval takes.
+func (s *Server) buildData(r *Running, p app.Platform, api app.API) (*schema.Service, error) {
+	// Storage publishes its events on p.Events after checking that they are routed to a
 	// transactional transport (New gave storage.EventPattern a route).
-	if r.storage, err = storage.New(deps, s.opts.storage); err != nil {
-		return fail("storage", err)
+	var err error
+	if r.storage, err = storage.New(p, api, s.opts.storage); err != nil {
+		return nil, buildFailed("storage", err)
 	}
 	r.modules = append(r.modules, r.storage.Module())
-	sch, err := schema.New(deps, schema.Options{})
+	sch, err := schema.New(p, schema.Options{})
 	if err != nil {
-		return fail("schema", err)
+		return nil, buildFailed("schema", err)
 	}
 	r.modules = append(r.modules, sch.Module())
 
 	// Integration joins when the host includes it; monitor reads its statistics.
 	var itgStats monitor.StatsInspector
 	if s.opts.integration != nil {
-		if r.integration, err = integration.New(deps, integrationOptions(*s.opts.integration, r.telemetry)); err != nil {
-			return fail("integration", err)
+		if r.integration, err = integration.New(p, api, integrationOptions(*s.opts.integration, r.telemetry)); err != nil {
+			return nil, buildFailed("integration", err)
 		}
 		r.modules = append(r.modules, r.integration.Module())
 		itgStats = integrationStats(r.integration.Stats())
 	}
-	mon, err := monitor.New(deps, monitor.Options{Streams: streamInspector(r.events, s.cfg.Event), Integration: itgStats,
+	mon, err := monitor.New(p, monitor.Options{Streams: streamInspector(r.events, s.cfg.Event), Integration: itgStats,
 		Dependencies: r.data.dependencies(s.cfg)})
 	if err != nil {
-		return fail("monitor", err)
+		return nil, buildFailed("monitor", err)
 	}
 	r.modules = append(r.modules, mon.Module())
 
 	// Backup archives the embedded database and the files it references (backup_wiring.go);
 	// its scheduled job svc.backup joins cron's jobs.
-	if r.backup, err = backup.New(deps, backupOptions(s.cfg, r.storage, r)); err != nil {
-		return fail("backup", err)
+	if r.backup, err = backup.New(p, api, backupOptions(s.cfg, r.storage, r)); err != nil {
+		return nil, buildFailed("backup", err)
 	}
 	r.modules = append(r.modules, r.backup.Module())
 
 	// Cron runs the host's jobs (WithCron). With svc.cron.store.enabled = false its resources
 	// have no operations and it has no workers.
-	if r.cron, err = cron.New(deps, cronWithBackup(s.opts.cron, r.backup)); err != nil {
-		return fail("cron", err)
+	if r.cron, err = cron.New(p, cronWithBackup(s.opts.cron, r.backup)); err != nil {
+		return nil, buildFailed("cron", err)
 	}
 	r.modules = append(r.modules, r.cron.Module())
+	return sch, nil
+}
 
+// buildFront builds the modules that reach users and agents: push, approval (WithApproval), mcp
+// and the console.
+func (s *Server) buildFront(r *Running, p app.Platform, api app.API, sch *schema.Service) error {
 	// Push authenticates handshakes with the engine, binds connections to security's sessions
 	// and token families and watches its revocations and user changes (wiring.go). Disabled, it
 	// has no route and its Notifier drops pushes.
-	if r.push, err = push.New(deps, pushOptions(r.security)); err != nil {
-		return fail("push", err)
+	var err error
+	if r.push, err = push.New(p, api, pushOptions(r.security)); err != nil {
+		return buildFailed("push", err)
 	}
 	r.modules = append(r.modules, r.push.Module())
 
 	// Approval joins when the host includes it: its directory defaults to security's, its table
 	// inspector to schema's, its Notifier to push's.
 	if s.opts.approval != nil {
-		if r.approval, err = approval.New(deps, approvalOptions(*s.opts.approval, r.security.Directory(), sch, r.push)); err != nil {
-			return fail("approval", err)
+		if r.approval, err = approval.New(p, approvalOptions(*s.opts.approval, r.security.Directory(), sch, r.push)); err != nil {
+			return buildFailed("approval", err)
 		}
 		r.modules = append(r.modules, r.approval.Module())
 	}
 
 	// MCP serves /mcp when svc.mcp.enabled: it lists and runs the /api operations it offers as
 	// tools (svc.mcp.expose_operations) once every module has registered them.
-	if r.mcp, err = mcp.New(deps, r.engine, s.opts.mcp); err != nil {
-		return fail("mcp", err)
+	if r.mcp, err = mcp.New(p, api, r.engine, s.opts.mcp); err != nil {
+		return buildFailed("mcp", err)
 	}
 	r.modules = append(r.modules, r.mcp.Module())
 
 	// The console serves its embedded build at svc.console.path; it calls only /api.
-	con, err := console.New(deps, console.Options{})
+	con, err := console.New(p, console.Options{})
 	if err != nil {
-		return fail("console", err)
+		return buildFailed("console", err)
 	}
 	r.modules = append(r.modules, con.Module())
-
-	for _, build := range s.opts.modules {
-		m, err := build(deps)
-		if err != nil {
-			return fmt.Errorf("build host module: %w", err)
-		}
-		r.modules = append(r.modules, m)
-	}
 	return nil
 }
 

@@ -50,8 +50,9 @@ import (
 // ShutdownGrace is how long in-flight requests may run after shutdown begins.
 const ShutdownGrace = 30 * time.Second
 
-// ModuleFunc builds one host module from the server's dependencies (database, logger, clock,
-// catalog, the engine's authenticator, permission checker and error renderer). It runs at each
+// ModuleFunc builds one host module from the server's dependencies: both parts, the platform
+// (database, logger, clock, catalog, bus) and the engine's API (authenticator, permission
+// checker, error renderer, body reader). It runs at each
 // build, after the built-in modules, and must not do I/O (see app.Module). Host resources,
 // strategies, routes, workers, migrations and messages are all fields of the Module it returns.
 type ModuleFunc func(deps app.Deps) (app.Module, error)
@@ -104,7 +105,7 @@ func (r *Running) Handler() http.Handler { return r.handler }
 func (r *Running) DB() *db.DB { return r.db }
 
 // Events returns the event bus of svc.event (publish, subscribe, RunInTx, InspectStreams,
-// Metrics). Host modules subscribe through app.Deps.Events while they are built (WithModule),
+// Metrics). Host modules subscribe through app.Platform.Events while they are built (WithModule),
 // which is before the bus starts.
 func (r *Running) Events() *event.Bus { return r.events }
 

@@ -28,7 +28,7 @@ func (s *Server) newTelemetry(data *dataSources) (*ops.Telemetry, error) {
 
 // wireMetrics registers the collectors of the bus, which is not a module with Deps: its
 // counters and stream lag and the outbox's row counts, read at scrape time. Every module
-// registers its own series on app.Deps.Metrics (its metrics.go); the process collectors and the
+// registers its own series on app.Platform.Metrics (its metrics.go); the process collectors and the
 // engine's come with ops.New.
 func wireMetrics(reg prometheus.Registerer, bus *event.Bus) error {
 	for _, c := range []prometheus.Collector{ops.BusCollector(bus), ops.OutboxCollector(bus)} {

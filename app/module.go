@@ -70,9 +70,12 @@ type Worker struct {
 	Run      func(ctx context.Context) error
 }
 
-// Deps are what the composition root hands a module when building it. The composition root
-// fills every field but KV (nil when the kv store is disabled); Logger and Clock are never nil.
-type Deps struct {
+// Platform is the part of a module's dependencies that exists before any module is built:
+// configuration, logging, the clock, the message catalog, the data sources, the kv store, the
+// event bus and the metrics registry. Every module's constructor takes it. The composition root
+// fills every field but KV (nil when the kv store is disabled) and Metrics (nil when metrics are
+// off); Logger and Clock are never nil.
+type Platform struct {
 	Config      *config.Config
 	Logger      *slog.Logger
 	Clock       func() time.Time
@@ -85,8 +88,21 @@ type Deps struct {
 	// requests, workers or Start: a publish before the bus started fails with
 	// event.ErrBusNotStarted.
 	Events EventBus
-	// Auth runs a strategy of the shared registry for a route outside /api (download proxy,
-	// /ws, /mcp): the rpc engine.
+	// Metrics is where a module registers its own Prometheus collectors, in its metrics.go
+	// (issue #19; names start with svc_<module>_, labels bounded: no ids, no user names; values
+	// the module already keeps are read at scrape time with NewCollector). The composition root
+	// sets the registry served on svc.metrics.path; nil (metrics off, or a Platform built by hand
+	// in tests) means the module registers nothing and does no metrics work.
+	Metrics prometheus.Registerer
+}
+
+// API is the part of a module's dependencies that the /api engine lends to routes outside /api
+// (download proxy, /ws, /mcp, the integration gateway, backup downloads). It exists only once the
+// engine is built, which is after audit and security (the engine takes security's permission
+// checker), so those two modules' constructors do not take it; a module whose constructor takes
+// an API gets all four fields set (*rpc.Engine implements every one).
+type API struct {
+	// Auth runs a strategy of the shared registry for a route outside /api.
 	Auth Authenticator
 	// Permissions checks a permission token with the checker installed in the engine.
 	Permissions PermissionChecker
@@ -97,12 +113,19 @@ type Deps struct {
 	// the process, and a route outside /api that holds its body in memory (the integration
 	// gateway) reads it here rather than with io.ReadAll.
 	Bodies BodyReader
-	// Metrics is where a module registers its own Prometheus collectors, in its metrics.go
-	// (issue #19; names start with svc_<module>_, labels bounded: no ids, no user names; values
-	// the module already keeps are read at scrape time with NewCollector). The composition root
-	// sets the registry served on svc.metrics.path; nil (metrics off, or Deps built by hand in
-	// tests) means the module registers nothing and does no metrics work.
-	Metrics prometheus.Registerer
+}
+
+// EngineAPI returns the API part served by engine: it is every one of the four.
+func EngineAPI(engine *rpc.Engine) API {
+	return API{Auth: engine, Permissions: engine, Errors: engine, Bodies: engine}
+}
+
+// Deps are what a host module (svc.WithModule) gets: both parts, since host modules are built
+// after every built-in module, when the engine exists. Built-in modules take only the parts
+// their constructor names.
+type Deps struct {
+	Platform
+	API
 }
 
 // EventBus is the event bus as modules see it: publish and subscribe, and RequireTransactional

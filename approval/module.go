@@ -96,7 +96,7 @@ type Service struct {
 // New builds the module from svc.approval, the primary database and the event bus. It does no
 // I/O. It fails when approval.* events are not routed to a transactional transport
 // (event.ErrTxRequired / event.ErrNoRouteMatched, naming the rule) or when no directory is given.
-func New(deps app.Deps, opts Options) (*Service, error) {
+func New(deps app.Platform, opts Options) (*Service, error) {
 	if deps.Config == nil || deps.DB == nil || deps.Events == nil {
 		return nil, errors.New("approval: the configuration, the primary database and the event bus are required")
 	}

@@ -26,7 +26,7 @@ func TestDropCountedAndLoggedAtBoundedRate(t *testing.T) {
 	cfg.Audit.Enabled, cfg.Audit.QueueSize = true, 1
 	var logs bytes.Buffer
 	reg := prometheus.NewRegistry()
-	s, err := New(app.Deps{Config: cfg, Logger: slog.New(slog.NewTextHandler(&logs, nil)), Clock: clock.Now, Metrics: reg}, Options{NodeID: "n1"})
+	s, err := New(app.Platform{Config: cfg, Logger: slog.New(slog.NewTextHandler(&logs, nil)), Clock: clock.Now, Metrics: reg}, Options{NodeID: "n1"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,7 @@ package audit
 
 import "github.com/prometheus/client_golang/prometheus"
 
-// metrics are the trail's Prometheus series (registered on app.Deps.Metrics, issue #19). The
+// metrics are the trail's Prometheus series (registered on app.Platform.Metrics, issue #19). The
 // reason label is bounded: "queue_full" or "store_error".
 type metrics struct {
 	written prometheus.Counter

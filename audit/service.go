@@ -43,7 +43,7 @@ type Service struct {
 }
 
 // New builds the trail from deps.Config.Audit over the primary database. It does no I/O.
-func New(deps app.Deps, opts Options) (*Service, error) {
+func New(deps app.Platform, opts Options) (*Service, error) {
 	node := opts.NodeID
 	if node == "" {
 		host, _ := os.Hostname()

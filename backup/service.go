@@ -86,8 +86,9 @@ type Service struct {
 	lock   *dirLock
 }
 
-// New builds the module from deps (no I/O).
-func New(deps app.Deps, opts Options) (*Service, error) {
+// New builds the module from the platform and, for its download route, the engine's API part
+// (no I/O).
+func New(deps app.Platform, api app.API, opts Options) (*Service, error) {
 	var key []byte
 	if k := deps.Config.Backup.EncryptionKey; k != "" {
 		var err error
@@ -101,7 +102,7 @@ func New(deps app.Deps, opts Options) (*Service, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Service{cfg: deps.Config.Backup, full: deps.Config, db: deps.DB, log: deps.Logger, clock: deps.Clock, opts: opts,
-		key: key, perms: deps.Permissions, errs: deps.Errors, auth: deps.Auth, runCtx: ctx, stop: cancel}, nil
+		key: key, perms: api.Permissions, errs: api.Errors, auth: api.Auth, runCtx: ctx, stop: cancel}, nil
 }
 
 // Module lists what the module adds to the server.

@@ -42,7 +42,7 @@ type App struct {
 	// 64mib): the request-body bytes all /api requests and inbound integration deliveries
 	// together may hold in memory (JSON bodies, decoded bodies, multipart fields and spooled
 	// parts, delivery bodies with their script copies; file parts streamed to storage do not
-	// count). The rpc engine owns the one budget; modules read through app.Deps.Bodies. A request that would exceed it waits for room up to body_read_idle_timeout, then
+	// count). The rpc engine owns the one budget; modules read through app.API.Bodies. A request that would exceed it waits for room up to body_read_idle_timeout, then
 	// answers 503. Non-positive selects the default; a budget below body_limit fails Validate
 	// with ErrInvalidBodyMemoryBudget, since one maximal body must fit.
 	BodyMemoryBudget Size `toml:"body_memory_budget"`

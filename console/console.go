@@ -49,7 +49,7 @@ var ErrNoIndex = errors.New("console: the assets have no index.html")
 
 // New builds the console from svc.console (deps.Config.Console) and the embedded build (or
 // opts.Assets). It reads the assets once, in memory (they are embedded), and does no other I/O.
-func New(deps app.Deps, opts Options) (*Console, error) {
+func New(deps app.Platform, opts Options) (*Console, error) {
 	if deps.Config == nil {
 		return nil, errors.New("console: a configuration is required")
 	}

@@ -38,7 +38,7 @@ func serve(t *testing.T, c config.Console, assets fstest.MapFS) http.Handler {
 	t.Helper()
 	cfg := config.Default()
 	cfg.Console = c
-	con, err := console.New(app.Deps{Config: cfg}, console.Options{Assets: assets})
+	con, err := console.New(app.Platform{Config: cfg}, console.Options{Assets: assets})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +196,7 @@ func TestPathAndDisabled(t *testing.T) {
 		}
 	}
 	cfg := config.Default()
-	if _, err := console.New(app.Deps{Config: cfg}, console.Options{Assets: fstest.MapFS{"a.js": {Data: []byte("x")}}}); err == nil {
+	if _, err := console.New(app.Platform{Config: cfg}, console.Options{Assets: fstest.MapFS{"a.js": {Data: []byte("x")}}}); err == nil {
 		t.Error("assets without index.html accepted")
 	}
 }

@@ -204,7 +204,7 @@ func TestEventPublishJob(t *testing.T) {
 func TestBuiltinsOptIn(t *testing.T) {
 	t.Parallel()
 	cfg := config.Default()
-	deps := app.Deps{Config: cfg, DB: &db.DB{}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	deps := app.Platform{Config: cfg, DB: &db.DB{}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	plain, err := New(deps, Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -62,7 +62,7 @@ func crashChild(rawDS, marker string) error {
 		}
 		select {}
 	})
-	s, err := New(app.Deps{Config: cfg, DB: d, Clock: time.Now, Logger: slog.New(slog.NewTextHandler(os.Stderr, nil))},
+	s, err := New(app.Platform{Config: cfg, DB: d, Clock: time.Now, Logger: slog.New(slog.NewTextHandler(os.Stderr, nil))},
 		Options{Jobs: []JobHandler{work}, NodeID: "victim"})
 	if err != nil {
 		return err
@@ -103,7 +103,7 @@ func checkCrashRecovery(t *testing.T, ds config.DataSource) {
 		return nil
 	})
 	events := &recorder{}
-	survivor, err := New(app.Deps{Config: cfg, DB: testservice.OpenDB(t, ds), Clock: time.Now, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))},
+	survivor, err := New(app.Platform{Config: cfg, DB: testservice.OpenDB(t, ds), Clock: time.Now, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))},
 		Options{Jobs: []JobHandler{work}, NodeID: "survivor", Events: events})
 	if err != nil {
 		t.Fatal(err)

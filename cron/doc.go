@@ -142,7 +142,7 @@
 //
 // # Events (wire-runtime §1.11)
 //
-// With Options.Events set, or else on the server's bus (app.Deps.Events through BusPublisher,
+// With Options.Events set, or else on the server's bus (app.Platform.Events through BusPublisher,
 // without a transaction), svc.cron.run.failed {runId, scheduleName, jobName, scheduledAt,
 // scheduledAtUnixMs, nodeId, error} follows every failed run (error, panic, decode failure,
 // timeout) and svc.cron.run.abandoned (the same without error) every takeover. They are best
@@ -157,7 +157,7 @@
 //
 // # Metrics
 //
-// Registered on app.Deps.Metrics (served with svc.metrics.enabled, docs/operations.md):
+// Registered on app.Platform.Metrics (served with svc.metrics.enabled, docs/operations.md):
 // svc_cron_runs_total{job,status} counts the runs this node journaled succeeded, failed or
 // canceled and the takeovers it made (abandoned); missed and skipped fires are journaled but not
 // counted (they are written inside the claim transaction, which may roll back).

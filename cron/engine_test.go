@@ -90,7 +90,7 @@ func attach(t *testing.T, d *db.DB, node string, mutate func(*config.CronStore))
 		Job("slow", func(ctx context.Context, _ Execution) error { <-ctx.Done(); return nil }),
 		TypedJob("typed", func(context.Context, Execution, struct{ N int }) error { h.calls.Add(1); return nil }),
 	}
-	svc, err := New(app.Deps{Config: cfg, DB: d, Clock: h.clock.Now, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))},
+	svc, err := New(app.Platform{Config: cfg, DB: d, Clock: h.clock.Now, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))},
 		Options{Jobs: jobs, NodeID: node, Events: &h.events})
 	if err != nil {
 		t.Fatalf("New: %v", err)
@@ -390,7 +390,7 @@ func TestEngineOnlyLocalJobs(t *testing.T) {
 		a := newHarness(t, d, "node-a", nil)
 		ctx := context.Background()
 		a.create(t, Spec{Name: "x", JobName: "ok", Trigger: every(time.Minute)})
-		other, err := New(app.Deps{Config: storeConfig(), DB: d, Clock: a.clock.Now, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))},
+		other, err := New(app.Platform{Config: storeConfig(), DB: d, Clock: a.clock.Now, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))},
 			Options{Jobs: []JobHandler{Job("elsewhere", noop)}, NodeID: "node-c"})
 		if err != nil {
 			t.Fatal(err)

@@ -4,7 +4,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// metrics are the cron store's Prometheus series (issue #19), registered on app.Deps.Metrics.
+// metrics are the cron store's Prometheus series (issue #19), registered on app.Platform.Metrics.
 // Labels: job (the registered job names) and status (the run statuses); both bounded.
 type metrics struct {
 	runs *prometheus.CounterVec

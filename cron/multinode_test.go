@@ -27,7 +27,7 @@ func clusterNode(t *testing.T, ds config.DataSource, name string, clock func() t
 		mutate(&cfg.Cron.Store)
 	}
 	tick := Job("tick", func(context.Context, Execution) error { calls.Add(1); return nil })
-	s, err := New(app.Deps{Config: cfg, DB: testservice.OpenDB(t, ds), Clock: clock, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))},
+	s, err := New(app.Platform{Config: cfg, DB: testservice.OpenDB(t, ds), Clock: clock, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))},
 		Options{Jobs: []JobHandler{tick}, NodeID: name})
 	if err != nil {
 		t.Fatalf("New: %v", err)

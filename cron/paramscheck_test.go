@@ -26,7 +26,7 @@ func builtinHarness(t *testing.T, entries []string) *harness {
 	cfg.Cron.Store.Enabled = true
 	cfg.Cron.Store.HTTPAllowedHosts = entries
 	h := &harness{clock: testservice.NewClock(t0), db: d}
-	svc, err := New(app.Deps{Config: cfg, DB: d, Clock: h.clock.Now, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))},
+	svc, err := New(app.Platform{Config: cfg, DB: d, Clock: h.clock.Now, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))},
 		Options{Builtins: true, Events: &h.events})
 	if err != nil {
 		t.Fatalf("New: %v", err)

@@ -23,7 +23,7 @@ func TestSeedDefaultSchedules(t *testing.T) {
 		}
 		clock := testservice.NewClock(t0)
 		build := func(jobs ...JobHandler) *Service {
-			svc, err := New(app.Deps{Config: storeConfig(), DB: d, Clock: clock.Now, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))},
+			svc, err := New(app.Platform{Config: storeConfig(), DB: d, Clock: clock.Now, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))},
 				Options{Jobs: jobs})
 			if err != nil {
 				t.Fatal(err)

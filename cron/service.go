@@ -31,7 +31,7 @@ type Options struct {
 	// NodeID names this node in crn_run.node_id; default "<hostname>-<random>".
 	NodeID string
 	// Events receives svc.cron.run.failed and svc.cron.run.abandoned; nil publishes them on the
-	// server's event bus (app.Deps.Events, BusPublisher), or drops them when there is none.
+	// server's event bus (app.Platform.Events, BusPublisher), or drops them when there is none.
 	Events Publisher
 	// Builtins adds the built-in jobs http.request (bounded by svc.cron.store.http_allowed_hosts)
 	// and event.publish (on the server's event bus) to Jobs. The ready binary (cmd/svc) sets it;
@@ -74,7 +74,7 @@ type Service struct {
 // New builds the cron store from the server's dependencies (svc.cron.store, the primary
 // database, clock and logger) and the host's job handlers. It does no I/O. Duplicate or empty
 // job names fail (wire-runtime §1.1).
-func New(deps app.Deps, opts Options) (*Service, error) {
+func New(deps app.Platform, opts Options) (*Service, error) {
 	if deps.Config == nil || deps.DB == nil {
 		return nil, errors.New("cron: the configuration and the primary database are required")
 	}

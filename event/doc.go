@@ -32,7 +32,7 @@
 // module of the boot chain: its migrations run with the modules' (at startup when the outbox or
 // inbox is on, always under svc migrate), it starts before and stops after every other module,
 // its Workers are the module's workers (run by app.Workers like every module's: panic recovery,
-// logging, stopped before any module stops), and modules get it as app.Deps.Events. Storage
+// logging, stopped before any module stops), and modules get it as app.Platform.Events. Storage
 // publishes with InTx inside its transactions; security and the /api audit record (through
 // package svc's audit sink: rpc imports no bus) publish with Async; sys/monitor
 // get_event_streams reads InspectStreams.

@@ -26,9 +26,9 @@ func (noBodies) ReadBody(http.ResponseWriter, *http.Request, int64, int) ([]byte
 // the names, labels and help texts docs/operations.md lists, read from Stats at scrape time.
 func TestMetrics(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	deps := app.Deps{Config: config.Default(), DB: testservice.OpenDB(t, testservice.DataSource(t, config.SQLite)),
-		Bodies: noBodies{}, Clock: time.Now, Logger: slog.New(slog.DiscardHandler), Metrics: reg}
-	s, err := New(deps, Options{})
+	deps := app.Platform{Config: config.Default(), DB: testservice.OpenDB(t, testservice.DataSource(t, config.SQLite)),
+		Clock: time.Now, Logger: slog.New(slog.DiscardHandler), Metrics: reg}
+	s, err := New(deps, app.API{Bodies: noBodies{}}, Options{})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}

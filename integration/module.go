@@ -91,8 +91,8 @@ type Service struct {
 
 // New builds the module from svc.integration and the primary database. It does no I/O. A
 // malformed secret key or an unknown algorithm fails (spec §7).
-func New(deps app.Deps, opts Options) (*Service, error) {
-	if deps.Config == nil || deps.DB == nil || deps.Bodies == nil {
+func New(deps app.Platform, api app.API, opts Options) (*Service, error) {
+	if deps.Config == nil || deps.DB == nil || api.Bodies == nil {
 		return nil, errors.New("integration: the configuration, the primary database and the body reader are required")
 	}
 	cfg := deps.Config.Integration
@@ -130,8 +130,8 @@ func New(deps app.Deps, opts Options) (*Service, error) {
 	}
 	s.limiter = rpc.NewRateLimiter(deps.Clock)
 	s.limit = rpc.Limit{Max: cfg.Inbound.RateLimit.Max, Period: cfg.Inbound.RateLimit.Period}
-	s.errors = deps.Errors
-	s.bodies = deps.Bodies
+	s.errors = api.Errors
+	s.bodies = api.Bodies
 	s.msgs = deps.I18n
 	s.sqlDBs.dbs = map[string]systemDB{}
 	s.sqlRowCap = defaultSQLRowCap

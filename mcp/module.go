@@ -93,13 +93,13 @@ var _ Operations = (*rpc.Engine)(nil)
 // authenticator and permission checker), the /api engine ops (nil: no operation tools) and the
 // host's providers. It does no I/O; the operation tools are added by Start, once every module
 // has registered its resources.
-func New(deps app.Deps, ops Operations, opts Options) (*Service, error) {
-	if deps.Config == nil || deps.DB == nil || deps.Auth == nil || deps.Permissions == nil {
+func New(deps app.Platform, api app.API, ops Operations, opts Options) (*Service, error) {
+	if deps.Config == nil || deps.DB == nil || api.Auth == nil || api.Permissions == nil {
 		return nil, errors.New("mcp: the configuration, the primary database, the authenticator and the permission checker are required")
 	}
 	s := &Service{
 		cfg: deps.Config.MCP, log: deps.Logger.With(slog.String("module", "mcp")), msgs: deps.I18n,
-		auth: deps.Auth, perms: deps.Permissions, db: deps.DB, ops: ops, source: deps.Config.DataSources[deps.Config.MCP.Query.DataSource], visible: map[string]visibility{}, names: map[string]bool{}, fast: map[string]sdk.ToolHandler{}, versions: fastVersions(),
+		auth: api.Auth, perms: api.Permissions, db: deps.DB, ops: ops, source: deps.Config.DataSources[deps.Config.MCP.Query.DataSource], visible: map[string]visibility{}, names: map[string]bool{}, fast: map[string]sdk.ToolHandler{}, versions: fastVersions(),
 	}
 	if s.msgs == nil {
 		s.msgs = i18n.MustNew(i18n.Default, Messages())

@@ -22,7 +22,7 @@ import (
 //
 //	go test -run '^$' -bench Actions -benchmem ./monitor/
 func BenchmarkActions(b *testing.B) {
-	m := newMonitor(app.Deps{Config: config.Default(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, Options{}, newHostProbes())
+	m := newMonitor(app.Platform{Config: config.Default(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, Options{}, newHostProbes())
 	m.sampler.wait = func(context.Context, time.Duration) error { return nil } // a zero window: only the cache matters here
 	m.sampler.sampleOnce(context.Background())
 	ops := map[string]rpc.Op{}

@@ -99,7 +99,7 @@ func (f *fakeProbes) process(context.Context) (*ProcessInfo, float64, error) {
 // testMonitor builds a monitor over probes whose sampler never sleeps: its wait advances a
 // fake clock by d and the probes' counters by one step per second of window.
 func testMonitor(p *fakeProbes, opts Options) *Service {
-	m := newMonitor(app.Deps{Config: config.Default(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, opts, p)
+	m := newMonitor(app.Platform{Config: config.Default(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, opts, p)
 	now := time.Unix(1_700_000_000, 0)
 	m.sampler.now = func() time.Time { return now }
 	m.sampler.wait = func(ctx context.Context, d time.Duration) error {

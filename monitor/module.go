@@ -45,7 +45,7 @@ func Messages() fs.FS { return i18n.MustSub(messageFiles, "messages") }
 
 // New builds the monitor over the host's probes, sampling every svc.monitor.sample_interval for
 // svc.monitor.sample_duration (defaults applied by config). It does no I/O.
-func New(deps app.Deps, opts Options) (*Service, error) {
+func New(deps app.Platform, opts Options) (*Service, error) {
 	if deps.Config == nil {
 		return nil, errors.New("monitor: a configuration is required")
 	}
@@ -72,7 +72,7 @@ type Service struct {
 	logger  *slog.Logger
 }
 
-func newMonitor(deps app.Deps, opts Options, p probes) *Service {
+func newMonitor(deps app.Platform, opts Options, p probes) *Service {
 	logger := deps.Logger.With(slog.String("module", "monitor"))
 	return &Service{
 		probes: p,

@@ -14,7 +14,7 @@
 //     code and status, a latency histogram, in-flight and rate-limited counts, and a server span
 //     per call continuing the caller's W3C traceparent. Nil when metrics and tracing are off, so
 //     the engine does no observing work;
-//   - Telemetry.Registerer: app.Deps.Metrics, where every module registers its own series
+//   - Telemetry.Registerer: app.Platform.Metrics, where every module registers its own series
 //     (each module's metrics.go; read at scrape time with app.NewCollector where the module
 //     already keeps the value). Nil with metrics off, so a module registers and counts nothing;
 //   - BusCollector and OutboxCollector: collectors that read at scrape time what the bus

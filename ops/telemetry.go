@@ -72,7 +72,7 @@ func New(cfg *config.Config, logger *slog.Logger, opts Options) (*Telemetry, err
 	return t, nil
 }
 
-// Registerer is where modules register their own collectors (app.Deps.Metrics), nil with
+// Registerer is where modules register their own collectors (app.Platform.Metrics), nil with
 // metrics off: a module then registers nothing, subscribes to nothing and reads nothing at
 // scrape time, so metrics off cost nothing.
 func (t *Telemetry) Registerer() prometheus.Registerer {

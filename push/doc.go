@@ -133,7 +133,7 @@
 //
 // # Metrics
 //
-// On app.Deps.Metrics, read from the hub's counters at scrape time (docs/operations.md):
+// On app.Platform.Metrics, read from the hub's counters at scrape time (docs/operations.md):
 // svc_push_connections, svc_push_dropped_slow_clients_total and svc_push_messages_total{result}.
 //
 // # Spec-compatibility choices

@@ -26,7 +26,7 @@ func TestSmallBuffersEarlyFrames(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			s, err := New(testDeps(enabled("app"), nil), Options{})
+			s, err := newOutside(enabled("app"), nil, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

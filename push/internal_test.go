@@ -40,11 +40,11 @@ func TestPayloadUsers(t *testing.T) {
 	}
 }
 
-// testDeps are dependencies for a module outside a server: a stub authenticator accepting
-// any token as user "alice" and a renderer writing the status.
-func testDeps(cfg *config.Config, kv *redis.Client) app.Deps {
-	return app.Deps{Config: cfg, Logger: slog.New(slog.DiscardHandler), Clock: time.Now, KV: kv,
-		Auth: stubAuth{}, Errors: stubErrors{}}
+// newOutside builds the module outside a server: a stub authenticator accepting any token as
+// user "alice" and a renderer writing the status.
+func newOutside(cfg *config.Config, kv *redis.Client, opts Options) (*Service, error) {
+	return New(app.Platform{Config: cfg, Logger: slog.New(slog.DiscardHandler), Clock: time.Now, KV: kv},
+		app.API{Auth: stubAuth{}, Errors: stubErrors{}}, opts)
 }
 
 type stubAuth struct{}
@@ -76,10 +76,10 @@ func deadRedis(t *testing.T) *redis.Client {
 // TestRelayNeedsAppName: the relay refuses to start without svc.app.name (spec §6.2).
 func TestRelayNeedsAppName(t *testing.T) {
 	t.Parallel()
-	if _, err := New(testDeps(enabled(""), deadRedis(t)), Options{}); !errors.Is(err, ErrAppNameRequired) {
+	if _, err := newOutside(enabled(""), deadRedis(t), Options{}); !errors.Is(err, ErrAppNameRequired) {
 		t.Errorf("New without an app name = %v, want ErrAppNameRequired", err)
 	}
-	if _, err := New(testDeps(enabled(""), nil), Options{}); err != nil {
+	if _, err := newOutside(enabled(""), nil, Options{}); err != nil {
 		t.Errorf("New without relay and app name = %v, want nil", err)
 	}
 }
@@ -87,7 +87,7 @@ func TestRelayNeedsAppName(t *testing.T) {
 // TestRelayBestEffort: with Redis down a push is still delivered to this node's sockets.
 func TestRelayBestEffort(t *testing.T) {
 	t.Parallel()
-	s, err := New(testDeps(enabled("app"), deadRedis(t)), Options{})
+	s, err := newOutside(enabled("app"), deadRedis(t), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

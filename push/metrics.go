@@ -2,7 +2,7 @@ package push
 
 import "github.com/prometheus/client_golang/prometheus"
 
-// registerMetrics registers the push series on reg (app.Deps.Metrics; issue #19), read at scrape
+// registerMetrics registers the push series on reg (app.Platform.Metrics; issue #19), read at scrape
 // time from the hub's counters so a delivery costs nothing more. No labels beyond result.
 func (s *Service) registerMetrics(reg prometheus.Registerer) error {
 	if reg == nil {

@@ -57,7 +57,7 @@ type Binder interface {
 }
 
 // RevocationEvents names the bus events that end or recheck connections (a session revoked, a
-// token family revoked, a user disabled or changed). Push subscribes to them on Deps.Events when
+// token family revoked, a user disabled or changed). Push subscribes to them on Platform.Events when
 // it is built, like any module subscribes to the bus; the composition root names the security
 // module's signals (push never imports security). Each event's payload is a JSON object whose
 // "ref" member is the key or user id. An empty name subscribes to nothing.
@@ -152,12 +152,12 @@ func (s *Service) subscribeRevocations(bus event.Subscriber, ev RevocationEvents
 // New builds the module from svc.push (spec §6.2, §8.3). With push and the key-value store
 // enabled the relay needs svc.app.name (ErrAppNameRequired). It does no I/O; bridge routes
 // (svc.push.bridge) subscribe on deps.Events here.
-func New(deps app.Deps, opts Options) (*Service, error) {
+func New(deps app.Platform, api app.API, opts Options) (*Service, error) {
 	if deps.Config == nil {
 		return nil, errors.New("push: the configuration is required")
 	}
 	cfg := deps.Config.Push
-	s := &Service{cfg: cfg, clock: deps.Clock, auth: deps.Auth, errs: deps.Errors, opts: opts,
+	s := &Service{cfg: cfg, clock: deps.Clock, auth: api.Auth, errs: api.Errors, opts: opts,
 		log:          deps.Logger.With(slog.String("module", "push")),
 		hub:          newHub(cfg.MaxConnectionsPerUser, cfg.SendBuffer, cfg.WriteTimeout),
 		accept:       websocket.AcceptOptions{OriginPatterns: cfg.AllowedOrigins, InsecureSkipVerify: len(cfg.AllowedOrigins) == 0},

@@ -207,7 +207,7 @@
 // memory spools, and each multipart request's read buffers (264 KiB). File parts streamed to a
 // handler are not held and do not count. Each request returns its share when its answer is
 // written. The engine is the budget's one owner: routes outside /api that hold a body in memory
-// read it with Engine.ReadBody (app.Deps.Bodies; the integration gateway), paying from the same
+// read it with Engine.ReadBody (app.API.Bodies; the integration gateway), paying from the same
 // budget under the same rules, with any other forms of the body they keep (copies) reserved
 // too.
 //

@@ -35,7 +35,7 @@ type Options struct{}
 
 // New builds the schema module's Service over the primary data source. It does no I/O; an
 // unsupported data source type is an error.
-func New(deps app.Deps, _ Options) (*Service, error) {
+func New(deps app.Platform, _ Options) (*Service, error) {
 	ins, err := newInspector(deps.DB)
 	if err != nil {
 		return nil, err

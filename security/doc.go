@@ -155,7 +155,7 @@
 //
 // # Metrics
 //
-// metrics.go registers on app.Deps.Metrics (served with svc.metrics.enabled, docs/operations.md)
+// metrics.go registers on app.Platform.Metrics (served with svc.metrics.enabled, docs/operations.md)
 // svc_security_logins_total{result} and svc_security_lockouts_total, counted by a sink New adds
 // to the module's event sinks (the bus's and Options.Events); with Deps.Metrics nil there is no
 // such sink.

@@ -6,7 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// metricsSink registers on reg (app.Deps.Metrics) the login counters,
+// metricsSink registers on reg (app.Platform.Metrics) the login counters,
 // svc_security_logins_total{result} and svc_security_lockouts_total, and returns the EventSink
 // that counts them; New adds it to the module's sinks. The login type is not a label: it comes
 // from the request and would let a client create series. A nil reg (metrics off) returns a nil

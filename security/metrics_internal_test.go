@@ -21,7 +21,7 @@ func TestMetrics(t *testing.T) {
 	for name, reg := range map[string]*prometheus.Registry{"off": nil, "on": prometheus.NewRegistry()} {
 		t.Run(name, func(t *testing.T) {
 			var host []string
-			deps := app.Deps{Config: config.Default(), DB: testservice.OpenDB(t, testservice.DataSource(t, config.SQLite)),
+			deps := app.Platform{Config: config.Default(), DB: testservice.OpenDB(t, testservice.DataSource(t, config.SQLite)),
 				Logger: slog.New(slog.DiscardHandler), Clock: time.Now}
 			if reg != nil {
 				deps.Metrics = reg // a nil *Registry in the interface would not be nil

@@ -157,7 +157,7 @@ func (s *Service) Policy() *Policy { return s.policy }
 // the database or Redis), the trust-login gateway route when enabled, the purge workers and a
 // start step that loads the signing key (configured, else generated once and kept in the
 // primary database) and tells how to create the first user; Module lists them. It does no I/O.
-func New(deps app.Deps, opts Options) (*Service, error) {
+func New(deps app.Platform, opts Options) (*Service, error) {
 	if deps.Config == nil || deps.DB == nil {
 		return nil, errors.New("security: a configuration and the primary data source are required")
 	}

@@ -24,7 +24,7 @@ type extensions struct {
 
 // extensions picks the user directory: the built-in store unless the host registered its own
 // password authenticator or user store (spec/README.md).
-func (s *Service) extensions(deps app.Deps, opts Options, hasher *Hasher) extensions {
+func (s *Service) extensions(deps app.Platform, opts Options, hasher *Hasher) extensions {
 	var ext extensions
 	var dir any
 	switch {
@@ -67,7 +67,7 @@ func pick[T comparable](override, def T) T {
 // buildTokens sets up the token service of svc.security.token_type: JWTs with families in the
 // primary database, or opaque sessions (in Redis when the key-value store is enabled, else in
 // the primary database); or the host's token service.
-func (s *Service) buildTokens(deps app.Deps, opts Options, ext extensions) error {
+func (s *Service) buildTokens(deps app.Platform, opts Options, ext extensions) error {
 	if opts.Tokens != nil {
 		s.tokens = opts.Tokens
 		return nil
@@ -133,7 +133,7 @@ func (s *Service) buildAuthenticators(opts Options, ext extensions, hasher *Hash
 
 // buildGuard chooses the lockout store: the host's, Redis when the key-value store is enabled
 // (all nodes agree), else memory.
-func (s *Service) buildGuard(deps app.Deps, opts Options) {
+func (s *Service) buildGuard(deps app.Platform, opts Options) {
 	lc := deps.Config.Security.Lockout
 	store := opts.Lockout
 	switch {
@@ -149,7 +149,7 @@ func (s *Service) buildGuard(deps app.Deps, opts Options) {
 // buildChain orders the challenge providers: the host's, plus the built-in totp (when secrets
 // can be loaded and the host did not bring its own totp) and password_change (when max_age is
 // set and passwords can be changed).
-func (s *Service) buildChain(deps app.Deps, opts Options, ext extensions) {
+func (s *Service) buildChain(deps app.Platform, opts Options, ext extensions) {
 	ps := append([]ChallengeProvider(nil), opts.Challenges...)
 	has := func(typ string) bool {
 		for _, p := range ps {

@@ -49,7 +49,7 @@ type trustGateway struct {
 
 // buildTrustLogin sets up the gateway and the trust_code login type when trust login is on. The
 // nonce and code stores live in Redis when the key-value store is enabled, else in memory.
-func (s *Service) buildTrustLogin(deps app.Deps, opts Options, ext extensions) error {
+func (s *Service) buildTrustLogin(deps app.Platform, opts Options, ext extensions) error {
 	tl := deps.Config.Security.TrustLogin
 	if !tl.Enabled {
 		return nil

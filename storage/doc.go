@@ -62,7 +62,7 @@
 //
 // # Metrics
 //
-// metrics.go registers on app.Deps.Metrics (served with svc.metrics.enabled, docs/operations.md)
+// metrics.go registers on app.Platform.Metrics (served with svc.metrics.enabled, docs/operations.md)
 // svc_storage_active_claims and svc_storage_delete_queue_depth, read from Stats at scrape time,
 // and svc_storage_uploads_total, svc_storage_upload_bytes_total and
 // svc_storage_delete_dead_letters_total, counted from the module's own events (delivered after
@@ -76,7 +76,7 @@
 //	svc.storage.file.deleted        {fileKey, reason}
 //	svc.storage.delete.dead_letter  {pendingDeleteId, fileKey, reason, attempts, lastError}
 //
-// On the server the Publisher is the event bus (BusPublisher over app.Deps.Events, unless
+// On the server the Publisher is the event bus (BusPublisher over app.Platform.Events, unless
 // Options.Events is set): each event is published with event.InTx(tx), and inTx gives every
 // attempt of a retried transaction its own event.TxScope, so an attempt that rolled back
 // delivers nothing and the one that committed delivers (tx_memory) or wakes the outbox relay.

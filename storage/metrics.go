@@ -13,7 +13,7 @@ import (
 // predates the module owning its metrics and is kept so a stream's group keeps its position.
 const metricsGroup = "svc-ops-metrics"
 
-// registerMetrics registers the storage series on reg (app.Deps.Metrics): Stats read at scrape
+// registerMetrics registers the storage series on reg (app.Platform.Metrics): Stats read at scrape
 // time, and counters of the module's own events, which are delivered after their transaction
 // commits, so a rolled-back upload is not counted. A nil reg (metrics off) registers and
 // subscribes to nothing; a nil bus leaves the event counters at zero.

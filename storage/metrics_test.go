@@ -42,12 +42,12 @@ func TestMetrics(t *testing.T) {
 	}{{"off", nil}, {"on", prometheus.NewRegistry()}} {
 		t.Run(tc.name, func(t *testing.T) {
 			bus := &handlerBus{handlers: map[string]event.Handler{}}
-			deps := app.Deps{Config: config.Default(), DB: migrated(t, config.SQLite), Events: bus,
+			deps := app.Platform{Config: config.Default(), DB: migrated(t, config.SQLite), Events: bus,
 				Logger: slog.New(slog.DiscardHandler)}
 			if tc.reg != nil {
 				deps.Metrics = tc.reg
 			}
-			if _, err := New(deps, Options{}); err != nil {
+			if _, err := New(deps, app.API{}, Options{}); err != nil {
 				t.Fatalf("New: %v", err)
 			}
 			if tc.reg == nil {

@@ -35,28 +35,28 @@ func Migrations() *db.Migrations {
 func Messages() fs.FS { return i18n.MustSub(messageFiles, "messages") }
 
 // Options are what host code plugs into the module. Every field is optional. The download
-// proxy's authenticator, error renderer and permission checker come from app.Deps (the rpc
+// proxy's authenticator, error renderer and permission checker come from app.API (the rpc
 // engine).
 type Options struct {
 	// Backend replaces the backend chosen by svc.storage.provider.
 	Backend backend.Backend
 	// ACL decides who reads private files; nil uses DefaultACL with ReadPermission and the
-	// engine's permission check (app.Deps.Permissions).
+	// engine's permission check (app.API.Permissions).
 	ACL FileACL
 	// ReadPermission is the default ACL's "read every file" token (default ReadPermission).
 	ReadPermission string
 	// Events receives the storage events; nil publishes them on the server's event bus
-	// (app.Deps.Events, BusPublisher), or drops them when there is none.
+	// (app.Platform.Events, BusPublisher), or drops them when there is none.
 	Events Publisher
 }
 
 // New builds the storage Service from the server's dependencies: the configuration (defaults
 // already applied by config), the primary database, the backend of svc.storage.provider unless
-// opts.Backend replaces it, and from the engine (deps.Auth, deps.Errors, deps.Permissions) the
-// download proxy's authentication, error envelope and default ACL check. A nil deps.Auth treats
-// every download as unauthenticated; a nil deps.Errors renders with the module's own envelope
+// opts.Backend replaces it, and from the engine (api.Auth, api.Errors, api.Permissions) the
+// download proxy's authentication, error envelope and default ACL check. A nil api.Auth treats
+// every download as unauthenticated; a nil api.Errors renders with the module's own envelope
 // writer. It does no I/O: the backend's bucket or directory is created in Start.
-func New(deps app.Deps, opts Options) (*Service, error) {
+func New(deps app.Platform, api app.API, opts Options) (*Service, error) {
 	if deps.Config == nil || deps.DB == nil {
 		return nil, errors.New("storage: the configuration and the primary database are required")
 	}
@@ -76,14 +76,14 @@ func New(deps app.Deps, opts Options) (*Service, error) {
 		opts.Events = BusPublisher(deps.Events)
 	}
 	d := serviceDeps{cfg: deps.Config.Storage, db: deps.DB, backend: be, clock: deps.Clock, log: deps.Logger, opts: opts}
-	if deps.Auth != nil {
-		d.auth = deps.Auth
+	if api.Auth != nil {
+		d.auth = api.Auth
 	}
-	if deps.Permissions != nil {
-		d.perms = deps.Permissions
+	if api.Permissions != nil {
+		d.perms = api.Permissions
 	}
-	if deps.Errors != nil {
-		d.errs = deps.Errors
+	if api.Errors != nil {
+		d.errs = api.Errors
 	} else {
 		d.errs = envelopeWriter{msgs: deps.I18n, log: deps.Logger}
 	}

@@ -28,9 +28,9 @@ func TestBuild(t *testing.T) {
 	cfg.Storage.Filesystem.Root = root
 	cfg.Storage.AutoMigrate = true
 	var logs bytes.Buffer
-	deps := app.Deps{Config: cfg, DB: testservice.OpenDB(t, testservice.DataSource(t, config.SQLite)), Clock: time.Now,
+	deps := app.Platform{Config: cfg, DB: testservice.OpenDB(t, testservice.DataSource(t, config.SQLite)), Clock: time.Now,
 		Logger: slog.New(slog.NewTextHandler(&logs, nil))}
-	svc, err := New(deps, Options{})
+	svc, err := New(deps, app.API{}, Options{})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -84,9 +84,9 @@ func TestBuild(t *testing.T) {
 func TestMemoryWarning(t *testing.T) {
 	cfg := config.Default()
 	var logs bytes.Buffer
-	deps := app.Deps{Config: cfg, DB: testservice.OpenDB(t, testservice.DataSource(t, config.SQLite)),
+	deps := app.Platform{Config: cfg, DB: testservice.OpenDB(t, testservice.DataSource(t, config.SQLite)),
 		Logger: slog.New(slog.NewTextHandler(&logs, nil))}
-	svc, err := New(deps, Options{})
+	svc, err := New(deps, app.API{}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

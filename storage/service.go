@@ -35,7 +35,7 @@ type Service struct {
 	queue  deleteQueue
 }
 
-// serviceDeps are what newService needs; New fills them from app.Deps and Options. cfg has the
+// serviceDeps are what newService needs; New fills them from app.Platform, app.API and Options. cfg has the
 // defaults of config applied (spec §8.2: config.Load, config.Default).
 type serviceDeps struct {
 	cfg     config.Storage

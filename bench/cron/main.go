@@ -108,7 +108,7 @@ func startNodes(ctx context.Context, cfg *config.Config, ds config.DataSource, n
 		if err != nil {
 			return nil, err
 		}
-		s, err := cron.New(app.Deps{Config: cfg, DB: d, Clock: time.Now, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))},
+		s, err := cron.New(app.Platform{Config: cfg, DB: d, Clock: time.Now, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))},
 			cron.Options{Jobs: []cron.JobHandler{noop}, NodeID: fmt.Sprintf("node-%d", i)})
 		if err != nil {
 			return nil, err

@@ -30,7 +30,7 @@ enabled = true
 func cronNode(t *testing.T, cfg *config.Config, d *db.DB, calls *atomic.Int64) *cron.Service {
 	t.Helper()
 	report := cron.Job("report", func(context.Context, cron.Execution) error { calls.Add(1); return nil })
-	s, err := cron.New(app.Deps{Config: cfg, DB: d, Clock: time.Now, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))},
+	s, err := cron.New(app.Platform{Config: cfg, DB: d, Clock: time.Now, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))},
 		cron.Options{Jobs: []cron.JobHandler{report}, NodeID: "server"})
 	if err != nil {
 		t.Fatal(err)

@@ -156,7 +156,7 @@ func withCron(g *globalFlags, fn func(cmd *cobra.Command, ce *cronEnv, args []st
 		if err != nil {
 			return err
 		}
-		s, err := cron.New(app.Deps{Config: cfg, DB: d, Clock: time.Now, Logger: slog.New(slog.DiscardHandler)}, cron.Options{NodeID: "cli"})
+		s, err := cron.New(app.Platform{Config: cfg, DB: d, Clock: time.Now, Logger: slog.New(slog.DiscardHandler)}, cron.Options{NodeID: "cli"})
 		if err != nil {
 			return err
 		}

@@ -233,10 +233,11 @@ export function StatusFilter(props: { statuses: readonly string[]; value: string
 }
 /**
  * PagedTable is one page of a list: its status (error, notice, first load), the rows — or one
- * saying there are none — and the pager. row renders one item as a <tr>.
+ * saying there are none — and the pager; a list whose data is null (not loaded for this caller)
+ * shows its status alone. row renders one item as a <tr>.
  */
 export function PagedTable<T>(props: {
-  list: Async<Page<T>>;
+  list: Async<Page<T> | null>;
   act?: { error: unknown; notice: string | null };
   page: number;
   size: number;

@@ -7,7 +7,7 @@ import type { Backup, RestorePlan } from "../api/ops.gen";
 import { bytes, t, tk, useLang, when } from "../i18n";
 import { P } from "../perms";
 import { can } from "../session";
-import { Card, Dialog, ErrorBox, ListStatus, Pager, Table, useAction, useAsync } from "../ui";
+import { Card, Dialog, ErrorBox, PagedTable, useAction, useAsync } from "../ui";
 
 const SIZE = 15;
 
@@ -87,48 +87,43 @@ export function Backups() {
         )}
       </Card>
       <Card title={t("Archives")}>
-        <ListStatus list={list} act={act} />
-        {list.data && (
-          <>
-            <Table headings={[t("Started"), t("State"), t("Size"), t("Files"), t("Trigger"), t("Name")]} actions>
-              {list.data.items.map((b) => (
-                <tr key={b.id} data-id={b.id}>
-                  <td>{when(b.startedAtUnixMs)}</td>
-                  <td title={b.error}>{t(b.status)}</td>
-                  <td>{b.status === "succeeded" ? bytes(b.size) : "–"}</td>
-                  <td>{b.status === "succeeded" ? b.fileCount : "–"}</td>
-                  <td>{t(b.trigger)}</td>
-                  <td class="mono">{b.name}</td>
-                  <td class="row-actions">
-                    {b.status === "succeeded" && can(P.backupDownload) && (
-                      <button type="button" onClick={() => void download(b)}>
-                        {t("Download")}
-                      </button>
-                    )}
-                    {b.status === "succeeded" && can(P.backupRestore) && (
-                      <button type="button" onClick={() => void check(b)}>
-                        {t("Restore…")}
-                      </button>
-                    )}
-                    {b.status !== "running" && can(P.backupDelete) && (
-                      <button type="button" class="danger" disabled={act.busy} onClick={() => void remove(b)}>
-                        {t("Delete")}
-                      </button>
-                    )}
-                  </td>
-                </tr>
-              ))}
-              {!list.data.items.length && (
-                <tr>
-                  <td colSpan={7} class="muted">
-                    {t("No backups yet.")}
-                  </td>
-                </tr>
-              )}
-            </Table>
-            <Pager page={list.data.page} size={list.data.size} total={list.data.total} onPage={setPage} />
-          </>
-        )}
+        <PagedTable
+          list={list}
+          act={act}
+          page={page}
+          size={SIZE}
+          onPage={setPage}
+          headings={[t("Started"), t("State"), t("Size"), t("Files"), t("Trigger"), t("Name")]}
+          actions
+          empty={t("No backups yet.")}
+          row={(b) => (
+            <tr key={b.id} data-id={b.id}>
+              <td>{when(b.startedAtUnixMs)}</td>
+              <td title={b.error}>{t(b.status)}</td>
+              <td>{b.status === "succeeded" ? bytes(b.size) : "–"}</td>
+              <td>{b.status === "succeeded" ? b.fileCount : "–"}</td>
+              <td>{t(b.trigger)}</td>
+              <td class="mono">{b.name}</td>
+              <td class="row-actions">
+                {b.status === "succeeded" && can(P.backupDownload) && (
+                  <button type="button" onClick={() => void download(b)}>
+                    {t("Download")}
+                  </button>
+                )}
+                {b.status === "succeeded" && can(P.backupRestore) && (
+                  <button type="button" onClick={() => void check(b)}>
+                    {t("Restore…")}
+                  </button>
+                )}
+                {b.status !== "running" && can(P.backupDelete) && (
+                  <button type="button" class="danger" disabled={act.busy} onClick={() => void remove(b)}>
+                    {t("Delete")}
+                  </button>
+                )}
+              </td>
+            </tr>
+          )}
+        />
       </Card>
       {plan && (
         <Dialog title={t("Restore {name}", { name: plan.b.name })} onClose={() => setPlan(null)} wide>

@@ -8,7 +8,7 @@ import { Chart } from "../chart";
 import { t, useLang, when } from "../i18n";
 import { P } from "../perms";
 import { can } from "../session";
-import { Card, Dialog, ErrorBox, Field, ListStatus, Loading, Pager, Table, useAction, useAsync, type Submit } from "../ui";
+import { Card, Dialog, ErrorBox, Field, Loading, PagedTable, useAction, useAsync, type Submit } from "../ui";
 
 type Kind = "cron" | "interval" | "once";
 const STATUSES = ["running", "succeeded", "failed", "missed", "skipped", "abandoned", "canceled"];
@@ -96,69 +96,64 @@ function Schedules({ onRuns }: { onRuns: (name: string) => void }) {
         )
       }
     >
-      <ListStatus list={list} act={act} />
-      {list.data && (
-        <>
-          <Table headings={[t("Name"), t("Job"), t("Trigger"), t("State"), t("Next fire"), t("Last fire")]} actions>
-            {list.data.items.map((s) => (
-              <tr key={s.id} data-schedule={s.name}>
-                <td class="mono">{s.name}</td>
-                <td class="mono">{s.jobName}</td>
-                <td class="mono">{trigger(s)}</td>
-                <td>
-                  <span class={s.isEnabled ? "badge ok" : "badge"}>{s.isEnabled ? t("active") : t("paused")}</span>
-                </td>
-                <td>{s.isEnabled ? when(s.nextFireAtUnixMs) : "–"}</td>
-                <td>{when(s.lastFireAtUnixMs)}</td>
-                <td class="row-actions">
-                  {manage && (
-                    <>
-                      <button type="button" onClick={() => setEdit(s)}>
-                        {t("Edit")}
-                      </button>
-                      {s.isEnabled ? (
-                        <button type="button" onClick={() => void op("pause", s, t("{name} paused.", { name: s.name }))}>
-                          {t("Pause")}
-                        </button>
-                      ) : (
-                        <button type="button" onClick={() => void op("resume", s, t("{name} resumed.", { name: s.name }))}>
-                          {t("Resume")}
-                        </button>
-                      )}
-                      <button type="button" onClick={() => void op("trigger_now", s, t("{name} triggered.", { name: s.name }))}>
-                        {t("Trigger now")}
-                      </button>
-                      <button
-                        type="button"
-                        class="danger"
-                        onClick={() => {
-                          if (window.confirm(t("Delete the schedule {name}? Its runs stay in the journal.", { name: s.name })))
-                            void op("delete", s, t("{name} deleted.", { name: s.name }));
-                        }}
-                      >
-                        {t("Delete")}
-                      </button>
-                    </>
-                  )}
-                  {can(P.cronRuns) && (
-                    <button type="button" onClick={() => onRuns(s.name)}>
-                      {t("Runs")}
+      <PagedTable
+        list={list}
+        act={act}
+        page={page}
+        size={SIZE}
+        onPage={setPage}
+        headings={[t("Name"), t("Job"), t("Trigger"), t("State"), t("Next fire"), t("Last fire")]}
+        actions
+        empty={t("No schedules.")}
+        row={(s) => (
+          <tr key={s.id} data-schedule={s.name}>
+            <td class="mono">{s.name}</td>
+            <td class="mono">{s.jobName}</td>
+            <td class="mono">{trigger(s)}</td>
+            <td>
+              <span class={s.isEnabled ? "badge ok" : "badge"}>{s.isEnabled ? t("active") : t("paused")}</span>
+            </td>
+            <td>{s.isEnabled ? when(s.nextFireAtUnixMs) : "–"}</td>
+            <td>{when(s.lastFireAtUnixMs)}</td>
+            <td class="row-actions">
+              {manage && (
+                <>
+                  <button type="button" onClick={() => setEdit(s)}>
+                    {t("Edit")}
+                  </button>
+                  {s.isEnabled ? (
+                    <button type="button" onClick={() => void op("pause", s, t("{name} paused.", { name: s.name }))}>
+                      {t("Pause")}
+                    </button>
+                  ) : (
+                    <button type="button" onClick={() => void op("resume", s, t("{name} resumed.", { name: s.name }))}>
+                      {t("Resume")}
                     </button>
                   )}
-                </td>
-              </tr>
-            ))}
-            {!list.data.items.length && (
-              <tr>
-                <td colSpan={7} class="muted">
-                  {t("No schedules.")}
-                </td>
-              </tr>
-            )}
-          </Table>
-          <Pager page={list.data.page} size={list.data.size} total={list.data.total} onPage={setPage} />
-        </>
-      )}
+                  <button type="button" onClick={() => void op("trigger_now", s, t("{name} triggered.", { name: s.name }))}>
+                    {t("Trigger now")}
+                  </button>
+                  <button
+                    type="button"
+                    class="danger"
+                    onClick={() => {
+                      if (window.confirm(t("Delete the schedule {name}? Its runs stay in the journal.", { name: s.name })))
+                        void op("delete", s, t("{name} deleted.", { name: s.name }));
+                    }}
+                  >
+                    {t("Delete")}
+                  </button>
+                </>
+              )}
+              {can(P.cronRuns) && (
+                <button type="button" onClick={() => onRuns(s.name)}>
+                  {t("Runs")}
+                </button>
+              )}
+            </td>
+          </tr>
+        )}
+      />
       {edit && (
         <Editor
           schedule={edit === "new" ? null : edit}
@@ -477,38 +472,32 @@ function Runs({ initialSchedule }: { initialSchedule: string }) {
         <ErrorBox error={chartRuns.error} />
       </Card>
       <Card title={t("Runs")}>
-        <ListStatus list={list} />
-        {list.data && (
-          <>
-            <Table headings={[t("Schedule"), t("Job"), t("Scheduled for"), t("Outcome"), t("Duration"), t("Node")]} actions>
-              {list.data.items.map((r) => (
-                <tr key={r.id} data-run={r.id}>
-                  <td class="mono">{r.scheduleName}</td>
-                  <td class="mono">{r.jobName}</td>
-                  <td>{when(r.scheduledAtUnixMs)}</td>
-                  <td>
-                    <span class={`badge ${r.status === "succeeded" ? "ok" : r.status === "failed" ? "bad" : ""}`}>{t(r.status)}</span>
-                  </td>
-                  <td>{r.durationMs} ms</td>
-                  <td class="mono">{r.nodeId || "–"}</td>
-                  <td>
-                    <button type="button" onClick={() => setDetail(r.id)}>
-                      {t("Details")}
-                    </button>
-                  </td>
-                </tr>
-              ))}
-              {!list.data.items.length && (
-                <tr>
-                  <td colSpan={7} class="muted">
-                    {t("No runs match.")}
-                  </td>
-                </tr>
-              )}
-            </Table>
-            <Pager page={list.data.page} size={list.data.size} total={list.data.total} onPage={setPage} />
-          </>
-        )}
+        <PagedTable
+          list={list}
+          page={page}
+          size={SIZE}
+          onPage={setPage}
+          headings={[t("Schedule"), t("Job"), t("Scheduled for"), t("Outcome"), t("Duration"), t("Node")]}
+          actions
+          empty={t("No runs match.")}
+          row={(r) => (
+            <tr key={r.id} data-run={r.id}>
+              <td class="mono">{r.scheduleName}</td>
+              <td class="mono">{r.jobName}</td>
+              <td>{when(r.scheduledAtUnixMs)}</td>
+              <td>
+                <span class={`badge ${r.status === "succeeded" ? "ok" : r.status === "failed" ? "bad" : ""}`}>{t(r.status)}</span>
+              </td>
+              <td>{r.durationMs} ms</td>
+              <td class="mono">{r.nodeId || "–"}</td>
+              <td>
+                <button type="button" onClick={() => setDetail(r.id)}>
+                  {t("Details")}
+                </button>
+              </td>
+            </tr>
+          )}
+        />
       </Card>
       {detail && <RunDetail id={detail} onClose={() => setDetail(null)} />}
     </>

@@ -7,7 +7,7 @@ import { bytes, t, useLang } from "../i18n";
 import { P } from "../perms";
 import { can, useUser } from "../session";
 import { abort, begin, forget, matches, saved, send, type Claim, type Completed } from "../upload";
-import { Card, Dialog, ErrorBox, ListStatus, Pager, Table, message, useAction, useAsync } from "../ui";
+import { Card, Dialog, ErrorBox, PagedTable, message, useAction, useAsync } from "../ui";
 
 
 interface Job {
@@ -184,45 +184,40 @@ export function Files() {
             </form>
           }
         >
-          <ListStatus list={list} act={act} />
-          {list.data && (
-            <>
-              <Table headings={[t("Name"), t("Size"), t("Type"), t("State"), t("Uploaded")]} actions>
-                {list.data.items.map((f) => (
-                  <tr key={f.key} data-key={f.key}>
-                    <td>{f.originalFilename}</td>
-                    <td>{bytes(f.size)}</td>
-                    <td class="mono">{f.contentType}</td>
-                    <td>{t(f.status)}</td>
-                    <td>{f.uploadedAt}</td>
-                    <td class="row-actions">
-                      <button type="button" onClick={() => setDetail(f)}>
-                        {t("Details")}
-                      </button>
-                      {mayRead(f) && (
-                        <button type="button" onClick={() => act.run(() => downloadFile(f.key, f.originalFilename))}>
-                          {t("Download")}
-                        </button>
-                      )}
-                      {can(P.fileDelete) && f.status !== "deleted" && (
-                        <button type="button" class="danger" disabled={act.busy} onClick={() => void remove(f)}>
-                          {t("Delete")}
-                        </button>
-                      )}
-                    </td>
-                  </tr>
-                ))}
-                {!list.data.items.length && (
-                  <tr>
-                    <td colSpan={6} class="muted">
-                      {t("No files match.")}
-                    </td>
-                  </tr>
-                )}
-              </Table>
-              <Pager page={list.data.page} size={list.data.size} total={list.data.total} onPage={setPage} />
-            </>
-          )}
+          <PagedTable
+            list={list}
+            act={act}
+            page={page}
+            size={SIZE}
+            onPage={setPage}
+            headings={[t("Name"), t("Size"), t("Type"), t("State"), t("Uploaded")]}
+            actions
+            empty={t("No files match.")}
+            row={(f) => (
+              <tr key={f.key} data-key={f.key}>
+                <td>{f.originalFilename}</td>
+                <td>{bytes(f.size)}</td>
+                <td class="mono">{f.contentType}</td>
+                <td>{t(f.status)}</td>
+                <td>{f.uploadedAt}</td>
+                <td class="row-actions">
+                  <button type="button" onClick={() => setDetail(f)}>
+                    {t("Details")}
+                  </button>
+                  {mayRead(f) && (
+                    <button type="button" onClick={() => act.run(() => downloadFile(f.key, f.originalFilename))}>
+                      {t("Download")}
+                    </button>
+                  )}
+                  {can(P.fileDelete) && f.status !== "deleted" && (
+                    <button type="button" class="danger" disabled={act.busy} onClick={() => void remove(f)}>
+                      {t("Delete")}
+                    </button>
+                  )}
+                </td>
+              </tr>
+            )}
+          />
         </Card>
       )}
       {detail && (

@@ -10,7 +10,7 @@ import type { Overview as OverviewData, Readiness } from "../api/ops.gen";
 type Ready = Readiness & { unreachable?: boolean };
 import { Chart } from "../chart";
 import { bytes, duration, pct, t, useLang, when } from "../i18n";
-import { Card, ErrorBox, Table, useAsync, useInterval } from "../ui";
+import { Card, EmptyRow, ErrorBox, Table, useAsync, useInterval } from "../ui";
 
 
 /**
@@ -180,13 +180,7 @@ export function Overview() {
       {stats.data?.enabled && (
         <Card title={t("Integration statistics")}>
           <Table headings={[t("System"), t("Contract"), t("Direction"), t("Calls"), t("Succeeded"), t("Average"), t("Slowest"), t("Last error")]}>
-            {!stats.data.stats.length && (
-              <tr>
-                <td colSpan={8} class="muted">
-                  {t("No calls yet.")}
-                </td>
-              </tr>
-            )}
+            {!stats.data.stats.length && <EmptyRow cols={8} text={t("No calls yet.")} />}
             {stats.data.stats.map((s) => (
               <tr key={`${s.system}/${s.contract}/${s.direction}`}>
                 <td>{s.system}</td>

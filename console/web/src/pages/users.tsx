@@ -9,7 +9,7 @@ import { P } from "../perms";
 import { QRCode } from "../qr";
 import { auditLink } from "./audit";
 import { can, useUser } from "../session";
-import { Card, Dialog, ErrorBox, Field, ListStatus, Notice, Pager, Table, useAction, useAsync, type Submit } from "../ui";
+import { Card, Dialog, EmptyRow, ErrorBox, Field, ListStatus, Notice, PagedTable, Table, useAction, useAsync, type Submit } from "../ui";
 
 
 const SIZE = 15;
@@ -75,65 +75,60 @@ export function Users() {
           </form>
         }
       >
-        <ListStatus list={list} act={act} />
-        {list.data && (
-          <>
-            <Table headings={[t("User name"), t("Display name"), t("Roles"), t("State"), "TOTP", t("Password changed")]} actions>
-              {list.data.items.map((u) => (
-                <tr key={u.id} data-user={u.username}>
-                  <td class="mono">{u.username}</td>
-                  <td>{u.displayName}</td>
-                  <td>{u.roles.join(", ") || "–"}</td>
-                  <td>
-                    <span class={u.disabled ? "badge bad" : "badge ok"}>{u.disabled ? t("disabled") : t("active")}</span>
-                  </td>
-                  <td>{u.totpEnabled ? t("on") : u.totpPending ? t("pending") : t("off")}</td>
-                  <td>{at(u.passwordChangedAt)}</td>
-                  <td class="row-actions">
-                    {can(P.userDisable) && u.id !== me?.id && (
-                      <button type="button" disabled={act.busy} onClick={() => void toggle(u)}>
-                        {u.disabled ? t("Enable") : t("Disable")}
-                      </button>
-                    )}
-                    {can(P.userRoles) && (
-                      <button type="button" onClick={() => setOpen({ kind: "roles", user: u })}>
-                        {t("Roles")}
-                      </button>
-                    )}
-                    {can(P.userPassword) && (
-                      <button type="button" onClick={() => setOpen({ kind: "password", user: u })}>
-                        {t("Reset password")}
-                      </button>
-                    )}
-                    {can(P.userTotp) && (
-                      <button type="button" onClick={() => setOpen({ kind: "totp", user: u })}>
-                        TOTP
-                      </button>
-                    )}
-                    {can(P.sessionQuery) && (
-                      <button type="button" onClick={() => setOpen({ kind: "sessions", user: u })}>
-                        {t("Sessions")}
-                      </button>
-                    )}
-                    {can(P.auditQuery) && (
-                      <a class="button" href={auditLink(u.id, u.username)} data-audit-link={u.username}>
-                        {t("Audit trail")}
-                      </a>
-                    )}
-                  </td>
-                </tr>
-              ))}
-              {!list.data.items.length && (
-                <tr>
-                  <td colSpan={7} class="muted">
-                    {t("No users match.")}
-                  </td>
-                </tr>
-              )}
-            </Table>
-            <Pager page={list.data.page} size={list.data.size} total={list.data.total} onPage={setPage} />
-          </>
-        )}
+        <PagedTable
+          list={list}
+          act={act}
+          page={page}
+          size={SIZE}
+          onPage={setPage}
+          headings={[t("User name"), t("Display name"), t("Roles"), t("State"), "TOTP", t("Password changed")]}
+          actions
+          empty={t("No users match.")}
+          row={(u) => (
+            <tr key={u.id} data-user={u.username}>
+              <td class="mono">{u.username}</td>
+              <td>{u.displayName}</td>
+              <td>{u.roles.join(", ") || "–"}</td>
+              <td>
+                <span class={u.disabled ? "badge bad" : "badge ok"}>{u.disabled ? t("disabled") : t("active")}</span>
+              </td>
+              <td>{u.totpEnabled ? t("on") : u.totpPending ? t("pending") : t("off")}</td>
+              <td>{at(u.passwordChangedAt)}</td>
+              <td class="row-actions">
+                {can(P.userDisable) && u.id !== me?.id && (
+                  <button type="button" disabled={act.busy} onClick={() => void toggle(u)}>
+                    {u.disabled ? t("Enable") : t("Disable")}
+                  </button>
+                )}
+                {can(P.userRoles) && (
+                  <button type="button" onClick={() => setOpen({ kind: "roles", user: u })}>
+                    {t("Roles")}
+                  </button>
+                )}
+                {can(P.userPassword) && (
+                  <button type="button" onClick={() => setOpen({ kind: "password", user: u })}>
+                    {t("Reset password")}
+                  </button>
+                )}
+                {can(P.userTotp) && (
+                  <button type="button" onClick={() => setOpen({ kind: "totp", user: u })}>
+                    TOTP
+                  </button>
+                )}
+                {can(P.sessionQuery) && (
+                  <button type="button" onClick={() => setOpen({ kind: "sessions", user: u })}>
+                    {t("Sessions")}
+                  </button>
+                )}
+                {can(P.auditQuery) && (
+                  <a class="button" href={auditLink(u.id, u.username)} data-audit-link={u.username}>
+                    {t("Audit trail")}
+                  </a>
+                )}
+              </td>
+            </tr>
+          )}
+        />
       </Card>
       {open?.kind === "create" && <CreateUser onClose={close} />}
       {open?.kind === "roles" && <RolesDialog user={open.user} onClose={close} />}
@@ -389,13 +384,7 @@ function SessionsDialog({ user, onClose }: { user: UserView; onClose: () => void
               </td>
             </tr>
           ))}
-          {!list.data.items.length && (
-            <tr>
-              <td colSpan={6} class="muted">
-                {t("No live sessions.")}
-              </td>
-            </tr>
-          )}
+          {!list.data.items.length && <EmptyRow cols={6} text={t("No live sessions.")} />}
         </Table>
       )}
       {mayRevoke && (
