@@ -25,6 +25,7 @@ func newServer(t *testing.T, kind config.DBKind) *svctest.Server {
 func admin() svctest.CallOption { return svctest.As(svctest.User("admin", "admin")) }
 
 func TestSchemaAPI(t *testing.T) {
+	t.Parallel()
 	svctest.EachDBKind(t, func(t *testing.T, kind config.DBKind) {
 		srv := newServer(t, kind)
 		loadFixture(t, srv.DB())
@@ -98,6 +99,7 @@ func TestSchemaAPI(t *testing.T) {
 // TestSchemaRateLimit: every action admits 60 calls per engine period and principal, then
 // answers 429/1401 (spec §4.1, wire-core §4).
 func TestSchemaRateLimit(t *testing.T) {
+	t.Parallel()
 	srv := newServer(t, config.SQLite)
 	for _, action := range []string{"list_tables", "get_table_schema", "list_views"} {
 		t.Run(action, func(t *testing.T) {
@@ -123,6 +125,7 @@ func TestSchemaRateLimit(t *testing.T) {
 // TestTableSchemaJSONNames pins the omitempty rules of wire-core §8.1 on a table with nothing
 // optional: no schema-level keys beyond name, schema and columns.
 func TestTableSchemaJSONNames(t *testing.T) {
+	t.Parallel()
 	b, err := json.Marshal(schema.TableSchema{Name: "t", Columns: []schema.Column{{Name: "c", Type: "int"}}})
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 // TestOddTableNames: names with quotes and spaces reach the catalog as parameters and come back
 // as stored.
 func TestOddTableNames(t *testing.T) {
+	t.Parallel()
 	ddl := map[config.DBKind]string{
 		config.SQLite:   `CREATE TABLE "odd ""name" ("x y" INTEGER NOT NULL PRIMARY KEY)`,
 		config.Postgres: `CREATE TABLE "odd ""name" ("x y" integer NOT NULL PRIMARY KEY)`,
@@ -41,6 +42,7 @@ func TestOddTableNames(t *testing.T) {
 // AUTOINCREMENT, a REFERENCES without columns points at the parent's primary key, constraint
 // names come from the statement text, and names match without regard to case.
 func TestSQLiteQuirks(t *testing.T) {
+	t.Parallel()
 	srv := newServer(t, config.SQLite)
 	for _, stmt := range []string{
 		`CREATE TABLE fx_parent (code TEXT PRIMARY KEY, label TEXT) WITHOUT ROWID`,

@@ -7,6 +7,7 @@ import (
 )
 
 func TestTableNotFoundMessage(t *testing.T) {
+	t.Parallel()
 	if ErrTableNotFound.Code != 2300 || ErrTableNotFound.HTTPStatus() != 200 {
 		t.Errorf("ErrTableNotFound = %d/%d, want 2300/200", ErrTableNotFound.Code, ErrTableNotFound.HTTPStatus())
 	}

@@ -8,6 +8,7 @@ import (
 
 // TestMessagesInEveryLanguage: every message key of the module exists in en and zh-CN.
 func TestMessagesInEveryLanguage(t *testing.T) {
+	t.Parallel()
 	if err := i18n.CheckLanguages(Messages()); err != nil {
 		t.Error(err)
 	}

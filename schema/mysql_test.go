@@ -6,6 +6,7 @@ import (
 )
 
 func TestMySQLDefault(t *testing.T) {
+	t.Parallel()
 	null := sql.NullString{}
 	val := func(s string) sql.NullString { return sql.NullString{String: s, Valid: true} }
 	tests := []struct {

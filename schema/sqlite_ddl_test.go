@@ -7,6 +7,7 @@ import (
 )
 
 func TestParseCreateTable(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		sql  string
@@ -67,6 +68,7 @@ func TestParseCreateTable(t *testing.T) {
 }
 
 func TestIndexPredicate(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ sql, want string }{
 		{"CREATE UNIQUE INDEX i ON t (a) WHERE deleted_at IS NULL", "deleted_at IS NULL"},
 		{"CREATE INDEX i ON t (a, (b + 1)) WHERE a > 0 AND \"where\" = 'WHERE'", "a > 0 AND \"where\" = 'WHERE'"},
@@ -81,6 +83,7 @@ func TestIndexPredicate(t *testing.T) {
 }
 
 func TestViewQuery(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ sql, want string }{
 		{"CREATE VIEW v AS SELECT a FROM t", "SELECT a FROM t"},
 		{"CREATE VIEW IF NOT EXISTS \"as\" (x, y) AS\n  SELECT 1 AS x, 2 AS y;", "SELECT 1 AS x, 2 AS y"},
