@@ -16,6 +16,7 @@ import (
 // TestDBHook: on every database, a query inside a span is its child span "db SELECT"; a query
 // that finds no row is not a failure, a broken one is; a query outside any span makes none.
 func TestDBHook(t *testing.T) {
+	t.Parallel()
 	testservice.EachDB(t, func(t *testing.T, d *db.DB) {
 		exp := tracetest.NewInMemoryExporter()
 		tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))

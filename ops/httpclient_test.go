@@ -14,6 +14,7 @@ import (
 // TestTransport: a request inside a span gets a client span child of it and carries that
 // span's traceparent; outside a span nothing is added.
 func TestTransport(t *testing.T) {
+	t.Parallel()
 	var got []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got = append(got, r.Header.Get("traceparent"))

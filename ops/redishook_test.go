@@ -14,6 +14,7 @@ import (
 // spans named by command; commands outside any span make none (only the parent's children
 // are recorded besides connection handshakes).
 func TestRedisHook(t *testing.T) {
+	t.Parallel()
 	addr := testservice.Require(t, testservice.EnvRedisAddr)
 	exp := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))

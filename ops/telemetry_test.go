@@ -28,6 +28,7 @@ func newTelemetry(t *testing.T, mutate func(*config.Config), opts Options) *Tele
 // TestOffByDefault: with the default configuration there is no observer, no served registry,
 // no tracer provider and no registerer for the modules (app.Deps.Metrics nil).
 func TestOffByDefault(t *testing.T) {
+	t.Parallel()
 	tel := newTelemetry(t, nil, Options{})
 	if tel.Observer() != nil || tel.Gatherer() != nil || tel.TracerProvider() != nil {
 		t.Errorf("observer %v, gatherer %v, tracer %v; want all nil", tel.Observer(), tel.Gatherer(), tel.TracerProvider())
@@ -46,6 +47,7 @@ func TestOffByDefault(t *testing.T) {
 // TestOperationCounters: each (code, status) pair of an operation gets its own series, the
 // in-flight gauge returns to zero, and a 429/1401 counts as rate limited.
 func TestOperationCounters(t *testing.T) {
+	t.Parallel()
 	tel := newTelemetry(t, func(c *config.Config) { c.Metrics.Enabled = true }, Options{})
 	op := tel.Observer().Operation("shop/order", "create", "v1")
 	ctx := context.Background()
@@ -74,6 +76,7 @@ func TestOperationCounters(t *testing.T) {
 // TestOperationCountersAllocate: with metrics on, an observed call allocates nothing once its
 // (code, status) series exists.
 func TestOperationCountersAllocate(t *testing.T) {
+	// Not parallel: testing.AllocsPerRun counts every goroutine's allocations.
 	tel := newTelemetry(t, func(c *config.Config) { c.Metrics.Enabled = true }, Options{})
 	op := tel.Observer().Operation("shop/order", "get", "v1")
 	ctx := context.Background()
@@ -86,6 +89,7 @@ func TestOperationCountersAllocate(t *testing.T) {
 
 // TestTracerProviderOption: a provider passed in turns tracing on whatever the configuration.
 func TestTracerProviderOption(t *testing.T) {
+	t.Parallel()
 	tp := sdktrace.NewTracerProvider()
 	tel := newTelemetry(t, nil, Options{TracerProvider: tp})
 	if tel.TracerProvider() != tp || tel.Observer() == nil {
