@@ -36,13 +36,16 @@ type taskLock struct {
 	// a copy of one of them); lastSeq the highest visit sequence of the instance.
 	visit   []Task
 	lastSeq int
+	// lastLogSeq is the instance's highest action log sequence (run.log).
+	lastLogSeq int64
 }
 
 // lockedVisitTask is a row of the lock's task statement: a task and the instance's last visit
-// sequence.
+// and action log sequences.
 type lockedVisitTask struct {
-	Task    `bun:",extend"`
-	LastSeq int `bun:"last_seq,scanonly"`
+	Task       `bun:",extend"`
+	LastSeq    int   `bun:"last_seq,scanonly"`
+	LastLogSeq int64 `bun:"last_log_seq,scanonly"`
 }
 
 // lockedTask locks the task of a command with its instance and visit (taskLock), checked for the
@@ -59,6 +62,7 @@ func (s *Service) lockedTask(ctx context.Context, tx bun.Tx, cl caller, taskID s
 	var rows []lockedVisitTask
 	q = tx.NewSelect().Model(&rows).ColumnExpr("?TableColumns").
 		ColumnExpr("(SELECT COALESCE(MAX(v.sequence), 0) FROM apv_node_visit AS v WHERE v.instance_id = ?) AS last_seq", inst.ID).
+		ColumnExpr("(SELECT COALESCE(MAX(a.seq), 0) FROM apv_action_log AS a WHERE a.instance_id = ?) AS last_log_seq", inst.ID).
 		Where("?TableAlias.visit_id = (?)", tx.NewSelect().Model((*Task)(nil)).Column("visit_id").Where("id = ?", taskID)).
 		Order("sort_order", "created_at")
 	if err := s.db.ForUpdate(q).Scan(ctx); err != nil {
@@ -66,7 +70,7 @@ func (s *Service) lockedTask(ctx context.Context, tx bun.Tx, cl caller, taskID s
 	}
 	l := &taskLock{inst: inst, visit: make([]Task, len(rows))}
 	for i := range rows {
-		l.visit[i], l.lastSeq = rows[i].Task, rows[i].LastSeq
+		l.visit[i], l.lastSeq, l.lastLogSeq = rows[i].Task, rows[i].LastSeq, rows[i].LastLogSeq
 		if rows[i].ID == taskID {
 			t := rows[i].Task
 			l.task = &t
@@ -78,13 +82,14 @@ func (s *Service) lockedTask(ctx context.Context, tx bun.Tx, cl caller, taskID s
 	return l, nil
 }
 
-// lockedRun is the run of a command on the task l locked: the last visit sequence is known.
+// lockedRun is the run of a command on the task l locked: the last visit and log sequences are
+// known.
 func (s *Service) lockedRun(ctx context.Context, tx bun.Tx, l *taskLock, op UserInfo) (*run, error) {
 	r, err := s.newRun(ctx, tx, l.inst, op)
 	if err != nil {
 		return nil, err
 	}
-	r.seq, r.seqRead = l.lastSeq, true
+	r.seq, r.seqRead, r.logSeq, r.logSeqRead = l.lastSeq, true, l.lastLogSeq, true
 	return r, nil
 }
 
@@ -300,7 +305,7 @@ func (r *run) rollback(ctx context.Context, n *Node, t *Task, p ProcessTaskParam
 	} else {
 		snap := new(FormSnapshot)
 		err := r.tx.NewSelect().Model(snap).Where("instance_id = ?", r.inst.ID).Where("node_id = ?", target.ID).
-			Order("created_at DESC").Limit(1).Scan(ctx)
+			Order("seq DESC", "created_at DESC", "id DESC").Limit(1).Scan(ctx)
 		switch {
 		case err == nil:
 			r.inst.FormData = snap.FormData

@@ -84,7 +84,10 @@
 // apv_flow_node_assignee, apv_flow_node_cc, apv_flow_edge, apv_instance,
 // apv_business_projection, apv_node_visit, apv_task, apv_action_log, apv_cc_record,
 // apv_delegation, apv_form_snapshot, apv_urge_record, apv_form_table, apv_form_table_column;
-// table storage adds apv_form_<code>_<version> tables at publish.
+// table storage adds apv_form_<code>_<version> tables at publish. An instance's history is
+// ordered by apv_action_log.seq (the instance's next, assigned under its lock by run.log) and a
+// keep rollback restores the snapshot of the highest apv_form_snapshot.seq (its visit's
+// sequence), never by a node's clock (migration 004, docs/approval.md "History order").
 //
 // # Workers
 //

@@ -311,7 +311,7 @@ func TestEngineDecisions(t *testing.T) {
 			t.Errorf("cc records %v, want u9 (on_approve only)", cc)
 		}
 		var actions []string
-		_ = e.srv.DB().NewSelect().Table("apv_action_log").Column("action").Where("instance_id = ?", id).Order("created_at").Scan(context.Background(), &actions)
+		_ = e.srv.DB().NewSelect().Table("apv_action_log").Column("action").Where("instance_id = ?", id).Order("seq").Scan(context.Background(), &actions)
 		if strings.Join(actions, ",") != "submit,approve,approve,handle" {
 			t.Errorf("action log %v", actions)
 		}

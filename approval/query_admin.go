@@ -169,7 +169,7 @@ func (s queries) findActionLogs(ctx context.Context, c rpc.Call, p ActionLogsPar
 		return q.ColumnExpr("l.id AS log_id, l.action, l.node_id, l.task_id, l.rollback_to_node_id, l.opinion, l.attachments").
 			ColumnExpr("l.operator_id, l.operator_name, l.operator_department_id, l.operator_department_name").
 			ColumnExpr("l.transfer_to_id, l.transfer_to_name, l.transfer_to_department_id, l.transfer_to_department_name").
-			ColumnExpr("l.added_assignees, l.removed_assignees, l.cc_users, l.created_at").OrderExpr("l.created_at ASC, l.id ASC")
+			ColumnExpr("l.added_assignees, l.removed_assignees, l.cc_users, l.created_at").OrderExpr("l.seq ASC, l.created_at ASC, l.id ASC")
 	})
 	if err != nil {
 		return nil, err

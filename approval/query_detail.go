@@ -87,7 +87,7 @@ type detailData struct {
 	g      *graph
 	visits []Visit      // by sequence
 	tasks  []Task       // by creation, then sort order
-	logs   []ActionLog  // by creation (UUIDv7 ids break ties in insertion order)
+	logs   []ActionLog  // by sequence (rows of before the column: by creation, then id)
 	ccs    []CCRecord   // by creation
 	urges  []UrgeRecord // by creation
 	byTask map[string]*Task
@@ -131,7 +131,7 @@ func (s queries) loadHistory(ctx context.Context, cl caller, id string) (*detail
 	if err := byInstance(&d.tasks, "created_at", "sort_order", "id"); err != nil {
 		return nil, err
 	}
-	if err := byInstance(&d.logs, "created_at", "id"); err != nil {
+	if err := byInstance(&d.logs, "seq", "created_at", "id"); err != nil {
 		return nil, err
 	}
 	if err := byInstance(&d.ccs, "created_at", "id"); err != nil {

@@ -30,6 +30,10 @@ type run struct {
 	now     time.Time
 	seq     int // the last visit sequence, read by the first visit of the run (seqRead)
 	seqRead bool
+	// logSeq is the last action log sequence of the instance, read by the run's first log
+	// (logSeqRead) unless the lock's statement read it.
+	logSeq     int64
+	logSeqRead bool
 	// fresh marks an instance start is creating (its first transition is from "");
 	// proj is its business projection once read (projection.go).
 	fresh bool
@@ -49,7 +53,7 @@ func (s *Service) newRun(ctx context.Context, tx bun.Tx, inst *Instance, op User
 	}
 	r := &run{s: s, tx: tx, writes: writeBatch{tx: tx, atOnce: s.writesAtOnce.Load()}, inst: inst, g: g, op: op, now: s.clock().UTC()}
 	if inst.CurrentNodeID == nil && inst.Status == InstanceRunning {
-		r.fresh, r.seqRead = true, true // a new instance: no visit yet
+		r.fresh, r.seqRead, r.logSeqRead = true, true, true // a new instance: no visit, no log yet
 	}
 	return r, nil
 }
@@ -90,9 +94,19 @@ func (r *run) save(ctx context.Context) error {
 }
 
 // log queues an action log row of action at node n (nil: instance level) and task t (nil: none)
-// (nothing in the command reads it back).
+// (nothing in the command reads it back), with the instance's next log sequence: every command
+// that logs holds the instance's lock (start: the instance is its own), so the sequences follow
+// the commands' order whatever the clocks of the nodes that ran them.
 func (r *run) log(ctx context.Context, action string, n *Node, t *Task, fill func(*ActionLog)) error {
-	l := &ActionLog{ID: rpc.NewID(), CreatedAt: crud.NewTime(r.now), CreatedBy: r.op.ID, InstanceID: r.inst.ID, Action: action,
+	if !r.logSeqRead { // logs are written only here, so none of this run is pending: no flush
+		if err := r.tx.NewSelect().Model((*ActionLog)(nil)).ColumnExpr("COALESCE(MAX(seq), 0)").
+			Where("instance_id = ?", r.inst.ID).Scan(ctx, &r.logSeq); err != nil {
+			return err
+		}
+		r.logSeqRead = true
+	}
+	r.logSeq++
+	l := &ActionLog{ID: rpc.NewID(), CreatedAt: crud.NewTime(r.now), CreatedBy: r.op.ID, InstanceID: r.inst.ID, Seq: r.logSeq, Action: action,
 		OperatorID: r.op.ID, OperatorName: r.op.Name, OperatorDepartmentID: optional(r.op.DepartmentID),
 		OperatorDepartmentName: optional(r.op.DepartmentName), AddedAssignees: []UserInfo{}, RemovedAssignees: []UserInfo{}, CCUsers: []UserInfo{}}
 	if n != nil {

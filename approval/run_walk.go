@@ -109,7 +109,7 @@ func (r *run) enterTask(ctx context.Context, n *Node, depth int) error {
 		return err
 	}
 	snap := &FormSnapshot{ID: rpc.NewID(), CreatedAt: crud.NewTime(r.now), CreatedBy: r.op.ID, InstanceID: r.inst.ID,
-		NodeID: n.ID, FormData: nonNilMap(r.inst.FormData)}
+		NodeID: n.ID, Seq: int64(v.Sequence), FormData: nonNilMap(r.inst.FormData)}
 	if err := r.writes.Queue(ctx, r.tx.NewInsert().Model(snap)); err != nil {
 		return err
 	}

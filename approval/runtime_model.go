@@ -82,10 +82,13 @@ type Task struct {
 type ActionLog struct {
 	bun.BaseModel `bun:"table:apv_action_log"`
 
-	ID                     string                  `bun:"id,pk" json:"id"`
-	CreatedAt              crud.Time               `bun:"created_at" json:"createdAt"`
-	CreatedBy              string                  `bun:"created_by" json:"createdBy"`
-	InstanceID             string                  `bun:"instance_id" json:"instanceId"`
+	ID         string    `bun:"id,pk" json:"id"`
+	CreatedAt  crud.Time `bun:"created_at" json:"createdAt"`
+	CreatedBy  string    `bun:"created_by" json:"createdBy"`
+	InstanceID string    `bun:"instance_id" json:"instanceId"`
+	// Seq orders the instance's history: the next of the instance, assigned under its lock (no
+	// node's clock skews it; 0 for rows written before the column). Not on the wire.
+	Seq                    int64                   `bun:"seq" json:"-"`
 	NodeID                 *string                 `bun:"node_id" json:"nodeId"`
 	TaskID                 *string                 `bun:"task_id" json:"taskId"`
 	Action                 string                  `bun:"action" json:"action"`
@@ -131,12 +134,15 @@ type CCRecord struct {
 type FormSnapshot struct {
 	bun.BaseModel `bun:"table:apv_form_snapshot"`
 
-	ID         string         `bun:"id,pk" json:"id"`
-	CreatedAt  crud.Time      `bun:"created_at" json:"createdAt"`
-	CreatedBy  string         `bun:"created_by" json:"createdBy"`
-	InstanceID string         `bun:"instance_id" json:"instanceId"`
-	NodeID     string         `bun:"node_id" json:"nodeId"`
-	FormData   map[string]any `bun:"form_data,type:json" json:"formData"`
+	ID         string    `bun:"id,pk" json:"id"`
+	CreatedAt  crud.Time `bun:"created_at" json:"createdAt"`
+	CreatedBy  string    `bun:"created_by" json:"createdBy"`
+	InstanceID string    `bun:"instance_id" json:"instanceId"`
+	NodeID     string    `bun:"node_id" json:"nodeId"`
+	// Seq is the sequence of the visit that took the snapshot: a rollback restores the one of
+	// the highest (no node's clock decides). Not on the wire.
+	Seq      int64          `bun:"seq" json:"-"`
+	FormData map[string]any `bun:"form_data,type:json" json:"formData"`
 }
 
 // UrgeRecord is a row of apv_urge_record: one reminder of a pending task.

@@ -380,7 +380,7 @@ func (l *approvalLoad) check(ctx context.Context) error {
 	}
 	rows.Close()
 	logs := map[string][]apvLog{}
-	rows, err = db.QueryContext(ctx, l.h.c.db.q("SELECT l.instance_id, l.action, l.node_id, l.task_id, l.rollback_to_node_id, l.created_at, l.id FROM apv_action_log l JOIN apv_instance i ON i.id = l.instance_id WHERE i.flow_code = ? ORDER BY l.created_at, l.id"), apvFlowCode)
+	rows, err = db.QueryContext(ctx, l.h.c.db.q("SELECT l.instance_id, l.action, l.node_id, l.task_id, l.rollback_to_node_id, l.created_at, l.id FROM apv_action_log l JOIN apv_instance i ON i.id = l.instance_id WHERE i.flow_code = ? ORDER BY l.seq, l.created_at, l.id"), apvFlowCode)
 	if err != nil {
 		return err
 	}
