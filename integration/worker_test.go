@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/svc-framework/svc/config"
+	"github.com/svc-framework/svc/internal/testservice"
 )
 
 // TestWorker is the script worker executable every engine and server of the package's tests
@@ -34,7 +35,7 @@ func runWithWorker(m *testing.M) int {
 	defer os.RemoveAll(dir)
 	TestWorker = filepath.Join(dir, "worker")
 	build := exec.Command("go", "build", "-o", TestWorker, "./testdata/worker")
-	build.Env = append(os.Environ(), "GOFLAGS="+withoutRace(os.Getenv("GOFLAGS")))
+	build.Env = testservice.ChildEnv("GOFLAGS=" + withoutRace(os.Getenv("GOFLAGS")))
 	if out, err := build.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "building the script worker: %v\n%s", err, out)
 		return 1
