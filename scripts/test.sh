@@ -100,8 +100,7 @@ fi
 # The short fault-injection run (docs/testing.md): only with the default package pattern, and
 # SVC_TEST_FAULTS=0 skips it. Fixed seeds, about 3.5 minutes on 2 cores, plus the upgraded
 # build (the rolling upgrade is on). No clock skew (-skew 0): its build recompiles everything
-# over an overlaid time package, and a skewed node still breaks the approval history's order
-# (docs/testing.md, "What the new loads found").
+# over an overlaid time package (10–18 minutes on a cold cache); run it by hand (docs/testing.md).
 if ((${#@} == 0)) && [[ ${SVC_TEST_FAULTS:-1} != 0 ]]; then
 	section "fault-injection short run (bench/faults, PostgreSQL seed 1, MariaDB seed 2)"
 	if go run ./bench/faults -db postgres -seed 1 -duration 90s -skew 0 &&
