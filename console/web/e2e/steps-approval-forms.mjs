@@ -6,7 +6,8 @@
 import { apiClient, oneApproverFlow, signInZh } from "./lib.mjs";
 
 const ADMIN = { user: "formadmin", pw: "formadmin-passphrase-1" };
-const CAROL = { user: "carol", pw: "carol-passphrase-1" };
+// Its own user name: the core steps create "carol" through the Users page.
+const CAROL = { user: "formcarol", pw: "carol-passphrase-1" };
 
 const flow = oneApproverFlow;
 
@@ -70,8 +71,8 @@ export default async function (h) {
     await page.getByRole("button", { name: "New delegation" }).click();
     const dlg = page.getByRole("dialog");
     const delegator = dlg.getByRole("combobox", { name: "Delegator" });
-    await delegator.fill("car");
-    await dlg.getByRole("option", { name: /^Carol carol/ }).waitFor();
+    await delegator.fill("formcar");
+    await dlg.getByRole("option", { name: /^Carol formcarol/ }).waitFor();
     await delegator.press("Enter");
     await dlg.locator(".chip", { hasText: "Carol" }).waitFor();
     const delegate = dlg.getByRole("combobox", { name: "Delegate", exact: true });
@@ -203,8 +204,8 @@ export default async function (h) {
     await fits("categories");
     await page.getByRole("tab", { name: "委托" }).click();
     await page.getByRole("button", { name: "新建委托" }).click();
-    await page.getByRole("dialog").getByRole("combobox", { name: "委托人" }).fill("car");
-    await page.getByRole("option", { name: /^Carol/ }).waitFor();
+    await page.getByRole("dialog").getByRole("combobox", { name: "委托人" }).fill("formcar");
+    await page.getByRole("option", { name: /^Carol formcarol/ }).waitFor();
     await shot(page, "approval-forms-07-phone-zh-delegation");
     await page.getByRole("dialog").getByRole("button", { name: "关闭" }).click();
     await page.getByRole("tab", { name: "流程" }).click();

@@ -77,12 +77,17 @@ const same = (a: Path, b: Path | null) => !!b && a.length === b.length && a.ever
 export function FormDesigner({ value, onChange }: { value: unknown; onChange: (doc: Record<string, unknown>) => void }) {
   useLang();
   const [model, setModel] = useState<Model>(() => toModel(value ?? EMPTY_FORM));
-  const sent = useRef<unknown>(value);
+  // Every document this designer handed to onChange (and the first value): the parent passing
+  // one of them back is an echo, not a new document. Not only the last one: with quick edits the
+  // parent may render an earlier echo after a newer change, which must not reset the editor.
+  const sent = useRef(new WeakSet<object>());
+  const known = (v: unknown) => typeof v === "object" && v !== null && sent.current.has(v);
+  const first = useRef(value);
   const [sel, setSel] = useState<Path | null>(null);
   const [view, setView] = useState<"design" | "preview">("design");
   useEffect(() => {
-    if (value !== sent.current) {
-      sent.current = value;
+    if (value !== first.current && !known(value)) {
+      first.current = value;
       setModel(toModel(value ?? EMPTY_FORM));
       setSel(null);
     }
@@ -91,7 +96,7 @@ export function FormDesigner({ value, onChange }: { value: unknown; onChange: (d
     setModel(m);
     if (select !== undefined) setSel(select);
     const doc = toDoc(m);
-    sent.current = doc;
+    sent.current.add(doc);
     onChange(doc);
   };
   const doc = useMemo(() => toDoc(model), [model]);
