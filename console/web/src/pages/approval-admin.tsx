@@ -12,7 +12,7 @@ import { Card, Dialog, EmptyRow, ErrorBox, Field, ListStatus, PagedTable, Status
 import { FlowGraph, type GraphNode } from "../graph";
 import { openInstance, statusBadge, STATUSES } from "./approval";
 import { UserPicker } from "../pickers";
-import { Categories, Delegations, FormDialog } from "./approval-settings";
+import { Categories, Delegations, flatten, FormDialog } from "./approval-settings";
 
 /** FlowSchema is the part of a version's flowSchema (the designer's document, unknown to the
  * operation map) the read-only graph draws. */
@@ -156,10 +156,9 @@ function DesignerPage({ flow, onClose }: { flow: Flow; onClose: () => void }) {
   return <mod.Designer flow={flow} onClose={onClose} />;
 }
 
-/** categoryOptions flattens the category tree into options, children indented under parents. */
-function categoryOptions(cs: (Category | null)[], depth = 0): [string, string][] {
-  return cs.flatMap((c) => !c ? [] : [[c.id, `${"  ".repeat(depth)}${c.name}`] as [string, string], ...categoryOptions(c.children ?? [], depth + 1)]);
-}
+/** categoryOptions lists the category tree as options, children indented under parents. */
+const categoryOptions = (cs: (Category | null)[]): [string, string][] =>
+  flatten(cs).map(([c, depth]) => [c.id, `${"  ".repeat(depth)}${c.name}`]);
 
 /** NewFlowDialog creates a flow (standalone, anyone may start it) and opens it in the designer. */
 function NewFlowDialog({ onClose, onCreated }: { onClose: () => void; onCreated: (f: Flow) => void }) {

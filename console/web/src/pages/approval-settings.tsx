@@ -14,7 +14,8 @@ import "./approval-settings.css";
 
 const SIZE = 15;
 
-function flatten(cs: readonly (Category | null)[], depth = 0, out: [Category, number][] = []): [Category, number][] {
+/** flatten lists the category tree depth first, each category with its depth. */
+export function flatten(cs: readonly (Category | null)[], depth = 0, out: [Category, number][] = []): [Category, number][] {
   for (const c of cs) {
     if (!c) continue;
     out.push([c, depth]);
