@@ -44,12 +44,16 @@ func (l *pushLoad) setup(context.Context) error {
 }
 
 // run keeps every node's socket open until ctx ends.
-func (l *pushLoad) run(ctx context.Context, _ *rand.Rand) {
+func (l *pushLoad) run(ctx context.Context, _ *rand.Rand) { l.h.socketPerNode(ctx, l.listen) }
+
+// socketPerNode runs listen for every node, again half a second after each return, until ctx
+// ends: each load that watches pushes keeps one socket open on every node this way.
+func (h *harness) socketPerNode(ctx context.Context, listen func(ctx context.Context, i int, n *node)) {
 	var wg sync.WaitGroup
-	for i, n := range l.h.c.nodes {
+	for i, n := range h.c.nodes {
 		wg.Go(func() {
 			for ctx.Err() == nil {
-				l.listen(ctx, i, n)
+				listen(ctx, i, n)
 				sleep(ctx, 500*time.Millisecond)
 			}
 		})
@@ -57,21 +61,31 @@ func (l *pushLoad) run(ctx context.Context, _ *rand.Rand) {
 	wg.Wait()
 }
 
-// listen holds one connection until it fails or ctx ends.
-func (l *pushLoad) listen(ctx context.Context, i int, n *node) {
+// dialPush opens a push socket on n with token, recorded as an operation of kind; nil when it
+// could not.
+func (h *harness) dialPush(ctx context.Context, n *node, token, kind string) *websocket.Conn {
 	start := time.Now()
 	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	conn, resp, err := websocket.Dial(dctx, "ws"+n.url()[len("http"):]+"/ws", &websocket.DialOptions{
-		HTTPHeader: http.Header{"Authorization": {"Bearer " + l.h.admin}}})
+		HTTPHeader: http.Header{"Authorization": {"Bearer " + token}}})
 	cancel()
 	status := 0
 	if resp != nil {
 		status = resp.StatusCode
 	}
 	if ctx.Err() == nil {
-		l.h.rec.op("push.connect", n, start, status, err)
+		h.rec.op(kind, n, start, status, err)
 	}
 	if err != nil {
+		return nil
+	}
+	return conn
+}
+
+// listen holds one connection until it fails or ctx ends.
+func (l *pushLoad) listen(ctx context.Context, i int, n *node) {
+	conn := l.h.dialPush(ctx, n, l.h.admin, "push.connect")
+	if conn == nil {
 		return
 	}
 	defer conn.CloseNow()

@@ -4,11 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"math/rand/v2"
-	"net/http"
 	"sync"
 	"time"
-
-	"github.com/coder/websocket"
 )
 
 // Pushes to one user (issue #45 item 5): the approval module forwards approval.task.created to
@@ -48,33 +45,11 @@ func (l *userPushLoad) setup(context.Context) error {
 }
 
 // run keeps one socket of the first approval user open on every node until ctx ends.
-func (l *userPushLoad) run(ctx context.Context, _ *rand.Rand) {
-	var wg sync.WaitGroup
-	for i, n := range l.h.c.nodes {
-		wg.Go(func() {
-			for ctx.Err() == nil {
-				l.listen(ctx, i, n)
-				sleep(ctx, 500*time.Millisecond)
-			}
-		})
-	}
-	wg.Wait()
-}
+func (l *userPushLoad) run(ctx context.Context, _ *rand.Rand) { l.h.socketPerNode(ctx, l.listen) }
 
 func (l *userPushLoad) listen(ctx context.Context, i int, n *node) {
-	start := time.Now()
-	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	conn, resp, err := websocket.Dial(dctx, "ws"+n.url()[len("http"):]+"/ws", &websocket.DialOptions{
-		HTTPHeader: http.Header{"Authorization": {"Bearer " + l.al.users[0].token}}})
-	cancel()
-	status := 0
-	if resp != nil {
-		status = resp.StatusCode
-	}
-	if ctx.Err() == nil {
-		l.h.rec.op("push.user_connect", n, start, status, err)
-	}
-	if err != nil {
+	conn := l.h.dialPush(ctx, n, l.al.users[0].token, "push.user_connect")
+	if conn == nil {
 		return
 	}
 	opened := time.Now()
