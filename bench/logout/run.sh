@@ -12,9 +12,10 @@
 #   BURST=2000 bench/logout/run.sh         # logins of the burst phase, run first from idle
 #                                          # (default 1000, 0 skips it)
 #   SVC_SRC=/tmp/main-tree bench/logout/run.sh   # build svc from another tree ("before")
-#   PROFILE=1 bench/logout/run.sh          # also save a CPU profile of one logout round and a
-#                                          # heap profile after it to $PROFILE_DIR (default /tmp;
-#                                          # PROFILE_SECONDS long, default 3: make the round last longer)
+#   PROFILE=1 bench/logout/run.sh          # also save a CPU profile of the first round's logouts
+#                                          # (not their tokens' first use) and a heap profile after
+#                                          # it to $PROFILE_DIR (default /tmp; PROFILE_SECONDS long,
+#                                          # default 3: keep it under the logouts' own duration)
 #
 # The flow users run (FLOW=used, issue #43): a token is used, then logged out. Before each
 # round's logouts every token of the round calls get_user_info once (not counted), then the
@@ -141,22 +142,23 @@ measured() {
 # one logout round against PID at URL with token file FILE: the logouts' RESULT line with
 # cpu_us=, then info_cpu_us= (the steady get_user_info's CPU in the same round)
 logout_round() {
-  local res info
+  local res info prof=""
   if [ "$FLOW" = used ]; then ./load -mode use -url "$2" -tokens "$3" -c "$CONNS" >/dev/null; fi
+  # the profile covers the logouts only (not the tokens' first use before them)
+  if [ "${4:-}" = profile ]; then
+    curl -s -o "$PROFILE_DIR/logout-cpu.pprof" "http://$ADMIN/debug/pprof/profile?seconds=${PROFILE_SECONDS:-3}" &
+    prof=$!
+  fi
   res="$(measured "$1" logout "$2" "$3")"
+  if [ -n "$prof" ]; then wait "$prof"; fi
   info="$(measured "$1" use "$2" "$work/steady")"
   echo "$res info_cpu_us=$(field "$info" cpu_us) info_rps=$(field "$info" rps)"
 }
 declare -a r_svc r_bare
 for ((r = 0; r < ROUNDS; r++)); do
   if ((r % 2 == 0)); then
-    if [ "$PROFILE" = 1 ] && ((r == 0)); then
-      curl -s -o "$PROFILE_DIR/logout-cpu.pprof" "http://$ADMIN/debug/pprof/profile?seconds=${PROFILE_SECONDS:-3}" &
-      prof=$!
-    fi
-    r_svc+=("$(logout_round "$svc_pid" "$url" "$work/tokens.$r")")
+    r_svc+=("$(logout_round "$svc_pid" "$url" "$work/tokens.$r" "$( ((r == 0)) && [ "$PROFILE" = 1 ] && echo profile)")")
     r_bare+=("$(logout_round "$bare_pid" "$burl" "$work/tokens.$r")")
-    if [ "$PROFILE" = 1 ] && ((r == 0)); then wait "$prof"; fi
   else
     r_bare+=("$(logout_round "$bare_pid" "$burl" "$work/tokens.$r")")
     r_svc+=("$(logout_round "$svc_pid" "$url" "$work/tokens.$r")")
