@@ -16,10 +16,11 @@ type testFamilies struct {
 	r     *revoker
 }
 
-// newTestFamilies returns the store and revoker of d.
-func newTestFamilies(d *db.DB) *testFamilies {
+// newTestFamilies returns the store and revoker of d; observe, when not nil, is called with the
+// size of each batch the revoker writes.
+func newTestFamilies(d *db.DB, observe func(batch int)) *testFamilies {
 	s := &familyStore{db: d}
-	return &testFamilies{store: s, r: &revoker{families: s}}
+	return &testFamilies{store: s, r: &revoker{families: s, observe: observe}}
 }
 
 // create inserts a live family of principal u1 expiring in an hour.
@@ -27,6 +28,9 @@ func (f *testFamilies) create(ctx context.Context, id string, now time.Time) err
 	return f.store.create(ctx, family{ID: id, PrincipalID: "u1", CurrentJTI: "j1", Principal: "{}",
 		CreatedAt: now, RefreshedAt: now, ExpiresAt: now.Add(time.Hour)})
 }
+
+// RevokeBusy is how recently a drain must have ended for the next to gather first.
+const RevokeBusy = revokeBusy
 
 // NewTestFamilies, TestCreate, TestRevoke and TestIsRevoked expose the family store and the
 // revoker to the external tests.

@@ -13,12 +13,17 @@ import (
 // none of their contexts is its own).
 const revokeBatchTimeout = 10 * time.Second
 
-// revokeGather is how long the drain lets the next batch fill after writing a batch of more
-// than one request, i.e. while writes arrive concurrently. A batch's transaction costs about
-// the same for one row as for a hundred (on SQLite most of it is writing the touched pages to
-// the WAL), so under load a millisecond of latency buys several times fewer commits; a lone
-// write is still committed at once.
+// revokeGather is how long the drain lets the next batch fill while writes arrive
+// concurrently: before every batch after its first, and before the first too when the drain
+// starts less than revokeBusy after the previous one ended (the clients of the last batch
+// sending their next writes). A batch's transaction costs about the same for one row as for a hundred (on
+// SQLite most of it is writing the touched pages to the WAL), so under load a millisecond of
+// latency buys several times fewer commits; a lone write after a quiet spell is still committed
+// at once.
 const revokeGather = time.Millisecond
+
+// revokeBusy is how recently a drain must have ended for the next one to gather first.
+const revokeBusy = 2 * time.Millisecond
 
 // revoker group-commits the writes of token families (issue #13, #34): family revocations
 // (logout, refresh-token reuse) and refresh-token rotations. Writes arriving while a batch is
@@ -27,13 +32,16 @@ const revokeGather = time.Millisecond
 // conditional UPDATE per rotation; so concurrent logouts and refreshes do not queue one by one
 // on the database's write lock (SQLite has a single writer; on the others it saves round trips
 // and commits). Each caller returns once its batch is committed: a write that returned is
-// durable. A lone write is committed at once.
+// durable. A lone write after a quiet spell is committed at once.
 type revoker struct {
 	families *familyStore
 
 	mu      sync.Mutex
 	pending []*familyWrite
 	running bool
+	ended   time.Time // when the last drain found nothing left
+
+	observe func(batch int) // tests: called with each batch's size before it is written
 }
 
 // familyWrite is one waiting request: a revocation (reason set) or a rotation.
@@ -92,14 +100,15 @@ func (r *revoker) enqueue(ws ...*familyWrite) {
 	r.pending = append(r.pending, ws...)
 	if !r.running {
 		r.running = true
-		go r.drain()
+		go r.drain(time.Since(r.ended) < revokeBusy)
 	}
 }
 
-// drain writes batches until none is waiting.
-func (r *revoker) drain() {
-	for last := 0; ; {
-		if last > 1 {
+// drain writes batches until none is waiting; busy: the previous drain ended moments ago, so
+// the first batch gathers too.
+func (r *revoker) drain(busy bool) {
+	for first := true; ; first = false {
+		if !first || busy {
 			time.Sleep(revokeGather)
 		}
 		r.mu.Lock()
@@ -107,11 +116,14 @@ func (r *revoker) drain() {
 		r.pending = nil
 		if len(batch) == 0 {
 			r.running = false
+			r.ended = time.Now()
 			r.mu.Unlock()
 			return
 		}
 		r.mu.Unlock()
-		last = len(batch)
+		if r.observe != nil {
+			r.observe(len(batch))
+		}
 		r.write(batch)
 	}
 }
