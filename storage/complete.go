@@ -13,7 +13,8 @@ import (
 // completeUpload assembles a pending upload (spec §3: pending → uploaded). The checks run in the
 // original's order (wire-core §7.2): 1100, the idempotent fast path for an uploaded claim, 2203,
 // 2204, 2205, 2212, 2206, 2216 recorded parts ≠ 1..partCount, 2217 session gone and no object,
-// 2218 assembled size ≠ declared.
+// 2218 assembled size ≠ declared; and 2204 when the claim expired while its object was assembled
+// (expiredWhileAssembling).
 //
 // The manifest is rebuilt from the server's own part records. Their sizes are summed before the
 // backend is asked to assemble anything, so a size mismatch (2218) leaves the claim, its session
@@ -53,9 +54,30 @@ func (s *Service) completeUpload(ctx context.Context, p *rpc.Principal, claimID 
 		return nil, err
 	}
 	if err := s.registerUpload(ctx, c); err != nil {
+		if errors.Is(err, errClaimGone) {
+			return nil, s.expiredWhileAssembling(ctx, c)
+		}
 		return nil, fmt.Errorf("storage: register upload: %w", err)
 	}
 	return s.completeResult(c, obj), nil
+}
+
+// expiredWhileAssembling answers a completion whose claim went while its object was assembled:
+// the sweeper of a node whose clock runs ahead, or a completion slower than sweep_interval (an
+// object store cut mid-request), found the claim expired and no object yet, released the claim
+// and queued its key claim_expired. Answering the object would hand the client a key the delete
+// worker removes moments later (bench/faults, MariaDB seed 4547: a completed upload downloaded as
+// 2201). The completion answers 2204 instead and deletes the object it assembled: the worker may
+// have run before the object existed, and the key, planned for this claim alone, names nothing
+// anyone else holds.
+func (s *Service) expiredWhileAssembling(ctx context.Context, c *Claim) error {
+	cctx, cancel := cleanupContext(ctx)
+	defer cancel()
+	if err := s.backend.Delete(cctx, c.Key); err != nil && !isNotFound(err) {
+		s.log.ErrorContext(ctx, "delete object of a claim expired while completing", slog.String("claim", c.ID), slog.Any("error", err))
+	}
+	s.log.WarnContext(ctx, "claim expired while its upload was completed", slog.String("claim", c.ID))
+	return ErrClaimExpired
 }
 
 // assemble asks the backend to complete the session and checks the object it made.

@@ -272,3 +272,92 @@ func TestMismatchCleanupIsBounded(t *testing.T) {
 		t.Errorf("clean-up deadline in %s, want within %s", d, cleanupTimeout)
 	}
 }
+
+// midCompletion is a backend whose CompleteMultipart runs before, then asks the backend to
+// assemble, then runs after: what another node does while a completion is in flight.
+type midCompletion struct {
+	backend.Backend
+	before, after func()
+}
+
+func (b *midCompletion) CompleteMultipart(ctx context.Context, key, uploadID string, parts []backend.Part) (backend.Object, error) {
+	if b.before != nil {
+		b.before()
+	}
+	obj, err := b.Backend.CompleteMultipart(ctx, key, uploadID, parts)
+	if b.after != nil {
+		b.after()
+	}
+	return obj, err
+}
+
+// TestCompletionRacingTheSweep: a completion that started just before its claim expired and is
+// still assembling when another node sweeps it — that node's clock 2 s ahead, as node2's in
+// bench/faults (MariaDB seed 4547, where a completed upload then downloaded as 2201). Whatever
+// the order, the client is answered the upload only when its object stays: a claim released
+// before the object existed answers 2204 and leaves neither object nor record; a sweep that
+// finds the assembled object recovers it, and the completion answers it.
+func TestCompletionRacingTheSweep(t *testing.T) {
+	const skew = 2 * time.Second
+	mutate := func(c *config.Storage) { c.ClaimTTL, c.SweepInterval = 20*time.Second, 5*time.Second }
+	eachEnv(t, mutate, func(t *testing.T, e *env) {
+		owner := user("u1")
+		// node2: the same database and store, its clock ahead; it sweeps and deletes.
+		node2 := newService(serviceDeps{cfg: e.svc.cfg, db: e.db, backend: e.be,
+			clock: func() time.Time { return e.clock.Now().Add(skew) }, opts: Options{Events: e.events}, errs: e.svc.errs})
+		sweep := func() {
+			// The completion has been running 4.5 s: node2 sees the claim expired for 5.5 s.
+			e.clock.Advance(4500 * time.Millisecond)
+			if err := node2.Sweep(e.ctx); err != nil {
+				t.Errorf("node2 sweep: %v", err)
+			}
+		}
+		tests := []struct {
+			name        string
+			hooks       midCompletion
+			wantErr     error
+			wantUploads bool
+		}{
+			{"swept before the object exists", midCompletion{before: sweep}, ErrClaimExpired, false},
+			{"swept after the object exists", midCompletion{after: sweep}, nil, true},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				u := e.start(owner, "race.pdf", e.be.Info().PartSize+7)
+				u.sendAll()
+				e.clock.Advance(e.svc.cfg.ClaimTTL - time.Second) // the completing node: 1 s left
+				hooks := tt.hooks
+				hooks.Backend = e.be
+				node0 := newService(serviceDeps{cfg: e.svc.cfg, db: e.db, backend: &hooks, clock: e.clock.Now,
+					opts: Options{Events: e.events}, errs: e.svc.errs})
+				res, err := node0.completeUpload(e.ctx, owner, u.init.ClaimID)
+				if tt.wantErr == nil && err != nil {
+					t.Fatalf("complete_upload: %v, want the upload", err)
+				}
+				if tt.wantErr != nil && !errors.Is(err, tt.wantErr) {
+					t.Errorf("complete_upload = %+v, %v; want error %v", res, err, tt.wantErr)
+				}
+				if err := node2.ProcessDeletes(e.ctx); err != nil {
+					t.Fatalf("node2 delete worker: %v", err)
+				}
+				obj, serr := e.be.Stat(e.ctx, u.init.Key)
+				f, known, lerr := e.svc.files.lookup(e.ctx, e.db, u.init.Key)
+				if lerr != nil {
+					t.Fatal(lerr)
+				}
+				if !tt.wantUploads {
+					if !errors.Is(serr, backend.ErrNotFound) || known {
+						t.Errorf("after the delete worker: object %+v (%v), record %+v (%v); want neither", obj, serr, f, known)
+					}
+					return
+				}
+				if err == nil && (serr != nil || !bytes.Equal(e.objectBytes(u.init.Key), u.data)) {
+					t.Errorf("complete_upload answered the upload, but after the delete worker its object is %v", serr)
+				}
+				if c := e.claim(u.init.ClaimID); c == nil || c.Status != StatusUploaded || !known || f.Status != FileStatusUploaded {
+					t.Errorf("claim %+v, record %+v (%v); want both uploaded", c, f, known)
+				}
+			})
+		}
+	})
+}

@@ -96,7 +96,10 @@
 // svc.app.body_min_rate (app/bodyidle.go). complete_upload rebuilds the
 // manifest from the records, checks the summed size first (2218 changes nothing), asks the
 // backend to assemble, then in one transaction marks the claim uploaded, clears the parts and
-// registers the file; a repeat answers the same object. abort_upload deletes the claim and queues
+// registers the file; a repeat answers the same object. A completion that finds its claim
+// released by the sweeper meanwhile (still assembling sweep_interval after the expiry, or swept
+// by a node whose clock runs ahead) deletes what it assembled and answers 2204, never an object
+// the delete worker is about to remove. abort_upload deletes the claim and queues
 // the object and session in one transaction. Host code adopts uploaded files (Adopt, Replace,
 // Delete) inside its own transaction; like the original, adoption answers plain errors without a
 // code (wire-core §2.4, §7.8): ErrClaimNotFound, and ErrAccessDenied for a nil or anonymous

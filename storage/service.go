@@ -100,13 +100,26 @@ func (s *Service) ownedClaim(ctx context.Context, p *rpc.Principal, id string) (
 	return c, nil
 }
 
+// errClaimGone is what registerUpload answers when the claim is neither pending nor uploaded and
+// no file was registered under its key: the sweeper expired it (its object and session queued
+// claim_expired) or its owner aborted it while the object was being assembled.
+var errClaimGone = errors.New("storage: claim gone before its upload was registered")
+
 // registerUpload is the database half of a completed upload (spec §3, pending → uploaded): the
 // claim becomes uploaded, its recorded parts are cleared and the file is registered, in one
-// transaction. It is idempotent: a claim already uploaded changes nothing and publishes nothing.
+// transaction. It is idempotent: a claim already registered (uploaded, or adopted since) changes
+// nothing and publishes nothing. A claim gone with no file registered answers errClaimGone: the
+// object behind it is queued for deletion and must not be answered as an upload.
 func (s *Service) registerUpload(ctx context.Context, c *Claim) error {
-	return s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+	gone := false
+	err := s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+		gone = false
 		moved, err := s.claims.markUploaded(ctx, tx, c.ID)
-		if err != nil || !moved {
+		if err != nil {
+			return err
+		}
+		if !moved {
+			gone, err = s.unregistered(ctx, tx, c)
 			return err
 		}
 		if err := s.parts.clear(ctx, tx, c.ID); err != nil {
@@ -120,6 +133,23 @@ func (s *Service) registerUpload(ctx context.Context, c *Claim) error {
 			OriginalFilename: c.OriginalFilename, UploadedBy: c.CreatedBy,
 		})
 	})
+	if err == nil && gone {
+		return errClaimGone
+	}
+	return err
+}
+
+// unregistered tells, for a claim that was no longer pending, whether its upload was never
+// registered: the claim row is gone (a registered claim stays uploaded until adoption or orphan
+// reclamation consume it) and the registry has no record of its key (adoption and reclamation
+// keep theirs).
+func (s *Service) unregistered(ctx context.Context, tx bun.IDB, c *Claim) (bool, error) {
+	cur, err := s.claims.get(ctx, tx, c.ID)
+	if err != nil || cur != nil {
+		return false, err
+	}
+	_, known, err := s.files.lookup(ctx, tx, c.Key)
+	return err == nil && !known, err
 }
 
 // isNotFound reports a missing object.

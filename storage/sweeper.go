@@ -15,7 +15,9 @@ import (
 //   - expired pending claims, past expires_at by more than sweep_interval (a grace period for
 //     a complete_upload in flight): when the backend holds the whole object (a completion the
 //     server did not live to record) the claim is recovered to uploaded and registered; else the
-//     claim goes and its object and session are queued for deletion with reason claim_expired;
+//     claim goes and its object and session are queued for deletion with reason claim_expired
+//     (a completion still in flight then answers 2204 and deletes what it assembled: the grace
+//     is measured on this node's clock, and a completion may outlast it);
 //   - when svc.storage.orphan_retention > 0, uploaded claims never adopted, past expires_at by
 //     more than orphan_retention: the claim goes and the object is queued with reason orphaned.
 //
@@ -47,7 +49,9 @@ func (s *Service) sweepExpired(ctx context.Context, c *Claim) error {
 		return fmt.Errorf("storage: sweep %s: %w", c.ID, err) // try again next sweep
 	}
 	if err == nil && obj.Size == c.Size {
-		if err := s.registerUpload(ctx, c); err != nil {
+		if err := s.registerUpload(ctx, c); errors.Is(err, errClaimGone) {
+			return nil // another node's sweep released it, or its owner aborted it: queued already
+		} else if err != nil {
 			return fmt.Errorf("storage: recover %s: %w", c.ID, err)
 		}
 		s.log.InfoContext(ctx, "recovered a completed upload", slog.String("claim", c.ID))

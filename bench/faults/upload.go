@@ -5,12 +5,14 @@ import (
 	"context"
 	"crypto/sha256"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"mime/multipart"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 )
@@ -35,12 +37,21 @@ type uploadLoad struct {
 	// deleted: completed uploads deleted again through sys/storage/file delete (every third),
 	// by key, with their SHA-256.
 	deleted map[string][32]byte
-	// lost counts completions answered 2217 (the S3 server lost the session: start again).
-	lost int
+	// undecided: completed uploads whose delete was sent but never answered (the run ended or
+	// every attempt failed): the file may be deleted or not, so the final check accepts either.
+	undecided map[string]bool
+	// lost counts completions answered 2217 (the S3 server lost the session: start again);
+	// expired those answered 2204 (the claim expired, possibly swept while its object was
+	// assembled: start again).
+	lost, expired int
 }
 
-// errUploadSessionLost is storage's 2217: the session is gone and no object was assembled.
-const errUploadSessionLost = 2217
+// Storage codes a completion may answer that mean "start the upload again": 2217, the session is
+// gone and no object was assembled; 2204, the claim expired (before or during the completion).
+const (
+	errUploadSessionLost = 2217
+	errClaimExpired      = 2204
+)
 
 const objstorePartSize = 16 << 20
 
@@ -48,6 +59,7 @@ func (l *uploadLoad) name() string { return "storage" }
 
 func (l *uploadLoad) setup(context.Context) error {
 	l.deleted = map[string][32]byte{}
+	l.undecided = map[string]bool{}
 	return nil
 }
 
@@ -128,21 +140,24 @@ func (l *uploadLoad) one(ctx context.Context, rng *rand.Rand, data []byte, aband
 			return
 		}
 	}
-	lost := false
+	gone := 0
 	if err := l.retry(ctx, rng, "storage.complete_upload", func(n *node) (int, error) {
 		st, err := l.h.c.call(ctx, n, l.h.admin, "sys/storage", "complete_upload", map[string]any{"claimId": plan.ClaimID}, nil)
 		var ae *apiError
-		if errors.As(err, &ae) && ae.code == errUploadSessionLost {
-			lost = true // the documented answer: start the upload again
+		if errors.As(err, &ae) && (ae.code == errUploadSessionLost || ae.code == errClaimExpired) {
+			gone = ae.code // the documented answers: start the upload again
 			return st, nil
 		}
 		return st, err
-	}); err != nil || lost {
-		if lost {
-			l.mu.Lock()
+	}); err != nil || gone != 0 {
+		l.mu.Lock()
+		switch gone {
+		case errUploadSessionLost:
 			l.lost++
-			l.mu.Unlock()
+		case errClaimExpired:
+			l.expired++
 		}
+		l.mu.Unlock()
 		return
 	}
 	l.mu.Lock()
@@ -173,11 +188,19 @@ func (l *uploadLoad) one(ctx context.Context, rng *rand.Rand, data []byte, aband
 		l.mu.Lock()
 		l.deleted[u.key] = u.sum
 		l.mu.Unlock()
+	} else if tried {
+		l.mu.Lock()
+		l.undecided[u.key] = true
+		l.mu.Unlock()
 	}
 }
 
-// errRecordNotFound is rpc's 2001: the key is unknown or already deleted.
-const errRecordNotFound = 2001
+// errRecordNotFound is rpc's 2001: the key is unknown or already deleted; errFileNotFound is the
+// download proxy's 2201: no object under the key.
+const (
+	errRecordNotFound = 2001
+	errFileNotFound   = 2201
+)
 
 // part sends one part as a browser's FormData does; cut stops the body halfway and drops the
 // connection.
@@ -234,6 +257,17 @@ func (l *uploadLoad) download(ctx context.Context, n *node, key string) ([32]byt
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 300))
 		return [32]byte{}, resp.StatusCode, &apiError{status: resp.StatusCode, msg: string(b)}
 	}
+	// The proxy answers its errors (2201 no object, 2202 backend failure) as an envelope with
+	// HTTP 200; the load's files are application/octet-stream, never JSON.
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+		var env struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		}
+		if err := json.NewDecoder(io.LimitReader(resp.Body, 4096)).Decode(&env); err == nil && env.Code != 0 {
+			return [32]byte{}, resp.StatusCode, &apiError{status: resp.StatusCode, code: env.Code, msg: env.Message}
+		}
+	}
 	h := sha256.New()
 	if _, err := io.Copy(h, resp.Body); err != nil {
 		return [32]byte{}, resp.StatusCode, err
@@ -266,7 +300,10 @@ func (l *uploadLoad) verify(ctx context.Context, db *sql.DB, rng *rand.Rand) err
 		}
 		dl.checked++
 		sum, _, err := l.download(ctx, l.node(rng), u.key)
+		var ae *apiError
 		switch {
+		case l.undecided[u.key] && errors.As(err, &ae) && ae.code == errFileNotFound:
+			// deleted by an attempt whose answer was lost
 		case err != nil:
 			dl.fail("%s: %v", u.key, err)
 		case sum != u.sum:
@@ -301,7 +338,7 @@ func (l *uploadLoad) verify(ctx context.Context, db *sql.DB, rng *rand.Rand) err
 	if err := l.checkDeletes(ctx, db, rng); err != nil {
 		return err
 	}
-	l.h.log("storage: %d uploads completed, %d deleted, %d abandoned, %d lost by the S3 server (2217)", len(l.completed), len(l.deleted), len(l.abandoned), l.lost)
+	l.h.log("storage: %d uploads completed, %d deleted, %d abandoned, %d lost by the S3 server (2217), %d expired at completion (2204)", len(l.completed), len(l.deleted), len(l.abandoned), l.lost, l.expired)
 	return nil
 }
 
