@@ -270,10 +270,11 @@ export default async function (h) {
     await props.getByLabel("Kind", { exact: true }).selectOption("department");
     const who = props.getByRole("combobox", { name: "Who" });
     await who.fill("finan");
-    const opt = props.getByRole("option", { name: /Finance/ });
+    const list = props.getByRole("listbox", { name: "Who" });
+    const opt = list.getByRole("option", { name: /Finance/ });
     await opt.waitFor();
     check(/Head office · fin/.test(await opt.innerText()), `the option shows the path and code: ${await opt.innerText()}`);
-    const offered = await props.getByRole("option").allInnerTexts();
+    const offered = await list.getByRole("option").allInnerTexts();
     check(offered.length === 2 && /Use the id “finan”/.test(offered[1]), `one department matches finan, then the text as an id: ${offered}`);
     await shot(page, "designer-06-department-picker");
     await opt.click();
