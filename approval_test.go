@@ -115,3 +115,41 @@ func TestApprovalDirectory(t *testing.T) {
 		}
 	}
 }
+
+// TestDepartmentListFollowsApprovalDirectory: security/department lists the built-in
+// departments while approval asks the built-in directory (or without approval), and has no
+// operations (404/1200) once the host gave approval an organisation of its own, whose
+// departments the built-in tables do not hold.
+func TestDepartmentListFollowsApprovalDirectory(t *testing.T) {
+	t.Parallel()
+	admin := svctest.As(svctest.User("admin", "admin"))
+	roles := svctest.WithConfig(func(c *config.Config) { c.Security.Roles = map[string][]string{"admin": {"*"}} })
+	for _, tt := range []struct {
+		name       string
+		opts       []svc.Option
+		wantStatus int
+	}{
+		{"no approval", nil, 200},
+		{"built-in directory", []svc.Option{svc.WithApproval(approval.Options{})}, 200},
+		{"host assignees", []svc.Option{svc.WithApproval(approval.Options{Assignees: fixedAssignees{}})}, 404},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv := svctest.New(t, roles, svctest.WithOptions(tt.opts...))
+			if _, err := srv.Security().Directory().AddDepartment(context.Background(), "fin", "Finance", ""); err != nil {
+				t.Fatal(err)
+			}
+			r := srv.Call(t, security.ResourceDepartment, "find_tree", map[string]any{}, admin)
+			if r.Status != tt.wantStatus {
+				t.Fatalf("find_tree = %d/%d %s, want %d", r.Status, r.Code, r.Data, tt.wantStatus)
+			}
+			if tt.wantStatus == 200 {
+				var tree []security.DepartmentNode
+				r.DataAs(t, &tree)
+				if len(tree) != 1 || tree[0].Name != "Finance" {
+					t.Errorf("find_tree = %+v, want Finance", tree)
+				}
+			}
+		})
+	}
+}

@@ -105,10 +105,16 @@ func buildFailed(name string, err error) error { return fmt.Errorf("build module
 // built before the engine, which takes its permission checker (the host's WithPermissionChecker
 // wins). The host's checker is handed to security too, so the grant rule of security/user and
 // security/session (security.Service.CheckGrant) asks the checker /api authorizes with.
+// security/department has no operations when the host gave approval its own organisation.
 func (s *Server) buildCore(r *Running, p app.Platform, catalog *i18n.Catalog) (app.API, error) {
 	secOpts := s.opts.security
 	if s.opts.permissions != nil {
 		secOpts.Permissions = s.opts.permissions
+	}
+	// security/department lists the built-in departments; a host organisation for approval
+	// names others, so the list would mislead the designer's picker (docs/approval.md).
+	if a := s.opts.approval; a != nil && (a.Directory != nil || a.Assignees != nil || a.Departments != nil) {
+		secOpts.HideDepartments = true
 	}
 	// The audit trail comes before security and the engine: it takes security's events and the
 	// engine's audit records (wiring.go), and stops after every module that feeds it.

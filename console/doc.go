@@ -42,6 +42,6 @@
 // path other than / and outside /api, else startup error config.ErrInvalidConsolePath).
 //
 // Tables: none. Workers: none. Resources: none (the operations the console calls belong to
-// their modules: security/user, security/session, sys/storage/file find_page and delete,
-// sys/monitor get_readiness were added for it).
+// their modules: security/user, security/session, security/department, sys/storage/file
+// find_page and delete, sys/monitor get_readiness were added for it).
 package console

@@ -40,6 +40,14 @@
 // svc.security.roles does not define only by a holder of "*". The composition root hands a
 // WithPermissionChecker to the module (Options.Permissions), so both ask one checker.
 //
+// security/department (v1, svc's own resource, issue #46; the original's client has none):
+// find_tree {keyword?} → [DepartmentNode] — security.department.query. The built-in directory's
+// departments (what `svc dept` manages) as a tree by code, each {id, code, name, parentId?,
+// leaderIds, children}; a keyword (name or code contains, any case) keeps what it finds and the
+// ancestors. Read-only, not audited. It has no actions with Options.HideDepartments, which the
+// composition root sets when the host gave approval its own organisation: the flows' department
+// ids are then the host's, and a list of the built-in ones would mislead the console's picker.
+//
 // security/session (v1, svc addition; only with the built-in token service): list {userId} →
 // {tokenType, items: [SessionView]} — security.session.query; revoke {id} (2001 when not live),
 // revoke_user {userId} → {revoked} — security.session.revoke, audited. Items are token families

@@ -87,6 +87,11 @@ type Options struct {
 	Lockout LockoutStore
 	// Hash sets the password-hash parameters of the built-in store (default DefaultHashParams).
 	Hash HashParams
+	// HideDepartments leaves security/department without operations (404/1200). The
+	// composition root sets it when the host gave the approval module its own organisation
+	// (approval.Options Directory, Assignees or Departments): the flows then name the host's
+	// departments, which the built-in tables do not hold.
+	HideDepartments bool
 }
 
 // Service is the security module at run time: what the composition root and host code use
@@ -114,6 +119,8 @@ type Service struct {
 	jwt            *token.JWTTokens // the built-in jwt_token service; nil otherwise
 	signals        *token.Signals
 	db             *db.DB
+
+	hideDepartments bool // Options.HideDepartments
 }
 
 // Tokens returns the token service (the bearer strategy's verifier).
@@ -161,7 +168,7 @@ func New(deps app.Platform, opts Options) (*Service, error) {
 	if deps.Config == nil || deps.DB == nil {
 		return nil, errors.New("security: a configuration and the primary data source are required")
 	}
-	s := &Service{cfg: deps.Config, logger: deps.Logger, now: deps.Clock, keys: &token.Keys{}, db: deps.DB}
+	s := &Service{cfg: deps.Config, logger: deps.Logger, now: deps.Clock, keys: &token.Keys{}, db: deps.DB, hideDepartments: opts.HideDepartments}
 	if deps.Events != nil {
 		s.signals = token.NewSignals(deps.Events, s.logger)
 	}
@@ -220,7 +227,7 @@ func New(deps app.Platform, opts Options) (*Service, error) {
 func (s *Service) Module() app.Module {
 	m := app.Module{
 		Name:        "security",
-		Resources:   []rpc.Resource{s.resource(), s.userResource(), s.sessionResource()},
+		Resources:   []rpc.Resource{s.resource(), s.userResource(), s.sessionResource(), s.departmentResource()},
 		Strategies:  s.strategies(),
 		Messages:    Messages(),
 		Migrations:  Migrations(),

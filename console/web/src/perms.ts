@@ -15,6 +15,7 @@ export const P = {
   userTotp: "security.user.totp",
   sessionQuery: "security.session.query",
   sessionRevoke: "security.session.revoke",
+  departmentQuery: "security.department.query",
   fileQuery: "sys.storage.file.query",
   fileDelete: "sys.storage.file.delete",
   fileRead: "sys.storage.file.read",

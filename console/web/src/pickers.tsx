@@ -12,13 +12,16 @@
 // <Field> labels it), placeholder, disabled.
 //
 // Sources: users come from security/user/find_page (keyword = name or user name), roles from
-// security/user/list_roles. The server lists no departments over /api (they are managed with
-// `svc dept`), so the department picker takes the ids typed. Whenever a search is not allowed
-// or finds nothing, the text typed can still be taken as an id ("Use the id …"), so a caller
-// without the security module's query permission can still name a user by id.
+// security/user/list_roles, departments from security/department/find_tree (svc's own; the
+// built-in departments `svc dept` manages). Whenever a search is not allowed or finds nothing,
+// the text typed can still be taken as an id ("Use the id …"), so a caller without the query
+// permission, or a server whose approval asks a host's organisation (find_tree then answers
+// 404), can still name a user or a department by id.
 import { useEffect, useId, useMemo, useRef, useState } from "preact/hooks";
 import { call } from "./api";
 import { t } from "./i18n";
+import { P } from "./perms";
+import { can } from "./session";
 import "./pickers.css";
 
 /** PickOption is one entry a picker offers: the id it returns, what it shows, a second line. */
@@ -253,10 +256,43 @@ export const roleSource: PickerSource = {
   },
 };
 
-/** departmentSource has no list to offer (no /api operation lists departments): the picker takes
- * the department ids typed. */
+let deptList: Promise<PickOption[]> | null = null;
+
+/** departments answers every department of security/department/find_tree (fetched once per page
+ * load) as options: the name, the path above it and the code below. */
+function departments() {
+  deptList ??= call("security/department/find_tree", {}).then(
+    (tree) => {
+      const out: PickOption[] = [];
+      const walk = (nodes: typeof tree, path: string) =>
+        nodes.forEach((d) => {
+          out.push({ id: d.id, label: d.name, hint: path ? `${path} · ${d.code}` : d.code });
+          walk(d.children ?? [], path ? `${path} / ${d.name}` : d.name);
+        });
+      walk(tree, "");
+      return out;
+    },
+    (e) => {
+      deptList = null;
+      throw e;
+    },
+  );
+  return deptList;
+}
+
+/** departmentSource offers the departments whose name, code or path contains the text typed
+ * (the first 50); a department's id is what a flow names. Without security.department.query it
+ * asks nothing and offers none: the picker takes the id typed. */
 export const departmentSource: PickerSource = {
-  search: () => Promise.resolve([]),
+  async search(q) {
+    if (!can(P.departmentQuery)) return [];
+    const low = q.toLowerCase();
+    const all = await departments();
+    return all.filter((d) => `${d.label}\u0000${d.hint}`.toLowerCase().includes(low)).slice(0, 50);
+  },
+  async label(id) {
+    return can(P.departmentQuery) ? (await departments()).find((d) => d.id === id)?.label : undefined;
+  },
 };
 
 /** UserPicker picks users (their ids) by name or user name. */
@@ -269,7 +305,7 @@ export function RolePicker(props: PickerProps) {
   return <Picker {...props} source={roleSource} kind="role" />;
 }
 
-/** DepartmentPicker takes department ids (typed: the server lists none over /api). */
+/** DepartmentPicker picks departments (their ids) by name or code. */
 export function DepartmentPicker(props: PickerProps) {
-  return <Picker {...props} source={departmentSource} kind="department" placeholder={props.placeholder ?? t("Department id, then Enter")} />;
+  return <Picker {...props} source={departmentSource} kind="department" placeholder={props.placeholder ?? t("Search departments by name or code…")} />;
 }

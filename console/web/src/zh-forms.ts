@@ -22,7 +22,7 @@ export const zhForms: Record<string, string> = {
   "Date and time": "日期时间",
   "Decimal places": "小数位数",
   "Delegation saved.": "委托已保存。",
-  "Department id, then Enter": "输入部门 ID 后回车",
+  "Search departments by name or code…": "按名称或编码搜索部门…",
   "Deploy as a new version": "部署为新版本",
   "Deployed as a new draft version: publish it from the flow's versions.": "已部署为新的草稿版本:请在流程的版本中发布。",
   "Design": "设计",

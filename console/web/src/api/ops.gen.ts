@@ -718,6 +718,21 @@ export interface DelegationSearch {
   isActive: boolean | null;
 }
 
+/** Go: security.DepartmentNode */
+export interface DepartmentNode {
+  id: string;
+  code: string;
+  name: string;
+  parentId?: string;
+  leaderIds: string[];
+  children: DepartmentNode[];
+}
+
+/** Go: security.DepartmentSearch */
+export interface DepartmentSearch {
+  keyword: string;
+}
+
 /** Go: approval.DeployParams */
 export interface DeployParams {
   flowId: string;
@@ -2732,6 +2747,7 @@ export interface Ops {
   "security/auth/logout": { params: Record<string, never>; result: unknown };
   "security/auth/refresh": { params: RefreshParams; result: AuthTokens };
   "security/auth/resolve_challenge": { params: SecurityResolveParams; result: LoginResult };
+  "security/department/find_tree": { params: DepartmentSearch; result: DepartmentNode[] };
   "security/session/list": { params: SessionUserParams; result: SessionList };
   "security/session/revoke": { params: SessionIDParams; result: unknown };
   "security/session/revoke_user": { params: SessionUserParams; result: RevokedCount };

@@ -10,6 +10,10 @@ import { branchesOf, type MEdge, type MNode, type Model } from "./model";
 
 export const NODE_W = 160;
 export const NODE_H = 52;
+/** DETAIL_K is the zoom below which nodes are drawn without their text (under 5 px tall, not
+ * legible; a large flow fitted to the canvas opens and drags faster). The name stays each
+ * node's accessible name. */
+export const DETAIL_K = 0.4;
 
 export interface View {
   x: number;
@@ -48,7 +52,7 @@ function edgePath(a: MNode, b: MNode, dx: number): string {
   return `M ${x1} ${y1} C ${x1} ${y1 + c}, ${x2} ${y2 - c}, ${x2} ${y2}`;
 }
 
-const NodeShape = memo(function NodeShape(props: { n: MNode; x: number; y: number; selected: boolean; invalid: boolean; changed: boolean; onDown: (e: PointerEvent, n: MNode) => void; onPortDown: (e: PointerEvent, n: MNode, handle?: string) => void; onFocus: (id: string) => void }) {
+const NodeShape = memo(function NodeShape(props: { n: MNode; x: number; y: number; detail: boolean; selected: boolean; invalid: boolean; changed: boolean; onDown: (e: PointerEvent, n: MNode) => void; onPortDown: (e: PointerEvent, n: MNode, handle?: string) => void; onFocus: (id: string) => void }) {
   const { n } = props;
   const name = String(n.data?.name ?? "") || n.id;
   const cls = `dnode ${n.kind}${props.selected ? " selected" : ""}${props.invalid ? " invalid" : ""}${props.changed ? " changed" : ""}`;
@@ -65,16 +69,20 @@ const NodeShape = memo(function NodeShape(props: { n: MNode; x: number; y: numbe
       onFocus={() => props.onFocus(n.id)}
     >
       <rect width={NODE_W} height={NODE_H} rx={n.kind === "start" || n.kind === "end" ? NODE_H / 2 : n.kind === "condition" ? 14 : 6} />
-      <text x={NODE_W / 2} y={21} text-anchor="middle" class="name">
-        {name.length > 20 ? `${name.slice(0, 19)}…` : name}
-      </text>
-      <text x={NODE_W / 2} y={39} text-anchor="middle" class="kind">
-        {t(n.kind)}
-      </text>
+      {props.detail && (
+        <text x={NODE_W / 2} y={21} text-anchor="middle" class="name">
+          {name.length > 20 ? `${name.slice(0, 19)}…` : name}
+        </text>
+      )}
+      {props.detail && (
+        <text x={NODE_W / 2} y={39} text-anchor="middle" class="kind">
+          {t(n.kind)}
+        </text>
+      )}
       {ports(n).map((p) => (
         <g key={p.handle ?? "out"} class="port" data-port={p.handle ?? ""} onPointerDown={(e) => props.onPortDown(e, n, p.handle)}>
           <circle cx={p.dx} cy={NODE_H} r={6} />
-          {p.handle && (
+          {p.handle && props.detail && (
             <text x={p.dx} y={NODE_H + 18} text-anchor="middle" class="branch">
               {p.label.length > 10 ? `${p.label.slice(0, 9)}…` : p.label}
             </text>
@@ -140,6 +148,12 @@ export function Canvas(p: CanvasProps) {
     if (drag.kind === "pan" && Math.abs(e.clientX - drag.sx) + Math.abs(e.clientY - drag.sy) < 3) p.onSelect("");
     setDrag(null);
   };
+  // Delete on a focused node removes the element that has the focus: the canvas takes it first,
+  // so the keys that follow (Ctrl+Z) still reach the designer.
+  const onKey = (e: KeyboardEvent) => {
+    if ((e.key === "Delete" || e.key === "Backspace") && e.target !== svg.current) svg.current?.focus();
+    p.onKey(e);
+  };
   const onWheel = (e: WheelEvent) => {
     e.preventDefault();
     const r = svg.current!.getBoundingClientRect();
@@ -155,7 +169,7 @@ export function Canvas(p: CanvasProps) {
     const port = ports(a).find((x) => x.handle === e.handle) ?? ports(a)[0];
     const pa = { ...a, ...at(a) };
     const pb = { ...b, ...at(b) };
-    return <path key={e.id} data-edge={e.id} d={edgePath(pa, pb, port?.dx ?? NODE_W / 2)} class="dedge" marker-end="url(#darrow)" />;
+    return <path key={e.id} data-edge={e.id} data-source={e.source} data-target={e.target} d={edgePath(pa, pb, port?.dx ?? NODE_W / 2)} class="dedge" marker-end="url(#darrow)" />;
   };
   const src = drag?.kind === "port" ? byId.get(drag.id) : undefined;
   const srcPort = src ? (ports(src).find((x) => x.handle === (drag as { handle?: string }).handle) ?? ports(src)[0]) : undefined;
@@ -171,7 +185,7 @@ export function Canvas(p: CanvasProps) {
       onPointerUp={onUp}
       onPointerCancel={() => setDrag(null)}
       onWheel={onWheel}
-      onKeyDown={p.onKey}
+      onKeyDown={onKey}
     >
       <defs>
         <marker id="darrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse">
@@ -191,6 +205,7 @@ export function Canvas(p: CanvasProps) {
               n={n}
               x={q.x}
               y={q.y}
+              detail={view.k >= DETAIL_K}
               selected={p.selected === n.id}
               invalid={p.invalid.has(n.id)}
               changed={p.changed.has(n.id)}

@@ -47,13 +47,25 @@ function fit(nodes: MNode[]): View {
   return { k, x: 20 - Math.min(...xs) * k, y: 20 - Math.min(...ys) * k };
 }
 
+/** Designer edits one flow (a new flow: a new Designer, keyed by the flow's id). */
 export function Designer({ flow, onClose }: { flow: Flow; onClose: () => void }) {
   useLang();
+  // The load starts with the first render: an effect would start it only after a frame is drawn.
+  const [loading] = useState(() => {
+    const p = load(flow);
+    p.catch(() => undefined); // handled by the effect below, which may attach after a refusal
+    return p;
+  });
   const [seed, setSeed] = useState<Loaded | null>(null);
   const [loadError, setLoadError] = useState<unknown>(null);
   useEffect(() => {
-    load(flow).then(setSeed, setLoadError);
-  }, [flow.id]);
+    let live = true;
+    loading.then(
+      (s) => live && setSeed(s),
+      (e) => live && setLoadError(e),
+    );
+    return () => void (live = false);
+  }, [loading]);
   if (loadError) return <ErrorBox error={loadError} />;
   if (!seed) return <p class="muted">{t("Loading…")}</p>;
   return <Editor flow={flow} seed={seed} onClose={onClose} />;
@@ -61,7 +73,7 @@ export function Designer({ flow, onClose }: { flow: Flow; onClose: () => void })
 
 function Editor({ flow, seed, onClose }: { flow: Flow; seed: Loaded; onClose: () => void }) {
   const [h, setH] = useState<History>(() => historyOf(fromDoc(seed.doc)));
-  const [view, setView] = useState<View>(() => fit(fromDoc(seed.doc).nodes));
+  const [view, setView] = useState<View>(() => fit(h.present.nodes));
   const [selected, setSelected] = useState("");
   const [tab, setTab] = useState<Tab>("flow");
   const [form, setForm] = useState<Json | null>(seed.form);

@@ -144,16 +144,19 @@ function Flows() {
   );
 }
 
+type DesignerModule = typeof import("../designer/designer");
+let designerModule: DesignerModule | null = null; // once loaded, later opens render it at once
+
 /** DesignerPage loads the flow designer on demand (its own chunk) and shows it. */
 function DesignerPage({ flow, onClose }: { flow: Flow; onClose: () => void }) {
-  const [mod, setMod] = useState<typeof import("../designer/designer") | null>(null);
+  const [mod, setMod] = useState<DesignerModule | null>(designerModule);
   const [error, setError] = useState<unknown>(null);
   useEffect(() => {
-    import("../designer/designer").then(setMod, setError);
+    if (!mod) import("../designer/designer").then((m) => setMod((designerModule = m)), setError);
   }, []);
   if (error) return <ErrorBox error={error} />;
   if (!mod) return <p class="muted">{t("Loading…")}</p>;
-  return <mod.Designer flow={flow} onClose={onClose} />;
+  return <mod.Designer key={flow.id} flow={flow} onClose={onClose} />;
 }
 
 /** categoryOptions lists the category tree as options, children indented under parents. */
