@@ -68,19 +68,32 @@ type Entry struct {
 	SHA256 string `json:"sha256"`
 }
 
-// archiveWriter writes the tar stream of one archive, hashing every entry as it goes.
+// archiveWriter writes the tar stream of one archive, hashing every entry as it goes. The
+// hashing runs on a goroutine of its own (hasher), beside the reading and writing of the next
+// chunk, so SHA-256 does not add its time to the copy's.
 type archiveWriter struct {
 	bw      *bufio.Writer
 	seal    *sealWriter
 	tw      *tar.Writer
 	entries []Entry
 	mtime   time.Time
-	buf     []byte
+	hash    *hasher
+	// hashWait is the time add spent waiting for the hasher (a free buffer or a sum): the share
+	// of the copy that hashing did not hide.
+	hashWait time.Duration
 }
 
-// newArchiveWriter starts an archive on w, encrypted when key is not empty.
+// Copy pipeline: chunks of copyChunk bytes, copyBuffers of them in flight between the reader,
+// the archive writer and the hasher.
+const (
+	copyChunk   = 1 << 20
+	copyBuffers = 4
+)
+
+// newArchiveWriter starts an archive on w, encrypted when key is not empty. close stops its
+// hasher; finish closes it too.
 func newArchiveWriter(w io.Writer, key []byte, mtime time.Time) (*archiveWriter, error) {
-	a := &archiveWriter{bw: bufio.NewWriterSize(w, 1<<20), mtime: mtime.UTC(), buf: make([]byte, 1<<20)}
+	a := &archiveWriter{bw: bufio.NewWriterSize(w, copyChunk), mtime: mtime.UTC()}
 	var out io.Writer = a.bw
 	if len(key) > 0 {
 		s, err := newSealWriter(a.bw, key)
@@ -90,24 +103,89 @@ func newArchiveWriter(w io.Writer, key []byte, mtime time.Time) (*archiveWriter,
 		a.seal, out = s, s
 	}
 	a.tw = tar.NewWriter(out)
+	a.hash = newHasher()
 	return a, nil
 }
 
-// add writes one entry of size bytes from r; a reader that ends early or runs long fails.
+// add writes one entry of size bytes from r; a reader that ends early fails (one that runs long
+// is cut at size). Each chunk is handed to the hasher and written to the archive at the same
+// time; its buffer is reused once both are done with it.
 func (a *archiveWriter) add(name, kind, key string, r io.Reader, size int64) error {
 	if err := a.tw.WriteHeader(a.header(name, size)); err != nil {
 		return err
 	}
-	h := sha256.New()
-	n, err := io.CopyBuffer(io.MultiWriter(a.tw, h), io.LimitReader(r, size), a.buf)
+	var n int64
+	var err error
+	for n < size && err == nil {
+		t := time.Now()
+		buf := <-a.hash.free
+		a.hashWait += time.Since(t)
+		m, rerr := io.ReadFull(r, buf[:min(int64(len(buf)), size-n)])
+		n += int64(m)
+		if m > 0 {
+			a.hash.work <- buf[:m]
+			_, err = a.tw.Write(buf[:m])
+		} else {
+			a.hash.free <- buf
+		}
+		if rerr == io.EOF || rerr == io.ErrUnexpectedEOF {
+			break
+		}
+		if err == nil {
+			err = rerr
+		}
+	}
+	t := time.Now()
+	a.hash.work <- nil
+	sum := <-a.hash.sums
+	a.hashWait += time.Since(t)
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	if n != size {
 		return fmt.Errorf("%s: %d bytes read, %d expected", name, n, size)
 	}
-	a.entries = append(a.entries, Entry{Name: name, Kind: kind, Key: key, Size: size, SHA256: hex.EncodeToString(h.Sum(nil))})
+	a.entries = append(a.entries, Entry{Name: name, Kind: kind, Key: key, Size: size, SHA256: hex.EncodeToString(sum)})
 	return nil
+}
+
+// hasher computes the SHA-256 of one entry at a time on its own goroutine: add sends the
+// entry's chunks on work and a nil chunk at the entry's end, and receives the sum on sums; each
+// hashed chunk's buffer goes back on free.
+type hasher struct {
+	work chan []byte
+	free chan []byte
+	sums chan []byte
+}
+
+func newHasher() *hasher {
+	h := &hasher{work: make(chan []byte, copyBuffers), free: make(chan []byte, copyBuffers), sums: make(chan []byte)}
+	for range copyBuffers {
+		h.free <- make([]byte, copyChunk)
+	}
+	go h.run()
+	return h
+}
+
+func (h *hasher) run() {
+	sum := sha256.New()
+	for b := range h.work {
+		if b == nil {
+			h.sums <- sum.Sum(nil)
+			sum.Reset()
+			continue
+		}
+		sum.Write(b)
+		h.free <- b[:cap(b)]
+	}
+}
+
+// close stops the hasher (after the last entry, or when the archive is abandoned).
+func (a *archiveWriter) close() {
+	if a.hash != nil {
+		close(a.hash.work)
+		a.hash = nil
+	}
 }
 
 func (a *archiveWriter) header(name string, size int64) *tar.Header {
@@ -117,6 +195,7 @@ func (a *archiveWriter) header(name string, size int64) *tar.Header {
 // finish writes the manifest (with the entries) and the trailer, then ends the tar stream and
 // the encryption and flushes. Only an archive that got here has a trailer.
 func (a *archiveWriter) finish(m *Manifest) error {
+	a.close()
 	m.Entries = a.entries
 	for _, e := range a.entries {
 		m.TotalBytes += e.Size

@@ -157,3 +157,49 @@ func TestParseJobParams(t *testing.T) {
 		}
 	}
 }
+
+// failingReader answers n bytes of zeros, then err.
+type failingReader struct {
+	n   int
+	err error
+}
+
+func (f *failingReader) Read(p []byte) (int, error) {
+	if f.n == 0 {
+		return 0, f.err
+	}
+	k := min(len(p), f.n)
+	clear(p[:k])
+	f.n -= k
+	return k, nil
+}
+
+// TestArchiveAddRefusesShortAndFailingReaders: an entry whose reader ends before its size, or
+// fails, is an error of add (named after the entry), across chunk boundaries of the hashing
+// pipeline (the archive is then abandoned: write aborts it), and close does not hang.
+func TestArchiveAddRefusesShortAndFailingReaders(t *testing.T) {
+	t.Parallel()
+	boom := errors.New("disk on fire")
+	for _, tt := range []struct {
+		name string
+		r    io.Reader
+		want string
+	}{
+		{"short", &failingReader{n: 3*copyChunk + 5, err: io.EOF}, "bytes read"},
+		{"failing", &failingReader{n: copyChunk + 1, err: boom}, boom.Error()},
+		{"empty", &failingReader{err: io.EOF}, "0 bytes read"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			aw, err := newArchiveWriter(io.Discard, nil, time.Unix(1700000000, 0))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer aw.close()
+			err = aw.add(entryDatabase, KindDatabase, "", tt.r, 4*copyChunk)
+			if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), entryDatabase) {
+				t.Fatalf("add = %v, want an error naming %s with %q", err, entryDatabase, tt.want)
+			}
+		})
+	}
+}

@@ -74,9 +74,13 @@
 //
 // # What an archive holds (one point in time)
 //
-// On SQLite the backup first runs VACUUM INTO (db.DB.Snapshot) into dir/.staging-<id>/: one
-// read transaction, so the copy is the database as of its start while other connections keep
-// writing; never a file copy. The objects to archive are read from the snapshot's own storage
+// On SQLite the backup first copies the database with SQLite's online backup API
+// (db.DB.Snapshot, sqlite3_backup_step(-1)) into dir/.staging-<id>/: every page in one step
+// under one read transaction, so the copy is the database as of its start while other
+// connections keep writing (they are never waited for, and the copy is never restarted); pages
+// are copied as they are, not rewritten row by row as VACUUM INTO would; never a file copy.
+// The staging copy is written without journal or fsync (the archive is what is made durable)
+// and removed as soon as it is in the archive. The objects to archive are read from the snapshot's own storage
 // rows (sys_storage_file not deleted, and sys_storage_upload_claim uploaded): uploads completed
 // after the snapshot point are not referenced and not archived; every object referenced is.
 // Objects are immutable per key, so reading them after the point is reading them as of the
@@ -98,8 +102,10 @@
 //	                                  sha256}], missing, totalBytes
 //	svc-backup/TRAILER                "svc-backup-trailer v1\nmanifest-sha256 <hex>\nentries <n>\n"
 //
-// The manifest is written last, after every entry was hashed while written, and the trailer
-// after it; then the tar end blocks. An archive is written to dir/.<name>.partial, fsynced and
+// Each entry is copied in 1 MiB chunks; SHA-256 runs on a goroutine of its own beside the
+// copy (four chunk buffers in flight), so hashing and I/O overlap. The manifest is written
+// last, after every entry was hashed while written, and the trailer after it; then the tar end
+// blocks. A succeeded backup logs "backup succeeded" with the time of each phase (Phases). An archive is written to dir/.<name>.partial, fsynced and
 // renamed (the directory fsynced) — or, to storage, streamed into one atomic Put — so a name
 // without ".partial" always holds a whole archive. A reader accepts an archive only when the
 // trailer is present and matches the manifest, every entry's size and SHA-256 match, entries

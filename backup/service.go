@@ -254,18 +254,22 @@ func (s *Service) run(ctx context.Context, b *Backup, dst destination, progress 
 	if err != nil {
 		return err
 	}
-	m, size, err := s.write(ctx, b, w, progress)
+	var ph Phases
+	m, size, err := s.write(ctx, b, w, progress, &ph)
 	if err != nil {
 		w.abort()
 		return err
 	}
+	t := time.Now()
 	if err := w.commit(); err != nil {
 		return err
 	}
+	ph.Sync = time.Since(t)
 	b.Size, b.FileCount = size, int64(len(m.Entries))
 	if m.DatabaseIncluded {
 		b.FileCount--
 	}
+	s.log.InfoContext(ctx, "backup succeeded", append([]any{"id", b.ID, "bytes", size}, ph.logAttrs()...)...)
 	return nil
 }
 

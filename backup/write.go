@@ -13,17 +13,47 @@ import (
 	"github.com/svc-framework/svc/db"
 )
 
+// Phases is where one backup's time went; it is logged when the backup succeeds ("backup
+// succeeded": snapshot, refs, database, files, finish and sync in milliseconds) and
+// bench/backup reads it from there.
+type Phases struct {
+	// Snapshot is the online snapshot of the embedded database (db.DB.Snapshot).
+	Snapshot time.Duration
+	// Refs is opening the snapshot and reading the objects and schema versions it references.
+	Refs time.Duration
+	// Database is reading the snapshot into the archive (hashed on the way).
+	Database time.Duration
+	// Files is reading the referenced objects into the archive (hashed on the way).
+	Files time.Duration
+	// HashWait is the part of Database and Files spent waiting for SHA-256 to catch up.
+	HashWait time.Duration
+	// Finish is the manifest, the trailer and the last buffered bytes.
+	Finish time.Duration
+	// Sync is making the archive durable and visible (the folder's fsync and rename, or the
+	// storage backend's Put completing).
+	Sync time.Duration
+}
+
+// logAttrs are the phases as log attributes, in milliseconds.
+func (p Phases) logAttrs() []any {
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	return []any{"snapshot_ms", ms(p.Snapshot), "refs_ms", ms(p.Refs), "database_ms", ms(p.Database), "files_ms", ms(p.Files),
+		"hash_wait_ms", ms(p.HashWait), "finish_ms", ms(p.Finish), "sync_ms", ms(p.Sync)}
+}
+
 // write produces the archive of b into w and answers its manifest and size. On the embedded
-// database it snapshots first (VACUUM INTO, while writes continue) and reads the snapshot's
-// storage rows, so the files are those of the snapshot point: later uploads are not
-// referenced, and an object deleted after the point but before it was read is listed as
-// missing. On a server database it archives the objects the live rows reference.
-func (s *Service) write(ctx context.Context, b *Backup, w io.Writer, progress Progress) (*Manifest, int64, error) {
+// database it snapshots first (SQLite's online backup API, while writes continue) and reads
+// the snapshot's storage rows, so the files are those of the snapshot point: later uploads are
+// not referenced, and an object deleted after the point but before it was read is listed as
+// missing. On a server database it archives the objects the live rows reference. The phases'
+// times are added to ph.
+func (s *Service) write(ctx context.Context, b *Backup, w io.Writer, progress Progress, ph *Phases) (*Manifest, int64, error) {
 	build := app.BuildInfo()
 	m := &Manifest{Format: FormatVersion, ID: b.ID, SvcVersion: build.FrameworkVersion, AppVersion: build.AppVersion,
 		GitCommit: build.GitCommit, Database: s.db.SystemName(), DatabaseIncluded: s.db.Embedded()}
 	var snapPath string
 	src := s.db
+	t := time.Now()
 	if s.db.Embedded() {
 		dir := s.stagingDir(b.ID)
 		if err := os.MkdirAll(dir, 0o750); err != nil {
@@ -35,6 +65,8 @@ func (s *Service) write(ctx context.Context, b *Backup, w io.Writer, progress Pr
 		if err := s.db.Snapshot(ctx, snapPath); err != nil {
 			return nil, 0, err
 		}
+		ph.Snapshot = time.Since(t)
+		t = time.Now()
 		snap, err := db.OpenFile(ctx, "backup-snapshot", snapPath)
 		if err != nil {
 			return nil, 0, err
@@ -59,31 +91,41 @@ func (s *Service) write(ctx context.Context, b *Backup, w io.Writer, progress Pr
 			return nil, 0, err
 		}
 	}
+	ph.Refs = time.Since(t)
 	cw := &countWriter{w: w}
 	aw, err := newArchiveWriter(cw, s.key, m.SnapshotAt)
 	if err != nil {
 		return nil, 0, err
 	}
+	defer aw.close()
 	p := &tracker{fn: progress}
 	for _, r := range refs {
 		p.total += r.Size
 	}
+	t = time.Now()
 	if snapPath != "" {
 		if err := addFile(aw, snapPath, p); err != nil {
 			return nil, 0, err
 		}
+		// The staging copy is read: removed now, its pages need never reach the disk.
+		_ = os.Remove(snapPath)
 	}
+	ph.Database = time.Since(t)
 	if len(refs) > 0 && s.opts.Objects == nil {
 		return nil, 0, errors.New("backup: the database references uploaded files but the server has no storage backend")
 	}
+	t = time.Now()
 	for _, r := range refs {
 		if err := s.addObject(ctx, aw, m, r, p); err != nil {
 			return nil, 0, err
 		}
 	}
+	ph.Files = time.Since(t)
+	t = time.Now()
 	if err := aw.finish(m); err != nil {
 		return nil, 0, err
 	}
+	ph.Finish, ph.HashWait = time.Since(t), aw.hashWait
 	return m, cw.n, nil
 }
 

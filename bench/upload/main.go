@@ -258,20 +258,11 @@ func startServer(o options, dir string) (*server, error) {
 	if err := s.cmd.Start(); err != nil {
 		return nil, err
 	}
-	for deadline := time.Now().Add(time.Minute); ; {
-		resp, err := http.Get(s.url + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return s, nil
-			}
-		}
-		if time.Now().After(deadline) {
-			s.stop()
-			return nil, fmt.Errorf("server not ready: %v\n%s", err, s.logs.String())
-		}
-		time.Sleep(50 * time.Millisecond)
+	if err := testservice.WaitReady(s.url, time.Minute); err != nil {
+		s.stop()
+		return nil, fmt.Errorf("%w\n%s", err, s.logs.String())
 	}
+	return s, nil
 }
 
 // stop shuts the server down and removes the objstore bucket it used.
