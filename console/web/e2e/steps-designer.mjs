@@ -106,10 +106,13 @@ export default async function (h) {
     await page.keyboard.press("Control+y");
     await page.locator('[data-valid="yes"]').waitFor();
     await page.getByRole("button", { name: "Publish" }).click();
-    await page.getByText("Published.").waitFor();
-    await page.getByRole("button", { name: "Close the designer" }).click();
-    await page.locator('tr[data-flow="purchase"]').getByRole("button", { name: "Activate" }).click();
+    // a new flow is inactive: the designer says so and offers Activate
+    await page.getByText("Published. The flow is inactive: activate it so that users can start it.").waitFor();
+    await page.locator('.designer-bar button[data-action="activate"]').click();
     await page.getByText("Purchase activated.").waitFor();
+    if (await page.locator('.designer-bar button[data-action="activate"]').count()) throw new Error("Activate still offered after activating");
+    await page.getByRole("button", { name: "Close the designer" }).click();
+    await page.locator('tr[data-flow="purchase"]').getByRole("button", { name: "Deactivate" }).waitFor();
     await ctx.close();
   });
 

@@ -88,6 +88,7 @@ export const zhDesigner: Record<string, string> = {
   "Pass automatically": "自动通过",
   "Pass rule": "通过规则",
   "Published.": "已发布。",
+  "Published. The flow is inactive: activate it so that users can start it.": "已发布。该流程尚未启用：启用后用户才能发起。",
   "Read-only": "只读",
   "Read-only (default)": "只读(默认)",
   "Ready to deploy": "可以部署",
@@ -138,4 +139,5 @@ export const zhDesigner: Record<string, string> = {
   "has problems": "有问题",
   "or all of these hold:": "或以下条件均满足:",
   "{n} problems": "{n} 个问题",
+  "1 problem": "1 个问题",
 };

@@ -82,6 +82,10 @@ function Editor({ flow, seed, onClose }: { flow: Flow; seed: Loaded; onClose: ()
   const [fields, setFields] = useState<FormFieldRef[]>([]);
   const [draft, setDraft] = useState<{ id: string; version: number; doc: string } | null>(null);
   const [published, setPublished] = useState<FlowDoc | null | undefined>(undefined);
+  // Whether users can start the flow: a new flow is inactive until activated, which the bar
+  // offers once a version is published (or was before).
+  const [active, setActive] = useState(flow.isActive);
+  const [hasPublished, setHasPublished] = useState(flow.currentVersion > 0);
   const act = useAction();
   const m = h.present;
   const doc = useMemo(() => toDoc(m), [m]);
@@ -147,7 +151,13 @@ function Editor({ flow, seed, onClose }: { flow: Flow; seed: Loaded; onClose: ()
       await call("approval/flow/publish_version", { versionId: v.id });
       setDraft(null);
       setPublished(JSON.parse(JSON.stringify(doc)) as FlowDoc);
-    }, t("Published."));
+      setHasPublished(true);
+    }, active ? t("Published.") : t("Published. The flow is inactive: activate it so that users can start it."));
+  const activate = () =>
+    act.run(async () => {
+      await call("approval/flow/toggle_active", { flowId: flow.id, isActive: true });
+      setActive(true);
+    }, t("{name} activated.", { name: flow.name }));
   const openCompare = () => {
     setTab("compare");
     call("approval/flow/get_graph", { flowId: flow.id }).then((g) => setPublished((g.version?.flowSchema as unknown as FlowDoc) ?? null), act.setError);
@@ -179,7 +189,7 @@ function Editor({ flow, seed, onClose }: { flow: Flow; seed: Loaded; onClose: ()
         </div>
         <div class="row-actions">
           <span class={ok ? "badge ok" : "badge bad"} data-valid={ok ? "yes" : "no"} aria-live="polite">
-            {problems === null ? t("Checking…") : ok ? t("Ready to deploy") : t("{n} problems", { n: problems.length })}
+            {problems === null ? t("Checking…") : ok ? t("Ready to deploy") : problems.length === 1 ? t("1 problem") : t("{n} problems", { n: problems.length })}
           </span>
           {can(P.approvalFlowDeploy) && (
             <button type="button" disabled={act.busy || !ok} onClick={() => void save()}>
@@ -189,6 +199,11 @@ function Editor({ flow, seed, onClose }: { flow: Flow; seed: Loaded; onClose: ()
           {can(P.approvalFlowPublish) && (
             <button type="button" class="primary" disabled={act.busy || !ok} onClick={() => void publish()}>
               {t("Publish")}
+            </button>
+          )}
+          {!active && hasPublished && can(P.approvalFlowUpdate) && (
+            <button type="button" data-action="activate" disabled={act.busy} onClick={() => void activate()}>
+              {t("Activate")}
             </button>
           )}
           <button type="button" onClick={onClose}>
