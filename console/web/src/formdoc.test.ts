@@ -73,6 +73,39 @@ describe("form designer model", () => {
     expect(back).toStrictEqual(doc);
   });
 
+  it("carries the pc fields' changes to a mobile presentation, and nothing else", () => {
+    const doc = {
+      version: 2,
+      presentations: {
+        pc: { children: [{ id: "p1", type: "textfield", key: "name", label: "Name", validate: { required: true } }, { id: "p2", type: "number", key: "age", label: "Age" }] },
+        mobile: {
+          theme: "m",
+          children: [
+            { id: "m0", type: "section", children: [{ id: "m1", type: "textfield", key: "name", label: "Name", style: { w: 1 }, validate: { required: true } }] },
+            { id: "m2", type: "number", key: "age", label: "Age" },
+            { id: "m3", type: "textfield", key: "phoneOnly", label: "Phone only" },
+          ],
+        },
+      },
+    };
+    expect(toDoc(toModel(doc))).toStrictEqual(doc); // untouched: unchanged
+    let m = toModel(doc);
+    m = edit(m, [0], (n) => ({ ...n, raw: withRule({ ...n.raw, label: "Full name" }, "maxLength", 40) }));
+    m = edit(m, [1], () => null);
+    m = insert(m, [], newBlock("date", keys(m.nodes)));
+    const out = toDoc(m) as { presentations: { mobile: { theme: string; children: Record<string, unknown>[] } } };
+    const mobile = out.presentations.mobile;
+    expect(mobile.theme).toBe("m");
+    // the changed field keeps its mobile id and styling, with pc's label and rules
+    expect(mobile.children[0]).toStrictEqual({
+      id: "m0",
+      type: "section",
+      children: [{ id: "m1", type: "textfield", key: "name", label: "Full name", style: { w: 1 }, validate: { required: true, maxLength: 40 } }],
+    });
+    // the removed field is gone, the mobile-only one stays, the new one is appended
+    expect(mobile.children.map((b) => b.key)).toStrictEqual([undefined, "phoneOnly", "date1"]);
+  });
+
   it("adds, orders and removes fields, columns and options", () => {
     let m = toModel({ version: 2, presentations: { pc: { children: [] } } });
     m = insert(m, [], newBlock("section", keys(m.nodes)));

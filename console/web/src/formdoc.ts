@@ -2,8 +2,9 @@
 // approval/design.ParseFormSchema reads): the pc presentation's blocks as a tree of nodes, each
 // holding its block verbatim (raw) and, for containers, its children as nodes. Edits replace a
 // node's raw with a changed copy; toDoc puts the blocks back together, so whatever the designer
-// does not edit — ids, styling, props, linkage, data sources, the mobile presentation, members
-// of the document this model does not know — comes back exactly as it was.
+// does not edit — ids, styling, props, linkage, data sources, members of the document this model
+// does not know — comes back exactly as it was. The mobile presentation is not shown; it follows
+// the changes made to the pc fields (toDoc).
 
 /** Block is one node of the document as JSON: type, key, label, validate, … and anything else. */
 export type Block = Record<string, unknown> & { type?: string };
@@ -74,12 +75,79 @@ export function toModel(schema: unknown): Model {
 }
 
 /** toDoc writes the model back: the document it came from with the pc presentation's blocks
- * replaced by the model's. */
+ * replaced by the model's. A mobile presentation, which the designer does not show, follows the
+ * fields' changes (mirrorMobile), so a phone never lacks a field the pc form gained. */
 export function toDoc(m: Model): Record<string, unknown> {
   const pres = isObj(m.doc.presentations) ? m.doc.presentations : {};
   const pc = isObj(pres.pc) ? pres.pc : {};
   if (!m.nodes.length && !Array.isArray(pc.children)) return m.doc; // nothing added to a document without a pc form
-  return { ...m.doc, presentations: { ...pres, pc: { ...pc, children: m.nodes.map(toBlock) } } };
+  const children = m.nodes.map(toBlock);
+  const out: Record<string, unknown> = { ...pres, pc: { ...pc, children } };
+  if (isObj(pres.mobile) && Array.isArray(pres.mobile.children)) {
+    out.mobile = { ...pres.mobile, children: mirrorMobile(blocks(pres.mobile.children), byKey(blocks(pc.children)), byKey(children)) };
+  }
+  return { ...m.doc, presentations: out };
+}
+
+/** byKey maps each keyed block of a block tree (containers, tabs; a table whole) to its block. */
+function byKey(bs: Block[], out = new Map<string, Block>()): Map<string, Block> {
+  for (const b of bs) {
+    if (typeof b.key === "string" && b.key) out.set(b.key, b);
+    else {
+      byKey(blocks(b.children), out);
+      for (const tab of blocks(b.tabs)) byKey(blocks(tab.children), out);
+    }
+  }
+  return out;
+}
+
+const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+
+/** patch answers t with the members that differ between was and now changed the same way,
+ * object members (validate, props) member by member; an object the patch empties is left out, as
+ * withRule leaves out an emptied validate. A block's id is its own and never patched. */
+function patch(t: Record<string, unknown>, was: Record<string, unknown>, now: Record<string, unknown>): Record<string, unknown> {
+  const c = { ...t };
+  for (const m of new Set([...Object.keys(was), ...Object.keys(now)])) {
+    if (m === "id" || same(was[m], now[m])) continue;
+    const w = was[m];
+    const n = now[m];
+    if (isObj(w) && isObj(n)) {
+      const p = patch(isObj(t[m]) ? t[m] : {}, w, n);
+      if (Object.keys(p).length) c[m] = p;
+      else delete c[m];
+    } else if (m in now) c[m] = n;
+    else delete c[m];
+  }
+  return c;
+}
+
+/** mirrorMobile applies to the mobile blocks what the designer changed between the pc fields
+ * before and after: a field removed from pc is removed, a changed field gets the same members
+ * changed (patch: its mobile-only members, such as its id and styling, stay), and a field added to pc is
+ * appended at the end. Fields the designer did not touch stay exactly as written, so an unedited
+ * document round-trips unchanged. */
+function mirrorMobile(mobile: Block[], before: Map<string, Block>, after: Map<string, Block>): Block[] {
+  const seen = new Set<string>();
+  const walk = (bs: Block[]): Block[] =>
+    bs.flatMap((b): Block[] => {
+      const k = typeof b.key === "string" && b.key ? b.key : "";
+      if (!k) {
+        const c: Block = { ...b };
+        if (Array.isArray(b.children)) c.children = walk(blocks(b.children));
+        if (Array.isArray(b.tabs)) c.tabs = blocks(b.tabs).map((tab) => ({ ...tab, children: walk(blocks(tab.children)) }));
+        return [c];
+      }
+      seen.add(k);
+      const was = before.get(k);
+      const now = after.get(k);
+      if (was && !now) return [];
+      if (!was || !now || same(was, now)) return [b];
+      return [patch(b, was, now)];
+    });
+  const out = walk(mobile);
+  for (const [k, b] of after) if (!before.has(k) && !seen.has(k)) out.push(b);
+  return out;
 }
 
 /** withProp answers a copy of b with prop set to v (left out when v is undefined). */
