@@ -10,7 +10,8 @@
 //   - Speed: `cp -r` of the data directory and an unloaded backup to a folder on the same disk
 //     alternate -runs times in one process (a `sync` after each, untimed, so neither inherits
 //     the other's dirty pages); the medians are compared (target: backup ≥ 50 % of cp's
-//     throughput). Both run with nothing else on the server, as cp does. The backup's time is
+//     throughput). cp followed by a timed `sync` is printed beside it: the backup ends with an
+//     fsync of its archive, so that is the like-for-like durable copy. Both run with nothing else on the server, as cp does. The backup's time is
 //     its row's finishedAt − startedAt; the server logs its phases ("backup succeeded":
 //     snapshot, refs, database, files, hash wait, finish, sync), printed here.
 //
@@ -130,21 +131,22 @@ func run(o options) error {
 
 // measureAll runs the alternating speed runs, then the open- and closed-loop p99 runs.
 func measureAll(o options, srv *server) error {
-	var cps, bks []time.Duration
+	var cps, cpSyncs, bks []time.Duration
 	var last backupRun
 	for range o.runs {
-		cp, err := timeCp(filepath.Join(o.dir, "data"), filepath.Join(o.dir, "cp"))
+		cp, cpSync, err := timeCp(filepath.Join(o.dir, "data"), filepath.Join(o.dir, "cp"))
 		if err != nil {
 			return err
 		}
-		cps = append(cps, cp)
+		cps, cpSyncs = append(cps, cp), append(cpSyncs, cpSync)
 		b, err := srv.backup()
 		if err != nil {
 			return err
 		}
 		bks = append(bks, b.took)
 		last = b
-		fmt.Printf("run: cp %v, backup %v  phases %s\n", cp.Round(time.Millisecond), b.took.Round(time.Millisecond), b.phases)
+		fmt.Printf("run: cp %v (with sync %v), backup %v  phases %s\n", cp.Round(time.Millisecond), cpSync.Round(time.Millisecond),
+			b.took.Round(time.Millisecond), b.phases)
 	}
 	total := float64(o.dbMiB + o.filesMiB)
 	cp, bk := median(cps), median(bks)
@@ -152,6 +154,9 @@ func measureAll(o options, srv *server) error {
 	fmt.Printf("cp -r (median of %d):            %6.2f s  %7.1f MiB/s  runs %v\n", o.runs, cp.Seconds(), total/cp.Seconds(), rounded(cps))
 	fmt.Printf("backup, unloaded (median of %d): %6.2f s  %7.1f MiB/s  runs %v  = %.0f %% of cp (target >= 50 %%)\n",
 		o.runs, bk.Seconds(), total/bk.Seconds(), rounded(bks), 100*cp.Seconds()/bk.Seconds())
+	cs := median(cpSyncs)
+	fmt.Printf("cp -r + sync (median of %d):     %6.2f s  %7.1f MiB/s  runs %v; the backup = %.0f %% of it (both durable)\n",
+		o.runs, cs.Seconds(), total/cs.Seconds(), rounded(cpSyncs), 100*cs.Seconds()/bk.Seconds())
 
 	idle := srv.openLoop(o.rate, o.window, nil)
 	var during backupRun
@@ -173,9 +178,9 @@ func measureAll(o options, srv *server) error {
 	fmt.Printf("information: closed loop %d clients, without: p99 %v (%d calls); during: p99 %v (%d calls) = %.2f×; backup %v (%.0f MiB/s)\n",
 		o.clients, cIdle.p99, cIdle.n, cLoaded.p99, cLoaded.n, ratio(cLoaded.p99, cIdle.p99), cDuring.took.Round(time.Millisecond),
 		total/cDuring.took.Seconds())
-	fmt.Printf("RESULT cp_s=%.2f backup_s=%.2f backup_pct_of_cp=%.0f p99_idle_ms=%.2f p99_backup_ms=%.2f p99_ratio=%.2f rate=%d "+
+	fmt.Printf("RESULT cp_s=%.2f cp_sync_s=%.2f backup_s=%.2f backup_pct_of_cp=%.0f backup_pct_of_cp_sync=%.0f p99_idle_ms=%.2f p99_backup_ms=%.2f p99_ratio=%.2f rate=%d "+
 		"closed_p99_ratio=%.2f backup_open_loop_s=%.2f backup_closed_loop_s=%.2f\n",
-		cp.Seconds(), bk.Seconds(), 100*cp.Seconds()/bk.Seconds(), ms(idle.p99), ms(loaded.p99), ratio(loaded.p99, idle.p99), o.rate,
+		cp.Seconds(), cs.Seconds(), bk.Seconds(), 100*cp.Seconds()/bk.Seconds(), 100*cs.Seconds()/bk.Seconds(), ms(idle.p99), ms(loaded.p99), ratio(loaded.p99, idle.p99), o.rate,
 		ratio(cLoaded.p99, cIdle.p99), during.took.Seconds(), cDuring.took.Seconds())
 	return nil
 }
@@ -267,17 +272,23 @@ VALUES (?, ?, ?, 'uploaded', '2026-12-07 00:00:00', 'bench')`, fmt.Sprintf("benc
 	return err
 }
 
-// timeCp times `cp -r src dst`, then removes dst and syncs (untimed).
-func timeCp(src, dst string) (time.Duration, error) {
+// timeCp times `cp -r src dst`, and cp followed by `sync` (a copy on disk, as durable as the
+// backup's archive is when it succeeds: the backup ends with an fsync, cp does not); then it
+// removes dst and syncs again (untimed).
+func timeCp(src, dst string) (cp, cpSync time.Duration, err error) {
 	start := time.Now()
 	if out, err := exec.Command("cp", "-r", src, dst).CombinedOutput(); err != nil {
-		return 0, fmt.Errorf("cp: %v %s", err, out)
+		return 0, 0, fmt.Errorf("cp: %v %s", err, out)
 	}
-	took := time.Since(start)
+	cp = time.Since(start)
+	if err := exec.Command("sync").Run(); err != nil {
+		return 0, 0, err
+	}
+	cpSync = time.Since(start)
 	if err := os.RemoveAll(dst); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	return took, exec.Command("sync").Run()
+	return cp, cpSync, exec.Command("sync").Run()
 }
 
 func median(ds []time.Duration) time.Duration {
