@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash"
+	"hash/crc32"
 	"io"
 	"strings"
 	"time"
@@ -21,8 +22,9 @@ const (
 	entryFiles    = entryPrefix + "files/"
 	entryManifest = entryPrefix + "manifest.json"
 	entryTrailer  = entryPrefix + "TRAILER"
-	// FormatVersion is the archive format this binary writes and the newest it restores.
-	FormatVersion = 1
+	// FormatVersion is the archive format this binary writes and the newest it restores: 2 sums
+	// entries with CRC-32C; format 1 (SHA-256) is still restored.
+	FormatVersion = 2
 	trailerMagic  = "svc-backup-trailer v1"
 )
 
@@ -50,7 +52,7 @@ type Manifest struct {
 	DatabaseIncluded bool `json:"databaseIncluded"`
 	// SchemaVersions is the highest applied migration of every module (svc_schema_migrations).
 	SchemaVersions map[string]int `json:"schemaVersions"`
-	// Entries lists every content entry in archive order with its size and SHA-256.
+	// Entries lists every content entry in archive order with its size and checksum.
 	Entries []Entry `json:"entries"`
 	// Missing lists objects the snapshot referenced that were gone when they were read (deleted
 	// after the snapshot point); their rows are restored without a file.
@@ -61,39 +63,45 @@ type Manifest struct {
 
 // Entry is one content entry of an archive.
 type Entry struct {
-	Name   string `json:"name"`
-	Kind   string `json:"kind"`
-	Key    string `json:"key,omitempty"`
-	Size   int64  `json:"size"`
-	SHA256 string `json:"sha256"`
+	Name string `json:"name"`
+	Kind string `json:"kind"`
+	Key  string `json:"key,omitempty"`
+	Size int64  `json:"size"`
+	// CRC32C is the entry's CRC-32C (Castagnoli), 8 hex digits: format 2.
+	CRC32C string `json:"crc32c,omitempty"`
+	// SHA256 is the entry's SHA-256 in hex: format 1 only.
+	SHA256 string `json:"sha256,omitempty"`
 }
 
-// archiveWriter writes the tar stream of one archive, hashing every entry as it goes. The
-// hashing runs on a goroutine of its own (hasher), beside the reading and writing of the next
-// chunk, so SHA-256 does not add its time to the copy's.
+// Entry checksums. A format-2 entry's tar header names its checksum in the PAX record
+// paxChecksum, so a reader knows which to compute before the manifest (the last entry) arrives;
+// an entry without it is a format-1 entry, summed with SHA-256.
+const (
+	paxChecksum    = "SVC.checksum"
+	checksumCRC32C = "crc32c"
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+func crcHex(sum uint32) string { return fmt.Sprintf("%08x", sum) }
+
+// archiveWriter writes the tar stream of one archive, summing every entry (CRC-32C) as it is
+// copied.
 type archiveWriter struct {
 	bw      *bufio.Writer
 	seal    *sealWriter
 	tw      *tar.Writer
 	entries []Entry
 	mtime   time.Time
-	hash    *hasher
-	// hashWait is the time add spent waiting for the hasher (a free buffer or a sum): the share
-	// of the copy that hashing did not hide.
-	hashWait time.Duration
+	buf     []byte
 }
 
-// Copy pipeline: chunks of copyChunk bytes, copyBuffers of them in flight between the reader,
-// the archive writer and the hasher.
-const (
-	copyChunk   = 1 << 20
-	copyBuffers = 4
-)
+// copyChunk is the size of the reads an entry is copied by.
+const copyChunk = 1 << 20
 
-// newArchiveWriter starts an archive on w, encrypted when key is not empty. close stops its
-// hasher; finish closes it too.
+// newArchiveWriter starts an archive on w, encrypted when key is not empty.
 func newArchiveWriter(w io.Writer, key []byte, mtime time.Time) (*archiveWriter, error) {
-	a := &archiveWriter{bw: bufio.NewWriterSize(w, copyChunk), mtime: mtime.UTC()}
+	a := &archiveWriter{bw: bufio.NewWriterSize(w, copyChunk), mtime: mtime.UTC(), buf: make([]byte, copyChunk)}
 	var out io.Writer = a.bw
 	if len(key) > 0 {
 		s, err := newSealWriter(a.bw, key)
@@ -103,89 +111,38 @@ func newArchiveWriter(w io.Writer, key []byte, mtime time.Time) (*archiveWriter,
 		a.seal, out = s, s
 	}
 	a.tw = tar.NewWriter(out)
-	a.hash = newHasher()
 	return a, nil
 }
 
 // add writes one entry of size bytes from r; a reader that ends early fails (one that runs long
-// is cut at size). Each chunk is handed to the hasher and written to the archive at the same
-// time; its buffer is reused once both are done with it.
+// is cut at size). The entry's CRC-32C is computed on the chunks as they are copied.
 func (a *archiveWriter) add(name, kind, key string, r io.Reader, size int64) error {
-	if err := a.tw.WriteHeader(a.header(name, size)); err != nil {
+	h := a.header(name, size)
+	h.PAXRecords = map[string]string{paxChecksum: checksumCRC32C}
+	if err := a.tw.WriteHeader(h); err != nil {
 		return err
 	}
 	var n int64
-	var err error
-	for n < size && err == nil {
-		t := time.Now()
-		buf := <-a.hash.free
-		a.hashWait += time.Since(t)
-		m, rerr := io.ReadFull(r, buf[:min(int64(len(buf)), size-n)])
+	var sum uint32
+	for n < size {
+		m, rerr := io.ReadFull(r, a.buf[:min(int64(len(a.buf)), size-n)])
 		n += int64(m)
-		if m > 0 {
-			a.hash.work <- buf[:m]
-			_, err = a.tw.Write(buf[:m])
-		} else {
-			a.hash.free <- buf
+		sum = crc32.Update(sum, castagnoli, a.buf[:m])
+		if _, err := a.tw.Write(a.buf[:m]); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
 		}
 		if rerr == io.EOF || rerr == io.ErrUnexpectedEOF {
 			break
 		}
-		if err == nil {
-			err = rerr
+		if rerr != nil {
+			return fmt.Errorf("%s: %w", name, rerr)
 		}
-	}
-	t := time.Now()
-	a.hash.work <- nil
-	sum := <-a.hash.sums
-	a.hashWait += time.Since(t)
-	if err != nil {
-		return fmt.Errorf("%s: %w", name, err)
 	}
 	if n != size {
 		return fmt.Errorf("%s: %d bytes read, %d expected", name, n, size)
 	}
-	a.entries = append(a.entries, Entry{Name: name, Kind: kind, Key: key, Size: size, SHA256: hex.EncodeToString(sum)})
+	a.entries = append(a.entries, Entry{Name: name, Kind: kind, Key: key, Size: size, CRC32C: crcHex(sum)})
 	return nil
-}
-
-// hasher computes the SHA-256 of one entry at a time on its own goroutine: add sends the
-// entry's chunks on work and a nil chunk at the entry's end, and receives the sum on sums; each
-// hashed chunk's buffer goes back on free.
-type hasher struct {
-	work chan []byte
-	free chan []byte
-	sums chan []byte
-}
-
-func newHasher() *hasher {
-	h := &hasher{work: make(chan []byte, copyBuffers), free: make(chan []byte, copyBuffers), sums: make(chan []byte)}
-	for range copyBuffers {
-		h.free <- make([]byte, copyChunk)
-	}
-	go h.run()
-	return h
-}
-
-func (h *hasher) run() {
-	sum := sha256.New()
-	for b := range h.work {
-		if b == nil {
-			h.sums <- sum.Sum(nil)
-			sum.Reset()
-			continue
-		}
-		sum.Write(b)
-		h.free <- b[:cap(b)]
-	}
-}
-
-// close stops the hasher (after the last entry, or when the archive is abandoned).
-func (a *archiveWriter) close() {
-	if a.hash != nil {
-		close(a.hash.work)
-		a.hash = nil
-	}
 }
 
 func (a *archiveWriter) header(name string, size int64) *tar.Header {
@@ -195,7 +152,6 @@ func (a *archiveWriter) header(name string, size int64) *tar.Header {
 // finish writes the manifest (with the entries) and the trailer, then ends the tar stream and
 // the encryption and flushes. Only an archive that got here has a trailer.
 func (a *archiveWriter) finish(m *Manifest) error {
-	a.close()
 	m.Entries = a.entries
 	for _, e := range a.entries {
 		m.TotalBytes += e.Size
@@ -240,7 +196,7 @@ func trailer(manifest []byte, entries int) []byte {
 type Sink func(e Entry, r io.Reader) error
 
 // readArchive reads a whole archive from r (decrypting with key when it is encrypted), passing
-// each content entry to sink, and verifies it: every entry's size and SHA-256 against the
+// each content entry to sink, and verifies it: every entry's size and checksum against the
 // manifest, the manifest against the trailer, nothing after the trailer, and the format
 // version. It answers the manifest, or an error wrapping ErrArchiveCorrupt, ErrArchivePartial,
 // ErrWrongKey, ErrKeyRequired or ErrArchiveTooNew.
@@ -292,7 +248,7 @@ func readArchive(r io.Reader, key []byte, sink Sink) (*Manifest, error) {
 	}
 }
 
-// readEntry hashes one content entry while the sink reads it.
+// readEntry sums one content entry (with the checksum its header names) while the sink reads it.
 func readEntry(tr *tar.Reader, h *tar.Header, sink Sink, buf []byte) (Entry, error) {
 	e := Entry{Name: h.Name, Size: h.Size}
 	switch {
@@ -303,7 +259,14 @@ func readEntry(tr *tar.Reader, h *tar.Header, sink Sink, buf []byte) (Entry, err
 	default:
 		return e, fmt.Errorf("%w: unknown entry %q", ErrArchiveCorrupt, h.Name)
 	}
-	hr := &hashReader{r: tr, h: sha256.New()}
+	var h32 hash.Hash32
+	hr := &hashReader{r: tr}
+	if h.PAXRecords[paxChecksum] == checksumCRC32C {
+		h32 = crc32.New(castagnoli)
+		hr.h = h32
+	} else {
+		hr.h = sha256.New()
+	}
 	if sink != nil {
 		if err := sink(e, hr); err != nil {
 			return e, err
@@ -315,7 +278,11 @@ func readEntry(tr *tar.Reader, h *tar.Header, sink Sink, buf []byte) (Entry, err
 	if hr.n != h.Size {
 		return e, fmt.Errorf("%w: %s: %d of %d bytes", ErrArchivePartial, h.Name, hr.n, h.Size)
 	}
-	e.SHA256 = hex.EncodeToString(hr.h.Sum(nil))
+	if h32 != nil {
+		e.CRC32C = crcHex(h32.Sum32())
+	} else {
+		e.SHA256 = hex.EncodeToString(hr.h.Sum(nil))
+	}
 	return e, nil
 }
 
@@ -342,7 +309,8 @@ func verify(tr *tar.Reader, manifest, trailerBody []byte, got []Entry) (*Manifes
 	}
 	for i, e := range m.Entries {
 		g := got[i]
-		if e.Name != g.Name || e.Size != g.Size || e.SHA256 != g.SHA256 || e.Kind != g.Kind || e.Key != g.Key {
+		// g holds the one checksum its header named; the manifest must list that one, equal.
+		if e.Name != g.Name || e.Size != g.Size || e.SHA256 != g.SHA256 || e.CRC32C != g.CRC32C || e.Kind != g.Kind || e.Key != g.Key {
 			return nil, fmt.Errorf("%w: entry %q: checksum or size mismatch", ErrArchiveCorrupt, e.Name)
 		}
 	}

@@ -1,11 +1,12 @@
 package backup
 
 import (
+	"archive/tar"
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
+	"hash/crc32"
 	"io"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -48,8 +49,7 @@ func TestArchiveRoundTrip(t *testing.T) {
 			got := map[string]string{}
 			m, err := readArchive(bytes.NewReader(data), tt.key, func(e Entry, r io.Reader) error {
 				b, err := io.ReadAll(r)
-				sum := sha256.Sum256(b)
-				got[e.Name] = hex.EncodeToString(sum[:])
+				got[e.Name] = crcHex(crc32.Checksum(b, castagnoli))
 				return err
 			})
 			if err != nil {
@@ -59,8 +59,8 @@ func TestArchiveRoundTrip(t *testing.T) {
 				t.Fatalf("entries = %d, total = %d, want 3 and > 0", len(m.Entries), m.TotalBytes)
 			}
 			for _, e := range m.Entries {
-				if got[e.Name] != e.SHA256 {
-					t.Errorf("%s: sink saw sha256 %s, manifest says %s", e.Name, got[e.Name], e.SHA256)
+				if got[e.Name] != e.CRC32C || e.SHA256 != "" {
+					t.Errorf("%s: sink saw crc32c %s, manifest says %s (sha256 %q: format 1 only)", e.Name, got[e.Name], e.CRC32C, e.SHA256)
 				}
 			}
 			if m.Entries[1].Key != "2026/12/07/a.txt" || m.Entries[1].Kind != KindFile {
@@ -195,11 +195,79 @@ func TestArchiveAddRefusesShortAndFailingReaders(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer aw.close()
 			err = aw.add(entryDatabase, KindDatabase, "", tt.r, 4*copyChunk)
 			if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), entryDatabase) {
 				t.Fatalf("add = %v, want an error naming %s with %q", err, entryDatabase, tt.want)
 			}
 		})
+	}
+}
+
+// TestFormat1ArchivesStillVerify: archives written by format 1 (SHA-256 per entry, no PAX
+// checksum record; testdata/format1.tar*, written by that writer) verify and read, plain and
+// encrypted; a byte flipped in an entry is still found, and so is an entry whose header was
+// made to claim CRC-32C (the manifest lists SHA-256 for it).
+func TestFormat1ArchivesStillVerify(t *testing.T) {
+	t.Parallel()
+	key := bytes.Repeat([]byte{7}, 32)
+	for _, tt := range []struct {
+		file string
+		key  []byte
+	}{{"testdata/format1.tar", nil}, {"testdata/format1.tar.enc", key}} {
+		data, err := os.ReadFile(tt.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var read []string
+		m, err := readArchive(bytes.NewReader(data), tt.key, func(e Entry, r io.Reader) error {
+			b, err := io.ReadAll(r)
+			read = append(read, e.Name+"="+string(b[:min(len(b), 12)]))
+			return err
+		})
+		if err != nil {
+			t.Fatalf("%s: %v", tt.file, err)
+		}
+		if m.Format != 1 || len(m.Entries) != 3 || m.Entries[0].SHA256 == "" || m.Entries[0].CRC32C != "" {
+			t.Fatalf("%s: manifest %+v, want format 1 with three SHA-256 entries", tt.file, m)
+		}
+		if len(read) != 3 || read[1] != entryFiles+"2026/12/07/a.txt=content of 2" {
+			t.Errorf("%s: the sink read %q", tt.file, read)
+		}
+	}
+	plain, err := os.ReadFile("testdata/format1.tar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	flipped := bytes.Clone(plain)
+	flipped[bytes.Index(flipped, []byte("content of 2026/12/07/b"))+3] ^= 0x40
+	if _, err := Verify(bytes.NewReader(flipped), nil, nil); !errors.Is(err, ErrArchiveCorrupt) {
+		t.Errorf("format 1, byte flipped: %v, want ErrArchiveCorrupt", err)
+	}
+	// Rewrite the archive with every content entry's header claiming CRC-32C.
+	var relabelled bytes.Buffer
+	tr, tw := tar.NewReader(bytes.NewReader(plain)), tar.NewWriter(&relabelled)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasPrefix(h.Name, entryFiles) || h.Name == entryDatabase {
+			h.PAXRecords, h.Format = map[string]string{paxChecksum: checksumCRC32C}, tar.FormatPAX
+		}
+		if err := tw.WriteHeader(h); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.Copy(tw, tr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Verify(&relabelled, nil, nil); !errors.Is(err, ErrArchiveCorrupt) || !strings.Contains(err.Error(), "checksum or size mismatch") {
+		t.Errorf("format 1 relabelled as CRC-32C: %v, want ErrArchiveCorrupt", err)
 	}
 }

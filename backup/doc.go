@@ -89,7 +89,7 @@
 // database the live rows are read at the start (no snapshot: the database's own dump is the
 // database's point in time).
 //
-// # Archive format (FormatVersion 1)
+// # Archive format (FormatVersion 2)
 //
 // A POSIX (PAX) tar stream, not compressed (speed: the target is half the speed of cp):
 //
@@ -99,16 +99,21 @@
 //	                                  gitCommit (app.BuildInfo), database, databaseIncluded,
 //	                                  schemaVersions (max version per module from
 //	                                  svc_schema_migrations), entries [{name, kind, key, size,
-//	                                  sha256}], missing, totalBytes
+//	                                  crc32c}], missing, totalBytes
 //	svc-backup/TRAILER                "svc-backup-trailer v1\nmanifest-sha256 <hex>\nentries <n>\n"
 //
-// Each entry is copied in 1 MiB chunks; SHA-256 runs on a goroutine of its own beside the
-// copy (four chunk buffers in flight), so hashing and I/O overlap. The manifest is written
-// last, after every entry was hashed while written, and the trailer after it; then the tar end
-// blocks. A succeeded backup logs "backup succeeded" with the time of each phase (Phases). An archive is written to dir/.<name>.partial, fsynced and
-// renamed (the directory fsynced) — or, to storage, streamed into one atomic Put — so a name
+// Each content entry's header carries the PAX record "SVC.checksum=crc32c", and the manifest
+// lists its CRC-32C (Castagnoli, computed in the copy loop, 1 MiB chunks). The checksum finds
+// corruption and truncation; it is not what finds forgery: whoever rewrites an unencrypted
+// archive's entries can rewrite its manifest and trailer too, whatever the hash, and an
+// encrypted archive's chunks are authenticated by AES-GCM. Format 1 summed entries with SHA-256
+// (the field "sha256", no PAX record); this binary still verifies and restores it, computing for
+// each entry the checksum its header names and requiring the manifest to list exactly that one.
+// The manifest is written last, after every entry was summed while written, and the trailer
+// after it; then the tar end blocks. A succeeded backup logs "backup succeeded" with the time
+// of each phase (Phases). An archive is written to dir/.<name>.partial, fsynced and renamed (the directory fsynced) — or, to storage, streamed into one atomic Put — so a name
 // without ".partial" always holds a whole archive. A reader accepts an archive only when the
-// trailer is present and matches the manifest, every entry's size and SHA-256 match, entries
+// trailer is present and matches the manifest, every entry's size and checksum match, entries
 // are exactly those listed, in order, and nothing follows the trailer; a killed backup's file
 // has no trailer (ErrArchivePartial).
 //

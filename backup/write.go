@@ -25,8 +25,6 @@ type Phases struct {
 	Database time.Duration
 	// Files is reading the referenced objects into the archive (hashed on the way).
 	Files time.Duration
-	// HashWait is the part of Database and Files spent waiting for SHA-256 to catch up.
-	HashWait time.Duration
 	// Finish is the manifest, the trailer and the last buffered bytes.
 	Finish time.Duration
 	// Sync is making the archive durable and visible (the folder's fsync and rename, or the
@@ -38,7 +36,7 @@ type Phases struct {
 func (p Phases) logAttrs() []any {
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 	return []any{"snapshot_ms", ms(p.Snapshot), "refs_ms", ms(p.Refs), "database_ms", ms(p.Database), "files_ms", ms(p.Files),
-		"hash_wait_ms", ms(p.HashWait), "finish_ms", ms(p.Finish), "sync_ms", ms(p.Sync)}
+		"finish_ms", ms(p.Finish), "sync_ms", ms(p.Sync)}
 }
 
 // write produces the archive of b into w and answers its manifest and size. On the embedded
@@ -97,7 +95,6 @@ func (s *Service) write(ctx context.Context, b *Backup, w io.Writer, progress Pr
 	if err != nil {
 		return nil, 0, err
 	}
-	defer aw.close()
 	p := &tracker{fn: progress}
 	for _, r := range refs {
 		p.total += r.Size
@@ -125,7 +122,7 @@ func (s *Service) write(ctx context.Context, b *Backup, w io.Writer, progress Pr
 	if err := aw.finish(m); err != nil {
 		return nil, 0, err
 	}
-	ph.Finish, ph.HashWait = time.Since(t), aw.hashWait
+	ph.Finish = time.Since(t)
 	return m, cw.n, nil
 }
 

@@ -11,9 +11,10 @@
 //     alternate -runs times in one process (a `sync` after each, untimed, so neither inherits
 //     the other's dirty pages); the medians are compared (target: backup ≥ 50 % of cp's
 //     throughput). cp followed by a timed `sync` is printed beside it: the backup ends with an
-//     fsync of its archive, so that is the like-for-like durable copy. Both run with nothing else on the server, as cp does. The backup's time is
-//     its row's finishedAt − startedAt; the server logs its phases ("backup succeeded":
-//     snapshot, refs, database, files, hash wait, finish, sync), printed here.
+//     fsync of its archive, so that is the like-for-like durable copy. Both run with nothing
+//     else on the server, as cp does. The backup's time is its row's finishedAt − startedAt;
+//     the server logs its phases ("backup succeeded": snapshot, refs, database, files, finish,
+//     sync), printed here.
 //
 //   - /api p99: an open-loop load at a fixed -rate of an authenticated read (`sys/backup
 //     find_page`, one page of the backup rows), latency counted from each request's scheduled
@@ -450,7 +451,7 @@ func (s *server) logLine(id string) (string, bool) {
 			continue
 		}
 		var parts []string
-		for _, k := range []string{"snapshot", "refs", "database", "files", "hash_wait", "finish", "sync"} {
+		for _, k := range []string{"snapshot", "refs", "database", "files", "finish", "sync"} {
 			if v, ok := line[k+"_ms"].(float64); ok {
 				parts = append(parts, fmt.Sprintf("%s %.0f ms", k, v))
 			}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"math/rand/v2"
 	"strings"
@@ -25,7 +26,7 @@ import (
 //     middle of a backup leaves its row running until the next backup marks it failed);
 //   - backup.succeeded_archive_verifies: every archive whose row says succeeded is in the
 //     bucket and verifies as a restore would (checksums, trailer, manifest), and every file it
-//     lists that the upload load wrote has the upload's SHA-256;
+//     lists that the upload load wrote has the upload's CRC-32C;
 //   - backup.object_is_whole: every object under the prefix verifies (no partial archive, the
 //     one a restore must never accept);
 //   - backup.restored_file_equal: the newest archive restored through backup.Restore into a
@@ -186,8 +187,8 @@ func (l *backupLoad) check(ctx context.Context) error {
 			continue
 		}
 		for _, e := range m.Entries {
-			if want, ok := uploaded[e.Key]; ok && e.SHA256 != want {
-				succeeded.fail("backup %s: %s has SHA-256 %s, the upload's is %s", r.id, e.Key, e.SHA256, want)
+			if want, ok := uploaded[e.Key]; ok && e.CRC32C != want.crc {
+				succeeded.fail("backup %s: %s has CRC-32C %s, the upload's is %s", r.id, e.Key, e.CRC32C, want.crc)
 			}
 		}
 		newest = r.location
@@ -219,7 +220,7 @@ func (l *backupLoad) check(ctx context.Context) error {
 
 // restore restores the archive at key into a fresh bucket and compares every file it wrote
 // with the upload load's record.
-func (l *backupLoad) restore(ctx context.Context, s3 *minio.Client, key string, uploaded map[string]string, c *check) error {
+func (l *backupLoad) restore(ctx context.Context, s3 *minio.Client, key string, uploaded map[string]uploadSums, c *check) error {
 	if err := s3.MakeBucket(ctx, backupRestoreBucket, minio.MakeBucketOptions{Region: "us-east-1"}); err != nil {
 		return fmt.Errorf("backup: restore bucket: %w", err)
 	}
@@ -246,24 +247,27 @@ func (l *backupLoad) restore(ctx context.Context, s3 *minio.Client, key string, 
 			c.fail("restored %s: %v", e.Key, err)
 			continue
 		}
-		h := sha256.New()
-		_, err = io.Copy(h, rc)
+		sha, crc := sha256.New(), crc32.New(crc32.MakeTable(crc32.Castagnoli))
+		_, err = io.Copy(io.MultiWriter(sha, crc), rc)
 		rc.Close()
-		got := hex.EncodeToString(h.Sum(nil))
-		if want, ok := uploaded[e.Key]; err != nil || got != e.SHA256 || ok && got != want {
-			c.fail("restored %s: SHA-256 %s (%v), manifest %s, upload %s", e.Key, got, err, e.SHA256, want)
+		got := uploadSums{sha: hex.EncodeToString(sha.Sum(nil)), crc: fmt.Sprintf("%08x", crc.Sum32())}
+		if want, ok := uploaded[e.Key]; err != nil || got.crc != e.CRC32C || ok && got != want {
+			c.fail("restored %s: SHA-256 %s, CRC-32C %s (%v); manifest CRC-32C %s; upload %+v", e.Key, got.sha, got.crc, err, e.CRC32C, want)
 		}
 	}
 	return nil
 }
 
-// uploadedSums answers the SHA-256 (hex) of every upload the upload load completed, by key.
-func (l *backupLoad) uploadedSums() map[string]string {
+// uploadSums are an upload's SHA-256 and CRC-32C in hex.
+type uploadSums struct{ sha, crc string }
+
+// uploadedSums answers the sums of every upload the upload load completed, by key.
+func (l *backupLoad) uploadedSums() map[string]uploadSums {
 	l.ul.mu.Lock()
 	defer l.ul.mu.Unlock()
-	out := make(map[string]string, len(l.ul.completed))
+	out := make(map[string]uploadSums, len(l.ul.completed))
 	for _, u := range l.ul.completed {
-		out[u.key] = hex.EncodeToString(u.sum[:])
+		out[u.key] = uploadSums{sha: hex.EncodeToString(u.sum[:]), crc: fmt.Sprintf("%08x", u.crc)}
 	}
 	return out
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"math/rand/v2"
 	"mime/multipart"
@@ -26,6 +27,7 @@ import (
 type upload struct {
 	key, claim string
 	sum        [32]byte
+	crc        uint32 // CRC-32C, the checksum a backup manifest lists
 	size       int
 }
 
@@ -116,7 +118,7 @@ func (l *uploadLoad) one(ctx context.Context, rng *rand.Rand, data []byte, aband
 	}); err != nil {
 		return
 	}
-	u := upload{key: plan.Key, claim: plan.ClaimID, sum: sha256.Sum256(data), size: len(data)}
+	u := upload{key: plan.Key, claim: plan.ClaimID, sum: sha256.Sum256(data), crc: crc32.Checksum(data, crc32.MakeTable(crc32.Castagnoli)), size: len(data)}
 	// The first part is cut halfway: the client drops the connection.
 	first := data[:min(plan.PartSize, len(data))]
 	start := time.Now()
