@@ -72,6 +72,11 @@
 // limit); the newest succeeded backup is always kept. Failed rows stay until deleted. A run
 // that finds the lease taken fails with 2950 (another node's backup is running).
 //
+// A backup started from /api (Start) or by the job runs on an OS thread of its own whose nice
+// value is 10 (priority_linux.go, the bypass backup.nice, Linux only), so the server's request
+// threads come first when the cores are busy; the thread is discarded when the backup ends.
+// `svc backup` on the CLI (Create from a process that serves nothing) runs at normal priority.
+//
 // # What an archive holds (one point in time)
 //
 // On SQLite the backup first copies the database with SQLite's online backup API

@@ -50,7 +50,14 @@ func (s *Service) RunJob(ctx context.Context, raw json.RawMessage) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.Create(ctx, Request{Destination: p.Destination, Trigger: TriggerSchedule, CreatedBy: "system"}); err != nil {
+	// On a goroutine of its own, so its thread can be lowered and discarded (lowerPriority).
+	done := make(chan error, 1)
+	go func() {
+		lowerPriority()
+		_, err := s.Create(ctx, Request{Destination: p.Destination, Trigger: TriggerSchedule, CreatedBy: "system"})
+		done <- err
+	}()
+	if err := <-done; err != nil {
 		return err
 	}
 	_, err = s.Prune(ctx, p.KeepLast, p.KeepDays)

@@ -188,6 +188,7 @@ func (s *Service) Start(ctx context.Context, req Request) (*Backup, error) {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
+		lowerPriority() // this goroutine's thread is discarded when it ends
 		if err := s.run(s.runCtx, b, dst, nil); err != nil {
 			s.log.Error("backup failed", "id", b.ID, "err", err)
 		}

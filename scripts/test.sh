@@ -91,7 +91,7 @@ if ((${#@} == 0)); then
 fi
 
 section "bypass guard tests with SVC_BYPASS_OFF=1 (internal/bypass)"
-if SVC_BYPASS_OFF=1 go test -count=1 -run 'TestFastCall|TestSDKOnly|TestSmallBuffers|TestFrames' ./mcp ./push; then
+if SVC_BYPASS_OFF=1 go test -count=1 -run 'TestFastCall|TestSDKOnly|TestSmallBuffers|TestFrames|TestLowerPriority' ./mcp ./push ./backup; then
 	echo "ok"
 else
 	failed+=("bypass guard tests")

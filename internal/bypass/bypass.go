@@ -28,6 +28,9 @@ const (
 	// PushBuffers: push/hijack.go hands coder/websocket a hijacked connection with small
 	// buffers instead of net/http's, relying on how the library adopts them.
 	PushBuffers = "push.buffers"
+	// BackupNice: backup/priority_linux.go writes a background backup on a thread of its own
+	// with a lowered scheduling priority.
+	BackupNice = "backup.nice"
 )
 
 // setting is SVC_BYPASS_OFF as the process started with it.
