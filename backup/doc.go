@@ -116,7 +116,8 @@
 // each entry the checksum its header names and requiring the manifest to list exactly that one.
 // The manifest is written last, after every entry was summed while written, and the trailer
 // after it; then the tar end blocks. A succeeded backup logs "backup succeeded" with the time
-// of each phase (Phases). An archive is written to dir/.<name>.partial, fsynced and renamed (the directory fsynced) — or, to storage, streamed into one atomic Put — so a name
+// of each phase (Phases). An archive is written to dir/.<name>.partial, fsynced and renamed
+// (the directory fsynced) — or, to storage, streamed into one atomic Put — so a name
 // without ".partial" always holds a whole archive. A reader accepts an archive only when the
 // trailer is present and matches the manifest, every entry's size and checksum match, entries
 // are exactly those listed, in order, and nothing follows the trailer; a killed backup's file
